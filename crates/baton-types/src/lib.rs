@@ -1,0 +1,31 @@
+//! Shared domain types for baton.
+//!
+//! This crate holds the nouns every other crate talks about: a [`Task`] with its
+//! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
+//! [`Cell`]s (single-model anchors and handoffs), normalized token [`Usage`], and the
+//! [`Verdict`] an evaluator returns. It does no I/O and depends only on serde.
+//!
+//! It is not the place for behaviour: loading lives in `baton-data`, model calls in
+//! `baton-models`, scoring in `baton-eval`.
+//!
+//! ```
+//! use baton_types::{Cell, Interface, SwitchPoint};
+//! let cell = Cell::handoff("sim/lc", "sim/hc", SwitchPoint::Early, Interface::Raw);
+//! assert_eq!(cell.label(), "handoff(sim/lc -> sim/hc, early, raw)");
+//! assert_eq!(SwitchPoint::Middle.k(5), Some(2));
+//! ```
+#![deny(missing_docs)]
+
+mod cell;
+mod message;
+mod status;
+mod task;
+mod usage;
+mod verdict;
+
+pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
+pub use message::{Message, Role};
+pub use status::EpisodeStatus;
+pub use task::{Family, Shard, Task};
+pub use usage::Usage;
+pub use verdict::Verdict;
