@@ -1,0 +1,68 @@
+use baton_types::{EpisodeStatus, Family};
+
+use crate::EpisodeId;
+
+/// Why a [`crate::ReportInput`] cannot be reported on as given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// Two pairs share a name.
+    #[error("pair {pair:?} is declared twice")]
+    DuplicatePair {
+        /// The pair's name.
+        pair: String,
+    },
+    /// A pair names the same model as LC and HC.
+    #[error("pair {pair:?} uses model {model:?} as both lc and hc")]
+    SameModelPair {
+        /// The pair's name.
+        pair: String,
+        /// The model named twice.
+        model: String,
+    },
+    /// The bootstrap asks for zero resamples.
+    #[error("bootstrap replicates must be at least 1")]
+    NoBootstrapReplicates,
+    /// One task appears under two families.
+    #[error("task {task_id:?} appears as family {first} and as family {second}")]
+    FamilyMismatch {
+        /// The task's id.
+        task_id: String,
+        /// The family seen first.
+        first: Family,
+        /// The other family.
+        second: Family,
+    },
+    /// Two records share (task, cell, replicate).
+    #[error("more than one record for {0}")]
+    DuplicateEpisode(EpisodeId),
+    /// A scored episode without a score.
+    #[error("episode ({0}) is scored but has no score")]
+    MissingScore(EpisodeId),
+    /// A score outside 0..=1.
+    #[error("episode ({id}) has score {score}, outside 0..=1")]
+    ScoreOutOfRange {
+        /// The episode.
+        id: EpisodeId,
+        /// The offending score.
+        score: f64,
+    },
+    /// A score on an episode whose status is not `scored`.
+    #[error("episode ({id}) carries a score but its status is {status}")]
+    ScoreWithoutScoredStatus {
+        /// The episode.
+        id: EpisodeId,
+        /// Its status.
+        status: EpisodeStatus,
+    },
+    /// A negative or non-finite cost.
+    #[error("episode ({id}) has {what} = {value}, expected a finite non-negative amount")]
+    BadCost {
+        /// The episode.
+        id: EpisodeId,
+        /// Which cost field.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+    },
+}

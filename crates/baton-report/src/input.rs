@@ -1,0 +1,206 @@
+//! What the report is built from: finished and unfinished episode records.
+
+use std::collections::{HashMap, HashSet};
+
+use baton_types::{Cell, EpisodeStatus, Family};
+use serde::{Deserialize, Serialize};
+
+use crate::ReportError;
+
+/// Everything a report needs; the binary fills it from the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportInput {
+    /// The experiment's name, used as the report title.
+    pub title: String,
+    /// Whether any simulated (`sim/...`) model took part. When set, the report says
+    /// plainly that its numbers come from simulated models and show the pipeline,
+    /// not a finding about real LLMs.
+    pub simulated: bool,
+    /// The LC/HC pairs to report on.
+    pub pairs: Vec<PairSpec>,
+    /// Every episode of the experiment, in any status.
+    pub episodes: Vec<EpisodeRecord>,
+    /// Paired bootstrap settings; `None` reports no intervals.
+    #[serde(default)]
+    pub bootstrap: Option<BootstrapConfig>,
+}
+
+/// A low-cost / high-capability model pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairSpec {
+    /// The pair's name in tables, e.g. `mini-vs-4o`.
+    pub name: String,
+    /// The low-cost model's name (as it appears in cells).
+    pub lc: String,
+    /// The high-capability model's name (as it appears in cells).
+    pub hc: String,
+}
+
+/// One episode: a (task, cell, replicate) and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeRecord {
+    /// The task's id.
+    pub task_id: String,
+    /// The task's family.
+    pub family: Family,
+    /// The experimental condition.
+    pub cell: Cell,
+    /// The replicate index (0-based or 1-based, only equality matters).
+    pub replicate: u32,
+    /// Where the episode stands; only `Scored` episodes enter metrics.
+    pub status: EpisodeStatus,
+    /// The final answer's score in 0..=1, present only when `Scored`.
+    pub score: Option<f64>,
+    /// Attributed cost in USD: the prefix is priced at the sender's rates even when
+    /// it was forked rather than paid again.
+    pub cost_attributed: f64,
+    /// Money this episode actually spent, in USD.
+    pub cost_paid: f64,
+    /// Number of assistant turns answered.
+    pub n_turns: usize,
+    /// Sender turns (K) for handoff episodes.
+    pub k: Option<usize>,
+    /// Why the episode is incomplete or errored, when known.
+    pub reason: Option<String>,
+    /// Attributed cost in USD of the sender's turns 1..=K of a handoff episode
+    /// (priced at the sender's rates); feeds the `abort+HC` restart control.
+    #[serde(default)]
+    pub prefix_cost: Option<f64>,
+}
+
+/// Paired task-level bootstrap settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootstrapConfig {
+    /// Number of resamples (default 10,000).
+    #[serde(default = "default_replicates")]
+    pub replicates: usize,
+    /// Seed of the ChaCha generator; the same seed gives the same intervals.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_replicates() -> usize {
+    10_000
+}
+
+impl Default for BootstrapConfig {
+    fn default() -> Self {
+        BootstrapConfig {
+            replicates: default_replicates(),
+            seed: 0,
+        }
+    }
+}
+
+impl EpisodeRecord {
+    /// The score to use in metrics: `Some` only for a `Scored` episode carrying a
+    /// finite score.
+    pub(crate) fn usable_score(&self) -> Option<f64> {
+        match (self.status, self.score) {
+            (EpisodeStatus::Scored, Some(s))
+                if s.is_finite() && self.cost_attributed.is_finite() =>
+            {
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl ReportInput {
+    /// Checks what [`crate::build`] assumes but does not enforce: one record per
+    /// (task, cell, replicate), one family per task, scores present and in 0..=1 exactly
+    /// when scored, finite non-negative costs, distinct pair names with two distinct
+    /// models, and a positive bootstrap size.
+    pub fn validate(&self) -> Result<(), ReportError> {
+        let mut names = HashSet::new();
+        for pair in &self.pairs {
+            if !names.insert(pair.name.as_str()) {
+                return Err(ReportError::DuplicatePair {
+                    pair: pair.name.clone(),
+                });
+            }
+            if pair.lc == pair.hc {
+                return Err(ReportError::SameModelPair {
+                    pair: pair.name.clone(),
+                    model: pair.lc.clone(),
+                });
+            }
+        }
+        if let Some(b) = self.bootstrap
+            && b.replicates == 0
+        {
+            return Err(ReportError::NoBootstrapReplicates);
+        }
+        let mut families: HashMap<&str, Family> = HashMap::new();
+        let mut seen = HashSet::new();
+        for e in &self.episodes {
+            let id = || EpisodeId {
+                task_id: e.task_id.clone(),
+                cell: e.cell.label(),
+                replicate: e.replicate,
+            };
+            if let Some(&first) = families.get(e.task_id.as_str()) {
+                if first != e.family {
+                    return Err(ReportError::FamilyMismatch {
+                        task_id: e.task_id.clone(),
+                        first,
+                        second: e.family,
+                    });
+                }
+            } else {
+                families.insert(&e.task_id, e.family);
+            }
+            if !seen.insert((&e.task_id, &e.cell, e.replicate)) {
+                return Err(ReportError::DuplicateEpisode(id()));
+            }
+            match (e.status, e.score) {
+                (EpisodeStatus::Scored, None) => return Err(ReportError::MissingScore(id())),
+                (EpisodeStatus::Scored, Some(s)) if !(0.0..=1.0).contains(&s) => {
+                    return Err(ReportError::ScoreOutOfRange { id: id(), score: s });
+                }
+                (EpisodeStatus::Scored, Some(_)) | (_, None) => {}
+                (status, Some(_)) => {
+                    return Err(ReportError::ScoreWithoutScoredStatus { id: id(), status });
+                }
+            }
+            for (what, v) in [
+                ("cost_attributed", Some(e.cost_attributed)),
+                ("cost_paid", Some(e.cost_paid)),
+                ("prefix_cost", e.prefix_cost),
+            ] {
+                if let Some(v) = v
+                    && !(v.is_finite() && v >= 0.0)
+                {
+                    return Err(ReportError::BadCost {
+                        id: id(),
+                        what,
+                        value: v,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Names one episode in error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeId {
+    /// The task's id.
+    pub task_id: String,
+    /// The cell's label.
+    pub cell: String,
+    /// The replicate index.
+    pub replicate: u32,
+}
+
+impl std::fmt::Display for EpisodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "task {:?}, cell {:?}, replicate {}",
+            self.task_id, self.cell, self.replicate
+        )
+    }
+}

@@ -1,0 +1,86 @@
+//! Quality/cost metrics and tables for baton experiments.
+//!
+//! This crate turns episode records (finished or not) into the paper's tables:
+//! per (pair, direction, family, switch point, interface) the score, the cost per
+//! task, QRec and CSRet against the pair's anchors on matched units, equal-weight
+//! family aggregates, averages over switch points, restart controls, and paired
+//! task-level bootstrap intervals. It renders them as Markdown, CSV, JSON and LaTeX.
+//!
+//! It is pure: no store, no files, no clock. The binary reads the SQLite store,
+//! fills a [`ReportInput`] and writes the strings this crate returns. It does not
+//! score answers (`baton-eval`) or price calls (`baton-models`): it takes the scores
+//! and attributed costs as recorded.
+//!
+//! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
+//! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
+//! [`CellRow`]s, [`RestartControl`]s and [`IncompleteEntry`]s.
+//!
+//! Rules the numbers follow (design §1):
+//! - A handoff row compares on *matched units*: the (task, replicate) pairs where
+//!   the handoff episode and both anchors' episodes are scored. Incomplete,
+//!   errored and unscored episodes are never scored 0; they are counted per row
+//!   and the incomplete and errored ones are listed.
+//! - `QRec = 100·(R_m − R_LC)/(R_HC − R_LC)`, `CSRet = 100·(C_HC − C_m)/(C_HC − C_LC)`,
+//!   kept outside [0, 100]; per-family QRec is omitted when `|R_HC − R_LC| < 5`.
+//! - `family = "all"` rows average each family's R and C with equal weight over
+//!   the families with matched units, then apply the formulas; `k = "avg"` rows do
+//!   the same over switch points (emitted when a group has two or more).
+//! - The bootstrap resamples task ids with replacement within each family
+//!   (stratified, so every family is present in every draw), keeps all replicates
+//!   of a drawn task, and uses the same draws for every row.
+//!
+//! ```
+//! use baton_report::{build, EpisodeRecord, PairSpec, ReportInput};
+//! use baton_types::{Cell, EpisodeStatus, Family, Interface, SwitchPoint};
+//!
+//! let ep = |cell: Cell, score: f64, cost: f64| EpisodeRecord {
+//!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
+//!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: cost,
+//!     cost_paid: cost, n_turns: 4, k: None, reason: None, prefix_cost: None,
+//! };
+//! let input = ReportInput {
+//!     title: "demo".into(),
+//!     simulated: true,
+//!     pairs: vec![PairSpec { name: "p".into(), lc: "sim/lc".into(), hc: "sim/hc".into() }],
+//!     episodes: vec![
+//!         ep(Cell::single("sim/lc"), 0.0, 0.01),
+//!         ep(Cell::single("sim/hc"), 1.0, 0.11),
+//!         ep(Cell::handoff("sim/lc", "sim/hc", SwitchPoint::Early, Interface::Raw), 1.0, 0.06),
+//!     ],
+//!     bootstrap: None,
+//! };
+//! let report = build(&input);
+//! let row = report.cells.iter().find(|r| r.family == "math" && r.k.as_deref() == Some("early")).unwrap();
+//! // QRec = 100·(100 − 0)/(100 − 0) = 100; CSRet = 100·(0.11 − 0.06)/(0.11 − 0.01) = 50.
+//! assert_eq!(row.qrec, Some(100.0));
+//! assert!((row.csret.unwrap() - 50.0).abs() < 1e-9);
+//! assert!(report.to_markdown().contains("simulated models"));
+//! ```
+#![deny(missing_docs)]
+
+mod bootstrap;
+mod build;
+mod csv;
+mod error;
+mod format;
+mod input;
+mod latex;
+mod markdown;
+mod metrics;
+mod report;
+mod restart;
+
+pub use build::build;
+pub use csv::CSV_COLUMNS;
+pub use error::ReportError;
+pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput};
+pub use metrics::{MIN_QUALITY_GAP, Omission};
+pub use report::{
+    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
+};
+
+/// [`ReportInput::validate`], then [`build`].
+pub fn try_build(input: &ReportInput) -> Result<Report, ReportError> {
+    input.validate()?;
+    Ok(build(input))
+}

@@ -1,0 +1,300 @@
+//! The Markdown report: padded tables that read in a terminal as well.
+
+use std::fmt::Write;
+
+use baton_types::Direction;
+
+use crate::format::{Align, DASH, dollars, interval, one_decimal, table};
+use crate::metrics::Omission;
+use crate::report::{CellRow, Report};
+
+/// Marks a QRec left out under the 5-point rule.
+const SMALL_GAP_MARK: &str = "—†";
+
+/// The sentence every report built from simulated models carries.
+pub(crate) const SIMULATED_NOTICE: &str = "Simulated models. Every number in this report comes from simulated models (`sim/...`): it shows the pipeline at work and is not a finding about real LLMs.";
+
+impl Report {
+    /// The report as Markdown: title, simulated-models notice, per pair an anchors
+    /// table and per direction a per-family table and an all-families table, the
+    /// restart controls, the incomplete/errored list, notes and footnotes.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# {}\n", self.title);
+        if self.simulated {
+            let _ = writeln!(out, "> **{SIMULATED_NOTICE}**\n");
+        }
+        out.push_str(&self.method_paragraph());
+        let ci = self.bootstrap.is_some();
+        for pair in &self.pairs {
+            let _ = writeln!(
+                out,
+                "## Pair `{}`: LC `{}`, HC `{}`\n",
+                pair.name, pair.lc, pair.hc
+            );
+            let anchors: Vec<&CellRow> = self.rows(&pair.name, None).collect();
+            out.push_str("### Anchors\n\n");
+            out.push_str(&anchor_table(&anchors, ci));
+            out.push('\n');
+            for direction in [Direction::Escalation, Direction::Downshift] {
+                let rows: Vec<&CellRow> = self.rows(&pair.name, Some(direction)).collect();
+                let (from, to) = match direction {
+                    Direction::Escalation => (&pair.lc, &pair.hc),
+                    Direction::Downshift => (&pair.hc, &pair.lc),
+                };
+                let title = match direction {
+                    Direction::Escalation => "Escalation",
+                    Direction::Downshift => "Downshift",
+                };
+                let _ = writeln!(out, "### {title} (`{from}` → `{to}`)\n");
+                if rows.is_empty() {
+                    out.push_str("No handoff cells in this direction.\n\n");
+                    continue;
+                }
+                let (all, per_family): (Vec<&CellRow>, Vec<&CellRow>) =
+                    rows.into_iter().partition(|r| r.is_aggregate());
+                out.push_str(&handoff_table(&per_family, ci));
+                out.push('\n');
+                let _ = writeln!(
+                    out,
+                    "#### {title}, all families (each family weighs the same)\n"
+                );
+                out.push_str(&handoff_table(&all, ci));
+                out.push('\n');
+            }
+        }
+        out.push_str(&self.restart_section());
+        out.push_str(&self.incomplete_section());
+        if !self.notes.is_empty() {
+            out.push_str("## Notes\n\n");
+            for n in &self.notes {
+                let _ = writeln!(out, "- {n}");
+            }
+            out.push('\n');
+        }
+        out.push_str(&self.footnotes());
+        out
+    }
+
+    fn method_paragraph(&self) -> String {
+        let mut s = String::from(
+            "Score: mean score × 100. $/task: mean attributed cost in USD (a forked prefix is \
+             priced at the sender's rates). Handoff rows compare on matched units, the (task, \
+             replicate) pairs where the handoff episode and both anchors are scored: \
+             QRec = 100·(R_m − R_LC)/(R_HC − R_LC), CSRet = 100·(C_HC − C_m)/(C_HC − C_LC), \
+             values outside [0, 100] shown as they are, with R_LC, R_HC, C_LC, C_HC taken on \
+             those same units (the CSV and JSON exports carry them). Anchor rows score each \
+             model on all its scored episodes; their `matched` counts units where both anchors \
+             are scored. K `avg` averages the switch points. Incomplete and errored episodes \
+             are never scored 0: they are counted and listed.",
+        );
+        if let Some(b) = &self.bootstrap {
+            let _ = write!(
+                s,
+                " Intervals: percentile 95%, paired task-level bootstrap ({} resamples, seed {}, \
+                 tasks resampled within each family, the same draws for every cell).",
+                b.replicates, b.seed
+            );
+        }
+        s.push_str("\n\n");
+        s
+    }
+
+    fn restart_section(&self) -> String {
+        if self.restart_controls.is_empty() {
+            return String::new();
+        }
+        let mut s = String::from(
+            "## Restart controls (escalation, composed from matched runs)\n\n\
+             Both reach HC-only quality. abort+HC: LC's recorded cost through K, then HC from \
+             the start. LC-full+HC-full: a whole LC run, then a whole HC run. Units: (task, \
+             replicate) pairs with both anchors scored and a recorded LC prefix cost at that K; \
+             a row without any shows —.\n\n",
+        );
+        let headers = [
+            ("pair", Align::Left),
+            ("family", Align::Left),
+            ("K", Align::Left),
+            ("units", Align::Right),
+            ("quality", Align::Right),
+            ("LC prefix $/task", Align::Right),
+            ("abort+HC $/task", Align::Right),
+            ("abort+HC CSRet", Align::Right),
+            ("LC-full+HC-full $/task", Align::Right),
+            ("LC-full+HC-full CSRet", Align::Right),
+        ];
+        let rows: Vec<Vec<String>> = self
+            .restart_controls
+            .iter()
+            .map(|c| {
+                vec![
+                    c.pair.clone(),
+                    c.family.clone(),
+                    c.k.clone(),
+                    c.n_units.to_string(),
+                    one_decimal(c.quality),
+                    dollars(c.prefix_cost),
+                    dollars(c.abort_hc_cost),
+                    one_decimal(c.abort_hc_csret),
+                    dollars(c.full_restart_cost),
+                    one_decimal(c.full_restart_csret),
+                ]
+            })
+            .collect();
+        s.push_str(&table(&headers, &rows));
+        s.push('\n');
+        s
+    }
+
+    fn incomplete_section(&self) -> String {
+        let mut s =
+            String::from("## Incomplete and errored episodes (excluded from every metric)\n\n");
+        if self.incomplete.is_empty() {
+            s.push_str("None.\n\n");
+            return s;
+        }
+        let headers = [
+            ("task", Align::Left),
+            ("cell", Align::Left),
+            ("replicate", Align::Right),
+            ("status", Align::Left),
+            ("reason", Align::Left),
+        ];
+        let rows: Vec<Vec<String>> = self
+            .incomplete
+            .iter()
+            .map(|e| {
+                vec![
+                    e.task_id.clone(),
+                    e.cell.clone(),
+                    e.replicate.to_string(),
+                    e.status.to_string(),
+                    e.reason.clone().unwrap_or_else(|| DASH.to_owned()),
+                ]
+            })
+            .collect();
+        s.push_str(&table(&headers, &rows));
+        s.push('\n');
+        s
+    }
+
+    fn footnotes(&self) -> String {
+        let mut s = format!(
+            "{DASH} no value: no matched units, or a zero denominator (R_HC = R_LC for QRec, \
+             C_HC = C_LC for CSRet); the JSON and CSV exports name the reason.\n"
+        );
+        if self
+            .cells
+            .iter()
+            .any(|r| r.qrec_omitted_reason == Some(Omission::SmallQualityGap))
+        {
+            let _ = writeln!(
+                s,
+                "\n{SMALL_GAP_MARK} QRec omitted: the anchors differ by less than 5 points \
+                 (|R_HC − R_LC| < 5) in this family, too small a gap to divide by."
+            );
+        }
+        s
+    }
+}
+
+fn counts(r: &CellRow) -> [String; 6] {
+    [
+        r.n_attempted,
+        r.n_scored,
+        r.n_unscored,
+        r.n_errored,
+        r.n_incomplete,
+        r.n_matched,
+    ]
+    .map(|n| n.to_string())
+}
+
+const COUNT_HEADERS: [(&str, Align); 6] = [
+    ("attempted", Align::Right),
+    ("scored", Align::Right),
+    ("unscored", Align::Right),
+    ("errored", Align::Right),
+    ("incomplete", Align::Right),
+    ("matched", Align::Right),
+];
+
+fn anchor_table(rows: &[&CellRow], ci: bool) -> String {
+    let mut headers = vec![
+        ("family", Align::Left),
+        ("role", Align::Left),
+        ("model", Align::Left),
+        ("score", Align::Right),
+        ("$/task", Align::Right),
+    ];
+    if ci {
+        headers.push(("score 95% CI", Align::Right));
+    }
+    headers.extend(COUNT_HEADERS);
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![
+                r.family.clone(),
+                r.anchor.map_or("", |a| a.label()).to_owned(),
+                r.model.clone().unwrap_or_default(),
+                one_decimal(r.score),
+                dollars(r.cost_per_task),
+            ];
+            if ci {
+                v.push(interval(r.score_ci));
+            }
+            v.extend(counts(r));
+            v
+        })
+        .collect();
+    table(&headers, &body)
+}
+
+fn handoff_table(rows: &[&CellRow], ci: bool) -> String {
+    let mut headers = vec![
+        ("family", Align::Left),
+        ("K", Align::Left),
+        ("interface", Align::Left),
+        ("score", Align::Right),
+        ("$/task", Align::Right),
+        ("QRec", Align::Right),
+        ("CSRet", Align::Right),
+    ];
+    if ci {
+        headers.extend([
+            ("score 95% CI", Align::Right),
+            ("QRec 95% CI", Align::Right),
+            ("CSRet 95% CI", Align::Right),
+        ]);
+    }
+    headers.extend(COUNT_HEADERS);
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let qrec = match r.qrec_omitted_reason {
+                Some(Omission::SmallQualityGap) => SMALL_GAP_MARK.to_owned(),
+                _ => one_decimal(r.qrec),
+            };
+            let mut v = vec![
+                r.family.clone(),
+                r.k.clone().unwrap_or_default(),
+                r.interface.clone(),
+                one_decimal(r.score),
+                dollars(r.cost_per_task),
+                qrec,
+                one_decimal(r.csret),
+            ];
+            if ci {
+                v.extend([
+                    interval(r.score_ci),
+                    interval(r.qrec_ci),
+                    interval(r.csret_ci),
+                ]);
+            }
+            v.extend(counts(r));
+            v
+        })
+        .collect();
+    table(&headers, &body)
+}

@@ -1,0 +1,221 @@
+//! The report's rows and its JSON form.
+
+use baton_types::{Direction, EpisodeStatus, Family};
+use serde::Serialize;
+
+use crate::input::{BootstrapConfig, PairSpec};
+use crate::metrics::Omission;
+
+/// A finished report: every table row plus the lists around them.
+///
+/// Built by [`crate::build`]; rendered by [`Report::to_markdown`], [`Report::to_csv`],
+/// [`Report::to_latex`] and [`Report::to_json`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The experiment's name.
+    pub title: String,
+    /// Whether simulated models took part (the outputs say so plainly).
+    pub simulated: bool,
+    /// The pairs reported on.
+    pub pairs: Vec<PairSpec>,
+    /// The bootstrap settings behind the intervals, if any.
+    pub bootstrap: Option<BootstrapConfig>,
+    /// Anchor, handoff, family-aggregate and averaged-over-K rows, in table order.
+    pub cells: Vec<CellRow>,
+    /// `abort+HC` and `LC-full+HC-full` controls composed from matched runs.
+    pub restart_controls: Vec<RestartControl>,
+    /// Incomplete and errored episodes, excluded from every metric.
+    pub incomplete: Vec<IncompleteEntry>,
+    /// Plain-language remarks about the input (episodes outside every pair, ...).
+    pub notes: Vec<String>,
+}
+
+/// Whether an anchor row is a pair's low-cost or high-capability model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnchorRole {
+    /// `single(P.lc)`.
+    Lc,
+    /// `single(P.hc)`.
+    Hc,
+}
+
+impl AnchorRole {
+    /// `lc` or `hc`, as in JSON and CSV.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnchorRole::Lc => "lc",
+            AnchorRole::Hc => "hc",
+        }
+    }
+
+    /// `LC` or `HC`.
+    pub fn label(self) -> &'static str {
+        match self {
+            AnchorRole::Lc => "LC",
+            AnchorRole::Hc => "HC",
+        }
+    }
+}
+
+/// Family name of the equal-weight aggregate rows.
+pub const ALL_FAMILIES: &str = "all";
+/// Switch label of the averaged-over-K rows.
+pub const AVERAGE_K: &str = "avg";
+/// Interface name of anchor rows.
+pub const SINGLE: &str = "single";
+
+/// One table row.
+///
+/// Anchor rows (`interface == "single"`, `direction` and `k` empty) score a pair's
+/// model on its own scored episodes. Handoff rows score the cell on matched units:
+/// (task, replicate) pairs where the handoff episode and both anchors' episodes are
+/// scored; `score_lc`/`score_hc`/`cost_lc`/`cost_hc` are the anchors on those same
+/// units. Rows with `family == "all"` weigh each family the same; rows with
+/// `k == "avg"` average the switch points' rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellRow {
+    /// The pair's name.
+    pub pair: String,
+    /// `escalation` or `downshift`; `None` for anchors.
+    pub direction: Option<Direction>,
+    /// A family name or `all`.
+    pub family: String,
+    /// Switch label (`early`, `middle`, `late`, `k3`, `avg`); `None` for anchors.
+    pub k: Option<String>,
+    /// Interface name, or `single` for anchors.
+    pub interface: String,
+    /// Which anchor this row is, for anchor rows.
+    pub anchor: Option<AnchorRole>,
+    /// The anchor's model, for anchor rows.
+    pub model: Option<String>,
+    /// The cell's label, for rows of one cell in one family.
+    pub cell: Option<String>,
+    /// Mean score × 100.
+    pub score: Option<f64>,
+    /// Mean attributed cost in USD per task.
+    pub cost_per_task: Option<f64>,
+    /// Quality recovered, in percent of the LC→HC gap.
+    pub qrec: Option<f64>,
+    /// Cost saving retained, in percent of the HC→LC saving.
+    pub csret: Option<f64>,
+    /// Why `qrec` is missing on a handoff row.
+    pub qrec_omitted_reason: Option<Omission>,
+    /// Why `csret` is missing on a handoff row.
+    pub csret_omitted_reason: Option<Omission>,
+    /// LC anchor's score on the matched units.
+    pub score_lc: Option<f64>,
+    /// HC anchor's score on the matched units.
+    pub score_hc: Option<f64>,
+    /// LC anchor's cost per task on the matched units.
+    pub cost_lc: Option<f64>,
+    /// HC anchor's cost per task on the matched units.
+    pub cost_hc: Option<f64>,
+    /// 95% bootstrap interval of `score`.
+    pub score_ci: Option<[f64; 2]>,
+    /// 95% bootstrap interval of `qrec`.
+    pub qrec_ci: Option<[f64; 2]>,
+    /// 95% bootstrap interval of `csret`.
+    pub csret_ci: Option<[f64; 2]>,
+    /// Episodes of the row's cell(s), any status.
+    pub n_attempted: usize,
+    /// Episodes scored.
+    pub n_scored: usize,
+    /// Episodes answered but not scorable in this build.
+    pub n_unscored: usize,
+    /// Episodes whose scoring failed.
+    pub n_errored: usize,
+    /// Episodes that did not finish.
+    pub n_incomplete: usize,
+    /// Units entering the metrics (anchors: units where both anchors are scored).
+    pub n_matched: usize,
+}
+
+impl CellRow {
+    /// Whether this is an anchor (`single`) row.
+    pub fn is_anchor(&self) -> bool {
+        self.anchor.is_some()
+    }
+
+    /// Whether this row weighs families equally (`family == "all"`).
+    pub fn is_aggregate(&self) -> bool {
+        self.family == ALL_FAMILIES
+    }
+}
+
+/// Restart controls for one (pair, family, switch point), composed from matched
+/// runs without new calls. Both controls reach HC-only quality by construction.
+///
+/// Units are (task, replicate) pairs where both anchors are scored and an
+/// escalation episode at this switch point recorded its prefix cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartControl {
+    /// The pair's name.
+    pub pair: String,
+    /// A family name or `all` (equal weight per family).
+    pub family: String,
+    /// Switch label.
+    pub k: String,
+    /// Units used.
+    pub n_units: usize,
+    /// HC-only score × 100 on those units: the quality of both controls.
+    pub quality: Option<f64>,
+    /// LC-only cost per task.
+    pub cost_lc: Option<f64>,
+    /// HC-only cost per task.
+    pub cost_hc: Option<f64>,
+    /// LC's attributed cost through turn K.
+    pub prefix_cost: Option<f64>,
+    /// `abort+HC`: LC through K, then HC from scratch.
+    pub abort_hc_cost: Option<f64>,
+    /// CSRet of `abort+HC`.
+    pub abort_hc_csret: Option<f64>,
+    /// `LC-full+HC-full`: a whole LC run, then a whole HC run.
+    pub full_restart_cost: Option<f64>,
+    /// CSRet of `LC-full+HC-full`.
+    pub full_restart_csret: Option<f64>,
+}
+
+/// An episode left out of every metric, with why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IncompleteEntry {
+    /// The task's id.
+    pub task_id: String,
+    /// The task's family.
+    pub family: Family,
+    /// The cell's label.
+    pub cell: String,
+    /// The replicate index.
+    pub replicate: u32,
+    /// `incomplete`, `errored`, or `scored` when the score itself is missing.
+    pub status: EpisodeStatus,
+    /// Why, when known.
+    pub reason: Option<String>,
+}
+
+impl Report {
+    /// The report as a JSON object: `title`, `simulated`, `pairs`, `bootstrap`,
+    /// `cells`, `restart_controls`, `incomplete`, `notes`.
+    pub fn to_json(&self) -> serde_json::Value {
+        // Serializing plain structs of strings, numbers and options cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// [`Report::to_json`] as pretty-printed text with a trailing newline.
+    pub fn to_json_string(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The rows of one table: anchors (`direction == None`) or one direction.
+    pub fn rows<'a>(
+        &'a self,
+        pair: &'a str,
+        direction: Option<Direction>,
+    ) -> impl Iterator<Item = &'a CellRow> + 'a {
+        self.cells
+            .iter()
+            .filter(move |r| r.pair == pair && r.direction == direction)
+    }
+}
