@@ -1,0 +1,50 @@
+//! Answer extraction and LiC's five evaluators behind one [`Evaluator`] trait.
+//!
+//! The `lic` profile returns LiC's verdict, quirks included (see the workspace's
+//! conformance tests). Each family's evaluator lives in its own place:
+//! math here (small), actions in `baton-bfcl`, database in `baton-spider`, data2text on
+//! `baton-bleu`, code in `baton-sandbox`; [`Evaluators`] gathers whichever are available
+//! and says plainly which family is not scored.
+//!
+//! An evaluator distinguishes two failures: a bad *answer* is a [`Verdict`] with score 0
+//! and a reason; a broken *setup* (a missing database folder, a sandbox that cannot
+//! start) is an [`EvalError`], which the runner records as `errored`, never as 0.
+#![deny(missing_docs)]
+
+pub mod math;
+mod registry;
+pub mod text;
+
+pub use registry::{EvalConfig, Evaluators, PROFILE, Scored};
+
+use baton_types::{Family, Verdict};
+use serde_json::Value;
+
+/// A setup failure that is not a score.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The evaluator could not run.
+    #[error("{family} evaluator: {message}")]
+    Setup {
+        /// The family.
+        family: Family,
+        /// What is wrong, naming paths and keys.
+        message: String,
+    },
+    /// No evaluator for this family is available.
+    #[error("no {0} evaluator is available in this build")]
+    Unavailable(Family),
+}
+
+/// One family's LiC evaluator.
+pub trait Evaluator: Send + Sync {
+    /// The family it scores.
+    fn family(&self) -> Family;
+
+    /// The deterministic answer extraction applied to the final response.
+    fn extract(&self, response: &str, sample: &Value) -> Result<String, EvalError>;
+
+    /// The verdict on an extracted answer.
+    fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError>;
+}

@@ -1,0 +1,101 @@
+//! The set of evaluators a run uses.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_types::{Family, Verdict};
+use serde_json::Value;
+
+use crate::math::MathEvaluator;
+use crate::{EvalError, Evaluator};
+
+/// The evaluator profile this build implements.
+pub const PROFILE: &str = "lic";
+
+/// Where evaluators find what they need.
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    /// The Spider test-suite folder holding `<db_id>/*.sqlite`.
+    pub spider_dir: PathBuf,
+    /// Time limit per SQL query.
+    pub query_timeout: Duration,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            spider_dir: PathBuf::from("datasets/spider/databases"),
+            query_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// An extracted answer and its verdict.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// What the extraction took from the response.
+    pub extracted: String,
+    /// The evaluator's verdict.
+    pub verdict: Verdict,
+}
+
+/// The evaluators of one run, by family.
+#[derive(Clone)]
+pub struct Evaluators {
+    map: BTreeMap<Family, Arc<dyn Evaluator>>,
+}
+
+impl std::fmt::Debug for Evaluators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.map.keys()).finish()
+    }
+}
+
+impl Evaluators {
+    /// The `lic` profile's evaluators.
+    pub fn lic(_config: &EvalConfig) -> Self {
+        let mut map: BTreeMap<Family, Arc<dyn Evaluator>> = BTreeMap::new();
+        map.insert(Family::Math, Arc::new(MathEvaluator));
+        Evaluators { map }
+    }
+
+    /// The implementation version recorded with every run.
+    pub fn version() -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    /// Whether the family can be scored.
+    pub fn has(&self, family: Family) -> bool {
+        self.map.contains_key(&family)
+    }
+
+    /// The evaluator for a family.
+    pub fn get(&self, family: Family) -> Result<&Arc<dyn Evaluator>, EvalError> {
+        self.map.get(&family).ok_or(EvalError::Unavailable(family))
+    }
+
+    /// Extract the answer from a final response and score it.
+    pub fn score_response(
+        &self,
+        family: Family,
+        response: &str,
+        sample: &Value,
+    ) -> Result<Scored, EvalError> {
+        let ev = self.get(family)?;
+        let extracted = ev.extract(response, sample)?;
+        let verdict = ev.evaluate(&extracted, sample)?;
+        Ok(Scored { extracted, verdict })
+    }
+
+    /// Score an already-extracted answer.
+    pub fn score_extracted(
+        &self,
+        family: Family,
+        extracted: &str,
+        sample: &Value,
+    ) -> Result<Verdict, EvalError> {
+        self.get(family)?.evaluate(extracted, sample)
+    }
+}
