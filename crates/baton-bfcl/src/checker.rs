@@ -1,0 +1,582 @@
+//! BFCL's `ast_checker` as vendored by LiC (Python branch, `model_name = "gpt-4o"`).
+//!
+//! Every container access goes through the Python-semantics helpers of [`crate::value`], so a
+//! sample that makes upstream raise (an undocumented function, an unknown type, an array
+//! without `items`, ...) raises here too, at the same point of the evaluation order.
+
+use serde_json::json;
+
+use crate::error::BfclError;
+use crate::value::{
+    PyType, Raise, Value, py_contains, py_eq, py_getitem, py_index_iter, py_iter, py_len,
+    standardize_string,
+};
+
+/// The outcome of one checker function (`{"valid", "error", "error_type"}` upstream).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    /// Whether the output passed.
+    pub valid: bool,
+    /// BFCL's `error` list (messages, or structured sub-errors for the parallel checker).
+    pub errors: Vec<serde_json::Value>,
+    /// BFCL's `error_type`, e.g. `value_error:string`.
+    pub error_type: String,
+    /// `type_checker`'s `is_variable` flag.
+    pub is_variable: bool,
+}
+
+impl CheckResult {
+    fn ok() -> Self {
+        CheckResult {
+            valid: true,
+            errors: Vec::new(),
+            error_type: String::new(),
+            is_variable: false,
+        }
+    }
+
+    fn fail(error_type: &str, message: impl Into<String>) -> Self {
+        CheckResult {
+            valid: false,
+            errors: vec![json!(message.into())],
+            error_type: error_type.into(),
+            is_variable: false,
+        }
+    }
+}
+
+type Checked = Result<CheckResult, BfclError>;
+
+fn s(text: &str) -> Value {
+    Value::str(text)
+}
+
+/// `PYTHON_TYPE_MAPPING[description]`.
+fn python_type(description: &Value) -> Result<PyType, BfclError> {
+    if !description.is_hashable() {
+        return Err(Raise::new(
+            "TypeError",
+            format!("unhashable type: '{}'", description.py_type().name()),
+        )
+        .into());
+    }
+    let mapped = match description {
+        Value::Str(t) => match t.as_str() {
+            "string" | "any" => Some(PyType::Str),
+            "integer" => Some(PyType::Int),
+            "float" => Some(PyType::Float),
+            "boolean" => Some(PyType::Bool),
+            "array" | "tuple" => Some(PyType::List),
+            "dict" => Some(PyType::Dict),
+            _ => None,
+        },
+        _ => None,
+    };
+    mapped.ok_or_else(|| Raise::new("KeyError", description.repr()).into())
+}
+
+fn type_str(t: PyType) -> String {
+    format!("<class '{}'>", t.name())
+}
+
+/// `list(d.keys())[0]`.
+fn first_key(d: &Value) -> Result<Value, BfclError> {
+    match d {
+        Value::Dict(items) => items
+            .first()
+            .map(|(k, _)| k.clone())
+            .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
+        other => Err(Raise::new(
+            "AttributeError",
+            format!(
+                "'{}' object has no attribute 'keys'",
+                other.py_type().name()
+            ),
+        )
+        .into()),
+    }
+}
+
+/// `d.items()`.
+fn dict_items(d: &Value) -> Result<&[(Value, Value)], BfclError> {
+    match d {
+        Value::Dict(items) => Ok(items),
+        other => Err(Raise::new(
+            "AttributeError",
+            format!(
+                "'{}' object has no attribute 'items'",
+                other.py_type().name()
+            ),
+        )
+        .into()),
+    }
+}
+
+/// `ast_checker(func_description, model_output, possible_answer, language, test_category, model_name)`.
+pub fn ast_checker(
+    func_description: &Value,
+    model_output: &[Value],
+    possible_answer: &Value,
+    test_category: &Value,
+) -> Checked {
+    if py_contains(test_category, &s("parallel"))? {
+        parallel_function_checker_no_order(func_description, model_output, possible_answer)
+    } else if py_contains(test_category, &s("multiple"))? {
+        multiple_function_checker(func_description, model_output, possible_answer)
+    } else {
+        if model_output.len() != 1 {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:wrong_count",
+                "Wrong number of functions.",
+            ));
+        }
+        let description = py_getitem(func_description, &Value::int(0))?;
+        let answer = py_getitem(possible_answer, &Value::int(0))?;
+        simple_function_checker(&description, &model_output[0], &answer)
+    }
+}
+
+fn find_description(descriptions: &Value, name: &Value) -> Result<Value, BfclError> {
+    if let Value::List(items) = descriptions {
+        for d in items {
+            if py_eq(&py_getitem(d, &s("name"))?, name) {
+                return Ok(d.clone());
+            }
+        }
+        return Ok(Value::None);
+    }
+    Ok(descriptions.clone())
+}
+
+fn multiple_function_checker(
+    descriptions: &Value,
+    model_output: &[Value],
+    answers: &Value,
+) -> Checked {
+    if model_output.len() != py_len(answers)? {
+        return Ok(CheckResult::fail(
+            "multiple_function_checker:wrong_count",
+            "Wrong number of functions.",
+        ));
+    }
+    let answer = py_getitem(answers, &Value::int(0))?;
+    let description = find_description(descriptions, &first_key(&answer)?)?;
+    let Some(call) = model_output.first() else {
+        return Err(Raise::new("IndexError", "list index out of range").into());
+    };
+    simple_function_checker(&description, call, &answer)
+}
+
+fn parallel_function_checker_no_order(
+    descriptions: &Value,
+    model_output: &[Value],
+    answers: &Value,
+) -> Checked {
+    if model_output.len() != py_len(answers)? {
+        return Ok(CheckResult::fail(
+            "parallel_function_checker_no_order:wrong_count",
+            "Wrong number of functions.",
+        ));
+    }
+    let mut matched: Vec<usize> = Vec::new();
+    for (i, answer) in py_index_iter(answers)?.iter().enumerate() {
+        let expected = first_key(answer)?;
+        let description = find_description(descriptions, &expected)?;
+        let mut all_errors = Vec::new();
+        let mut last_valid = true;
+        for (index, call) in model_output.iter().enumerate() {
+            if matched.contains(&index) {
+                continue;
+            }
+            let result = simple_function_checker(&description, call, answer)?;
+            last_valid = result.valid;
+            if result.valid {
+                matched.push(index);
+                break;
+            }
+            all_errors.push(json!({
+                "model_index": index,
+                "sub_error": result.errors,
+                "sub_error_type": result.error_type,
+                "model_output_item": call.to_json(),
+            }));
+        }
+        if !last_valid {
+            let considered: Vec<usize> = (0..model_output.len())
+                .filter(|j| !matched.contains(j))
+                .collect();
+            all_errors.insert(
+                0,
+                json!(format!(
+                    "Could not find a matching function among index {considered:?} of model output for index {i} of possible answers."
+                )),
+            );
+            return Ok(CheckResult {
+                valid: false,
+                errors: all_errors,
+                error_type: "parallel_function_checker_no_order:cannot_find_match".into(),
+                is_variable: false,
+            });
+        }
+    }
+    Ok(CheckResult::ok())
+}
+
+/// `simple_function_checker` for one call dict `{name: {param: value}}` and one possible answer.
+fn simple_function_checker(
+    description: &Value,
+    model_output: &Value,
+    possible_answer: &Value,
+) -> Checked {
+    let possible_answer = match possible_answer {
+        Value::Dict(items) => items
+            .first()
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| BfclError::from(Raise::new("IndexError", "list index out of range")))?,
+        other => {
+            return Err(Raise::new(
+                "AttributeError",
+                format!(
+                    "'{}' object has no attribute 'values'",
+                    other.py_type().name()
+                ),
+            )
+            .into());
+        }
+    };
+    let func_name = py_getitem(description, &s("name"))?;
+    let parameters = py_getitem(description, &s("parameters"))?;
+    let param_details = py_getitem(&parameters, &s("properties"))?;
+    let required_params = py_getitem(&parameters, &s("required"))?;
+    // convert_func_name: `"." in function_name` (no renaming for gpt-4o).
+    py_contains(&func_name, &s("."))?;
+
+    if !py_contains(model_output, &func_name)? {
+        return Ok(CheckResult::fail(
+            "simple_function_checker:wrong_func_name",
+            format!(
+                "Function name {} not found in model output.",
+                func_name.repr()
+            ),
+        ));
+    }
+    let model_params = py_getitem(model_output, &func_name)?;
+
+    for param in py_iter(&required_params)? {
+        if !py_contains(&model_params, &param)? {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:missing_required",
+                format!("Missing required parameter: {}.", param.repr()),
+            ));
+        }
+    }
+
+    for (param, value) in dict_items(&model_params)? {
+        if !py_contains(&param_details, param)? || !py_contains(&possible_answer, param)? {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:unexpected_param",
+                format!("Unexpected parameter: {}.", param.repr()),
+            ));
+        }
+        let details = py_getitem(&param_details, param)?;
+        let type_description = py_getitem(&details, &s("type"))?;
+        let expected = python_type(&type_description)?;
+        let nested =
+            if py_eq(&type_description, &s("array")) || py_eq(&type_description, &s("tuple")) {
+                let items = py_getitem(&py_getitem(&param_details, param)?, &s("items"))?;
+                Some(python_type(&py_getitem(&items, &s("type"))?)?)
+            } else {
+                None
+            };
+        let mut value = value.clone();
+        if py_eq(&type_description, &s("tuple"))
+            && let Value::Tuple(items) = &value
+        {
+            value = Value::List(items.clone());
+        }
+        if py_eq(&type_description, &s("float"))
+            && let Value::Int(i) = &value
+        {
+            use num_traits::ToPrimitive;
+            match i.to_f64().filter(|f| f.is_finite()) {
+                Some(f) => value = Value::Float(f),
+                None => {
+                    return Err(
+                        Raise::new("OverflowError", "int too large to convert to float").into(),
+                    );
+                }
+            }
+        }
+        let answers = py_getitem(&possible_answer, param)?;
+        let description_text = match &type_description {
+            Value::Str(t) => t.clone(),
+            other => other.repr(),
+        };
+        let type_check =
+            type_checker(param, &value, &answers, &description_text, expected, nested)?;
+        if !type_check.valid {
+            return Ok(type_check);
+        }
+        if !type_check.is_variable {
+            let special = match (expected, nested) {
+                (PyType::Dict, _) => Some(dict_checker(&value, &answers)?),
+                (PyType::List, Some(PyType::Dict)) => Some(list_dict_checker(&value, &answers)?),
+                (PyType::Str, _) => Some(string_checker(param, &value, &answers)?),
+                (PyType::List, _) => Some(list_checker(param, &value, &answers)?),
+                _ => None,
+            };
+            if let Some(result) = special {
+                if !result.valid {
+                    return Ok(result);
+                }
+                continue;
+            }
+        }
+        if !py_contains(&answers, &value)? {
+            return Ok(CheckResult::fail(
+                "value_error:others",
+                format!(
+                    "Invalid value for parameter {}: {}. Expected one of {}.",
+                    param.repr(),
+                    value.repr(),
+                    answers.repr()
+                ),
+            ));
+        }
+    }
+
+    for param in py_iter(&possible_answer)? {
+        if !py_contains(&model_params, &param)?
+            && !py_contains(&py_getitem(&possible_answer, &param)?, &s(""))?
+        {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:missing_optional",
+                format!(
+                    "Optional parameter {} not provided and not marked as optional.",
+                    param.repr()
+                ),
+            ));
+        }
+    }
+    Ok(CheckResult::ok())
+}
+
+/// `get_possible_answer_type`: the type of the first candidate that is not `""`.
+fn possible_answer_type(answers: &Value) -> Result<Option<PyType>, BfclError> {
+    for answer in py_iter(answers)? {
+        if !py_eq(&answer, &s("")) {
+            return Ok(Some(answer.py_type()));
+        }
+    }
+    Ok(None)
+}
+
+fn type_checker(
+    param: &Value,
+    value: &Value,
+    answers: &Value,
+    description: &str,
+    expected: PyType,
+    nested: Option<PyType>,
+) -> Checked {
+    let mut result = CheckResult {
+        valid: true,
+        errors: Vec::new(),
+        error_type: "type_error:simple".into(),
+        is_variable: false,
+    };
+    let answer_type = possible_answer_type(answers)?;
+    let is_variable = answer_type.is_some_and(|t| t != expected);
+    if value.py_type() == expected {
+        let Some(nested) = nested else {
+            result.is_variable = is_variable;
+            return Ok(result);
+        };
+        for candidate in py_iter(answers)? {
+            let mut flag = true;
+            if matches!(candidate, Value::List(_)) {
+                for item in py_iter(value)? {
+                    let inner =
+                        type_checker(param, &item, &candidate, &type_str(nested), nested, None)?;
+                    if !inner.valid {
+                        flag = false;
+                        break;
+                    }
+                }
+            }
+            if flag {
+                return Ok(CheckResult {
+                    is_variable,
+                    ..CheckResult::ok()
+                });
+            }
+        }
+        result.valid = false;
+        result.errors = vec![json!(format!(
+            "Nested type checking failed for parameter {}. Expected outer type {description} with inner type {}. Parameter value: {}.",
+            param.repr(),
+            type_str(nested),
+            value.repr()
+        ))];
+        result.error_type = "type_error:nested".into();
+    }
+    if possible_answer_type(answers)?.is_some_and(|t| value.py_type() == t) {
+        result.is_variable = true;
+        return Ok(result);
+    }
+    result.valid = false;
+    result.errors.push(json!(format!(
+        "Incorrect type for parameter {}. Expected type {description}, got {}. Parameter value: {}.",
+        param.repr(),
+        value.py_type().name(),
+        value.repr()
+    )));
+    result.error_type = "type_error:simple".into();
+    Ok(result)
+}
+
+fn standardize_value(v: Value) -> Value {
+    match v {
+        Value::Str(text) => Value::Str(standardize_string(&text)),
+        other => other,
+    }
+}
+
+fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
+    let Value::Str(text) = value else {
+        return Err(BfclError::not_reproduced("string_checker on a non-string"));
+    };
+    let standardized = standardize_string(text);
+    let mut candidates = Vec::new();
+    for answer in py_index_iter(answers)? {
+        if let Value::Str(a) = answer {
+            candidates.push(standardize_string(&a));
+        }
+    }
+    if !candidates.contains(&standardized) {
+        return Ok(CheckResult::fail(
+            "value_error:string",
+            format!(
+                "Invalid value for parameter {}: {}. Expected one of {}. Case insensitive.",
+                param.repr(),
+                value.repr(),
+                answers.repr()
+            ),
+        ));
+    }
+    Ok(CheckResult::ok())
+}
+
+fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
+    let model = Value::List(py_iter(value)?.into_iter().map(standardize_value).collect());
+    let mut candidates = Vec::new();
+    for answer in py_index_iter(answers)? {
+        let items = py_index_iter(&answer)?;
+        candidates.push(Value::List(
+            items.into_iter().map(standardize_value).collect(),
+        ));
+    }
+    if !candidates.iter().any(|c| py_eq(&model, c)) {
+        return Ok(CheckResult::fail(
+            "value_error:list/tuple",
+            format!(
+                "Invalid value for parameter {}: {}. Expected one of {}.",
+                param.repr(),
+                value.repr(),
+                answers.repr()
+            ),
+        ));
+    }
+    Ok(CheckResult::ok())
+}
+
+fn dict_checker(value: &Value, answers: &Value) -> Checked {
+    let mut result = CheckResult::fail("dict_checker:unclear", "");
+    result.errors.clear();
+    for answer in py_index_iter(answers)? {
+        if py_eq(&answer, &s("")) {
+            continue;
+        }
+        result = CheckResult::fail("dict_checker:unclear", "");
+        result.errors.clear();
+        let mut flag = true;
+        for (key, v) in dict_items(value)? {
+            if !py_contains(&answer, key)? {
+                result.errors.push(json!(format!(
+                    "Unexpected dict key parameter: '{}'.",
+                    display(key)
+                )));
+                result.error_type = "value_error:dict_key".into();
+                flag = false;
+                break;
+            }
+            let standardized = standardize_value(v.clone());
+            let candidates: Vec<Value> = py_index_iter(&py_getitem(&answer, key)?)?
+                .into_iter()
+                .map(standardize_value)
+                .collect();
+            if !candidates.iter().any(|c| py_eq(&standardized, c)) {
+                result.errors.push(json!(format!(
+                    "Invalid value for parameter {}: {}. Expected one of {}.",
+                    key.repr(),
+                    v.repr(),
+                    Value::List(candidates).repr()
+                )));
+                result.error_type = "value_error:dict_value".into();
+                flag = false;
+                break;
+            }
+        }
+        for (key, allowed) in dict_items(&answer)? {
+            if !py_contains(value, key)? && !py_contains(allowed, &s(""))? {
+                result.errors.push(json!(format!(
+                    "Missing dict key parameter: '{}'.",
+                    display(key)
+                )));
+                result.error_type = "value_error:dict_key".into();
+                flag = false;
+                break;
+            }
+        }
+        if flag {
+            return Ok(CheckResult::ok());
+        }
+    }
+    Ok(result)
+}
+
+fn list_dict_checker(value: &Value, answers: &Value) -> Checked {
+    let mut result = CheckResult::fail("list_dict_checker:unclear", "");
+    result.errors.clear();
+    let items = py_index_iter(value)?;
+    for answer in py_index_iter(answers)? {
+        if items.len() != py_len(&answer)? {
+            result = CheckResult::fail(
+                "value_error:list_dict_count",
+                "Wrong number of dictionaries in the list.",
+            );
+            continue;
+        }
+        let mut flag = true;
+        for (index, item) in items.iter().enumerate() {
+            let candidate = py_getitem(&answer, &Value::int(index as i64))?;
+            result = dict_checker(item, &Value::List(vec![candidate]))?;
+            if !result.valid {
+                flag = false;
+                break;
+            }
+        }
+        if flag {
+            return Ok(CheckResult::ok());
+        }
+    }
+    Ok(result)
+}
+
+/// `str(x)` for a dict key in messages.
+fn display(v: &Value) -> String {
+    match v {
+        Value::Str(t) => t.clone(),
+        other => other.repr(),
+    }
+}

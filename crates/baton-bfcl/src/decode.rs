@@ -1,0 +1,310 @@
+//! LiC's `ast_parse`: the pre-strip, `ast.parse(mode="eval")`, and `resolve_ast_by_type`.
+
+use crate::ast::{Constant, Expr};
+use crate::error::BfclError;
+use crate::eval::{constant_value, eval};
+use crate::parser::parse_eval;
+use crate::unparse::unparse;
+use crate::value::{Raise, Value, dict_insert};
+
+/// One decoded call: LiC's `{func_name: {kwarg: value}}`.
+///
+/// Positional arguments are dropped, as upstream does; `**mapping` becomes the key `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The dotted callee name (`a.b.c`).
+    pub name: String,
+    /// Keyword arguments in first-seen order (a repeated keyword keeps its first place and
+    /// its last value, like a Python dict).
+    pub args: Vec<(Option<String>, Value)>,
+}
+
+impl Call {
+    /// The Python object LiC builds: `{name: {kwarg: value}}`.
+    pub fn to_value(&self) -> Value {
+        Value::Dict(vec![(Value::Str(self.name.clone()), self.params_value())])
+    }
+
+    /// The parameter dict `{kwarg: value}`.
+    pub fn params_value(&self) -> Value {
+        Value::Dict(
+            self.args
+                .iter()
+                .map(|(k, v)| {
+                    let key = k.as_ref().map_or(Value::None, |s| Value::Str(s.clone()));
+                    (key, v.clone())
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Python's `str.isspace` for one character.
+pub(crate) fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// The pre-strip of LiC's `ast_parse` (`strip`, fence prefixes and suffixes, `strip`,
+/// newlines to spaces), without the final `strip("[]'")`.
+pub fn pre_strip(input: &str) -> String {
+    const PREFIXES: [&str; 5] = ["```tool_code", "```python", "```json", "```", "`"];
+    const SUFFIXES: [&str; 2] = ["```", "`"];
+    let mut s = input.trim_matches(py_isspace);
+    for prefix in PREFIXES {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest;
+        }
+    }
+    for suffix in SUFFIXES {
+        if let Some(rest) = s.strip_suffix(suffix) {
+            s = rest;
+        }
+    }
+    s.trim_matches(py_isspace).replace('\n', " ")
+}
+
+/// `ast_parse(input, "Python")`: decode a response into its calls.
+///
+/// ```
+/// let calls = baton_bfcl::parse_calls("[f(a=1, b='x'), g.h(c=[2])]").unwrap();
+/// assert_eq!(calls.len(), 2);
+/// assert_eq!(calls[1].name, "g.h");
+/// ```
+pub fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
+    let stripped = pre_strip(input);
+    let cleaned = stripped.trim_matches(['[', ']', '\'']);
+    let body = parse_eval(cleaned)?;
+    match &body {
+        Expr::Call { .. } => Ok(vec![resolve_call(&body)?]),
+        Expr::Tuple(elts) | Expr::List(elts) | Expr::Set(elts) => elts
+            .iter()
+            .map(|e| match e {
+                Expr::Call { .. } => resolve_call(e),
+                _ => Err(BfclError::from(Raise::new(
+                    "AssertionError",
+                    "top-level element is not a call",
+                ))),
+            })
+            .collect(),
+        _ => Err(BfclError::from(Raise::new(
+            "AttributeError",
+            "top-level expression is neither a call nor a sequence of calls",
+        ))),
+    }
+}
+
+/// `resolve_ast_call`.
+fn resolve_call(call: &Expr) -> Result<Call, BfclError> {
+    let Expr::Call { func, keywords, .. } = call else {
+        return Err(BfclError::not_reproduced("resolve_call on a non-call"));
+    };
+    let mut parts = Vec::new();
+    let mut part = &**func;
+    while let Expr::Attribute(value, attr) = part {
+        parts.push(attr.clone());
+        part = value;
+    }
+    if let Expr::Name(n) = part {
+        parts.push(n.clone());
+    }
+    parts.reverse();
+    let mut args: Vec<(Value, Value)> = Vec::new();
+    for k in keywords {
+        let value = resolve(&k.value)?;
+        let key = k
+            .arg
+            .as_ref()
+            .map_or(Value::None, |s| Value::Str(s.clone()));
+        dict_insert(&mut args, key, value);
+    }
+    Ok(Call {
+        name: parts.join("."),
+        args: args
+            .into_iter()
+            .map(|(k, v)| {
+                let key = match k {
+                    Value::Str(s) => Some(s),
+                    _ => None,
+                };
+                (key, v)
+            })
+            .collect(),
+    })
+}
+
+/// `resolve_ast_by_type`.
+fn resolve(e: &Expr) -> Result<Value, BfclError> {
+    match e {
+        Expr::Constant { value, .. } => Ok(match value {
+            Constant::Ellipsis => Value::str("..."),
+            other => constant_value(other),
+        }),
+        // Upstream: `-value.operand.value`, whatever the operator.
+        Expr::UnaryOp(_, operand) => match &**operand {
+            Expr::Constant { value, .. } => negate_constant(value),
+            _ => Err(BfclError::from(Raise::new(
+                "AttributeError",
+                "unary operand is not a constant",
+            ))),
+        },
+        Expr::List(elts) => Ok(Value::List(
+            elts.iter().map(resolve).collect::<Result<_, _>>()?,
+        )),
+        Expr::Tuple(elts) => Ok(Value::Tuple(
+            elts.iter().map(resolve).collect::<Result<_, _>>()?,
+        )),
+        Expr::Dict(items) => {
+            let mut out = Vec::new();
+            for (key, value) in items {
+                let Some(key) = key else {
+                    return Err(BfclError::from(Raise::new(
+                        "Exception",
+                        "Unsupported AST type: <class 'NoneType'>",
+                    )));
+                };
+                let k = resolve(key)?;
+                let v = resolve(value)?;
+                if !k.is_hashable() {
+                    return Err(BfclError::from(Raise::new(
+                        "TypeError",
+                        format!("unhashable type: '{}'", k.py_type().name()),
+                    )));
+                }
+                dict_insert(&mut out, k, v);
+            }
+            Ok(Value::Dict(out))
+        }
+        Expr::BinOp(..) => eval(e),
+        Expr::Name(n) => Ok(Value::Str(n.clone())),
+        Expr::Call { keywords, .. } => {
+            if keywords.is_empty() {
+                Ok(Value::Str(unparse(e)?))
+            } else {
+                Ok(resolve_call(e)?.to_value())
+            }
+        }
+        Expr::Subscript(value, slice) => Ok(Value::Str(format!(
+            "{}[{}]",
+            unparse(value)?,
+            unparse(slice)?
+        ))),
+        other => Err(BfclError::from(Raise::new(
+            "Exception",
+            format!("Unsupported AST type: {}", node_name(other)),
+        ))),
+    }
+}
+
+fn negate_constant(c: &Constant) -> Result<Value, BfclError> {
+    match constant_value(c) {
+        Value::Bool(b) => Ok(Value::int(-i64::from(b))),
+        Value::Int(i) => Ok(Value::Int(-i)),
+        Value::Float(f) => Ok(Value::Float(-f)),
+        Value::Complex(re, im) => Ok(Value::Complex(-re, -im)),
+        other => Err(BfclError::from(Raise::new(
+            "TypeError",
+            format!("bad operand type for unary -: '{}'", other.py_type().name()),
+        ))),
+    }
+}
+
+fn node_name(e: &Expr) -> &'static str {
+    match e {
+        Expr::JoinedStr => "JoinedStr",
+        Expr::Attribute(..) => "Attribute",
+        Expr::Slice(..) => "Slice",
+        Expr::Starred(_) => "Starred",
+        Expr::BoolOp(..) => "BoolOp",
+        Expr::Compare(..) => "Compare",
+        Expr::IfExp { .. } => "IfExp",
+        Expr::Lambda(..) => "Lambda",
+        Expr::NamedExpr(..) => "NamedExpr",
+        Expr::Set(_) => "Set",
+        Expr::ListComp(..) => "ListComp",
+        Expr::SetComp(..) => "SetComp",
+        Expr::GeneratorExp(..) => "GeneratorExp",
+        Expr::DictComp(..) => "DictComp",
+        Expr::Await(_) => "Await",
+        Expr::Yield(_) => "Yield",
+        Expr::YieldFrom(_) => "YieldFrom",
+        _ => "expr",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(src: &str) -> Vec<(Option<String>, Value)> {
+        let mut calls = parse_calls(src).unwrap();
+        assert_eq!(calls.len(), 1, "{src}");
+        calls.remove(0).args
+    }
+
+    fn arg(src: &str) -> Value {
+        one(src).remove(0).1
+    }
+
+    #[test]
+    fn pre_strip_is_lics() {
+        assert_eq!(pre_strip("```python\n[f(a=1)]\n```"), "[f(a=1)]");
+        assert_eq!(pre_strip("````\n[f(a=1)]\n````"), "[f(a=1)]");
+        assert_eq!(pre_strip("```py\n[f(a=1)]\n```"), "py [f(a=1)]");
+        assert_eq!(pre_strip("`f(a=1)`"), "f(a=1)");
+        assert_eq!(pre_strip("  [\n  f(a=1)\n]  "), "[   f(a=1) ]");
+    }
+
+    #[test]
+    fn resolves_values_like_lic() {
+        assert_eq!(arg("f(a=-5)"), Value::int(-5));
+        assert_eq!(arg("f(a=+5)").repr(), "-5");
+        assert_eq!(arg("f(a=not True)").repr(), "-1");
+        assert!(parse_calls("f(a=-(-5))").is_err());
+        assert!(parse_calls("f(a=-'x')").is_err());
+        assert_eq!(arg("f(a=4*5)").repr(), "20");
+        assert_eq!(arg("f(a=1/2)").repr(), "0.5");
+        assert_eq!(arg("f(a=meters)").repr(), "'meters'");
+        assert_eq!(arg("f(a=foo(1, 'x'))").repr(), "\"foo(1, 'x')\"");
+        assert_eq!(arg("f(a=g(b=1))").repr(), "{'g': {'b': 1}}");
+        assert_eq!(arg("f(a=x[0])").repr(), "'x[0]'");
+        assert_eq!(arg("f(a=x[1, 2])").repr(), "'x[(1, 2)]'");
+        assert_eq!(arg("f(a=(1, 2))").repr(), "(1, 2)");
+        assert_eq!(arg("f(a=...)").repr(), "'...'");
+        assert_eq!(arg("f(a=0x14)").repr(), "20");
+        assert_eq!(arg("f(a='a' 'b')").repr(), "'ab'");
+        for bad in [
+            "f(a=lambda: 1)",
+            "f(a=math.pi)",
+            "f(a=1 < 2)",
+            "f(a=x and y)",
+            "f(a={1, 2})",
+            "f(a=f'{x}')",
+            "f(a=1 if x else 2)",
+            "f(a={**b})",
+            "f(a={[1]: 2})",
+            "x = f(a=1)",
+            "[f(a=1), 2]",
+        ] {
+            assert!(parse_calls(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn keyword_and_call_shapes() {
+        let args = one("f(a=1, b=2, a=3)");
+        assert_eq!(
+            args,
+            vec![
+                (Some("a".into()), Value::int(3)),
+                (Some("b".into()), Value::int(2))
+            ]
+        );
+        assert_eq!(one("f(1, 2)"), vec![]);
+        assert_eq!(one("f(**{'a': 1})")[0].0, None);
+        let calls = parse_calls("{f(a=1), g(b=2)}").unwrap();
+        assert_eq!(calls[1].name, "g");
+        assert_eq!(parse_calls("a.b.c(x=1)").unwrap()[0].name, "a.b.c");
+        assert_eq!(parse_calls("f()(x=1)").unwrap()[0].name, "");
+        assert_eq!(parse_calls("()").unwrap(), vec![]);
+    }
+}

@@ -1,0 +1,689 @@
+//! A tokenizer reproducing CPython 3.11's for one `eval`-mode source string.
+//!
+//! It follows `Parser/tokenizer.c` where acceptance depends on it: newline translation,
+//! the "unexpected indent" of an indented first line, bracket matching, numeric literal
+//! rules (underscores, leading zeros, the keyword-after-number allowance), string prefixes
+//! and escapes, identifier validation (XID) and NFKC normalisation of non-ASCII names.
+
+use num_bigint::BigInt;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::ast::Constant;
+use crate::error::BfclError;
+
+/// Python's hard keywords.
+const KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Operators, longest first so that the first match is the longest.
+const OPERATORS: [&str; 47] = [
+    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "(", ")", "[", "]", "{", "}", ",", ":",
+    ".", ";", "+", "-", "*", "/", "%", "&", "|", "^", "~", "<", ">", "=", "@",
+];
+
+/// CPython's `MAXLEVEL` for bracket nesting.
+const MAX_NESTING: usize = 200;
+
+/// One string literal piece, before implicit concatenation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StrPiece {
+    /// A `str` literal; `u` records a `u` prefix.
+    Str { value: String, u: bool },
+    /// A `bytes` literal.
+    Bytes(Vec<u8>),
+    /// An f-string: its raw body (between the quotes) and whether it is raw.
+    FStr { body: Vec<char>, raw: bool },
+}
+
+/// Token kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    /// A (normalised) identifier that is not a keyword.
+    Name(String),
+    /// A hard keyword.
+    Kw(&'static str),
+    /// A numeric literal.
+    Num(Constant),
+    /// A string literal piece.
+    Str(StrPiece),
+    /// An operator or delimiter.
+    Op(&'static str),
+    /// End of a logical line.
+    Newline,
+    /// End of input.
+    End,
+}
+
+/// A token and its character offset.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub pos: usize,
+}
+
+fn is_ident_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || c as u32 >= 128
+}
+
+fn is_ident_char(c: char) -> bool {
+    is_ident_start(c) || c.is_ascii_digit()
+}
+
+fn is_string_prefix(word: &str) -> bool {
+    matches!(
+        word.to_ascii_lowercase().as_str(),
+        "b" | "r" | "u" | "f" | "br" | "rb" | "fr" | "rf"
+    )
+}
+
+/// Tokenize `src` as CPython does for `compile(src, ..., "eval")`.
+pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
+    if src.contains('\0') {
+        return Err(BfclError::syntax(
+            0,
+            "source code string cannot contain null bytes",
+        ));
+    }
+    let translated = src.replace("\r\n", "\n").replace('\r', "\n");
+    let chars: Vec<char> = translated.chars().collect();
+    Lexer {
+        chars,
+        pos: 0,
+        tokens: Vec::new(),
+        brackets: Vec::new(),
+    }
+    .run()
+}
+
+struct Lexer {
+    chars: Vec<char>,
+    pos: usize,
+    tokens: Vec<Token>,
+    brackets: Vec<(char, usize)>,
+}
+
+impl Lexer {
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.pos + ahead).copied()
+    }
+
+    fn push(&mut self, tok: Tok, pos: usize) {
+        self.tokens.push(Token { tok, pos });
+    }
+
+    fn run(mut self) -> Result<Vec<Token>, BfclError> {
+        let mut at_line_start = true;
+        let mut ended_line = false;
+        loop {
+            if at_line_start && self.brackets.is_empty() {
+                let mut col = 0usize;
+                while let Some(c) = self.peek(0) {
+                    match c {
+                        ' ' => col += 1,
+                        '\t' => col = (col / 8 + 1) * 8,
+                        '\x0c' => col = 0,
+                        _ => break,
+                    }
+                    self.pos += 1;
+                }
+                match self.peek(0) {
+                    None => {}
+                    Some('#') | Some('\n') => {
+                        while self.peek(0).is_some_and(|c| c != '\n') {
+                            self.pos += 1;
+                        }
+                        if self.peek(0).is_some() {
+                            self.pos += 1;
+                        }
+                        continue;
+                    }
+                    Some(_) => {
+                        if ended_line {
+                            return Err(BfclError::syntax(self.pos, "invalid syntax"));
+                        }
+                        if col != 0 {
+                            return Err(BfclError::syntax(self.pos, "unexpected indent"));
+                        }
+                        at_line_start = false;
+                    }
+                }
+            }
+            while matches!(self.peek(0), Some(' ' | '\t' | '\x0c')) {
+                self.pos += 1;
+            }
+            let start = self.pos;
+            let Some(c) = self.peek(0) else {
+                if let Some(&(open, at)) = self.brackets.last() {
+                    return Err(BfclError::syntax(at, format!("'{open}' was never closed")));
+                }
+                if !at_line_start {
+                    self.push(Tok::Newline, start);
+                }
+                self.push(Tok::End, start);
+                return Ok(self.tokens);
+            };
+            match c {
+                '#' => {
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                '\n' => {
+                    self.pos += 1;
+                    if self.brackets.is_empty() {
+                        self.push(Tok::Newline, start);
+                        at_line_start = true;
+                        ended_line = true;
+                    }
+                }
+                '\\' => {
+                    if self.peek(1) == Some('\n') {
+                        self.pos += 2;
+                        if self.peek(0).is_none() {
+                            return Err(BfclError::syntax(start, "unexpected EOF while parsing"));
+                        }
+                    } else {
+                        return Err(BfclError::syntax(
+                            start,
+                            "unexpected character after line continuation character",
+                        ));
+                    }
+                }
+                c if is_ident_start(c) => self.word()?,
+                c if c.is_ascii_digit() => self.number()?,
+                '.' if self.peek(1).is_some_and(|d| d.is_ascii_digit()) => self.number()?,
+                '\'' | '"' => {
+                    let piece = self.string(false, false, false, false)?;
+                    self.push(Tok::Str(piece), start);
+                }
+                _ => self.operator()?,
+            }
+        }
+    }
+
+    fn word(&mut self) -> Result<(), BfclError> {
+        let start = self.pos;
+        while self.peek(0).is_some_and(is_ident_char) {
+            self.pos += 1;
+        }
+        let word: String = self.chars[start..self.pos].iter().collect();
+        if matches!(self.peek(0), Some('\'' | '"')) && is_string_prefix(&word) {
+            let lower = word.to_ascii_lowercase();
+            let piece = self.string(
+                lower.contains('r'),
+                lower.contains('b'),
+                lower.contains('f'),
+                lower.contains('u'),
+            )?;
+            self.push(Tok::Str(piece), start);
+            return Ok(());
+        }
+        if !word.is_ascii() {
+            let mut chars = word.chars();
+            let first_ok = chars
+                .next()
+                .is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c));
+            if !first_ok || !chars.all(unicode_ident::is_xid_continue) {
+                return Err(BfclError::syntax(
+                    start,
+                    format!("invalid character in identifier {word:?}"),
+                ));
+            }
+        }
+        if let Some(kw) = KEYWORDS.iter().find(|k| **k == word) {
+            self.push(Tok::Kw(kw), start);
+        } else if word.is_ascii() {
+            self.push(Tok::Name(word), start);
+        } else {
+            self.push(Tok::Name(word.nfkc().collect()), start);
+        }
+        Ok(())
+    }
+
+    /// Digits of `radix` with single underscores between them; returns the digits read.
+    fn digits(&mut self, radix: u32, kind: &str) -> Result<String, BfclError> {
+        let mut out = String::new();
+        loop {
+            match self.peek(0) {
+                Some(c) if c.is_digit(radix) => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+                Some('_') if !out.is_empty() => {
+                    if self.peek(1).is_some_and(|d| d.is_digit(radix)) {
+                        self.pos += 1;
+                    } else {
+                        return Err(BfclError::syntax(
+                            self.pos,
+                            format!("invalid {kind} literal"),
+                        ));
+                    }
+                }
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// CPython's `verify_end_of_number`.
+    fn verify_end_of_number(&self, kind: &str) -> Result<(), BfclError> {
+        let Some(c) = self.peek(0) else {
+            return Ok(());
+        };
+        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 4)]
+            .iter()
+            .collect();
+        let keyword_follows = match c {
+            'a' => rest.starts_with("and"),
+            'e' => rest.starts_with("else"),
+            'f' => rest.starts_with("for"),
+            'i' => matches!(self.peek(1), Some('f' | 'n' | 's')),
+            'o' => rest.starts_with("or"),
+            'n' => rest.starts_with("not"),
+            _ => false,
+        };
+        if !keyword_follows && is_ident_char(c) {
+            return Err(BfclError::syntax(
+                self.pos,
+                format!("invalid {kind} literal"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn number(&mut self) -> Result<(), BfclError> {
+        let start = self.pos;
+        if self.peek(0) == Some('0') {
+            let radix = match self.peek(1) {
+                Some('x' | 'X') => Some((16, "hexadecimal")),
+                Some('o' | 'O') => Some((8, "octal")),
+                Some('b' | 'B') => Some((2, "binary")),
+                _ => None,
+            };
+            if let Some((radix, kind)) = radix {
+                self.pos += 2;
+                if self.peek(0) == Some('_') {
+                    self.pos += 1;
+                }
+                let digits = self.digits(radix, kind)?;
+                if digits.is_empty() {
+                    return Err(BfclError::syntax(
+                        self.pos,
+                        format!("invalid {kind} literal"),
+                    ));
+                }
+                if let Some(d) = self.peek(0).filter(|d| d.is_ascii_digit()) {
+                    return Err(BfclError::syntax(
+                        self.pos,
+                        format!("invalid digit '{d}' in {kind} literal"),
+                    ));
+                }
+                self.verify_end_of_number(kind)?;
+                let value = BigInt::parse_bytes(digits.as_bytes(), radix)
+                    .ok_or_else(|| BfclError::syntax(start, "invalid number"))?;
+                self.push(Tok::Num(Constant::Int(value)), start);
+                return Ok(());
+            }
+        }
+        let int_part = if self.peek(0) == Some('.') {
+            String::new()
+        } else {
+            self.digits(10, "decimal")?
+        };
+        let mut is_float = false;
+        let mut text = int_part.clone();
+        if self.peek(0) == Some('.') {
+            is_float = true;
+            self.pos += 1;
+            text.push('.');
+            if self.peek(0).is_some_and(|d| d.is_ascii_digit()) {
+                text.push_str(&self.digits(10, "decimal")?);
+            }
+        }
+        if matches!(self.peek(0), Some('e' | 'E')) {
+            let save = self.pos;
+            self.pos += 1;
+            let mut exp = String::from("e");
+            if let Some(sign @ ('+' | '-')) = self.peek(0) {
+                exp.push(sign);
+                self.pos += 1;
+            }
+            if self.peek(0).is_some_and(|d| d.is_ascii_digit()) {
+                exp.push_str(&self.digits(10, "decimal")?);
+                text.push_str(&exp);
+                is_float = true;
+            } else {
+                // Not an exponent after all: the 'e' is checked as what follows the number.
+                self.pos = save;
+            }
+        }
+        if matches!(self.peek(0), Some('j' | 'J')) {
+            self.pos += 1;
+            self.verify_end_of_number("imaginary")?;
+            let imag: f64 = text.parse().unwrap_or(f64::INFINITY);
+            self.push(Tok::Num(Constant::Imag(imag)), start);
+            return Ok(());
+        }
+        if is_float {
+            self.verify_end_of_number("decimal")?;
+            let value: f64 = text.parse().unwrap_or(f64::INFINITY);
+            self.push(Tok::Num(Constant::Float(value)), start);
+            return Ok(());
+        }
+        if int_part.len() > 1 && int_part.starts_with('0') && int_part.chars().any(|c| c != '0') {
+            return Err(BfclError::syntax(
+                start,
+                "leading zeros in decimal integer literals are not permitted",
+            ));
+        }
+        self.verify_end_of_number("decimal")?;
+        let value = BigInt::parse_bytes(int_part.as_bytes(), 10)
+            .ok_or_else(|| BfclError::syntax(start, "invalid number"))?;
+        self.push(Tok::Num(Constant::Int(value)), start);
+        Ok(())
+    }
+
+    fn string(
+        &mut self,
+        raw: bool,
+        bytes: bool,
+        fstr: bool,
+        u: bool,
+    ) -> Result<StrPiece, BfclError> {
+        let start = self.pos;
+        let quote = self.chars[self.pos];
+        let triple = self.peek(1) == Some(quote) && self.peek(2) == Some(quote);
+        self.pos += if triple { 3 } else { 1 };
+        let body_start = self.pos;
+        let body_end;
+        loop {
+            let Some(c) = self.peek(0) else {
+                let what = if triple {
+                    "unterminated triple-quoted string literal"
+                } else {
+                    "unterminated string literal"
+                };
+                return Err(BfclError::syntax(start, what));
+            };
+            if c == '\n' && !triple {
+                return Err(BfclError::syntax(start, "unterminated string literal"));
+            }
+            if c == '\\' {
+                self.pos += 2;
+                continue;
+            }
+            if c == quote
+                && (!triple || (self.peek(1) == Some(quote) && self.peek(2) == Some(quote)))
+            {
+                body_end = self.pos;
+                self.pos += if triple { 3 } else { 1 };
+                break;
+            }
+            self.pos += 1;
+        }
+        let body: Vec<char> = self.chars[body_start..body_end].to_vec();
+        if bytes && body.iter().any(|c| !c.is_ascii()) {
+            return Err(BfclError::syntax(
+                start,
+                "bytes can only contain ASCII literal characters",
+            ));
+        }
+        if fstr {
+            return Ok(StrPiece::FStr { body, raw });
+        }
+        if raw {
+            return Ok(if bytes {
+                StrPiece::Bytes(body.iter().map(|&c| c as u8).collect())
+            } else {
+                StrPiece::Str {
+                    value: body.iter().collect(),
+                    u,
+                }
+            });
+        }
+        let decoded = decode_escapes(&body, bytes, start)?;
+        Ok(if bytes {
+            StrPiece::Bytes(decoded.iter().map(|&c| c as u8).collect())
+        } else {
+            StrPiece::Str {
+                value: decoded.into_iter().collect(),
+                u,
+            }
+        })
+    }
+
+    fn operator(&mut self) -> Result<(), BfclError> {
+        let start = self.pos;
+        let c = self.chars[self.pos];
+        let Some(op) = OPERATORS.iter().find(|op| {
+            op.chars()
+                .enumerate()
+                .all(|(i, oc)| self.peek(i) == Some(oc))
+        }) else {
+            let message = if c.is_ascii_graphic() {
+                format!("invalid character '{c}'")
+            } else {
+                format!("invalid non-printable character U+{:04X}", c as u32)
+            };
+            return Err(BfclError::syntax(start, message));
+        };
+        self.pos += op.chars().count();
+        match *op {
+            "(" | "[" | "{" => {
+                if self.brackets.len() >= MAX_NESTING {
+                    return Err(BfclError::syntax(start, "too many nested parentheses"));
+                }
+                self.brackets.push((c, start));
+            }
+            ")" | "]" | "}" => {
+                let Some((open, _)) = self.brackets.pop() else {
+                    return Err(BfclError::syntax(start, format!("unmatched '{c}'")));
+                };
+                let expected = match open {
+                    '(' => ')',
+                    '[' => ']',
+                    _ => '}',
+                };
+                if expected != c {
+                    return Err(BfclError::syntax(
+                        start,
+                        format!(
+                            "closing parenthesis '{c}' does not match opening parenthesis '{open}'"
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        self.push(Tok::Op(op), start);
+        Ok(())
+    }
+}
+
+/// Decode the backslash escapes of a non-raw literal body (`bytes` limits them to bytes escapes).
+///
+/// Returns characters (for bytes, each is below U+0100). `\N{...}` is refused as not
+/// reproduced; a lone surrogate escape becomes U+FFFD.
+pub(crate) fn decode_escapes(
+    body: &[char],
+    bytes: bool,
+    at: usize,
+) -> Result<Vec<char>, BfclError> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    let hex = |from: usize, n: usize| -> Option<u32> {
+        let digits: String = body.get(from..from + n)?.iter().collect();
+        if digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            u32::from_str_radix(&digits, 16).ok()
+        } else {
+            None
+        }
+    };
+    while i < body.len() {
+        let c = body[i];
+        if c != '\\' || i + 1 >= body.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = body[i + 1];
+        i += 2;
+        match e {
+            '\n' => {}
+            '\\' | '\'' | '"' => out.push(e),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '0'..='7' => {
+                let mut value = e.to_digit(8).unwrap_or(0);
+                let mut n = 1;
+                while n < 3 && i < body.len() && ('0'..='7').contains(&body[i]) {
+                    value = value * 8 + body[i].to_digit(8).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if bytes {
+                    out.push(char::from((value & 0xff) as u8));
+                } else {
+                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                }
+            }
+            'x' => {
+                let Some(value) = hex(i, 2) else {
+                    return Err(BfclError::syntax(at, "truncated \\xXX escape"));
+                };
+                i += 2;
+                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+            }
+            'u' | 'U' if !bytes => {
+                let n = if e == 'u' { 4 } else { 8 };
+                let Some(value) = hex(i, n) else {
+                    return Err(BfclError::syntax(at, format!("truncated \\{e} escape")));
+                };
+                i += n;
+                if value > 0x10ffff {
+                    return Err(BfclError::syntax(at, "illegal Unicode character"));
+                }
+                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+            }
+            'N' if !bytes => {
+                let closed = body.get(i) == Some(&'{') && body[i..].contains(&'}');
+                if !closed {
+                    return Err(BfclError::syntax(at, "malformed \\N character escape"));
+                }
+                return Err(BfclError::not_reproduced(
+                    "\\N{...} escape in a string literal",
+                ));
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(src: &str) -> Result<Vec<Tok>, BfclError> {
+        tokenize(src).map(|t| t.into_iter().map(|t| t.tok).collect())
+    }
+
+    #[test]
+    fn numbers() {
+        let num = |s: &str| match toks(s).unwrap().remove(0) {
+            Tok::Num(c) => c,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(num("0x14"), Constant::Int(20.into()));
+        assert_eq!(num("2_0"), Constant::Int(20.into()));
+        assert_eq!(num("0b_101"), Constant::Int(5.into()));
+        assert_eq!(num("1e3"), Constant::Float(1000.0));
+        assert_eq!(num(".5"), Constant::Float(0.5));
+        assert_eq!(num("1_000j"), Constant::Imag(1000.0));
+        assert_eq!(num("00"), Constant::Int(0.into()));
+        assert!(toks("012").is_err());
+        assert!(toks("1__0").is_err());
+        assert!(toks("1abc").is_err());
+        assert!(toks("1.real").is_err());
+        assert!(toks("0b12").is_err());
+        assert!(toks("1if x else y").is_ok());
+    }
+
+    #[test]
+    fn strings() {
+        let s = |src: &str| match toks(src).unwrap().remove(0) {
+            Tok::Str(p) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            s(r"'a\tb'"),
+            StrPiece::Str {
+                value: "a\tb".into(),
+                u: false
+            }
+        );
+        assert_eq!(
+            s(r"r'a\tb'"),
+            StrPiece::Str {
+                value: "a\\tb".into(),
+                u: false
+            }
+        );
+        assert_eq!(
+            s(r"u'\x41\u00e9'"),
+            StrPiece::Str {
+                value: "Aé".into(),
+                u: true
+            }
+        );
+        assert_eq!(
+            s(r"b'\x00\u1234'"),
+            StrPiece::Bytes(b"\x00\\u1234".to_vec())
+        );
+        assert_eq!(
+            s(r"'\d'"),
+            StrPiece::Str {
+                value: "\\d".into(),
+                u: false
+            }
+        );
+        assert_eq!(
+            s("'''a'b'''"),
+            StrPiece::Str {
+                value: "a'b".into(),
+                u: false
+            }
+        );
+        assert!(toks(r"'\x4'").is_err());
+        assert!(toks("b'é'").is_err());
+        assert!(toks("'abc").is_err());
+        assert!(toks("'a\rb'").is_err());
+    }
+
+    #[test]
+    fn lines_and_brackets() {
+        assert!(toks(" f(a=1)").is_err(), "unexpected indent");
+        assert!(toks("f(a=1)\rg()").is_err());
+        assert!(toks("\rf(a=1)").is_ok());
+        assert!(toks("f(\r  a=1)").is_ok());
+        assert!(toks("f(a=1))").is_err());
+        assert!(toks("f(a=1]").is_err());
+        assert!(toks("f(a=1").is_err());
+        assert!(toks("f(a=1) # note").is_ok());
+        assert!(toks("f(a=1)\x0b").is_err());
+        assert_eq!(toks("ｆ").unwrap()[0], Tok::Name("f".into()));
+        assert!(toks("a×b").is_err());
+    }
+}

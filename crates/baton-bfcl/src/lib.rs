@@ -1,0 +1,353 @@
+//! LiC's actions evaluator: the BFCL v3 `ast_parse` + `ast_checker` pair that *Lost in
+//! Conversation* uses to score function-calling answers, reproduced bit for bit.
+//!
+//! What it is for: turning a final assistant response such as
+//! `[spotify.play(artist='Taylor Swift', duration=20), ...]` and a LiC actions sample
+//! (`function`, `reference_answer`, `language`, `test_category`) into a
+//! [`baton_types::Verdict`] that agrees with LiC's `TaskActions.evaluator_function`:
+//! same score, same `is_correct`, including the quirks (greedy parallel matching, strict
+//! `type(x) == T` checks, any unary operator negating its operand, newlines turned into
+//! spaces before parsing, `strip("[]'")`, ...). What it is not for: executing calls, BFCL's
+//! executable or multi-turn categories, or the Java/JavaScript branches LiC never reaches.
+//!
+//! Main items: [`evaluate_response`] (the evaluator), [`parse_calls`] (LiC's `ast_parse`),
+//! [`Call`] and [`Value`] (the decoded calls and the Python value model), [`BfclError`].
+//!
+//! ```
+//! use serde_json::json;
+//! let sample = json!({
+//!     "function": [{"name": "calc_area", "parameters": {"type": "dict",
+//!         "properties": {"base": {"type": "float"}, "unit": {"type": "string"}},
+//!         "required": ["base"]}}],
+//!     "reference_answer": [{"calc_area": {"base": [10.0], "unit": ["cm", ""]}}],
+//!     "language": "Python",
+//!     "test_category": "parallel",
+//! });
+//! let verdict = baton_bfcl::evaluate_response("[calc_area(base=10, unit='CM')]", &sample);
+//! assert_eq!((verdict.score, verdict.is_correct), (1.0, Some(true)));
+//! ```
+//!
+//! # Why a hand-written Python parser
+//!
+//! Upstream decodes the answer with CPython's `ast.parse(..., mode="eval")`, converts
+//! argument nodes with its own `resolve_ast_by_type` (which `eval`s arithmetic and turns
+//! keyword-less calls and subscripts back into `ast.unparse` text), then compares Python
+//! objects with Python `==` and `type()`. Embedding an interpreter would bring a heavy
+//! dependency into every build for one evaluator, and no Rust crate reproduces
+//! `ast.unparse`, CPython's acceptance rules and LiC's resolution quirks together. The
+//! grammar involved is only the expression subset of Python, so this crate carries a small
+//! tokenizer (`lexer`), a PEG-faithful expression parser (`parser`), `ast.unparse`
+//! (`unparse`), an evaluator for arithmetic (`eval`) and a value model with Python
+//! semantics ([`value`]). A differential check against CPython 3.11 backs the claim.
+//!
+//! # Known limits (all score 0, reported as `not_reproduced`)
+//!
+//! `\N{...}` escapes, `ast.unparse` of f-strings, and arithmetic that upstream could only
+//! evaluate through builtins, methods or `%`-formatting (`len(x) + 1`, `'a'.upper() + 'b'`)
+//! are refused rather than imitated. Unicode tables (identifier characters, `isprintable`
+//! for `repr`) come from current Unicode data rather than CPython 3.11's 14.0, and a lone
+//! surrogate escape decodes to U+FFFD.
+
+#![deny(missing_docs)]
+
+pub mod ast;
+mod checker;
+mod decode;
+mod error;
+mod eval;
+mod fstring;
+mod lexer;
+mod parser;
+mod unparse;
+pub mod value;
+
+use baton_types::Verdict;
+use serde_json::json;
+
+pub use checker::{CheckResult, ast_checker};
+pub use decode::{Call, parse_calls, pre_strip};
+pub use error::BfclError;
+pub use parser::parse_eval;
+pub use unparse::unparse;
+pub use value::{PyType, Value};
+
+/// The `error` of a verdict whose answer failed to decode (LiC returns no score then).
+pub const DECODER_FAILED: &str = "ast_decoder:decoder_failed";
+/// The `error` of a verdict where LiC's checker raises (an upstream crash, scored 0).
+pub const CHECKER_RAISED: &str = "ast_checker:raised";
+/// The `error` of a verdict where this crate declines to imitate upstream.
+pub const NOT_REPRODUCED: &str = "not_reproduced";
+/// The `error` prefix of a verdict for a sample missing a key LiC reads.
+pub const MALFORMED_SAMPLE: &str = "malformed_sample";
+
+fn error_details(e: &BfclError) -> serde_json::Value {
+    match e {
+        BfclError::Raise { kind, message } => json!({"exception": kind, "message": message}),
+        other => json!({"message": other.to_string()}),
+    }
+}
+
+fn sample_field<'a>(
+    sample: &'a serde_json::Value,
+    key: &str,
+    want_array: bool,
+) -> Result<&'a serde_json::Value, BfclError> {
+    let value = sample.get(key).ok_or_else(|| BfclError::MalformedSample {
+        key: key.into(),
+        message: "missing".into(),
+    })?;
+    let type_ok = if want_array {
+        value.is_array()
+    } else {
+        value.is_string()
+    };
+    if !type_ok {
+        return Err(BfclError::MalformedSample {
+            key: key.into(),
+            message: format!(
+                "expected a JSON {}",
+                if want_array { "array" } else { "string" }
+            ),
+        });
+    }
+    Ok(value)
+}
+
+/// Score one response against one LiC actions sample, as `TaskActions.evaluator_function`
+/// does after the `full_response` (identity) extraction.
+///
+/// `score` is 1.0 or 0.0 and `is_correct` is always `Some`. On failure `error` holds a
+/// BFCL-style reason (`parallel_function_checker_no_order:cannot_find_match`,
+/// `type_error:simple`, [`DECODER_FAILED`], [`CHECKER_RAISED`], ...) and `details` the
+/// checker's messages.
+pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict {
+    let fields = (|| {
+        Ok::<_, BfclError>((
+            sample_field(sample, "function", true)?,
+            sample_field(sample, "reference_answer", true)?,
+            sample_field(sample, "language", false)?,
+            sample_field(sample, "test_category", false)?,
+        ))
+    })();
+    let (function, reference, language, category) = match fields {
+        Ok(f) => f,
+        Err(e) => {
+            let key = match &e {
+                BfclError::MalformedSample { key, .. } => key.clone(),
+                _ => String::new(),
+            };
+            return Verdict::fail(Some(false), format!("{MALFORMED_SAMPLE}:{key}"))
+                .with_details(error_details(&e));
+        }
+    };
+
+    let decoded = if language.as_str() == Some("Python") {
+        parse_calls(response.trim_matches(decode::py_isspace))
+    } else {
+        Err(BfclError::from(value::Raise::new(
+            "NotImplementedError",
+            format!("Unsupported language: {language}"),
+        )))
+    };
+    let calls = match decoded {
+        Ok(calls) => calls,
+        Err(e) => {
+            let error = match e {
+                BfclError::NotReproduced { .. } => NOT_REPRODUCED,
+                _ => DECODER_FAILED,
+            };
+            return Verdict::fail(Some(false), error).with_details(error_details(&e));
+        }
+    };
+
+    let outputs: Vec<Value> = calls.iter().map(Call::to_value).collect();
+    let checked = ast_checker(
+        &Value::from_json(function),
+        &outputs,
+        &Value::from_json(reference),
+        &Value::from_json(category),
+    );
+    match checked {
+        Ok(result) if result.valid => Verdict::new(1.0, Some(true)),
+        Ok(result) => Verdict::fail(Some(false), result.error_type.clone()).with_details(json!({
+            "error_type": result.error_type,
+            "errors": result.errors,
+        })),
+        Err(e) => {
+            let error = match e {
+                BfclError::NotReproduced { .. } => NOT_REPRODUCED,
+                _ => CHECKER_RAISED,
+            };
+            Verdict::fail(Some(false), error).with_details(error_details(&e))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spotify(category: &str) -> serde_json::Value {
+        json!({
+            "function": [{"name": "spotify.play", "description": "Play songs.",
+                "parameters": {"type": "dict", "properties": {
+                    "artist": {"type": "string"}, "duration": {"type": "integer"}},
+                    "required": ["artist", "duration"]}}],
+            "reference_answer": [
+                {"spotify.play": {"artist": ["Taylor Swift"], "duration": [20]}},
+                {"spotify.play": {"artist": ["Maroon 5"], "duration": [15]}}],
+            "language": "Python",
+            "test_category": category,
+        })
+    }
+
+    fn score(response: &str, sample: &serde_json::Value) -> f64 {
+        let v = evaluate_response(response, sample);
+        assert_eq!(v.is_correct, Some(v.score == 1.0));
+        v.score
+    }
+
+    #[test]
+    fn spec_vectors_for_spotify() {
+        let s = spotify("parallel");
+        let cases = [
+            (
+                "[spotify.play(artist='Maroon 5', duration=15), spotify.play(artist='taylor swift', duration=20)]",
+                1.0,
+            ),
+            (
+                "```python\n[spotify.play(artist=\"Taylor Swift\", duration=20), spotify.play(artist=\"Maroon 5\", duration=15)]\n```",
+                1.0,
+            ),
+            (
+                "[spotify.play(artist='Taylor Swift', duration=20.0), spotify.play(artist='Maroon 5', duration=15)]",
+                0.0,
+            ),
+            (
+                "[spotify.play(artist='Taylor Swift', duration=True), spotify.play(artist='Maroon 5', duration=15)]",
+                0.0,
+            ),
+            (
+                "[spotify.play(artist='Taylor Swift', duration=4*5), spotify.play(artist='Maroon 5', duration=15)]",
+                1.0,
+            ),
+            ("[spotify.play(artist='Taylor Swift', duration=20)]", 0.0),
+            (
+                "[spotify.play('Taylor Swift', 20), spotify.play('Maroon 5', 15)]",
+                0.0,
+            ),
+            (
+                "Sure! [spotify.play(artist='Taylor Swift', duration=20), spotify.play(artist='Maroon 5', duration=15)]",
+                0.0,
+            ),
+            (
+                "[spotify_play(artist='Taylor Swift', duration=20), spotify_play(artist='Maroon 5', duration=15)]",
+                0.0,
+            ),
+            (
+                "spotify.play(artist='Taylor-Swift', duration=20), spotify.play(artist='Maroon5', duration=15)",
+                1.0,
+            ),
+            (
+                "[\n  spotify.play(artist='Taylor Swift', duration=20),\n  spotify.play(artist='Maroon 5', duration=15)\n]",
+                0.0,
+            ),
+            (
+                "{spotify.play(artist='Taylor Swift', duration=20), spotify.play(artist='Maroon 5', duration=15)}",
+                1.0,
+            ),
+        ];
+        for (response, want) in cases {
+            assert_eq!(score(response, &s), want, "{response}");
+        }
+    }
+
+    #[test]
+    fn float_promotion_and_optional_markers() {
+        let sample = json!({
+            "function": [{"name": "calc_area", "parameters": {"type": "dict", "properties": {
+                "base": {"type": "float"}, "height": {"type": "float"},
+                "unit": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                "required": ["base", "height"]}}],
+            "reference_answer": [{"calc_area": {"base": [10.0], "height": [5.0],
+                "unit": ["cm", ""], "tags": [["a", "b"], ""]}}],
+            "language": "Python",
+            "test_category": "parallel",
+        });
+        assert_eq!(
+            score("calc_area(base=10, height=5, unit='CM')", &sample),
+            1.0
+        );
+        assert_eq!(score("calc_area(base=-10, height=5)", &sample), 0.0);
+        assert_eq!(
+            score("calc_area(base=10, height=5, tags=['A','b'])", &sample),
+            1.0
+        );
+        assert_eq!(
+            score("calc_area(base=10, height=5, tags=['b','a'])", &sample),
+            0.0
+        );
+        assert_eq!(score("calc_area(base=10, height=5, tags=[])", &sample), 1.0);
+        assert_eq!(
+            score("calc_area(base=10, height=5, unit=...)", &sample),
+            1.0
+        );
+    }
+
+    #[test]
+    fn greedy_matching_and_dispatch() {
+        let sample = json!({
+            "function": [{"name": "f", "parameters": {"type": "dict",
+                "properties": {"x": {"type": "integer"}}, "required": []}}],
+            "reference_answer": [{"f": {"x": [1, 2]}}, {"f": {"x": [1]}}],
+            "language": "Python",
+            "test_category": "parallel",
+        });
+        assert_eq!(score("[f(x=1), f(x=2)]", &sample), 0.0);
+        assert_eq!(score("[f(x=2), f(x=1)]", &sample), 1.0);
+        let mut multiple = sample.clone();
+        multiple["test_category"] = json!("multiple");
+        assert_eq!(score("[f(x=2), f(x=99)]", &multiple), 1.0);
+        let mut simple = sample.clone();
+        simple["test_category"] = json!("simple");
+        assert_eq!(score("[f(x=2), f(x=1)]", &simple), 0.0);
+        let mut java = sample;
+        java["language"] = json!("python");
+        assert_eq!(
+            evaluate_response("[f(x=2), f(x=1)]", &java)
+                .error
+                .as_deref(),
+            Some(DECODER_FAILED)
+        );
+    }
+
+    #[test]
+    fn upstream_raises_and_malformed_samples() {
+        let sample = json!({
+            "function": [{"name": "f", "parameters": {"type": "dict",
+                "properties": {"x": {"type": "number"}}, "required": []}}],
+            "reference_answer": [{"f": {"x": [1]}}],
+            "language": "Python",
+            "test_category": "parallel",
+        });
+        let v = evaluate_response("f(x=1)", &sample);
+        assert_eq!((v.score, v.is_correct), (0.0, Some(false)));
+        assert_eq!(v.error.as_deref(), Some(CHECKER_RAISED));
+        let mut undocumented = sample.clone();
+        undocumented["reference_answer"] = json!([{"g": {"x": [1]}}]);
+        assert_eq!(
+            evaluate_response("f(x=1)", &undocumented).error.as_deref(),
+            Some(CHECKER_RAISED)
+        );
+        let mut missing = sample;
+        missing
+            .as_object_mut()
+            .map(|m| m.remove("reference_answer"));
+        let v = evaluate_response("f(x=1)", &missing);
+        assert_eq!(
+            v.error.as_deref(),
+            Some("malformed_sample:reference_answer")
+        );
+        assert_eq!(v.score, 0.0);
+    }
+}

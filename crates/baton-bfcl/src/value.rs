@@ -1,0 +1,789 @@
+//! The Python value model: the objects `resolve_ast_by_type` produces and the checker compares.
+//!
+//! Only what the evaluator can meet is modelled: the literal types, the three containers a
+//! literal can build (plus `set`, which arithmetic on set displays can produce), and
+//! `Ellipsis`. Equality, membership, iteration and `repr` follow CPython 3.11.
+
+use std::fmt::Write as _;
+
+use num_bigint::BigInt;
+use num_traits::{FromPrimitive, ToPrimitive, Zero};
+
+/// A Python object as LiC's evaluator sees it.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// `None`.
+    None,
+    /// `True` / `False` (a distinct type for the checker: `type(True) != int`).
+    Bool(bool),
+    /// An `int` of any size.
+    Int(BigInt),
+    /// A `float`.
+    Float(f64),
+    /// A `complex` (real, imaginary).
+    Complex(f64, f64),
+    /// A `str`.
+    Str(String),
+    /// A `bytes`.
+    Bytes(Vec<u8>),
+    /// The `Ellipsis` object (only inside evaluated arithmetic; `resolve` turns `...` into `"..."`).
+    Ellipsis,
+    /// A `list`.
+    List(Vec<Value>),
+    /// A `tuple`.
+    Tuple(Vec<Value>),
+    /// A `dict`, in insertion order, keys unique under Python equality.
+    Dict(Vec<(Value, Value)>),
+    /// A `set`, elements unique under Python equality.
+    Set(Vec<Value>),
+}
+
+/// The Python type of a [`Value`], for `type(x) == T` tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PyType {
+    /// `NoneType`.
+    NoneType,
+    /// `bool`.
+    Bool,
+    /// `int`.
+    Int,
+    /// `float`.
+    Float,
+    /// `complex`.
+    Complex,
+    /// `str`.
+    Str,
+    /// `bytes`.
+    Bytes,
+    /// `ellipsis`.
+    Ellipsis,
+    /// `list`.
+    List,
+    /// `tuple`.
+    Tuple,
+    /// `dict`.
+    Dict,
+    /// `set`.
+    Set,
+}
+
+impl PyType {
+    /// The type's `__name__`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PyType::NoneType => "NoneType",
+            PyType::Bool => "bool",
+            PyType::Int => "int",
+            PyType::Float => "float",
+            PyType::Complex => "complex",
+            PyType::Str => "str",
+            PyType::Bytes => "bytes",
+            PyType::Ellipsis => "ellipsis",
+            PyType::List => "list",
+            PyType::Tuple => "tuple",
+            PyType::Dict => "dict",
+            PyType::Set => "set",
+        }
+    }
+}
+
+/// A Python exception raised while evaluating or checking (LiC lets these escape).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raise {
+    /// The exception class name (`KeyError`, `TypeError`, ...).
+    pub kind: &'static str,
+    /// The exception message.
+    pub message: String,
+}
+
+impl Raise {
+    /// A raise of `kind` with `message`.
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        Raise {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Raise {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        py_eq(self, other)
+    }
+}
+
+impl Value {
+    /// A `str` value.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    /// An `int` value.
+    pub fn int(i: i64) -> Value {
+        Value::Int(BigInt::from(i))
+    }
+
+    /// `type(self)`.
+    pub fn py_type(&self) -> PyType {
+        match self {
+            Value::None => PyType::NoneType,
+            Value::Bool(_) => PyType::Bool,
+            Value::Int(_) => PyType::Int,
+            Value::Float(_) => PyType::Float,
+            Value::Complex(..) => PyType::Complex,
+            Value::Str(_) => PyType::Str,
+            Value::Bytes(_) => PyType::Bytes,
+            Value::Ellipsis => PyType::Ellipsis,
+            Value::List(_) => PyType::List,
+            Value::Tuple(_) => PyType::Tuple,
+            Value::Dict(_) => PyType::Dict,
+            Value::Set(_) => PyType::Set,
+        }
+    }
+
+    /// Whether `hash(self)` would succeed.
+    pub fn is_hashable(&self) -> bool {
+        match self {
+            Value::List(_) | Value::Dict(_) | Value::Set(_) => false,
+            Value::Tuple(items) => items.iter().all(Value::is_hashable),
+            _ => true,
+        }
+    }
+
+    /// Python truthiness (`bool(self)`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => !i.is_zero(),
+            Value::Float(f) => *f != 0.0,
+            Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::Ellipsis => true,
+            Value::List(v) | Value::Tuple(v) | Value::Set(v) => !v.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+        }
+    }
+
+    /// `repr(self)`.
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        write_repr(self, &mut out);
+        out
+    }
+
+    /// Convert from JSON the way `json.load` builds Python objects.
+    pub fn from_json(json: &serde_json::Value) -> Value {
+        match json {
+            serde_json::Value::Null => Value::None,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Value::Int(BigInt::from(i))
+                } else if let Some(u) = n.as_u64() {
+                    Value::Int(BigInt::from(u))
+                } else {
+                    Value::Float(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            serde_json::Value::String(s) => Value::Str(s.clone()),
+            serde_json::Value::Array(items) => {
+                Value::List(items.iter().map(Value::from_json).collect())
+            }
+            serde_json::Value::Object(map) => Value::Dict(
+                map.iter()
+                    .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// A JSON rendering for reports (`None`-keyed or non-string keys use their `repr`).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            Value::None => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => match i.to_i64() {
+                Some(n) => J::from(n),
+                None => J::String(i.to_string()),
+            },
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .unwrap_or_else(|| J::String(float_repr(*f))),
+            Value::Str(s) => J::String(s.clone()),
+            Value::List(v) | Value::Tuple(v) | Value::Set(v) => {
+                J::Array(v.iter().map(Value::to_json).collect())
+            }
+            Value::Dict(d) => J::Object(
+                d.iter()
+                    .map(|(k, v)| {
+                        let key = match k {
+                            Value::Str(s) => s.clone(),
+                            other => other.repr(),
+                        };
+                        (key, v.to_json())
+                    })
+                    .collect(),
+            ),
+            other => J::String(other.repr()),
+        }
+    }
+}
+
+/// Numeric view used by equality and arithmetic.
+pub(crate) enum Num<'a> {
+    Int(std::borrow::Cow<'a, BigInt>),
+    Float(f64),
+    Complex(f64, f64),
+}
+
+pub(crate) fn as_num(v: &Value) -> Option<Num<'_>> {
+    match v {
+        Value::Bool(b) => Some(Num::Int(std::borrow::Cow::Owned(BigInt::from(u8::from(
+            *b,
+        ))))),
+        Value::Int(i) => Some(Num::Int(std::borrow::Cow::Borrowed(i))),
+        Value::Float(f) => Some(Num::Float(*f)),
+        Value::Complex(re, im) => Some(Num::Complex(*re, *im)),
+        _ => None,
+    }
+}
+
+/// Exact comparison of an int with a float, as CPython does it.
+fn int_eq_float(i: &BigInt, f: f64) -> bool {
+    if !f.is_finite() || f.fract() != 0.0 {
+        return false;
+    }
+    BigInt::from_f64(f).is_some_and(|g| &g == i)
+}
+
+fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
+    match (a, b) {
+        (Num::Int(x), Num::Int(y)) => x == y,
+        (Num::Int(x), Num::Float(f)) | (Num::Float(f), Num::Int(x)) => int_eq_float(x, *f),
+        (Num::Float(x), Num::Float(y)) => x == y,
+        (Num::Complex(re, im), other) | (other, Num::Complex(re, im)) => {
+            if *im != 0.0 {
+                return match other {
+                    Num::Complex(r2, i2) => re == r2 && im == i2,
+                    _ => false,
+                };
+            }
+            match other {
+                Num::Int(x) => int_eq_float(x, *re),
+                Num::Float(f) => re == f,
+                Num::Complex(r2, i2) => re == r2 && im == i2,
+            }
+        }
+    }
+}
+
+/// Python `a == b`.
+pub fn py_eq(a: &Value, b: &Value) -> bool {
+    if let (Some(x), Some(y)) = (as_num(a), as_num(b)) {
+        return num_eq(&x, &y);
+    }
+    match (a, b) {
+        (Value::None, Value::None) | (Value::Ellipsis, Value::Ellipsis) => true,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
+        (Value::Dict(x), Value::Dict(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| dict_get(y, k).is_some_and(|w| py_eq(v, w)))
+        }
+        (Value::Set(x), Value::Set(y)) => {
+            x.len() == y.len() && x.iter().all(|e| y.iter().any(|f| py_eq(e, f)))
+        }
+        _ => false,
+    }
+}
+
+/// Look a key up in a dict's item list.
+pub fn dict_get<'a>(items: &'a [(Value, Value)], key: &Value) -> Option<&'a Value> {
+    items.iter().find(|(k, _)| py_eq(k, key)).map(|(_, v)| v)
+}
+
+/// `d[key] = value`: an existing equal key keeps its place and its original key object.
+pub fn dict_insert(items: &mut Vec<(Value, Value)>, key: Value, value: Value) {
+    match items.iter_mut().find(|(k, _)| py_eq(k, &key)) {
+        Some(slot) => slot.1 = value,
+        None => items.push((key, value)),
+    }
+}
+
+fn unhashable(v: &Value) -> Raise {
+    Raise::new(
+        "TypeError",
+        format!("unhashable type: '{}'", v.py_type().name()),
+    )
+}
+
+/// Python `item in container`.
+pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
+    match container {
+        Value::List(v) | Value::Tuple(v) => Ok(v.iter().any(|e| py_eq(item, e))),
+        Value::Dict(d) => {
+            if !item.is_hashable() {
+                return Err(unhashable(item));
+            }
+            Ok(dict_get(d, item).is_some())
+        }
+        Value::Set(v) => {
+            if !item.is_hashable() {
+                return Err(unhashable(item));
+            }
+            Ok(v.iter().any(|e| py_eq(item, e)))
+        }
+        Value::Str(s) => match item {
+            Value::Str(needle) => Ok(s.contains(needle.as_str())),
+            other => Err(Raise::new(
+                "TypeError",
+                format!(
+                    "'in <string>' requires string as left operand, not {}",
+                    other.py_type().name()
+                ),
+            )),
+        },
+        Value::Bytes(b) => match item {
+            Value::Bytes(needle) => {
+                Ok(needle.is_empty() || b.windows(needle.len()).any(|w| w == needle.as_slice()))
+            }
+            Value::Int(i) => match i.to_u8() {
+                Some(byte) => Ok(b.contains(&byte)),
+                None => Err(Raise::new("ValueError", "byte must be in range(0, 256)")),
+            },
+            other => Err(Raise::new(
+                "TypeError",
+                format!(
+                    "a bytes-like object is required, not '{}'",
+                    other.py_type().name()
+                ),
+            )),
+        },
+        other => Err(Raise::new(
+            "TypeError",
+            format!(
+                "argument of type '{}' is not iterable",
+                other.py_type().name()
+            ),
+        )),
+    }
+}
+
+/// Python `iter(x)`, collected.
+pub fn py_iter(v: &Value) -> Result<Vec<Value>, Raise> {
+    match v {
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => Ok(items.clone()),
+        Value::Dict(d) => Ok(d.iter().map(|(k, _)| k.clone()).collect()),
+        Value::Str(s) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
+        Value::Bytes(b) => Ok(b.iter().map(|&x| Value::Int(BigInt::from(x))).collect()),
+        other => Err(Raise::new(
+            "TypeError",
+            format!("'{}' object is not iterable", other.py_type().name()),
+        )),
+    }
+}
+
+/// Python `len(x)`.
+pub fn py_len(v: &Value) -> Result<usize, Raise> {
+    match v {
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => Ok(items.len()),
+        Value::Dict(d) => Ok(d.len()),
+        Value::Str(s) => Ok(s.chars().count()),
+        Value::Bytes(b) => Ok(b.len()),
+        other => Err(Raise::new(
+            "TypeError",
+            format!("object of type '{}' has no len()", other.py_type().name()),
+        )),
+    }
+}
+
+/// Python `x[key]` for the containers the checker indexes.
+pub fn py_getitem(v: &Value, key: &Value) -> Result<Value, Raise> {
+    match v {
+        Value::Dict(d) => {
+            if !key.is_hashable() {
+                return Err(unhashable(key));
+            }
+            dict_get(d, key)
+                .cloned()
+                .ok_or_else(|| Raise::new("KeyError", key.repr()))
+        }
+        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Bytes(_) => {
+            let index = match key {
+                Value::Int(i) => i.clone(),
+                Value::Bool(b) => BigInt::from(u8::from(*b)),
+                other => {
+                    return Err(Raise::new(
+                        "TypeError",
+                        format!(
+                            "{} indices must be integers or slices, not {}",
+                            v.py_type().name(),
+                            other.py_type().name()
+                        ),
+                    ));
+                }
+            };
+            let len = py_len(v)?;
+            let resolved = index
+                .to_i64()
+                .map(|i| if i < 0 { i + len as i64 } else { i })
+                .filter(|i| *i >= 0 && (*i as usize) < len);
+            let Some(i) = resolved else {
+                return Err(Raise::new(
+                    "IndexError",
+                    format!("{} index out of range", v.py_type().name()),
+                ));
+            };
+            let i = i as usize;
+            Ok(match v {
+                Value::List(items) | Value::Tuple(items) => items[i].clone(),
+                Value::Str(s) => Value::Str(s.chars().nth(i).map(String::from).unwrap_or_default()),
+                Value::Bytes(b) => Value::Int(BigInt::from(b[i])),
+                _ => unreachable!("matched above"),
+            })
+        }
+        other => Err(Raise::new(
+            "TypeError",
+            format!("'{}' object is not subscriptable", other.py_type().name()),
+        )),
+    }
+}
+
+/// `[x[i] for i in range(len(x))]`: how the BFCL checkers walk their candidate lists.
+pub fn py_index_iter(v: &Value) -> Result<Vec<Value>, Raise> {
+    let len = py_len(v)?;
+    (0..len)
+        .map(|i| py_getitem(v, &Value::Int(BigInt::from(i))))
+        .collect()
+}
+
+/// BFCL's `standardize_string`: drop ` ,./-_*^`, lowercase, `'` → `"`.
+pub fn standardize_string(s: &str) -> String {
+    let kept: String = s
+        .chars()
+        .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
+        .collect();
+    kept.to_lowercase().replace('\'', "\"")
+}
+
+// ---------------------------------------------------------------------------------------------
+// repr
+
+/// `repr(float)` (CPython's shortest round-trip form, `'r'` format with `.0` added).
+pub fn float_repr(f: f64) -> String {
+    format_float(f, true)
+}
+
+/// CPython `format_float_short(x, 'r', 0, flags)`; `add_dot_0` is `Py_DTSF_ADD_DOT_0`.
+pub(crate) fn format_float(f: f64, add_dot_0: bool) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}{}", if add_dot_0 { "0.0" } else { "0" });
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits, like CPython's mode 0.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let decpt = exp + 1;
+    let mut out = String::from(sign);
+    if decpt <= -4 || decpt > 16 {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = decpt - 1;
+        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    } else if decpt <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
+        out.push_str(&digits);
+    } else if decpt as usize >= digits.len() {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', decpt as usize - digits.len()));
+        if add_dot_0 {
+            out.push_str(".0");
+        }
+    } else {
+        out.push_str(&digits[..decpt as usize]);
+        out.push('.');
+        out.push_str(&digits[decpt as usize..]);
+    }
+    out
+}
+
+/// `repr(complex(re, im))`.
+pub fn complex_repr(re: f64, im: f64) -> String {
+    if re == 0.0 && re.is_sign_positive() {
+        format!("{}j", format_float(im, false))
+    } else {
+        let imag = format_float(im, false);
+        let imag = if imag.starts_with('-') {
+            imag
+        } else {
+            format!("+{imag}")
+        };
+        format!("({}{}j)", format_float(re, false), imag)
+    }
+}
+
+/// Approximation of `str.isprintable` for one character (CPython's Unicode database).
+///
+/// Exact for ASCII and Latin-1 and for the format, separator, private-use and
+/// noncharacter code points; unassigned code points count as printable here.
+pub(crate) fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    if c == ' ' {
+        return true;
+    }
+    if u < 0x20 || (0x7f..=0xa0).contains(&u) {
+        return false;
+    }
+    let excluded = matches!(
+        u,
+        0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x1680
+            | 0x180E
+            | 0x2000..=0x200F
+            | 0x2028..=0x202F
+            | 0x205F..=0x2064
+            | 0x2066..=0x206F
+            | 0x3000
+            | 0xD800..=0xF8FF
+            | 0xFDD0..=0xFDEF
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+            | 0xF0000..=0x10FFFF
+    );
+    !excluded && (u & 0xFFFE) != 0xFFFE
+}
+
+/// `repr(str)`.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => {
+                let u = c as u32;
+                if u < 0x100 {
+                    let _ = write!(out, "\\x{u:02x}");
+                } else if u < 0x10000 {
+                    let _ = write!(out, "\\u{u:04x}");
+                } else {
+                    let _ = write!(out, "\\U{u:08x}");
+                }
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `repr(bytes)`.
+pub fn bytes_repr(b: &[u8]) -> String {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    let mut out = String::from("b");
+    out.push(quote as char);
+    for &x in b {
+        match x {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            x if x == quote => {
+                out.push('\\');
+                out.push(x as char);
+            }
+            0x20..=0x7e => out.push(x as char),
+            x => {
+                let _ = write!(out, "\\x{x:02x}");
+            }
+        }
+    }
+    out.push(quote as char);
+    out
+}
+
+fn write_repr(v: &Value, out: &mut String) {
+    match v {
+        Value::None => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&float_repr(*f)),
+        Value::Complex(re, im) => out.push_str(&complex_repr(*re, *im)),
+        Value::Str(s) => out.push_str(&str_repr(s)),
+        Value::Bytes(b) => out.push_str(&bytes_repr(b)),
+        Value::Ellipsis => out.push_str("Ellipsis"),
+        Value::List(items) => {
+            out.push('[');
+            write_items(items, out);
+            out.push(']');
+        }
+        Value::Tuple(items) => {
+            out.push('(');
+            write_items(items, out);
+            if items.len() == 1 {
+                out.push(',');
+            }
+            out.push(')');
+        }
+        Value::Set(items) => {
+            if items.is_empty() {
+                out.push_str("set()");
+            } else {
+                out.push('{');
+                write_items(items, out);
+                out.push('}');
+            }
+        }
+        Value::Dict(d) => {
+            out.push('{');
+            for (n, (k, val)) in d.iter().enumerate() {
+                if n > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(k, out);
+                out.push_str(": ");
+                write_repr(val, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_items(items: &[Value], out: &mut String) {
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push_str(", ");
+        }
+        write_repr(item, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_repr_matches_cpython() {
+        let cases = [
+            (1.0, "1.0"),
+            (0.5, "0.5"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (123456.789, "123456.789"),
+            (1.5e300, "1.5e+300"),
+            (-0.0, "-0.0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(float_repr(f), want, "{f}");
+        }
+        assert_eq!(complex_repr(0.0, 2.0), "2j");
+        assert_eq!(complex_repr(0.0, 1e16), "1e+16j");
+        assert_eq!(complex_repr(1.0, -2.0), "(1-2j)");
+        assert_eq!(complex_repr(-0.0, -1.0), "(-0-1j)");
+    }
+
+    #[test]
+    fn python_equality() {
+        assert!(py_eq(&Value::int(5), &Value::Float(5.0)));
+        assert!(py_eq(&Value::Bool(true), &Value::int(1)));
+        assert!(!py_eq(&Value::str("5"), &Value::int(5)));
+        assert!(!py_eq(
+            &Value::List(vec![Value::int(1)]),
+            &Value::Tuple(vec![Value::int(1)])
+        ));
+        assert!(py_eq(&Value::Complex(2.0, 0.0), &Value::int(2)));
+        let big = BigInt::from(2).pow(1000);
+        assert!(py_eq(&Value::Int(big), &Value::Float(2f64.powi(1000))));
+        assert!(!py_eq(&Value::None, &Value::str("")));
+    }
+
+    #[test]
+    fn str_and_bytes_repr() {
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("a'b\"c"), "'a\\'b\"c'");
+        assert_eq!(str_repr("tab\there\u{7}é"), "'tab\\there\\x07é'");
+        assert_eq!(str_repr("\u{200b}"), "'\\u200b'");
+        assert_eq!(bytes_repr(b"a\x00'"), "b\"a\\x00'\"");
+    }
+
+    #[test]
+    fn standardize_matches_bfcl() {
+        assert_eq!(
+            standardize_string("April 1, 2024 - It's *NEW*^/_."),
+            "april12024it\"snew"
+        );
+        assert_eq!(standardize_string("Taylor-Swift"), "taylorswift");
+    }
+
+    #[test]
+    fn membership_and_indexing() {
+        let d = Value::Dict(vec![(Value::str("a"), Value::int(1))]);
+        assert_eq!(py_contains(&d, &Value::str("a")), Ok(true));
+        assert!(py_contains(&d, &Value::List(vec![])).is_err());
+        assert_eq!(py_contains(&Value::str("abc"), &Value::str("b")), Ok(true));
+        assert!(py_contains(&Value::int(3), &Value::int(3)).is_err());
+        assert_eq!(py_index_iter(&Value::str("")).map(|v| v.len()), Ok(0));
+        assert!(py_getitem(&d, &Value::str("b")).is_err());
+    }
+}
