@@ -149,11 +149,11 @@ impl Bleu {
                 });
             }
         }
-        let mut matcher = Matcher::new(self.tokenizer, self.lowercase);
+        let mut matcher = Matcher::default();
         let mut total = Stats::default();
         for (i, hypothesis) in hypotheses.iter().enumerate() {
             let segment_refs = references.iter().map(|stream| stream.as_ref()[i].as_ref());
-            total += matcher.segment(hypothesis.as_ref(), segment_refs);
+            total += matcher.segment(self.settings(), hypothesis.as_ref(), segment_refs);
         }
         Ok(total)
     }
@@ -172,9 +172,18 @@ impl Bleu {
         if references.is_empty() {
             return Err(BleuError::NoReferences);
         }
-        let mut matcher = Matcher::new(self.tokenizer, self.lowercase);
-        let stats = matcher.segment(hypothesis, references.iter().map(AsRef::as_ref));
+        let stats = Matcher::with_thread_local(|matcher| {
+            matcher.segment(
+                self.settings(),
+                hypothesis,
+                references.iter().map(AsRef::as_ref),
+            )
+        });
         Ok(self.score_stats(&stats))
+    }
+
+    fn settings(&self) -> (Tokenizer, bool) {
+        (self.tokenizer, self.lowercase)
     }
 
     /// The score of already counted statistics with these settings' smoothing and effective

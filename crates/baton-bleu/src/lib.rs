@@ -43,15 +43,31 @@
 //! # How it was checked
 //!
 //! - The integration test runs all 704 data2text conformance vectors (LiC's evaluator on
-//!   sacreBLEU 2.6.0 and CPython 3.11.7) and requires agreement within 1e-9; it also compares
-//!   with a local sacreBLEU 2.6.0 when `BATON_SACREBLEU_PYTHON` names a Python that has it.
-//! - Unit tests hold tokenizer outputs and scores printed by sacreBLEU 2.6.0 for every smoothing
-//!   method, effective order on and off, and the whitespace set of CPython's `str.split()`.
+//!   sacreBLEU 2.6.0 and CPython 3.11.7) and requires agreement within 1e-9; every one of them
+//!   is in fact bit-identical.
+//! - When `BATON_SACREBLEU_PYTHON` (or `python3`) can import sacreBLEU 2.6.0, the integration
+//!   test also scores 1,500 generated cases with both implementations (all four tokenizers,
+//!   lowercasing, every smoothing method, effective order on and off, corpus and sentence
+//!   level, one to three references, entities, `<skipped>`, newlines, Unicode whitespace) and
+//!   requires bit-identical scores, precisions and brevity penalties, and the same counts,
+//!   lengths and printed form.
+//! - Unit tests hold tokenizer outputs and scores printed by sacreBLEU 2.6.0, and compare the
+//!   fast 13a tokenizer with a literal character-by-character rendering of its four regular
+//!   expressions on every short string over an alphabet that triggers each rule.
 //! - The benchmark (`cargo bench -p baton-bleu`) recomputes sacreBLEU's corpus score on its
 //!   10,000-pair input (71.15504462343804) and times both implementations on the same data.
 //!
 //! CPython 3.12 changed `sum()` of floats to compensated summation; sacreBLEU run there can
 //! differ from this crate (and from 3.11) in the last bit.
+//!
+//! # Speed
+//!
+//! sacreBLEU spends its time in Python regular expressions and in `Counter`s of string tuples.
+//! Here the 13a rules run as byte loops that copy the text in chunks between matches, tokens
+//! are interned to integers once, and each segment's n-grams go into a small open-addressing
+//! table keyed by packed token ids. [`sentence_bleu`] and [`Bleu::sentence_score`] reuse a
+//! per-thread scratch area between calls. On the benchmark's data this is some 60 to 80 times
+//! faster than sacreBLEU 2.6.0 for both corpus and sentence BLEU.
 //!
 //! # Example
 //!

@@ -75,31 +75,6 @@ pub(crate) fn whitespace_len(bytes: &[u8], i: usize) -> usize {
     }
 }
 
-/// Calls `token(start, end)` for every maximal run of non-whitespace bytes in `bytes`, like
-/// Python's `str.split()` with no argument. `bytes` must be valid UTF-8.
-#[inline]
-pub(crate) fn split_spans(bytes: &[u8], mut token: impl FnMut(usize, usize)) {
-    let mut i = 0;
-    let mut start = None;
-    while i < bytes.len() {
-        let w = whitespace_len(bytes, i);
-        if w > 0 {
-            if let Some(s) = start.take() {
-                token(s, i);
-            }
-            i += w;
-        } else {
-            if start.is_none() {
-                start = Some(i);
-            }
-            i += 1;
-        }
-    }
-    if let Some(s) = start {
-        token(s, bytes.len());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,14 +113,6 @@ mod tests {
                 u32::from(c)
             );
         }
-    }
-
-    #[test]
-    fn split_matches_python_split() {
-        let s = "\u{1f} a\u{a0}b\u{3000}\u{2009}cé  d\u{200b}e \u{85}";
-        let mut tokens = Vec::new();
-        split_spans(s.as_bytes(), |a, b| tokens.push(&s[a..b]));
-        assert_eq!(tokens, ["a", "b", "cé", "d\u{200b}e"]);
     }
 
     #[test]
