@@ -1,0 +1,89 @@
+//! Model access for baton: providers that translate requests, and the [`Model`] wrapper
+//! that owns concurrency, retries and pricing.
+//!
+//! * [`Provider`] turns one [`Request`] into one [`Response`] with normalized
+//!   [`baton_types::Usage`], and classifies its errors as [`RetryDecision`]s. It never
+//!   retries or sleeps on its own.
+//! * [`Model`] is one model role in an experiment: it holds a provider, the provider-side
+//!   model id, generation settings, a concurrency limit, a retry policy and its
+//!   [`Price`] from a [`PriceCard`] (LiteLLM's JSON format). Costs are exact integers in
+//!   picodollars ([`Cost`]).
+//! * [`SimProvider`] serves the deterministic simulated models (`sim/<name>`) whose rules
+//!   are documented in [`sim`].
+//!
+//! Not here: the HTTP providers and the simulated HTTP server (`baton-http`), the turn
+//! loop and forking (`baton-runner`).
+#![deny(missing_docs)]
+
+mod model;
+mod price;
+mod provider;
+pub mod sim;
+
+pub use model::{Completion, Model, RetryBudget, RetryPolicy};
+pub use price::{Cost, EMBEDDED_PRICE_CARD, Price, PriceCard};
+pub use provider::{
+    GenerateConfig, Provider, ProviderConfig, ProviderError, ProviderFactory, Request, Response,
+    RetryDecision, classify_default,
+};
+pub use sim::{SimProvider, SimSettings};
+
+use std::time::Duration;
+
+/// Errors from pricing and model calls.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The price card has no entry for a model.
+    #[error(
+        "no price for {key:?} in the price card ({sources}); add an entry in LiteLLM's format with --prices"
+    )]
+    NoPrice {
+        /// The card key looked up.
+        key: String,
+        /// The card files consulted.
+        sources: String,
+    },
+    /// A call used a token class whose rate the card lacks.
+    #[error("price card entry {key:?} has no {field}, but a call used that token class")]
+    MissingRate {
+        /// The card key.
+        key: String,
+        /// The missing LiteLLM field.
+        field: &'static str,
+    },
+    /// The price card could not be read.
+    #[error("price card {source_name}: {message}")]
+    PriceCard {
+        /// The file or name of the card.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The provider failed and retrying would not help (or retries ran out).
+    #[error("model {model:?} ({provider}) failed after {attempts} attempt(s): {source}")]
+    Provider {
+        /// The model's name in the experiment.
+        model: String,
+        /// The provider kind.
+        provider: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last error.
+        source: ProviderError,
+    },
+    /// Waiting for another retry would exceed the run's retry-time budget.
+    #[error(
+        "model {model:?}: retry-time budget exhausted after {attempts} attempt(s) (next wait {wait:?}); last error: {last}"
+    )]
+    RetryBudget {
+        /// The model's name in the experiment.
+        model: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The wait that did not fit.
+        wait: Duration,
+        /// The last error.
+        last: String,
+    },
+}

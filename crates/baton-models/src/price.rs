@@ -1,0 +1,310 @@
+//! Price cards in LiteLLM's JSON format, and exact cost arithmetic.
+//!
+//! Rates are kept as integer picodollars (1e-12 USD) per token, so a call's cost is an
+//! exact integer and an episode's total is the exact sum of its calls: prefix, handoff and
+//! suffix reconcile to the last unit. Every LiteLLM rate with at most twelve decimal
+//! places (all of them, in practice) converts without loss; a rate that does not is
+//! rejected rather than rounded.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use baton_types::Usage;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::ModelError;
+
+/// The price card compiled into the binary (a LiteLLM subset plus the simulated models).
+pub const EMBEDDED_PRICE_CARD: &str = include_str!("../data/price_card.json");
+
+/// An amount of money in picodollars (1e-12 USD).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Cost(pub i64);
+
+impl Cost {
+    /// Zero dollars.
+    pub const ZERO: Cost = Cost(0);
+
+    /// The amount in US dollars, for display and metrics.
+    pub fn usd(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+
+    /// Picodollars from a USD float, rounding to the nearest picodollar.
+    pub fn from_usd(usd: f64) -> Cost {
+        Cost((usd * 1e12).round() as i64)
+    }
+}
+
+impl std::ops::Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost(self.0 + o.0)
+    }
+}
+
+impl std::ops::AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        self.0 += o.0;
+    }
+}
+
+impl std::iter::Sum for Cost {
+    fn sum<I: Iterator<Item = Cost>>(iter: I) -> Cost {
+        Cost(iter.map(|c| c.0).sum())
+    }
+}
+
+impl fmt::Display for Cost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "${:.6}", self.usd())
+    }
+}
+
+/// One model's rates, in picodollars per token. `None` means the card has no rate for
+/// that token class; using such a class is an error, never $0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Price {
+    /// Uncached input.
+    pub input: i64,
+    /// Output, reasoning included.
+    pub output: i64,
+    /// Prompt-cache hits.
+    pub cache_read: Option<i64>,
+    /// 5-minute cache writes.
+    pub cache_write_5m: Option<i64>,
+    /// 1-hour cache writes.
+    pub cache_write_1h: Option<i64>,
+}
+
+impl Price {
+    /// The exact cost of one call's usage, or an error naming the token class the card
+    /// has no rate for.
+    pub fn cost(&self, key: &str, usage: &Usage) -> Result<Cost, ModelError> {
+        let class = |n: u64, rate: Option<i64>, field: &'static str| -> Result<i64, ModelError> {
+            match (n, rate) {
+                (0, _) => Ok(0),
+                (n, Some(r)) => Ok(n as i64 * r),
+                (_, None) => Err(ModelError::MissingRate {
+                    key: key.to_string(),
+                    field,
+                }),
+            }
+        };
+        let total = usage.uncached_in as i64 * self.input
+            + usage.output as i64 * self.output
+            + class(
+                usage.cache_read,
+                self.cache_read,
+                "cache_read_input_token_cost",
+            )?
+            + class(
+                usage.cache_write_5m,
+                self.cache_write_5m,
+                "cache_creation_input_token_cost",
+            )?
+            + class(
+                usage.cache_write_1h,
+                self.cache_write_1h,
+                "cache_creation_input_token_cost_above_1hr",
+            )?;
+        Ok(Cost(total))
+    }
+
+    /// The most a call with this many prompt and output tokens can cost (every prompt
+    /// token at the dearest input class).
+    pub fn upper_bound(&self, input_tokens: u64, output_tokens: u64) -> Cost {
+        let dearest_in = [Some(self.input), self.cache_write_5m, self.cache_write_1h]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(self.input);
+        Cost(input_tokens as i64 * dearest_in + output_tokens as i64 * self.output)
+    }
+}
+
+#[derive(Deserialize)]
+struct RawEntry {
+    input_cost_per_token: Option<f64>,
+    output_cost_per_token: Option<f64>,
+    cache_read_input_token_cost: Option<f64>,
+    cache_creation_input_token_cost: Option<f64>,
+    cache_creation_input_token_cost_above_1hr: Option<f64>,
+}
+
+/// A loaded price card: the embedded one, optionally overridden entry by entry by a
+/// user file in the same format.
+#[derive(Debug, Clone)]
+pub struct PriceCard {
+    entries: BTreeMap<String, Price>,
+    sha256: String,
+    sources: Vec<String>,
+}
+
+impl PriceCard {
+    /// The card compiled into the binary.
+    pub fn embedded() -> Self {
+        Self::parse("embedded price card", EMBEDDED_PRICE_CARD)
+            .expect("the embedded price card is valid (checked by a unit test)")
+    }
+
+    /// Parse a card in LiteLLM's format. Entries without both base rates (embedding
+    /// models, image models, `sample_spec`) are skipped.
+    pub fn parse(source: &str, text: &str) -> Result<Self, ModelError> {
+        let raw: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| ModelError::PriceCard {
+                source_name: source.to_string(),
+                message: e.to_string(),
+            })?;
+        let mut entries = BTreeMap::new();
+        for (key, value) in raw {
+            if key == "sample_spec" {
+                continue;
+            }
+            let entry: RawEntry =
+                serde_json::from_value(value).map_err(|e| ModelError::PriceCard {
+                    source_name: source.to_string(),
+                    message: format!("entry {key:?}: {e}"),
+                })?;
+            let (Some(input), Some(output)) =
+                (entry.input_cost_per_token, entry.output_cost_per_token)
+            else {
+                continue;
+            };
+            let rate = |field: &str, v: f64| to_pico(source, &key, field, v);
+            let opt = |field: &str, v: Option<f64>| v.map(|v| rate(field, v)).transpose();
+            let price = Price {
+                input: rate("input_cost_per_token", input)?,
+                output: rate("output_cost_per_token", output)?,
+                cache_read: opt(
+                    "cache_read_input_token_cost",
+                    entry.cache_read_input_token_cost,
+                )?,
+                cache_write_5m: opt(
+                    "cache_creation_input_token_cost",
+                    entry.cache_creation_input_token_cost,
+                )?,
+                cache_write_1h: opt(
+                    "cache_creation_input_token_cost_above_1hr",
+                    entry.cache_creation_input_token_cost_above_1hr,
+                )?,
+            };
+            entries.insert(key, price);
+        }
+        Ok(PriceCard {
+            entries,
+            sha256: hex::encode(Sha256::digest(text.as_bytes())),
+            sources: vec![source.to_string()],
+        })
+    }
+
+    /// Read a user card and lay its entries over this one. The combined sha256 covers
+    /// both files, so a run records exactly which prices it used.
+    pub fn with_override_file(mut self, path: &Path) -> Result<Self, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError::PriceCard {
+            source_name: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let over = Self::parse(&path.display().to_string(), &text)?;
+        self.entries.extend(over.entries);
+        let mut h = Sha256::new();
+        h.update(self.sha256.as_bytes());
+        h.update(over.sha256.as_bytes());
+        self.sha256 = hex::encode(h.finalize());
+        self.sources.extend(over.sources);
+        Ok(self)
+    }
+
+    /// The rates for a card key, or an error that names the key and the card.
+    pub fn get(&self, key: &str) -> Result<Price, ModelError> {
+        self.entries
+            .get(key)
+            .copied()
+            .ok_or_else(|| ModelError::NoPrice {
+                key: key.to_string(),
+                sources: self.sources.join(", "),
+            })
+    }
+
+    /// The sha256 of the card text (combined with any override).
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelError> {
+    let pico = usd * 1e12;
+    let rounded = pico.round();
+    if !(usd >= 0.0) || (pico - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
+        return Err(ModelError::PriceCard {
+            source_name: source.to_string(),
+            message: format!(
+                "entry {key:?}: {field} = {usd} is negative or finer than 1e-12 USD per token"
+            ),
+        });
+    }
+    Ok(rounded as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_card_parses_and_has_the_sim_models() {
+        let card = PriceCard::embedded();
+        assert_eq!(card.get("sim/lc").unwrap().input, 200_000);
+        assert_eq!(card.get("gpt-4o-mini").unwrap().cache_read, Some(75_000));
+        assert!(card.get("no-such-model").is_err());
+    }
+
+    #[test]
+    fn cost_is_exact_and_never_double_counts_cache() {
+        let card = PriceCard::embedded();
+        let p = card.get("claude-sonnet-4-5").unwrap();
+        let u = Usage {
+            uncached_in: 9,
+            cache_read: 17_102,
+            cache_write_5m: 100,
+            cache_write_1h: 0,
+            output: 120,
+            reasoning: 0,
+        };
+        // 9*3e-6 + 17102*3e-7 + 100*3.75e-6 + 120*1.5e-5 USD
+        let expected = 9 * 3_000_000 + 17_102 * 300_000 + 100 * 3_750_000 + 120 * 15_000_000;
+        assert_eq!(p.cost("claude-sonnet-4-5", &u).unwrap(), Cost(expected));
+    }
+
+    #[test]
+    fn a_used_token_class_without_a_rate_is_an_error() {
+        let card = PriceCard::embedded();
+        let p = card.get("gpt-4o").unwrap();
+        let u = Usage {
+            cache_write_5m: 10,
+            ..Usage::default()
+        };
+        let err = p.cost("gpt-4o", &u).unwrap_err().to_string();
+        assert!(err.contains("cache_creation_input_token_cost"), "{err}");
+    }
+
+    #[test]
+    fn override_file_replaces_entries_and_changes_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.json");
+        std::fs::write(
+            &path,
+            r#"{"sim/lc": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}}"#,
+        )
+        .unwrap();
+        let base = PriceCard::embedded();
+        let sha = base.sha256().to_string();
+        let card = base.with_override_file(&path).unwrap();
+        assert_eq!(card.get("sim/lc").unwrap().input, 1_000_000);
+        assert_ne!(card.sha256(), sha);
+    }
+}

@@ -1,0 +1,180 @@
+//! The `Provider` trait: translate one request into one response, nothing more.
+//!
+//! Retries, concurrency, rate limits and pricing belong to [`crate::Model`]. A provider
+//! only says, through [`Provider::classify`], whether an error is worth retrying.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use baton_types::{Message, Usage};
+use serde::{Deserialize, Serialize};
+
+/// Generation settings sent with every call of one model role.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerateConfig {
+    /// Sampling temperature (LiC's default is 1.0).
+    pub temperature: Option<f64>,
+    /// Output token cap (LiC's default is 1000).
+    pub max_tokens: Option<u32>,
+    /// Reasoning effort for models that take one (`low`, `medium`, `high`).
+    pub reasoning_effort: Option<String>,
+}
+
+/// One chat request: the provider-side model id, the visible messages (system first)
+/// and the settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The id the provider knows the model by (`gpt-4o-mini`, `lc` for `sim/lc`).
+    pub model: String,
+    /// System prompt first, then alternating user and assistant turns.
+    pub messages: Vec<Message>,
+    /// Generation settings.
+    pub config: GenerateConfig,
+    /// A sampling seed where the provider takes one (the simulated models always do).
+    pub seed: Option<u64>,
+}
+
+impl Request {
+    /// A sha256 over the exact request, used as the response-cache key.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let bytes = serde_json::to_vec(self).expect("a request always serializes");
+        hex::encode(Sha256::digest(bytes))
+    }
+}
+
+/// One response with normalized usage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The visible text of the reply (reasoning items are never part of it).
+    pub text: String,
+    /// Normalized token usage.
+    pub usage: Usage,
+    /// The model id the provider says served the call.
+    pub model_served: String,
+    /// Why generation stopped (`stop`, `length`, `end_turn`, ...), as reported.
+    pub finish_reason: Option<String>,
+    /// The raw response body, kept for the store.
+    pub raw: Option<serde_json::Value>,
+}
+
+/// Why a call failed, as far as the wire tells.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The server answered with an error status.
+    #[error("HTTP {status} ({kind}): {message}")]
+    Status {
+        /// HTTP status code.
+        status: u16,
+        /// The error type or code from the body (`rate_limit_exceeded`,
+        /// `insufficient_quota`, `overloaded_error`, ...), or empty.
+        kind: String,
+        /// The error message from the body.
+        message: String,
+        /// What the server asked us to wait (`retry-after-ms`, `retry-after`).
+        retry_after: Option<Duration>,
+    },
+    /// The connection failed or was reset.
+    #[error("connection failed: {0}")]
+    Connection(String),
+    /// No response within the client timeout.
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
+    /// The body could not be understood.
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    /// The request cannot be made (a missing key, an unsupported setting).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Whether and how to retry a failed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Do not retry: the error will not go away (bad request, no quota, no key).
+    No,
+    /// A passing fault (5xx, overload, reset, timeout, malformed body).
+    Transient {
+        /// The server's requested delay, if any.
+        retry_after: Option<Duration>,
+    },
+    /// A rate limit: wait and retry.
+    RateLimit {
+        /// The server's requested delay, if any.
+        retry_after: Option<Duration>,
+    },
+}
+
+/// Default retry classification shared by the HTTP providers.
+pub fn classify_default(error: &ProviderError) -> RetryDecision {
+    match error {
+        ProviderError::Status {
+            status,
+            kind,
+            retry_after,
+            ..
+        } => {
+            let never = [
+                "insufficient_quota",
+                "billing_error",
+                "enforced_spend_limit_reached",
+            ];
+            if never.iter().any(|k| kind.contains(k)) {
+                RetryDecision::No
+            } else if *status == 429 {
+                RetryDecision::RateLimit {
+                    retry_after: *retry_after,
+                }
+            } else if *status == 408 || *status == 409 || *status >= 500 {
+                RetryDecision::Transient {
+                    retry_after: *retry_after,
+                }
+            } else {
+                RetryDecision::No
+            }
+        }
+        ProviderError::Connection(_) | ProviderError::Timeout(_) | ProviderError::Malformed(_) => {
+            RetryDecision::Transient { retry_after: None }
+        }
+        ProviderError::Config(_) => RetryDecision::No,
+    }
+}
+
+/// Translates requests into responses for one API.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// The provider kind, as written in model strings (`sim`, `openai`, `anthropic`).
+    fn kind(&self) -> &str;
+
+    /// Make one call. No retries here.
+    async fn generate(&self, request: &Request) -> Result<Response, ProviderError>;
+
+    /// Whether an error from this provider is worth retrying.
+    fn classify(&self, error: &ProviderError) -> RetryDecision {
+        classify_default(error)
+    }
+}
+
+/// What an HTTP provider needs to know about one model of an experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The model's name in the experiment.
+    pub name: String,
+    /// The provider kind (`openai`, `openai-responses`, `anthropic`, `openai-compatible`).
+    pub kind: String,
+    /// The provider-side model id.
+    pub model_id: String,
+    /// The base URL, when not the provider's default.
+    pub base_url: Option<String>,
+    /// The environment variable that holds the API key.
+    pub api_key_env: Option<String>,
+}
+
+/// Builds providers for the provider kinds it knows.
+pub trait ProviderFactory: Send + Sync {
+    /// The provider kinds it serves.
+    fn kinds(&self) -> Vec<String>;
+    /// A provider for one model; the error says what is missing (a key variable, a URL).
+    fn make(&self, config: &ProviderConfig) -> Result<std::sync::Arc<dyn Provider>, String>;
+}

@@ -1,0 +1,235 @@
+//! Simulated models (`sim/<name>`): deterministic stand-ins that make the whole pipeline,
+//! the demo and the tests run offline, and make handoff effects visible.
+//!
+//! # The rules
+//!
+//! A sim model knows the tasks of the experiment and recognises the task of a request by
+//! its user turns (they are the task's shards, verbatim). At user turn `t` of `N`:
+//!
+//! * Its *base chance* of being right is its `skill`.
+//! * It reads the visible history. If the most recent assistant reply holds the correct
+//!   draft, the chance rises to `skill + carry · (1 − skill)`; if it holds a wrong draft,
+//!   it falls to `skill · (1 − anchoring)` (an earlier wrong answer pulls it off course,
+//!   as in Lost in Conversation). With no earlier reply it stays at `skill`.
+//! * Before the last turn it has seen only `t` of `N` shards, so an intermediate draft is
+//!   right with chance `chance · t / N`; at the last turn with the full `chance`.
+//! * The draw is a hash of (seed, task id, model id, every visible message), so the same
+//!   visible history always gives the same reply, and a receiver's chance depends on
+//!   exactly what it was handed.
+//! * A right final answer is the task's reference in the family's answer format (it
+//!   passes the real evaluator); a wrong one is a plausible wrong answer (it fails).
+//! * Usage comes from text length: one token per four characters (rounded up) plus four
+//!   per message; no prompt caching.
+//!
+//! Any report built from sim models says that its numbers come from simulated models:
+//! they show the pipeline, not a finding about real LLMs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use baton_types::{Message, Role, Task, Usage};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::provider::{Provider, ProviderError, Request, Response};
+
+/// The knobs of one simulated model. Every rule is in the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSettings {
+    /// Chance of a right final answer with no earlier reply in view (0..=1).
+    pub skill: f64,
+    /// How much a wrong earlier draft lowers the chance (0..=1).
+    pub anchoring: f64,
+    /// How much of the remaining gap a right earlier draft closes (0..=1).
+    pub carry: f64,
+    /// Simulated latency per call, in milliseconds.
+    pub latency_ms: u64,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        SimSettings {
+            skill: 0.6,
+            anchoring: 0.35,
+            carry: 0.5,
+            latency_ms: 0,
+        }
+    }
+}
+
+impl SimSettings {
+    /// Built-in presets: `lc` (a low-cost model, skill 0.45) and `hc` (a
+    /// high-capability model, skill 0.85). Other names get the defaults.
+    pub fn preset(name: &str) -> SimSettings {
+        match name {
+            "lc" => SimSettings {
+                skill: 0.45,
+                ..SimSettings::default()
+            },
+            "hc" => SimSettings {
+                skill: 0.85,
+                ..SimSettings::default()
+            },
+            _ => SimSettings::default(),
+        }
+    }
+
+    fn validate(&self, name: &str) -> Result<(), String> {
+        for (field, v) in [
+            ("skill", self.skill),
+            ("anchoring", self.anchoring),
+            ("carry", self.carry),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!(
+                    "sim model {name:?}: {field} = {v} is outside 0..=1"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The simulated provider: serves every `sim/<name>` model of an experiment.
+#[derive(Debug, Clone)]
+pub struct SimProvider {
+    tasks: Arc<Vec<Task>>,
+    models: BTreeMap<String, SimSettings>,
+}
+
+impl SimProvider {
+    /// A provider that knows `tasks` and serves the named models with their settings.
+    pub fn new(tasks: Vec<Task>, models: BTreeMap<String, SimSettings>) -> Result<Self, String> {
+        for (name, s) in &models {
+            s.validate(name)?;
+        }
+        Ok(SimProvider {
+            tasks: Arc::new(tasks),
+            models,
+        })
+    }
+
+    /// Find the task whose shards are the request's user turns.
+    fn find_task(&self, users: &[&str]) -> Option<&Task> {
+        self.tasks.iter().find(|task| {
+            users.len() <= task.shards.len()
+                && users.iter().enumerate().all(|(i, u)| {
+                    let shard = task.shards[i].shard.as_str();
+                    *u == shard || (i + 1 == task.shards.len() && u.starts_with(shard))
+                })
+        })
+    }
+
+    /// Produce the reply for a request (no latency).
+    pub fn reply(&self, request: &Request) -> Result<Response, ProviderError> {
+        let settings = self.models.get(&request.model).ok_or_else(|| {
+            ProviderError::Config(format!("unknown simulated model {:?}", request.model))
+        })?;
+        let users: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.content.as_str())
+            .collect();
+        let text = match self.find_task(&users) {
+            Some(task) => self.answer(task, settings, request, users.len())?,
+            None => "I am not sure what you are asking; could you tell me more?".to_string(),
+        };
+        let input: u64 = request
+            .messages
+            .iter()
+            .map(|m| tokens(&m.content) + 4)
+            .sum();
+        Ok(Response {
+            usage: Usage {
+                uncached_in: input,
+                output: tokens(&text),
+                ..Usage::default()
+            },
+            model_served: format!("sim/{}", request.model),
+            finish_reason: Some("stop".into()),
+            raw: None,
+            text,
+        })
+    }
+
+    fn answer(
+        &self,
+        task: &Task,
+        s: &SimSettings,
+        request: &Request,
+        turn: usize,
+    ) -> Result<String, ProviderError> {
+        let key_err = |e: baton_data::DataError| ProviderError::Config(e.to_string());
+        let reference = baton_data::reference_response(task).map_err(key_err)?;
+        let last_reply = request
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant);
+        let chance = match last_reply {
+            None => s.skill,
+            Some(m) if m.content.contains(reference.as_str()) => {
+                s.skill + s.carry * (1.0 - s.skill)
+            }
+            Some(_) => s.skill * (1.0 - s.anchoring),
+        };
+        let n = task.shards.len();
+        let chance = chance * turn as f64 / n as f64;
+        let draw = draw(request, &task.task_id, "answer");
+        let answer = if draw < chance {
+            reference
+        } else {
+            let variant = (draw * 1e6) as u64;
+            baton_data::wrong_response(task, variant).map_err(key_err)?
+        };
+        Ok(if turn < n {
+            format!(
+                "Thanks, noted. From what I know so far, my current answer is:\n\n{answer}\n\nTell me if there is more to consider."
+            )
+        } else {
+            answer
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for SimProvider {
+    fn kind(&self) -> &str {
+        "sim"
+    }
+
+    async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
+        let latency = self.models.get(&request.model).map_or(0, |s| s.latency_ms);
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_millis(latency)).await;
+        }
+        self.reply(request)
+    }
+}
+
+/// One token per four characters, rounded up.
+fn tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// A uniform draw in [0, 1) from the seed, the task, the model and the visible history.
+fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
+    let mut h = Sha256::new();
+    h.update(request.seed.unwrap_or(0).to_le_bytes());
+    for part in [task_id, request.model.as_str(), purpose] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for Message { role, content } in &request.messages {
+        h.update([*role as u8]);
+        h.update((content.len() as u64).to_le_bytes());
+        h.update(content.as_bytes());
+    }
+    let digest = h.finalize();
+    let x = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}

@@ -1,0 +1,176 @@
+//! One episode's turn loop: replay what is stored, call for what is missing, score the
+//! final answer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use baton_data::Schedule;
+use baton_eval::{EvalError, Evaluators};
+use baton_models::{Cost, Model};
+use baton_store::{CallRow, NewCall, Outcome, Store};
+use baton_types::{EpisodeStatus, Message, Phase, Task};
+
+use crate::RunError;
+use crate::run::{Observer, StopSignal};
+
+/// What the loop shares with every episode.
+pub(crate) struct Shared {
+    pub store: Store,
+    pub evaluators: Evaluators,
+    pub stop: StopSignal,
+    pub observer: Arc<dyn Observer>,
+}
+
+/// The transcript an episode builds, with the calls stored for it so far.
+pub(crate) struct Transcript<'a> {
+    pub episode_id: i64,
+    pub schedule: &'a Schedule,
+    pub seed: u64,
+    pub messages: Vec<Message>,
+    stored: HashMap<(u32, Phase), CallRow>,
+}
+
+/// Why an episode stopped before its last turn.
+pub(crate) struct Unfinished(pub String);
+
+impl<'a> Transcript<'a> {
+    pub fn new(episode_id: i64, schedule: &'a Schedule, seed: u64, stored: Vec<CallRow>) -> Self {
+        Transcript {
+            episode_id,
+            schedule,
+            seed,
+            messages: vec![Message::system(schedule.system.clone())],
+            stored: stored.into_iter().map(|c| ((c.turn, c.phase), c)).collect(),
+        }
+    }
+
+    /// Append user turn `t` and an assistant reply taken from `prefix` calls of another
+    /// episode (a forked prefix).
+    pub fn replay(&mut self, t: usize, reply: &str) {
+        self.messages
+            .push(Message::user(self.schedule.user_turns[t - 1].clone()));
+        self.messages.push(Message::assistant(reply));
+    }
+
+    /// Answer user turns `turns` with `model`, replaying stored calls and committing new
+    /// ones as they complete.
+    pub async fn answer(
+        &mut self,
+        shared: &Shared,
+        model: &Model,
+        phase: Phase,
+        turns: std::ops::RangeInclusive<usize>,
+    ) -> Result<Result<(), Unfinished>, RunError> {
+        for t in turns {
+            self.messages
+                .push(Message::user(self.schedule.user_turns[t - 1].clone()));
+            if let Some(call) = self.stored.get(&(t as u32, phase)) {
+                self.messages
+                    .push(Message::assistant(call.response_text.clone()));
+                continue;
+            }
+            if shared.stop.is_stopped() {
+                return Ok(Err(Unfinished(format!("run stopped before turn {t}"))));
+            }
+            let request = model.request(self.messages.clone(), Some(self.seed));
+            let completion = match model.generate(request).await {
+                Ok(c) => c,
+                Err(e) => return Ok(Err(Unfinished(format!("turn {t}: {e}")))),
+            };
+            let text = completion.response.text.clone();
+            shared
+                .store
+                .record_call(NewCall {
+                    episode_id: self.episode_id,
+                    turn: t as u32,
+                    phase,
+                    model: model.name().to_string(),
+                    model_served: completion.response.model_served.clone(),
+                    request_json: serde_json::to_string(&completion.request)
+                        .expect("a request always serializes"),
+                    request_sha256: completion.request.fingerprint(),
+                    response_text: text.clone(),
+                    raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
+                    usage: completion.response.usage,
+                    cost: completion.cost.0,
+                    latency_ms: completion.latency.as_millis() as u64,
+                    attempts: completion.attempts,
+                    finish_reason: completion.response.finish_reason.clone(),
+                })
+                .await?;
+            shared.observer.call(model.name(), completion.cost);
+            self.messages.push(Message::assistant(text));
+        }
+        Ok(Ok(()))
+    }
+
+    /// The last assistant reply.
+    pub fn final_response(&self) -> Option<&str> {
+        self.messages
+            .last()
+            .filter(|m| m.role == baton_types::Role::Assistant)
+            .map(|m| m.content.as_str())
+    }
+}
+
+/// Score a finished transcript and store the outcome.
+pub(crate) async fn finish(
+    shared: &Shared,
+    episode_id: i64,
+    task: &Arc<Task>,
+    result: Result<String, Unfinished>,
+    cost_attributed: Cost,
+    cost_paid: Cost,
+) -> Result<EpisodeStatus, RunError> {
+    let outcome = match result {
+        Err(Unfinished(reason)) => Outcome {
+            status: EpisodeStatus::Incomplete,
+            final_response: None,
+            extracted: None,
+            verdict: None,
+            reason: Some(reason),
+            cost_attributed: cost_attributed.0,
+            cost_paid: cost_paid.0,
+        },
+        Ok(response) => {
+            let evaluators = shared.evaluators.clone();
+            let task2 = task.clone();
+            let resp2 = response.clone();
+            let scored = tokio::task::spawn_blocking(move || {
+                evaluators.score_response(task2.family, &resp2, &task2.sample)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(EvalError::Setup {
+                    family: task.family,
+                    message: format!("evaluator panicked: {e}"),
+                })
+            });
+            let (status, extracted, verdict, reason) = match scored {
+                Ok(s) => (
+                    EpisodeStatus::Scored,
+                    Some(s.extracted),
+                    Some(s.verdict),
+                    None,
+                ),
+                Err(e @ EvalError::Unavailable(_)) => {
+                    (EpisodeStatus::Unscored, None, None, Some(e.to_string()))
+                }
+                Err(e) => (EpisodeStatus::Errored, None, None, Some(e.to_string())),
+            };
+            Outcome {
+                status,
+                final_response: Some(response),
+                extracted,
+                verdict,
+                reason,
+                cost_attributed: cost_attributed.0,
+                cost_paid: cost_paid.0,
+            }
+        }
+    };
+    let status = outcome.status;
+    shared.store.finish(episode_id, outcome).await?;
+    shared.observer.episode(status);
+    Ok(status)
+}

@@ -1,0 +1,63 @@
+//! Running handoff experiments.
+//!
+//! An [`ExperimentSpec`] (the TOML file) expands into *task groups*: one per (task,
+//! replicate). A group runs every anchor `single(M)` episode of the pairs' models, then
+//! every handoff cell. With forked prefixes (the default) a handoff episode's sender
+//! turns 1..K are the first K turns of the matched `single(sender)` episode: paid once,
+//! priced to the handoff cell at the sender's rates, and the comparison becomes paired.
+//!
+//! Every completed call is committed to the store before the next one starts, so a run
+//! that is killed at any point resumes where it stopped: stored turns are replayed from
+//! the store, never requested again. An episode that cannot finish (retries exhausted,
+//! the run stopped) is `incomplete`, never scored 0.
+//!
+//! Main types: [`ExperimentSpec`], [`Runner`], [`RunOptions`], [`RunSummary`],
+//! [`Observer`]. Not here: HTTP providers (`baton-http`, plugged in through
+//! [`ProviderFactory`]), metrics (`baton-report`), the CLI (`baton`).
+#![deny(missing_docs)]
+
+mod episode;
+mod plan;
+mod run;
+pub mod spec;
+
+pub use baton_models::ProviderFactory;
+pub use plan::{Plan, TaskGroup};
+pub use run::{Observer, RunOptions, RunSummary, Runner, SilentObserver, StopSignal};
+pub use spec::{ExperimentSpec, ModelSpec, PairSpec};
+
+use std::path::PathBuf;
+
+/// The file name of an experiment's store inside its output folder.
+pub const STORE_FILE: &str = "results.sqlite";
+
+/// Errors that stop a run (as opposed to an episode).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The experiment file is malformed.
+    #[error("experiment {source_name}: {message}")]
+    Spec {
+        /// The file.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The dataset or templates could not be loaded.
+    #[error(transparent)]
+    Data(#[from] baton_data::DataError),
+    /// A model could not be set up (no price, unknown provider, missing key).
+    #[error("model {name:?}: {message}")]
+    Model {
+        /// The model's name in the experiment.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] baton_store::StoreError),
+    /// `--resume` was asked for, but there is nothing to resume.
+    #[error("nothing to resume: {0} does not exist")]
+    NothingToResume(PathBuf),
+}

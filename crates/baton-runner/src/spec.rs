@@ -1,0 +1,311 @@
+//! The experiment file (TOML).
+//!
+//! ```toml
+//! name = "escalation-demo"
+//! dataset = "sample"                 # or a path to LiC JSON/JSONL, relative to this file
+//! families = ["math", "code"]        # default: all five
+//! replicates = 1
+//! seed = 7
+//! concurrency = 8                     # episodes in flight at once
+//! switch_points = ["early", "middle", "late"]   # or explicit K: 2
+//! directions = ["escalation", "downshift"]
+//! interfaces = ["raw"]
+//!
+//! [models.lc]
+//! model = "sim/lc"                    # provider/model
+//! [models.lc.sim]                     # settings of a simulated model
+//! skill = 0.45
+//!
+//! [models.hc]
+//! model = "sim/hc"
+//!
+//! [[pairs]]
+//! low = "lc"
+//! high = "hc"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use baton_models::SimSettings;
+use baton_types::{Direction, Family, Interface, SwitchPoint};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// One experiment, as written in its TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    /// A name for the experiment, shown in reports.
+    pub name: String,
+    /// The dataset: `sample` for the bundled sample set, or a path to LiC JSON or JSONL
+    /// (relative paths are taken from the experiment file's folder).
+    pub dataset: String,
+    /// Families to run; empty means all five.
+    #[serde(default)]
+    pub families: Vec<Family>,
+    /// At most this many tasks per family (in dataset order); absent means all.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Models by the name pairs use.
+    pub models: BTreeMap<String, ModelSpec>,
+    /// (low-cost, high-capability) pairs.
+    pub pairs: Vec<PairSpec>,
+    /// Switch points; default early, middle, late.
+    #[serde(default = "default_switch_points")]
+    pub switch_points: Vec<SwitchPoint>,
+    /// Directions; default both.
+    #[serde(default = "default_directions")]
+    pub directions: Vec<Direction>,
+    /// Handoff interfaces; default `raw`.
+    #[serde(default = "default_interfaces")]
+    pub interfaces: Vec<Interface>,
+    /// Episodes per (task, cell), with distinct seeds; default 1.
+    #[serde(default = "one")]
+    pub replicates: u32,
+    /// Base seed; default 0.
+    #[serde(default)]
+    pub seed: u64,
+    /// Task groups in flight at once; default 8. Each model also has its own limit.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Fork handoff prefixes from the matched single-sender episode (default true).
+    #[serde(default = "yes")]
+    pub fork_prefixes: bool,
+    /// A folder with edited prompt templates (see `evaluators/`).
+    #[serde(default)]
+    pub templates: Option<PathBuf>,
+    /// A price card in LiteLLM's format laid over the embedded one.
+    #[serde(default)]
+    pub prices: Option<PathBuf>,
+    /// The Spider test-suite folder (`<db_id>/*.sqlite`); default
+    /// `datasets/spider/databases`, or the bundled sample databases for `dataset = "sample"`.
+    #[serde(default)]
+    pub spider_dir: Option<PathBuf>,
+}
+
+/// One model role.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// `provider/model`, e.g. `sim/lc`, `openai/gpt-4o-mini`, `anthropic/claude-haiku-4-5`.
+    pub model: String,
+    /// The price-card key; default: the model string for `sim/`, else the part after
+    /// the provider.
+    #[serde(default)]
+    pub price: Option<String>,
+    /// Base URL for HTTP providers.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature; default 1.0 (LiC's).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Output token cap; default 1000 (LiC's).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Reasoning effort, for models that take one.
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Calls in flight at once for this model; default 8.
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// Settings of a simulated model (only for `sim/...`).
+    #[serde(default)]
+    pub sim: Option<SimSettings>,
+}
+
+impl ModelSpec {
+    /// The provider kind and the provider-side model id.
+    pub fn provider_and_id(&self) -> (&str, &str) {
+        self.model
+            .split_once('/')
+            .unwrap_or(("", self.model.as_str()))
+    }
+
+    /// The price-card key.
+    pub fn price_key(&self) -> String {
+        match &self.price {
+            Some(p) => p.clone(),
+            None => match self.provider_and_id() {
+                ("sim", _) => self.model.clone(),
+                (_, id) => id.to_string(),
+            },
+        }
+    }
+}
+
+/// A low-cost / high-capability pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairSpec {
+    /// A name for tables; default `low->high`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The low-cost model's name.
+    pub low: String,
+    /// The high-capability model's name.
+    pub high: String,
+}
+
+impl PairSpec {
+    /// The pair's name.
+    pub fn label(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{}->{}", self.low, self.high))
+    }
+}
+
+fn default_switch_points() -> Vec<SwitchPoint> {
+    vec![SwitchPoint::Early, SwitchPoint::Middle, SwitchPoint::Late]
+}
+fn default_directions() -> Vec<Direction> {
+    vec![Direction::Escalation, Direction::Downshift]
+}
+fn default_interfaces() -> Vec<Interface> {
+    vec![Interface::Raw]
+}
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_concurrency() -> usize {
+    8
+}
+
+impl ExperimentSpec {
+    /// Parse and check an experiment file's text; `source` names it in errors.
+    pub fn parse(source: &str, text: &str) -> Result<Self, crate::RunError> {
+        let spec: ExperimentSpec = toml::from_str(text).map_err(|e| crate::RunError::Spec {
+            source_name: source.to_string(),
+            message: e.to_string(),
+        })?;
+        spec.check().map_err(|message| crate::RunError::Spec {
+            source_name: source.to_string(),
+            message,
+        })?;
+        Ok(spec)
+    }
+
+    /// Check references between fields.
+    pub fn check(&self) -> Result<(), String> {
+        if self.pairs.is_empty() {
+            return Err("no pairs: name at least one [[pairs]] with low and high".into());
+        }
+        for p in &self.pairs {
+            for (role, m) in [("low", &p.low), ("high", &p.high)] {
+                if !self.models.contains_key(m) {
+                    return Err(format!(
+                        "pair {}: {role} = {m:?} is not a key of [models]",
+                        p.label()
+                    ));
+                }
+            }
+            if p.low == p.high {
+                return Err(format!(
+                    "pair {}: low and high are the same model",
+                    p.label()
+                ));
+            }
+        }
+        for (name, m) in &self.models {
+            let (provider, id) = m.provider_and_id();
+            if provider.is_empty() || id.is_empty() {
+                return Err(format!(
+                    "models.{name}: model = {:?} is not of the form provider/model",
+                    m.model
+                ));
+            }
+            if m.sim.is_some() && provider != "sim" {
+                return Err(format!(
+                    "models.{name}: [sim] settings given for a {provider} model"
+                ));
+            }
+        }
+        if self.replicates == 0 {
+            return Err("replicates must be at least 1".into());
+        }
+        if self.concurrency == 0 {
+            return Err("concurrency must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The sha256 of the spec's canonical JSON form: what identifies an experiment's
+    /// store. Run-time knobs that do not change results (concurrency) are left out.
+    pub fn sha256(&self) -> String {
+        let mut canonical = self.clone();
+        canonical.concurrency = 0;
+        for m in canonical.models.values_mut() {
+            m.concurrency = None;
+            if let Some(s) = m.sim.as_mut() {
+                s.latency_ms = 0;
+            }
+        }
+        let json = serde_json::to_vec(&canonical).expect("a spec always serializes");
+        hex::encode(Sha256::digest(json))
+    }
+
+    /// Whether any model is simulated.
+    pub fn simulated(&self) -> bool {
+        self.models.values().any(|m| m.provider_and_id().0 == "sim")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+        name = "t"
+        dataset = "sample"
+        [models.lc]
+        model = "sim/lc"
+        [models.hc]
+        model = "sim/hc"
+        [models.hc.sim]
+        skill = 0.9
+        [[pairs]]
+        low = "lc"
+        high = "hc"
+    "#;
+
+    #[test]
+    fn defaults_fill_the_protocol() {
+        let spec = ExperimentSpec::parse("t.toml", MINIMAL).unwrap();
+        assert_eq!(spec.switch_points.len(), 3);
+        assert_eq!(spec.directions.len(), 2);
+        assert_eq!(spec.interfaces, vec![Interface::Raw]);
+        assert!(spec.fork_prefixes);
+        assert_eq!(spec.models["lc"].price_key(), "sim/lc");
+        assert!(spec.simulated());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_references_are_named() {
+        let err =
+            ExperimentSpec::parse("t.toml", &MINIMAL.replace("high = \"hc\"", "high = \"xx\""))
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("t.toml") && err.contains("\"xx\""), "{err}");
+        let err = ExperimentSpec::parse("t.toml", &format!("{MINIMAL}\nbogus = 1"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn concurrency_does_not_change_the_identity() {
+        let a = ExperimentSpec::parse("t.toml", MINIMAL).unwrap();
+        let mut b = a.clone();
+        b.concurrency = 99;
+        assert_eq!(a.sha256(), b.sha256());
+        b.seed = 3;
+        assert_ne!(a.sha256(), b.sha256());
+    }
+}

@@ -1,0 +1,134 @@
+//! Command-line types (clap only; no behaviour here).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// baton: replay LiC sharded tasks, hand the conversation from one LLM to another,
+/// score the final answer with LiC's evaluators and price every call.
+#[derive(Debug, Parser)]
+#[command(name = "baton", version, about, long_about = None)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the bundled demo: the sample set, two simulated models, every switch point and
+    /// both directions; writes results/demo/ and prints the table.
+    Demo(DemoArgs),
+    /// Run (or resume) an experiment file.
+    Run(RunArgs),
+    /// Build the report of a stored experiment.
+    Report(ReportArgs),
+    /// Score answers or responses from a JSONL file (the conformance format).
+    Score(ScoreArgs),
+    /// Validate and describe datasets.
+    #[command(subcommand)]
+    Data(DataCommand),
+}
+
+/// `baton demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Output folder.
+    #[arg(long, default_value = "results/demo")]
+    pub out: PathBuf,
+}
+
+/// `baton run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The experiment file (TOML).
+    pub experiment: PathBuf,
+    /// Output folder; default results/<experiment name>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Require an existing store and finish what is missing (re-running the same command
+    /// does the same).
+    #[arg(long)]
+    pub resume: bool,
+    /// At most this many tasks per family.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Task groups in flight at once.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Re-sample handoff prefixes instead of forking them from the single-sender episode.
+    #[arg(long)]
+    pub independent: bool,
+    /// Do not show a progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Markdown tables.
+    Md,
+    /// One CSV row per cell.
+    Csv,
+    /// JSON with a `cells` array.
+    Json,
+    /// LaTeX tables.
+    Latex,
+}
+
+/// `baton report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The experiment's SQLite file (or its output folder).
+    pub results: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Bootstrap replicates for 95% intervals (0 turns them off).
+    #[arg(long, default_value_t = 10_000)]
+    pub bootstrap: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `baton score`.
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// Cases, one JSON object per line: `family`, `stage` (`evaluator` or `response`),
+    /// `sample`, `input`, optional `id` and `expected`.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Write the cases with an added `actual` here (default stdout).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// The Spider test-suite folder (`<db_id>/*.sqlite`).
+    #[arg(long)]
+    pub spider_dir: Option<PathBuf>,
+}
+
+/// `baton data`.
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Validate a LiC JSON/JSONL file; errors name the file, item, task_id and key.
+    Check {
+        /// The dataset file (`sample` for the bundled set).
+        file: PathBuf,
+    },
+    /// Counts per family, shards per task, and whether Spider databases exist.
+    Stats {
+        /// The dataset file (`sample` for the bundled set).
+        file: PathBuf,
+        /// The Spider test-suite folder.
+        #[arg(long, default_value = "datasets/spider/databases")]
+        spider_dir: PathBuf,
+    },
+}

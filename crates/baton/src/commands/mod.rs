@@ -1,0 +1,6 @@
+//! One module per command.
+
+pub mod data;
+pub mod report;
+pub mod run;
+pub mod score;

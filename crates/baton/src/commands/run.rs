@@ -1,0 +1,158 @@
+//! `baton run` and `baton demo`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use baton_runner::{ExperimentSpec, RunOptions, RunSummary, Runner, STORE_FILE, StopSignal};
+
+use crate::Outcome;
+use crate::cli::{DemoArgs, RunArgs};
+use crate::commands::report::{build_report, write_file};
+use crate::printer::Printer;
+use crate::progress::Progress;
+
+/// The demo experiment: the bundled sample set, one simulated LC/HC pair, every switch
+/// point, both directions.
+pub const DEMO_EXPERIMENT: &str = r#"# baton demo: simulated models on the bundled sample set.
+name = "demo"
+dataset = "sample"
+replicates = 3
+seed = 2026
+concurrency = 8
+switch_points = ["early", "middle", "late"]
+directions = ["escalation", "downshift"]
+interfaces = ["raw"]
+
+[models.lc]
+model = "sim/lc"          # low-cost: skill 0.45, $0.20 / $1.20 per M tokens
+
+[models.hc]
+model = "sim/hc"          # high-capability: skill 0.85, $4 / $20 per M tokens
+
+[[pairs]]
+name = "sim-lc/sim-hc"
+low = "lc"
+high = "hc"
+"#;
+
+pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
+    let text = std::fs::read_to_string(&args.experiment)
+        .with_context(|| format!("cannot read experiment file {}", args.experiment.display()))?;
+    let spec = ExperimentSpec::parse(&args.experiment.display().to_string(), &text)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&spec.name));
+    let base = args
+        .experiment
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut options = RunOptions::new(&out, base, text);
+    options.resume = args.resume;
+    options.limit = args.limit;
+    options.concurrency = args.concurrency;
+    options.independent = args.independent;
+    let summary = execute(spec, options, !args.quiet, printer)?;
+    report_summary(&summary, printer)?;
+    Ok(outcome(&summary))
+}
+
+pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
+    let spec = ExperimentSpec::parse("the demo experiment", DEMO_EXPERIMENT)?;
+    let store = args.out.join(STORE_FILE);
+    if store.exists() && stored_spec_differs(&store, &spec) {
+        printer.error(&format!(
+            "note: {} holds an older demo; starting it afresh",
+            store.display()
+        ));
+        for suffix in ["", "-wal", "-shm"] {
+            let p = PathBuf::from(format!("{}{suffix}", store.display()));
+            if p.exists() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove {}", p.display()))?;
+            }
+        }
+    }
+    let options = RunOptions::new(&args.out, ".", DEMO_EXPERIMENT);
+    let summary = execute(spec, options, true, printer)?;
+    let report = build_report(&summary.store_path, 2_000, 0)?;
+    let md = report.to_markdown();
+    let report_path = args.out.join("report.md");
+    write_file(&report_path, &md)?;
+    printer.out(&md)?;
+    report_summary(&summary, printer)?;
+    printer.line(&format!("report: {}", report_path.display()))?;
+    Ok(outcome(&summary))
+}
+
+fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
+    baton_store::Reader::open(store)
+        .and_then(|r| r.experiment())
+        .map(|e| {
+            ExperimentSpec::parse("stored", &e.spec_toml)
+                .map_or(true, |s| s.sha256() != spec.sha256())
+        })
+        .unwrap_or(true)
+}
+
+fn execute(
+    spec: ExperimentSpec,
+    mut options: RunOptions,
+    show_progress: bool,
+    printer: &Printer,
+) -> Result<RunSummary> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let progress = Arc::new(Progress::new(
+        show_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    ));
+    options.observer = progress.clone();
+    let stop = StopSignal::default();
+    options.stop = stop.clone();
+    let summary = runtime.block_on(async move {
+        let runner = Runner::prepare(spec, options).await?;
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.stop();
+            }
+        });
+        runner.run().await
+    });
+    progress.finish();
+    let summary = summary?;
+    if summary.episodes.get("incomplete").copied().unwrap_or(0) > 0 {
+        printer.error("some episodes are incomplete; run the same command again to finish them");
+    }
+    Ok(summary)
+}
+
+fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
+    let statuses: Vec<String> = s.episodes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    printer.line(&format!(
+        "episodes: {}; calls: {} new, {} stored; spent now {}, paid in total {}, attributed {}, saved by forking {}; store: {}",
+        statuses.join(", "),
+        s.calls_new,
+        s.calls_total,
+        s.spent_now,
+        s.paid_total,
+        s.attributed_total,
+        s.saved_by_forking,
+        s.store_path.display()
+    ))?;
+    Ok(())
+}
+
+fn outcome(s: &RunSummary) -> Outcome {
+    let bad = ["incomplete", "errored"]
+        .iter()
+        .map(|k| s.episodes.get(*k).copied().unwrap_or(0))
+        .sum::<usize>();
+    if bad > 0 {
+        Outcome::Partial
+    } else {
+        Outcome::Success
+    }
+}
