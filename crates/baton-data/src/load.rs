@@ -167,9 +167,11 @@ impl fmt::Display for Pos {
     }
 }
 
-/// The items of a file in order; a JSON Lines line that does not parse is an
-/// `Err` holding its problem message, so problems stay in file order.
-fn read_items(name: &str, text: &str) -> Result<Vec<(Pos, Result<Value, String>)>, DataError> {
+/// One item of a file: its value, or (for a JSON Lines line that does not
+/// parse) the problem message, so problems stay in file order.
+type Item = (Pos, Result<Value, String>);
+
+fn read_items(name: &str, text: &str) -> Result<Vec<Item>, DataError> {
     if text.trim_start().starts_with('[') {
         let items: Vec<Value> = serde_json::from_str(text).map_err(|err| DataError::Json {
             file: name.to_owned(),

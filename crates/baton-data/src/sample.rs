@@ -144,12 +144,15 @@ fn build_database(
         .tempfile_in(folder)
         .map_err(io)?;
     {
-        let conn = Connection::open(temp.path()).map_err(sqlite)?;
-        conn.execute_batch(sql).map_err(sqlite)?;
-        conn.execute_batch(&format!(
+        let mut conn = Connection::open(temp.path()).map_err(sqlite)?;
+        // One transaction: one sync instead of one per INSERT.
+        let tx = conn.transaction().map_err(sqlite)?;
+        tx.execute_batch(sql).map_err(sqlite)?;
+        tx.execute_batch(&format!(
             "PRAGMA user_version = {a}; PRAGMA application_id = {b};"
         ))
         .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
         conn.close().map_err(|(_, source)| sqlite(source))?;
     }
     temp.persist(target).map_err(|err| io(err.error))?;
