@@ -11,6 +11,7 @@
 //! start) is an [`EvalError`], which the runner records as `errored`, never as 0.
 #![deny(missing_docs)]
 
+pub mod data2text;
 pub mod math;
 mod registry;
 pub mod text;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use baton_types::{Family, Verdict};
 use serde_json::Value;
 
+use crate::data2text::Data2TextEvaluator;
 use crate::math::MathEvaluator;
 use crate::{EvalError, Evaluator};
 
@@ -58,6 +59,7 @@ impl Evaluators {
     pub fn lic(_config: &EvalConfig) -> Self {
         let mut map: BTreeMap<Family, Arc<dyn Evaluator>> = BTreeMap::new();
         map.insert(Family::Math, Arc::new(MathEvaluator));
+        map.insert(Family::Data2Text, Arc::new(Data2TextEvaluator));
         Evaluators { map }
     }
 

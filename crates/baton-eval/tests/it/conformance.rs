@@ -1,0 +1,102 @@
+use std::path::PathBuf;
+
+use baton_eval::{EvalConfig, Evaluators};
+use baton_types::Family;
+use serde_json::Value;
+
+fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("BATON_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/conformance"
+            ))
+        });
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "\n!!!! SKIPPED: LiC conformance vectors not found at {} (set BATON_CONFORMANCE_DIR) !!!!\n",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Run every vector of one family; return the disagreements.
+fn run_family(family: Family) -> Option<(usize, Vec<String>)> {
+    let dir = conformance_dir()?;
+    let evaluators = Evaluators::lic(&EvalConfig {
+        spider_dir: dir.join("databases"),
+        ..EvalConfig::default()
+    });
+    assert!(
+        evaluators.has(family),
+        "the {family} evaluator is not wired into Evaluators::lic"
+    );
+    let text =
+        std::fs::read_to_string(dir.join(format!("{family}.jsonl"))).expect("readable vectors");
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        n += 1;
+        let case: Value = serde_json::from_str(line).expect("valid JSON vector");
+        let id = case["id"].as_str().unwrap_or("?");
+        let input = case["input"].as_str().expect("string input");
+        let sample = &case["sample"];
+        let verdict = if case["stage"] == "response" {
+            evaluators
+                .score_response(family, input, sample)
+                .map(|s| s.verdict)
+        } else {
+            evaluators.score_extracted(family, input, sample)
+        };
+        let verdict = match verdict {
+            Ok(v) => v,
+            Err(e) => {
+                bad.push(format!("{id}: setup error {e}"));
+                continue;
+            }
+        };
+        let expected = &case["expected"];
+        let want = expected["score"].as_f64().expect("expected score");
+        let score_ok = if family == Family::Data2Text {
+            (verdict.score - want).abs() <= 1e-9
+        } else {
+            verdict.score == want
+        };
+        let want_correct = expected["is_correct"].as_bool();
+        if !score_ok || verdict.is_correct != want_correct {
+            bad.push(format!(
+                "{id}: expected score {want} is_correct {want_correct:?}, got {} {:?} ({:?})",
+                verdict.score, verdict.is_correct, verdict.error
+            ));
+        }
+    }
+    Some((n, bad))
+}
+
+fn check(family: Family) {
+    let Some((n, bad)) = run_family(family) else {
+        return;
+    };
+    assert!(n > 0, "no {family} vectors");
+    assert!(
+        bad.is_empty(),
+        "{} of {n} {family} vectors disagree with LiC:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    eprintln!("{family}: {n} of {n} conformance vectors agree with LiC");
+}
+
+#[test]
+fn math_vectors_agree_with_lic() {
+    check(Family::Math);
+}
+
+#[test]
+fn data2text_vectors_agree_with_lic() {
+    check(Family::Data2Text);
+}
