@@ -1,0 +1,192 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use baton_store::Reader;
+use baton_types::{Cell, Message, Phase, Role};
+
+use crate::{run, spec_text};
+
+fn requests(reader: &Reader, episode: i64) -> Vec<(u32, Phase, Vec<Message>)> {
+    reader
+        .calls(episode)
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            let req: serde_json::Value = serde_json::from_str(&c.request_json).unwrap();
+            let msgs: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap();
+            (c.turn, c.phase, msgs)
+        })
+        .collect()
+}
+
+fn user_turns(msgs: &[Message]) -> Vec<String> {
+    msgs.iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_turns_are_identical_across_every_cell_of_a_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = run(dir.path(), &spec_text(1, 1, true)).await;
+    assert!(summary.calls_new > 0);
+    let reader = Reader::open(&summary.store_path).unwrap();
+    let episodes = reader.episodes().unwrap();
+    let mut by_task: BTreeMap<String, (BTreeSet<String>, BTreeSet<Vec<String>>)> = BTreeMap::new();
+    for e in &episodes {
+        let entry = by_task.entry(e.task_id.clone()).or_default();
+        entry.0.insert(e.schedule_sha256.clone());
+        // The last call of an episode saw every user turn.
+        let last = requests(&reader, e.id)
+            .pop()
+            .expect("every episode made a call");
+        assert_eq!(
+            last.0, e.n_turns,
+            "{}: last call answers the last turn",
+            e.cell_key
+        );
+        entry.1.insert(user_turns(&last.2));
+    }
+    assert_eq!(by_task.len(), 5, "one task per family");
+    for (task, (hashes, turns)) in by_task {
+        assert_eq!(hashes.len(), 1, "{task}: one schedule hash across cells");
+        assert_eq!(
+            turns.len(),
+            1,
+            "{task}: byte-identical user turns across cells"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forked_prefixes_are_paid_once_and_equal_the_anchor() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = run(dir.path(), &spec_text(1, 2, true)).await;
+    let reader = Reader::open(&summary.store_path).unwrap();
+    let episodes = reader.episodes().unwrap();
+    let by_id: BTreeMap<i64, _> = episodes.iter().map(|e| (e.id, e)).collect();
+    let mut handoffs = 0;
+    for e in &episodes {
+        let cell: Cell = serde_json::from_str(&e.cell_json).unwrap();
+        let Cell::Handoff {
+            sender, receiver, ..
+        } = &cell
+        else {
+            continue;
+        };
+        handoffs += 1;
+        let calls = reader.calls(e.id).unwrap();
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.phase == Phase::Suffix && &c.model == receiver),
+            "no paid prefix in {}",
+            e.cell_key
+        );
+        let k = e.k.unwrap();
+        assert_eq!(calls.len() as u32, e.n_turns - k);
+        let anchor = by_id[&e.forked_from.expect("forked")];
+        assert_eq!(anchor.cell_key, format!("single({sender})"));
+        assert_eq!(
+            (anchor.task_id.as_str(), anchor.replicate),
+            (e.task_id.as_str(), e.replicate)
+        );
+        // The receiver's first request carries the anchor's first K replies verbatim.
+        let anchor_calls = reader.calls(anchor.id).unwrap();
+        let first = &requests(&reader, e.id)[0].2;
+        let replies: Vec<&str> = first
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .map(|m| m.content.as_str())
+            .collect();
+        let expected: Vec<&str> = anchor_calls[..k as usize]
+            .iter()
+            .map(|c| c.response_text.as_str())
+            .collect();
+        assert_eq!(replies, expected);
+        // Attributed = the anchor's first K calls (sender's rates) + own calls, exactly.
+        let prefix: i64 = anchor_calls[..k as usize].iter().map(|c| c.cost).sum();
+        let own: i64 = calls.iter().map(|c| c.cost).sum();
+        assert_eq!(e.cost_paid, own);
+        assert_eq!(e.cost_attributed, prefix + own);
+    }
+    assert!(handoffs > 0);
+    // Every paid prefix call belongs to an anchor: once per (task, replicate, sender).
+    let mut prefix_calls = 0;
+    for e in &episodes {
+        prefix_calls += reader
+            .calls(e.id)
+            .unwrap()
+            .iter()
+            .filter(|c| c.phase == Phase::Prefix)
+            .count();
+    }
+    let anchors_turns: u32 = episodes
+        .iter()
+        .filter(|e| e.cell_key.starts_with("single("))
+        .map(|e| e.n_turns)
+        .sum();
+    assert_eq!(prefix_calls as u32, anchors_turns);
+    assert!(summary.saved_by_forking.0 > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn independent_prefixes_are_paid_by_the_handoff_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = run(dir.path(), &spec_text(1, 1, false)).await;
+    let reader = Reader::open(&summary.store_path).unwrap();
+    for e in reader.episodes().unwrap().iter().filter(|e| e.k.is_some()) {
+        let calls = reader.calls(e.id).unwrap();
+        assert_eq!(calls.len() as u32, e.n_turns);
+        assert_eq!(
+            calls.iter().filter(|c| c.phase == Phase::Prefix).count() as u32,
+            e.k.unwrap()
+        );
+        assert_eq!(e.forked_from, None);
+        assert_eq!(e.cost_attributed, e.cost_paid);
+    }
+    assert_eq!(summary.saved_by_forking.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_makes_no_call_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = spec_text(1, 1, true);
+    let first = run(dir.path(), &text).await;
+    let before: Vec<_> = Reader::open(&first.store_path)
+        .unwrap()
+        .episodes()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id, e.status, e.final_response, e.score, e.cost_attributed))
+        .collect();
+    let second = run(dir.path(), &text).await;
+    assert_eq!(second.calls_new, 0);
+    assert_eq!(second.spent_now.0, 0);
+    let after: Vec<_> = Reader::open(&second.store_path)
+        .unwrap()
+        .episodes()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id, e.status, e.final_response, e.score, e.cost_attributed))
+        .collect();
+    assert_eq!(before, after);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_experiment_is_refused_by_an_existing_store() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), &spec_text(1, 1, true)).await;
+    let changed = spec_text(1, 1, true).replace("seed = 11", "seed = 12");
+    let spec = baton_runner::ExperimentSpec::parse("it.toml", &changed).unwrap();
+    let err = match baton_runner::Runner::prepare(
+        spec,
+        baton_runner::RunOptions::new(dir.path(), ".", changed),
+    )
+    .await
+    {
+        Ok(_) => panic!("a different spec must not reuse the store"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("different experiment"), "{err}");
+}

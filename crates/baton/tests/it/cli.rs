@@ -1,0 +1,125 @@
+use crate::{baton, stderr, stdout};
+
+#[test]
+fn data_check_names_file_item_task_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = r#"[
+  {"task_id": "t-1", "task": "math", "shards": [{"shard_id": 1, "shard": "How many?"}], "answer": "2 #### 2"},
+  {"task_id": "t-2", "task": "math", "shards": [{"shard_id": 1, "shard": "How many?"}]}
+]"#;
+    std::fs::write(dir.path().join("bad.json"), bad).unwrap();
+    let out = baton(dir.path(), &["data", "check", "bad.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.json")
+            && err.contains("item 1")
+            && err.contains("t-2")
+            && err.contains("\"answer\""),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    std::fs::write(dir.path().join("broken.json"), "[{\"task_id\": ").unwrap();
+    let out = baton(dir.path(), &["data", "check", "broken.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("broken.json"), "{}", stderr(&out));
+}
+
+#[test]
+fn data_check_accepts_the_sample_and_reports_its_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(dir.path(), &["data", "check", "sample"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("ok") && stdout(&out).contains("sha256"));
+}
+
+#[test]
+fn score_adds_actual_and_summarises_agreement() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = |id: &str, gold: &str, input: &str| {
+        serde_json::json!({
+            "id": id, "family": "math", "stage": "evaluator",
+            "sample": {"task_id": "x", "task": "math", "answer": format!("#### {gold}")},
+            "input": input, "expected": {"score": 1.0, "is_correct": null}
+        })
+        .to_string()
+    };
+    let cases = [case("m1", "18", "$18.00"), case("m2", "10", "$10.00")];
+    std::fs::write(dir.path().join("cases.jsonl"), cases.join("\n")).unwrap();
+    let out = baton(
+        dir.path(),
+        &["score", "--input", "cases.jsonl", "--output", "out.jsonl"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["actual"]["score"], 1.0);
+    assert_eq!(lines[1]["actual"]["score"], 0.0, "the $10.00 -> $1 quirk");
+    let summary = stderr(&out);
+    assert!(
+        summary.contains("1 of 2 agree") && summary.contains("m2"),
+        "{summary}"
+    );
+
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"family\": \"math\"}").unwrap();
+    let out = baton(dir.path(), &["score", "--input", "bad.jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "malformed input is an error");
+    assert!(
+        stderr(&out).contains("bad.jsonl: line 1"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn demo_prints_qrec_and_csret_for_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(dir.path(), &["demo", "--out", "demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "QRec",
+        "CSRet",
+        "Escalation",
+        "Downshift",
+        "early",
+        "middle",
+        "late",
+        "simulated",
+    ] {
+        assert!(
+            text.contains(needle),
+            "demo output lacks {needle:?}:\n{text}"
+        );
+    }
+    assert!(dir.path().join("demo/report.md").exists());
+    // Re-running the demo pays for nothing.
+    let again = baton(dir.path(), &["demo", "--out", "demo"]);
+    assert!(
+        stdout(&again).contains("calls: 0 new"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn crates_readme_names_every_crate() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let index = std::fs::read_to_string(crates.join("README.md")).unwrap();
+    for entry in std::fs::read_dir(crates).unwrap() {
+        let path = entry.unwrap().path();
+        if path.join("Cargo.toml").exists() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                index.contains(&format!("| `{name}` |")),
+                "crates/README.md has no row for {name}"
+            );
+        }
+    }
+}

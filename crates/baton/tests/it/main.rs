@@ -1,0 +1,25 @@
+//! End-to-end tests of the `baton` binary.
+
+mod cli;
+mod resume;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Run the built `baton` binary with `args` in `cwd`.
+pub fn baton(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("BATON_LOG")
+        .output()
+        .expect("baton runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
