@@ -15,11 +15,13 @@
 //! loop and forking (`baton-runner`).
 #![deny(missing_docs)]
 
+mod limit;
 mod model;
 mod price;
 mod provider;
 pub mod sim;
 
+pub use limit::RateLimits;
 pub use model::{Completion, Model, RetryBudget, RetryPolicy};
 pub use price::{Cost, EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
@@ -51,6 +53,18 @@ pub enum ModelError {
         key: String,
         /// The missing LiteLLM field.
         field: &'static str,
+    },
+    /// A call's prompt is past the size where the card switches to tiered rates.
+    #[error(
+        "price card entry {key:?} has tiered rates above {threshold} prompt tokens and a call used {prompt}; refusing to mis-price it"
+    )]
+    TieredPrice {
+        /// The card key.
+        key: String,
+        /// The tier threshold in prompt tokens.
+        threshold: u64,
+        /// The call's prompt tokens.
+        prompt: u64,
     },
     /// The price card could not be read.
     #[error("price card {source_name}: {message}")]

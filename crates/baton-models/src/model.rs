@@ -1,19 +1,20 @@
 //! The `Model` wrapper: one model role in an experiment, above a provider.
 //!
 //! It owns what a provider must not: the concurrency limit (a semaphore whose permit is
-//! held for the call only), retries with exponential backoff and jitter that honour the
-//! server's `retry-after`, a per-run retry-time budget, and pricing. A call that
-//! returns is priced before it is handed back, so a response never exists without its
-//! cost.
+//! held for one attempt only, halved on rate limits and grown back after successes),
+//! optional requests- and tokens-per-minute buckets ([`RateLimits`]), retries with
+//! exponential backoff and jitter that honour the server's `retry-after`, a per-run
+//! retry-time budget, and pricing. A call that returns is priced before it is handed
+//! back, so a response never exists without its cost.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton_types::Message;
 use rand::Rng;
-use tokio::sync::Semaphore;
 
 use crate::ModelError;
+use crate::limit::{Concurrency, RateLimits, TokenBucket};
 use crate::price::{Cost, Price};
 use crate::provider::{GenerateConfig, Provider, ProviderError, Request, Response, RetryDecision};
 
@@ -103,7 +104,9 @@ pub struct Model {
     config: GenerateConfig,
     price_key: String,
     price: Price,
-    limit: Arc<Semaphore>,
+    limit: Concurrency,
+    requests: Option<TokenBucket>,
+    tokens: Option<TokenBucket>,
     retry: RetryPolicy,
     budget: Option<Arc<RetryBudget>>,
 }
@@ -138,7 +141,9 @@ impl Model {
             config: GenerateConfig::default(),
             price_key: price_key.into(),
             price,
-            limit: Arc::new(Semaphore::new(concurrency.max(1))),
+            limit: Concurrency::new(concurrency, true),
+            requests: None,
+            tokens: None,
             retry: RetryPolicy::default(),
             budget: None,
         }
@@ -154,6 +159,21 @@ impl Model {
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self
+    }
+
+    /// Set request and token rate limits, and whether rate limits shrink concurrency.
+    pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
+        self.requests = limits
+            .requests_per_minute
+            .map(|n| TokenBucket::per_minute(n.into()));
+        self.tokens = limits.tokens_per_minute.map(TokenBucket::per_minute);
+        self.limit.set_adaptive(limits.adaptive_concurrency);
+        self
+    }
+
+    /// The effective concurrency now (the configured limit, less any rate-limit cuts).
+    pub fn effective_concurrency(&self) -> usize {
+        self.limit.current()
     }
 
     /// Share a run-wide retry-time budget.
@@ -194,20 +214,28 @@ impl Model {
 
     /// Send a request, retrying what the provider calls retryable, and price the result.
     pub async fn generate(&self, request: Request) -> Result<Completion, ModelError> {
+        let estimate = estimate_tokens(&request);
         let mut attempt = 0u32;
         loop {
             attempt += 1;
             let started = Instant::now();
             let result = {
-                let _permit = self
-                    .limit
-                    .acquire()
-                    .await
-                    .expect("model semaphore is never closed");
+                let _slot = self.limit.acquire().await;
+                if let Some(bucket) = &self.requests {
+                    bucket.acquire(1).await;
+                }
+                if let Some(bucket) = &self.tokens {
+                    bucket.acquire(estimate).await;
+                }
                 self.provider.generate(&request).await
             };
             let error = match result {
                 Ok(response) => {
+                    if let Some(bucket) = &self.tokens {
+                        let used = response.usage.total_input() + response.usage.output;
+                        bucket.settle(used as i64 - estimate as i64);
+                    }
+                    self.limit.on_success();
                     let cost = self.price.cost(&self.price_key, &response.usage)?;
                     return Ok(Completion {
                         response,
@@ -221,22 +249,25 @@ impl Model {
             };
             let retry_after = match self.provider.classify(&error) {
                 RetryDecision::No => return Err(self.failed(attempt, error)),
-                RetryDecision::Transient { retry_after }
-                | RetryDecision::RateLimit { retry_after } => retry_after,
+                RetryDecision::Transient { retry_after } => retry_after,
+                RetryDecision::RateLimit { retry_after } => {
+                    self.limit.on_rate_limit();
+                    retry_after
+                }
             };
             if attempt > self.retry.max_retries {
                 return Err(self.failed(attempt, error));
             }
             let wait = self.retry.delay(attempt, retry_after);
-            if let Some(budget) = &self.budget {
-                if !budget.take(wait) {
-                    return Err(ModelError::RetryBudget {
-                        model: self.name.clone(),
-                        attempts: attempt,
-                        wait,
-                        last: error.to_string(),
-                    });
-                }
+            if let Some(budget) = &self.budget
+                && !budget.take(wait)
+            {
+                return Err(ModelError::RetryBudget {
+                    model: self.name.clone(),
+                    attempts: attempt,
+                    wait,
+                    last: error.to_string(),
+                });
             }
             tracing::debug!(model = %self.name, attempt, ?wait, %error, "retrying");
             tokio::time::sleep(wait).await;
@@ -250,5 +281,216 @@ impl Model {
             attempts,
             source,
         }
+    }
+}
+
+/// What a request may count against a tokens-per-minute limit: its prompt estimated
+/// like the simulated models count it, plus its output cap.
+fn estimate_tokens(request: &Request) -> u64 {
+    let prompt: u64 = request
+        .messages
+        .iter()
+        .map(crate::sim::message_tokens)
+        .sum();
+    prompt + u64::from(request.config.max_tokens.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use async_trait::async_trait;
+    use baton_types::Usage;
+
+    use super::*;
+    use crate::PriceCard;
+    use crate::limit::RateLimits;
+
+    /// A provider that plays back a script of results, then succeeds.
+    struct Scripted {
+        script: Mutex<VecDeque<ProviderError>>,
+        calls: Mutex<Vec<tokio::time::Instant>>,
+        usage: Usage,
+    }
+
+    impl Scripted {
+        fn new(errors: Vec<ProviderError>) -> Arc<Self> {
+            Arc::new(Scripted {
+                script: Mutex::new(errors.into()),
+                calls: Mutex::new(Vec::new()),
+                usage: Usage {
+                    uncached_in: 10,
+                    output: 5,
+                    ..Usage::default()
+                },
+            })
+        }
+        fn calls(&self) -> Vec<Duration> {
+            let calls = self.calls.lock().unwrap();
+            calls.iter().map(|t| t.duration_since(calls[0])).collect()
+        }
+    }
+
+    #[async_trait]
+    impl Provider for Scripted {
+        fn kind(&self) -> &str {
+            "scripted"
+        }
+        async fn generate(&self, _request: &Request) -> Result<Response, ProviderError> {
+            self.calls.lock().unwrap().push(tokio::time::Instant::now());
+            if let Some(e) = self.script.lock().unwrap().pop_front() {
+                return Err(e);
+            }
+            Ok(Response {
+                text: "ok".into(),
+                usage: self.usage,
+                model_served: "scripted-1".into(),
+                finish_reason: Some("stop".into()),
+                raw: None,
+            })
+        }
+    }
+
+    fn status(status: u16, kind: &str, retry_after: Option<Duration>) -> ProviderError {
+        ProviderError::Status {
+            status,
+            kind: kind.into(),
+            message: "m".into(),
+            retry_after,
+        }
+    }
+
+    fn model(p: Arc<Scripted>, concurrency: usize) -> Model {
+        let price = PriceCard::embedded().get("sim/lc").unwrap();
+        Model::new("m", p, "x", "sim/lc", price, concurrency)
+    }
+
+    fn request(m: &Model) -> Request {
+        let mut r = m.request(vec![Message::user("abcd".repeat(10))], None);
+        r.config.max_tokens = Some(100);
+        r
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_errors_back_off_exponentially_with_jitter() {
+        let p = Scripted::new(vec![
+            status(500, "api_error", None),
+            status(529, "overloaded_error", None),
+            ProviderError::Connection("reset".into()),
+        ]);
+        let m = model(p.clone(), 4);
+        let c = m.generate(request(&m)).await.unwrap();
+        assert_eq!(c.attempts, 4);
+        let t = p.calls();
+        let gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+        for (gap, full) in gaps.iter().zip([0.5, 1.0, 2.0]) {
+            assert!(*gap > full * 0.75 - 1e-9 && *gap <= full, "{gaps:?}");
+        }
+        // 529 and 5xx never shrink concurrency
+        assert_eq!(m.effective_concurrency(), 4);
+        // 10 uncached input tokens at 2e-7 USD, 5 output tokens at 1.2e-6 USD
+        assert_eq!(c.cost.0, 10 * 200_000 + 5 * 1_200_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_delay_is_followed_exactly_and_rate_limits_shrink_concurrency() {
+        let p = Scripted::new(vec![status(
+            429,
+            "rate_limit_exceeded",
+            Some(Duration::from_secs(7)),
+        )]);
+        let m = model(p.clone(), 8);
+        m.generate(request(&m)).await.unwrap();
+        assert_eq!(p.calls()[1], Duration::from_secs(7));
+        // halved by the 429, then the success starts a window to grow back
+        assert_eq!(m.effective_concurrency(), 4);
+        for _ in 0..4 {
+            m.generate(request(&m)).await.unwrap();
+        }
+        assert_eq!(m.effective_concurrency(), 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn quota_and_billing_errors_are_never_retried() {
+        for kind in [
+            "insufficient_quota",
+            "billing_error",
+            "enforced_spend_limit_reached",
+        ] {
+            let p = Scripted::new(vec![status(429, kind, Some(Duration::from_secs(1)))]);
+            let m = model(p.clone(), 1);
+            let err = m.generate(request(&m)).await.unwrap_err();
+            assert!(
+                matches!(err, ModelError::Provider { attempts: 1, .. }),
+                "{err}"
+            );
+            assert_eq!(p.calls().len(), 1);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_run_out_and_the_budget_is_a_distinct_error() {
+        let p = Scripted::new((0..10).map(|_| status(500, "", None)).collect());
+        let m = model(p.clone(), 1).with_retry(RetryPolicy {
+            max_retries: 2,
+            ..RetryPolicy::default()
+        });
+        let err = m.generate(request(&m)).await.unwrap_err();
+        assert!(
+            matches!(err, ModelError::Provider { attempts: 3, .. }),
+            "{err}"
+        );
+
+        let p = Scripted::new(vec![status(
+            429,
+            "rate_limit_exceeded",
+            Some(Duration::from_secs(60)),
+        )]);
+        let m = model(p.clone(), 1).with_budget(RetryBudget::new(Duration::from_secs(30)));
+        let t0 = tokio::time::Instant::now();
+        let err = m.generate(request(&m)).await.unwrap_err();
+        assert!(
+            matches!(&err, ModelError::RetryBudget { attempts: 1, wait, .. } if *wait == Duration::from_secs(60)),
+            "{err}"
+        );
+        assert_eq!(t0.elapsed(), Duration::ZERO, "it fails without waiting");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_per_minute_pace_calls() {
+        let p = Scripted::new(vec![]);
+        let m = Arc::new(model(p.clone(), 8).with_rate_limits(RateLimits {
+            requests_per_minute: Some(3),
+            ..RateLimits::default()
+        }));
+        let handles: Vec<_> = (0..5)
+            .map(|_| {
+                let m = m.clone();
+                tokio::spawn(async move { m.generate(request(&m)).await.unwrap() })
+            })
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+        let t = p.calls();
+        let secs: Vec<u64> = t.iter().map(|d| d.as_secs()).collect();
+        assert_eq!(secs, vec![0, 0, 0, 20, 40]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tokens_per_minute_reserve_the_estimate_and_settle_to_usage() {
+        let p = Scripted::new(vec![]);
+        // each request is estimated at 14 prompt tokens + 100 output cap = 114,
+        // and settles to 15 tokens of actual usage
+        let m = model(p.clone(), 1).with_rate_limits(RateLimits {
+            tokens_per_minute: Some(120),
+            ..RateLimits::default()
+        });
+        let t0 = tokio::time::Instant::now();
+        m.generate(request(&m)).await.unwrap();
+        m.generate(request(&m)).await.unwrap();
+        // after settling, 105 tokens were left; the second call's 114 needed 9 more
+        // at 2 tokens per second
+        assert_eq!(t0.elapsed(), Duration::from_millis(4500));
     }
 }

@@ -78,14 +78,29 @@ pub struct Price {
     pub cache_read: Option<i64>,
     /// 5-minute cache writes.
     pub cache_write_5m: Option<i64>,
-    /// 1-hour cache writes.
+    /// Long-lived cache writes: Anthropic's 1-hour TTL
+    /// (`cache_creation_input_token_cost_above_1hr`) or, where the card has no such
+    /// field, OpenAI's 12-hour TTL (`cache_creation_input_token_cost_above_12hr`).
     pub cache_write_1h: Option<i64>,
+    /// The prompt size above which the card prices a call at other (tiered) rates,
+    /// from an `input_cost_per_token_above_<N>k_tokens` field. Such a call is refused
+    /// rather than mis-priced.
+    pub tier_above: Option<u64>,
 }
 
 impl Price {
     /// The exact cost of one call's usage, or an error naming the token class the card
     /// has no rate for.
     pub fn cost(&self, key: &str, usage: &Usage) -> Result<Cost, ModelError> {
+        if let Some(threshold) = self.tier_above
+            && usage.total_input() > threshold
+        {
+            return Err(ModelError::TieredPrice {
+                key: key.to_string(),
+                threshold,
+                prompt: usage.total_input(),
+            });
+        }
         let class = |n: u64, rate: Option<i64>, field: &'static str| -> Result<i64, ModelError> {
             match (n, rate) {
                 (0, _) => Ok(0),
@@ -135,6 +150,7 @@ struct RawEntry {
     cache_read_input_token_cost: Option<f64>,
     cache_creation_input_token_cost: Option<f64>,
     cache_creation_input_token_cost_above_1hr: Option<f64>,
+    cache_creation_input_token_cost_above_12hr: Option<f64>,
 }
 
 /// A loaded price card: the embedded one, optionally overridden entry by entry by a
@@ -166,6 +182,7 @@ impl PriceCard {
             if key == "sample_spec" {
                 continue;
             }
+            let tier_above = tier_threshold(&value);
             let entry: RawEntry =
                 serde_json::from_value(value).map_err(|e| ModelError::PriceCard {
                     source_name: source.to_string(),
@@ -189,10 +206,14 @@ impl PriceCard {
                     "cache_creation_input_token_cost",
                     entry.cache_creation_input_token_cost,
                 )?,
-                cache_write_1h: opt(
-                    "cache_creation_input_token_cost_above_1hr",
-                    entry.cache_creation_input_token_cost_above_1hr,
-                )?,
+                cache_write_1h: match entry.cache_creation_input_token_cost_above_1hr {
+                    Some(v) => Some(rate("cache_creation_input_token_cost_above_1hr", v)?),
+                    None => opt(
+                        "cache_creation_input_token_cost_above_12hr",
+                        entry.cache_creation_input_token_cost_above_12hr,
+                    )?,
+                },
+                tier_above,
             };
             entries.insert(key, price);
         }
@@ -237,10 +258,26 @@ impl PriceCard {
     }
 }
 
+/// The lowest `N * 1000` over the entry's `input_cost_per_token_above_<N>k_tokens`
+/// fields (the service-tier variants with a suffix included).
+fn tier_threshold(entry: &serde_json::Value) -> Option<u64> {
+    let map = entry.as_object()?;
+    map.keys()
+        .filter_map(|k| {
+            let rest = k.strip_prefix("input_cost_per_token_above_")?;
+            let (n, tail) = rest.split_once("k_tokens")?;
+            (tail.is_empty() || tail.starts_with('_'))
+                .then(|| n.parse::<u64>().ok())
+                .flatten()
+        })
+        .min()
+        .map(|n| n * 1000)
+}
+
 fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelError> {
     let pico = usd * 1e12;
     let rounded = pico.round();
-    if !(usd >= 0.0) || (pico - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
+    if usd.is_nan() || usd < 0.0 || (pico - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
         return Err(ModelError::PriceCard {
             source_name: source.to_string(),
             message: format!(
@@ -290,6 +327,47 @@ mod tests {
         };
         let err = p.cost("gpt-4o", &u).unwrap_err().to_string();
         assert!(err.contains("cache_creation_input_token_cost"), "{err}");
+    }
+
+    #[test]
+    fn the_card_carries_the_papers_models_and_refuses_tiered_prompts() {
+        let card = PriceCard::embedded();
+        let luna = card.get("gpt-5.6-luna").unwrap();
+        assert_eq!(
+            (
+                luna.input,
+                luna.output,
+                luna.cache_read,
+                luna.cache_write_5m
+            ),
+            (200_000, 1_200_000, Some(20_000), Some(250_000))
+        );
+        assert_eq!(luna.tier_above, Some(272_000));
+        let opus = card.get("claude-opus-4-7-20260416").unwrap();
+        assert_eq!(opus.cache_write_1h, Some(10_000_000));
+        assert_eq!(opus.tier_above, None);
+        for key in [
+            "gpt-4.1-mini",
+            "gpt-5",
+            "o4-mini",
+            "claude-haiku-4-5-20251001",
+        ] {
+            assert!(card.get(key).is_ok(), "{key}");
+        }
+        let big = Usage {
+            uncached_in: 272_001,
+            ..Usage::default()
+        };
+        let err = luna.cost("gpt-5.6-luna", &big).unwrap_err().to_string();
+        assert!(err.contains("272000"), "{err}");
+        let ok = Usage {
+            uncached_in: 272_000,
+            ..Usage::default()
+        };
+        assert_eq!(
+            luna.cost("gpt-5.6-luna", &ok).unwrap(),
+            Cost(272_000 * 200_000)
+        );
     }
 
     #[test]

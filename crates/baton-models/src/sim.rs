@@ -138,11 +138,7 @@ impl SimProvider {
             Some(task) => self.answer(task, settings, request, users.len())?,
             None => "I am not sure what you are asking; could you tell me more?".to_string(),
         };
-        let input: u64 = request
-            .messages
-            .iter()
-            .map(|m| tokens(&m.content) + 4)
-            .sum();
+        let input: u64 = request.messages.iter().map(message_tokens).sum();
         Ok(Response {
             usage: Usage {
                 uncached_in: input,
@@ -211,8 +207,13 @@ impl Provider for SimProvider {
     }
 }
 
+/// The prompt tokens one message counts for: its text plus four for the framing.
+pub fn message_tokens(message: &Message) -> u64 {
+    tokens(&message.content) + 4
+}
+
 /// One token per four characters, rounded up.
-fn tokens(text: &str) -> u64 {
+pub fn tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 
