@@ -32,9 +32,8 @@ pub fn extract(response: &str) -> String {
     }
     let lines = || response.lines().map(py_strip).filter(|l| !l.is_empty());
     lines()
-        .filter(|l| ANSWER_LINE.is_match(l))
-        .last()
-        .or_else(|| lines().last())
+        .rfind(|l| ANSWER_LINE.is_match(l))
+        .or_else(|| lines().next_back())
         .unwrap_or("")
         .to_string()
 }

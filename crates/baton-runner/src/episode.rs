@@ -11,6 +11,7 @@ use baton_store::{CallRow, NewCall, Outcome, Store};
 use baton_types::{EpisodeStatus, Message, Phase, Task};
 
 use crate::RunError;
+use crate::budget::{Budget, call_upper_bound};
 use crate::run::{Observer, StopSignal};
 
 /// What the loop shares with every episode.
@@ -19,6 +20,7 @@ pub(crate) struct Shared {
     pub evaluators: Evaluators,
     pub stop: StopSignal,
     pub observer: Arc<dyn Observer>,
+    pub budget: Budget,
 }
 
 /// The transcript an episode builds, with the calls stored for it so far.
@@ -72,10 +74,23 @@ impl<'a> Transcript<'a> {
             if shared.stop.is_stopped() {
                 return Ok(Err(Unfinished(format!("run stopped before turn {t}"))));
             }
+            let upper = call_upper_bound(model, &self.messages);
+            if !shared.budget.reserve(upper) {
+                let cap = shared.budget.cap().unwrap_or_default();
+                return Ok(Err(Unfinished(format!(
+                    "spending cap {cap} reached before turn {t}"
+                ))));
+            }
             let request = model.request(self.messages.clone(), Some(self.seed));
             let completion = match model.generate(request).await {
-                Ok(c) => c,
-                Err(e) => return Ok(Err(Unfinished(format!("turn {t}: {e}")))),
+                Ok(c) => {
+                    shared.budget.settle(upper, c.cost);
+                    c
+                }
+                Err(e) => {
+                    shared.budget.release(upper);
+                    return Ok(Err(Unfinished(format!("turn {t}: {e}"))));
+                }
             };
             let text = completion.response.text.clone();
             shared

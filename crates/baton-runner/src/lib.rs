@@ -16,12 +16,15 @@
 //! [`ProviderFactory`]), metrics (`baton-report`), the CLI (`baton`).
 #![deny(missing_docs)]
 
+mod budget;
+mod dry_run;
 mod episode;
 mod plan;
 mod run;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;
+pub use dry_run::{CellEstimate, DryRun, dry_run};
 pub use plan::{Plan, TaskGroup};
 pub use run::{Observer, RunOptions, RunSummary, Runner, SilentObserver, StopSignal};
 pub use spec::{ExperimentSpec, ModelSpec, PairSpec};

@@ -16,6 +16,7 @@ use baton_types::{Cell, EpisodeStatus, Phase, Task};
 use futures::future::join_all;
 use tokio::sync::Semaphore;
 
+use crate::budget::Budget;
 use crate::episode::{Shared, Transcript, Unfinished, finish};
 use crate::plan::{Plan, TaskGroup};
 use crate::spec::ExperimentSpec;
@@ -69,6 +70,9 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// Re-sample handoff prefixes instead of forking them.
     pub independent: bool,
+    /// Stop scheduling calls before the experiment's total spend would pass this cap;
+    /// unfinished episodes stay `incomplete` and resume later.
+    pub max_cost: Option<Cost>,
     /// Stop request.
     pub stop: StopSignal,
     /// Extra provider kinds (HTTP providers).
@@ -92,6 +96,7 @@ impl RunOptions {
             limit: None,
             concurrency: None,
             independent: false,
+            max_cost: None,
             stop: StopSignal::default(),
             providers: Vec::new(),
             observer: Arc::new(SilentObserver),
@@ -135,65 +140,19 @@ pub struct Runner {
 impl Runner {
     /// Load the dataset, build schedules and models (every model must have a price:
     /// an error here, before any call), and open the store.
-    pub async fn prepare(
-        mut spec: ExperimentSpec,
-        options: RunOptions,
-    ) -> Result<Runner, RunError> {
-        if options.independent {
-            spec.fork_prefixes = false;
-        }
-        if let Some(limit) = options.limit {
-            spec.limit = Some(limit);
-        }
+    pub async fn prepare(spec: ExperimentSpec, options: RunOptions) -> Result<Runner, RunError> {
         let store_path = options.out_dir.join(STORE_FILE);
         if options.resume && !store_path.exists() {
             return Err(RunError::NothingToResume(store_path));
         }
-
-        let resolve = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                options.base_dir.join(p)
-            }
-        };
-        let sample = spec.dataset == "sample";
-        let mut dataset = if sample {
-            baton_data::sample_dataset()
-        } else {
-            baton_data::load(&resolve(Path::new(&spec.dataset)))?
-        };
-        if !spec.families.is_empty() {
-            dataset.filter_families(&spec.families);
-        }
-        let tasks = select_tasks(dataset.tasks, spec.limit);
-        let templates = match &spec.templates {
-            Some(dir) => Templates::from_dir(&resolve(dir))?,
-            None => Templates::embedded(),
-        };
-        let schedules = tasks
-            .iter()
-            .map(|t| baton_data::build_schedule(t, &templates))
-            .collect::<Result<Vec<_>, _>>()?;
-
-        let mut card = PriceCard::embedded();
-        if let Some(p) = &spec.prices {
-            card = card
-                .with_override_file(&resolve(p))
-                .map_err(|e| RunError::Model {
-                    name: "*".into(),
-                    message: e.to_string(),
-                })?;
-        }
-        let models = build_models(&spec, &tasks, &card, &options.providers)?;
-
-        let spider_dir = match (&spec.spider_dir, sample) {
-            (Some(d), _) => resolve(d),
-            (None, true) => {
-                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
-            }
-            (None, false) => resolve(Path::new("datasets/spider/databases")),
-        };
+        let Setup {
+            spec,
+            tasks,
+            schedules,
+            models,
+            card,
+            spider_dir,
+        } = Setup::load(spec, &options)?;
         let evaluators = Evaluators::lic(&EvalConfig {
             spider_dir,
             ..EvalConfig::default()
@@ -224,12 +183,12 @@ impl Runner {
                 )
                 .await?;
         }
-        let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
-        let plain: Vec<Task> = tasks.iter().map(|t| (**t).clone()).collect();
-        let plan = Plan::new(&spec, &plain);
+        let plan = Plan::new(&spec, &tasks);
         options
             .observer
-            .planned(plan.episodes(), plan.calls(&plain, spec.fork_prefixes));
+            .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
+        let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
+        let paid = Cost(Reader::open(&store_path)?.total_paid()?);
         Ok(Runner {
             concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
             spec,
@@ -242,6 +201,7 @@ impl Runner {
                 evaluators,
                 stop: options.stop,
                 observer: options.observer,
+                budget: Budget::new(options.max_cost, paid),
             }),
             store_path,
         })
@@ -463,6 +423,79 @@ impl Runner {
         let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
         finish(&self.shared, row.id, task, result, prefix_cost + paid, paid).await?;
         Ok(())
+    }
+}
+
+/// What a run needs before it touches the store.
+pub(crate) struct Setup {
+    pub spec: ExperimentSpec,
+    pub tasks: Vec<Task>,
+    pub schedules: Vec<Schedule>,
+    pub models: BTreeMap<String, Arc<Model>>,
+    pub card: PriceCard,
+    pub spider_dir: PathBuf,
+}
+
+impl Setup {
+    /// Apply command-line overrides, load the dataset and templates, build schedules,
+    /// and build every model with its price (a missing price fails here).
+    pub fn load(mut spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
+        if options.independent {
+            spec.fork_prefixes = false;
+        }
+        if let Some(limit) = options.limit {
+            spec.limit = Some(limit);
+        }
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                options.base_dir.join(p)
+            }
+        };
+        let sample = spec.dataset == "sample";
+        let mut dataset = if sample {
+            baton_data::sample_dataset()
+        } else {
+            baton_data::load(&resolve(Path::new(&spec.dataset)))?
+        };
+        if !spec.families.is_empty() {
+            dataset.filter_families(&spec.families);
+        }
+        let tasks = select_tasks(dataset.tasks, spec.limit);
+        let templates = match &spec.templates {
+            Some(dir) => Templates::from_dir(&resolve(dir))?,
+            None => Templates::embedded(),
+        };
+        let schedules = tasks
+            .iter()
+            .map(|t| baton_data::build_schedule(t, &templates))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut card = PriceCard::embedded();
+        if let Some(p) = &spec.prices {
+            card = card
+                .with_override_file(&resolve(p))
+                .map_err(|e| RunError::Model {
+                    name: "*".into(),
+                    message: e.to_string(),
+                })?;
+        }
+        let models = build_models(&spec, &tasks, &card, &options.providers)?;
+        let spider_dir = match (&spec.spider_dir, sample) {
+            (Some(d), _) => resolve(d),
+            (None, true) => {
+                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
+            }
+            (None, false) => resolve(Path::new("datasets/spider/databases")),
+        };
+        Ok(Setup {
+            spec,
+            tasks,
+            schedules,
+            models,
+            card,
+            spider_dir,
+        })
     }
 }
 

@@ -369,15 +369,13 @@ fn open_rw(path: &Path) -> Result<Connection> {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                err(rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                    Some(format!("cannot create {}: {e}", dir.display())),
-                ))
-            })?;
-        }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(format!("cannot create {}: {e}", dir.display())),
+            ))
+        })?;
     }
     let mut conn = Connection::open(path).map_err(err)?;
     conn.pragma_update(None, "journal_mode", "WAL")

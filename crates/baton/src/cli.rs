@@ -63,6 +63,14 @@ pub struct RunArgs {
     /// Re-sample handoff prefixes instead of forking them from the single-sender episode.
     #[arg(long)]
     pub independent: bool,
+    /// Print cells, episodes, calls and an upper-bound cost, then stop without calling
+    /// any model.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Stop scheduling calls before the experiment's total spend (every run of it) would
+    /// pass this many US dollars; unfinished episodes stay incomplete.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,

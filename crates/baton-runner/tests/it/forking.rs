@@ -190,3 +190,79 @@ async fn a_changed_experiment_is_refused_by_an_existing_store() {
     };
     assert!(err.contains("different experiment"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spending_cap_leaves_episodes_incomplete_never_zero_and_is_never_passed() {
+    use baton_models::Cost;
+    use baton_runner::{ExperimentSpec, RunOptions, Runner};
+    use baton_types::EpisodeStatus;
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = spec_text(2, 1, true);
+    let full = run(tempfile::tempdir().unwrap().path(), &text).await;
+    let cap = Cost(full.paid_total.0 / 3);
+
+    let spec = ExperimentSpec::parse("it.toml", &text).unwrap();
+    let mut options = RunOptions::new(dir.path(), ".", text.clone());
+    options.max_cost = Some(cap);
+    let capped = Runner::prepare(spec, options)
+        .await
+        .unwrap()
+        .run()
+        .await
+        .unwrap();
+    assert!(
+        capped.paid_total <= cap,
+        "paid {} with a cap of {cap}",
+        capped.paid_total
+    );
+    let reader = Reader::open(&capped.store_path).unwrap();
+    let episodes = reader.episodes().unwrap();
+    let incomplete: Vec<_> = episodes
+        .iter()
+        .filter(|e| e.status == EpisodeStatus::Incomplete)
+        .collect();
+    assert!(!incomplete.is_empty());
+    assert!(
+        incomplete
+            .iter()
+            .any(|e| e.reason.as_deref().unwrap_or("").contains("spending cap"))
+    );
+    for e in &incomplete {
+        assert_eq!(e.score, None, "an incomplete episode has no score");
+        let reason = e.reason.as_deref().unwrap_or("");
+        assert!(
+            reason.contains("spending cap") || reason.contains("prefix is incomplete"),
+            "{reason}"
+        );
+    }
+
+    // Without the cap, the same command finishes the rest and pays what is left.
+    let finished = run(dir.path(), &text).await;
+    assert_eq!(finished.episodes.get("incomplete"), None);
+    assert_eq!(finished.paid_total, full.paid_total);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_bounds_the_real_cost_and_counts_the_calls() {
+    use baton_runner::{ExperimentSpec, RunOptions};
+
+    let text = spec_text(1, 1, true);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ExperimentSpec::parse("it.toml", &text).unwrap();
+    let estimate =
+        baton_runner::dry_run(spec, &RunOptions::new(dir.path(), ".", text.clone())).unwrap();
+    assert!(
+        !dir.path().join(baton_runner::STORE_FILE).exists(),
+        "a dry run opens no store"
+    );
+    let real = run(dir.path(), &text).await;
+    assert_eq!(estimate.calls() as u64, real.calls_new);
+    assert!(
+        estimate.paid_upper() >= real.paid_total,
+        "{} < {}",
+        estimate.paid_upper(),
+        real.paid_total
+    );
+    assert!(estimate.to_string().contains("single(lc)"));
+}

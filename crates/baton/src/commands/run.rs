@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use baton_models::Cost;
 use baton_runner::{ExperimentSpec, RunOptions, RunSummary, Runner, STORE_FILE, StopSignal};
 
 use crate::Outcome;
@@ -54,6 +55,18 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.independent = args.independent;
+    if let Some(usd) = args.max_cost {
+        anyhow::ensure!(
+            usd >= 0.0 && usd.is_finite(),
+            "--max-cost must be a non-negative number of dollars"
+        );
+        options.max_cost = Some(Cost::from_usd(usd));
+    }
+    if args.dry_run {
+        let estimate = baton_runner::dry_run(spec, &options)?;
+        printer.out(&estimate.to_string())?;
+        return Ok(Outcome::Success);
+    }
     let summary = execute(spec, options, !args.quiet, printer)?;
     report_summary(&summary, printer)?;
     Ok(outcome(&summary))

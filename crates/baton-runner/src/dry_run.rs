@@ -1,0 +1,137 @@
+//! `--dry-run`: what a run would do and the most it could cost, before anything is paid.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use baton_data::Schedule;
+use baton_models::{Cost, Model};
+use baton_types::{Cell, Message};
+
+use crate::RunError;
+use crate::budget::prompt_tokens_upper_bound;
+use crate::plan::Plan;
+use crate::run::{RunOptions, Setup};
+use crate::spec::ExperimentSpec;
+
+/// The estimate for one cell.
+#[derive(Debug, Clone, Default)]
+pub struct CellEstimate {
+    /// Episodes.
+    pub episodes: usize,
+    /// Calls this cell pays for.
+    pub calls: usize,
+    /// Upper bound of what it pays.
+    pub paid_upper: Cost,
+    /// Upper bound of its attributed cost (forked prefixes included).
+    pub attributed_upper: Cost,
+}
+
+/// The whole estimate.
+#[derive(Debug, Clone, Default)]
+pub struct DryRun {
+    /// By cell label.
+    pub cells: BTreeMap<String, CellEstimate>,
+    /// Tasks.
+    pub tasks: usize,
+}
+
+impl DryRun {
+    /// Calls in total.
+    pub fn calls(&self) -> usize {
+        self.cells.values().map(|c| c.calls).sum()
+    }
+
+    /// Upper bound of money paid in total.
+    pub fn paid_upper(&self) -> Cost {
+        self.cells.values().map(|c| c.paid_upper).sum()
+    }
+}
+
+impl fmt::Display for DryRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "| cell | episodes | calls | paid ≤ | attributed ≤ |")?;
+        writeln!(f, "|---|---:|---:|---:|---:|")?;
+        for (label, c) in &self.cells {
+            writeln!(
+                f,
+                "| {label} | {} | {} | {} | {} |",
+                c.episodes, c.calls, c.paid_upper, c.attributed_upper
+            )?;
+        }
+        let episodes: usize = self.cells.values().map(|c| c.episodes).sum();
+        writeln!(
+            f,
+            "| **total** | {episodes} | {} | {} | |",
+            self.calls(),
+            self.paid_upper()
+        )?;
+        writeln!(
+            f,
+            "\n{} tasks. Upper bounds assume every prompt token at the dearest input rate (one token per byte), \
+             every reply at the model's max_tokens, and nothing stored yet.",
+            self.tasks
+        )
+    }
+}
+
+/// Plan an experiment and bound its cost without calling any model or opening a store.
+pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, RunError> {
+    let setup = Setup::load(spec, options)?;
+    let plan = Plan::new(&setup.spec, &setup.tasks);
+    let fork = setup.spec.fork_prefixes;
+    let mut out = DryRun {
+        tasks: setup.tasks.len(),
+        ..DryRun::default()
+    };
+    for g in &plan.groups {
+        let schedule = &setup.schedules[g.task];
+        let n = setup.tasks[g.task].n_turns();
+        for m in &g.anchors {
+            let model = &setup.models[m];
+            let costs = turn_costs(schedule, |_| model.as_ref());
+            let total: Cost = costs.iter().copied().sum();
+            let e = out.cells.entry(Cell::single(m).label()).or_default();
+            e.episodes += 1;
+            e.calls += n;
+            e.paid_upper += total;
+            e.attributed_upper += total;
+        }
+        for (cell, k) in &g.handoffs {
+            let Cell::Handoff {
+                sender, receiver, ..
+            } = cell
+            else {
+                continue;
+            };
+            let (s, r) = (&setup.models[sender], &setup.models[receiver]);
+            let costs = turn_costs(schedule, |t| if t <= *k { s.as_ref() } else { r.as_ref() });
+            let prefix: Cost = costs[..*k].iter().copied().sum();
+            let suffix: Cost = costs[*k..].iter().copied().sum();
+            let e = out.cells.entry(cell.label()).or_default();
+            e.episodes += 1;
+            e.calls += if fork { n - k } else { n };
+            e.paid_upper += if fork { suffix } else { prefix + suffix };
+            e.attributed_upper += prefix + suffix;
+        }
+    }
+    Ok(out)
+}
+
+/// Upper bound of each turn's call when `who(t)` answers turn t: earlier replies are
+/// taken as `max_tokens` tokens of at most four bytes each.
+fn turn_costs<'a>(schedule: &Schedule, who: impl Fn(usize) -> &'a Model) -> Vec<Cost> {
+    let mut messages = vec![Message::system(schedule.system.clone())];
+    let mut costs = Vec::with_capacity(schedule.user_turns.len());
+    for (i, turn) in schedule.user_turns.iter().enumerate() {
+        messages.push(Message::user(turn.clone()));
+        let model = who(i + 1);
+        let max_out = u64::from(model.config().max_tokens.unwrap_or(1000));
+        costs.push(
+            model
+                .price()
+                .upper_bound(prompt_tokens_upper_bound(&messages), max_out),
+        );
+        messages.push(Message::assistant("x".repeat(max_out as usize * 4)));
+    }
+    costs
+}
