@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod data2text;
+pub mod families;
 pub mod math;
 mod registry;
 pub mod text;

@@ -8,7 +8,10 @@ use std::time::Duration;
 use baton_types::{Family, Verdict};
 use serde_json::Value;
 
+use baton_spider::SpiderConfig;
+
 use crate::data2text::Data2TextEvaluator;
+use crate::families::{ActionsEvaluator, DatabaseEvaluator};
 use crate::math::MathEvaluator;
 use crate::{EvalError, Evaluator};
 
@@ -56,10 +59,18 @@ impl std::fmt::Debug for Evaluators {
 
 impl Evaluators {
     /// The `lic` profile's evaluators.
-    pub fn lic(_config: &EvalConfig) -> Self {
+    pub fn lic(config: &EvalConfig) -> Self {
         let mut map: BTreeMap<Family, Arc<dyn Evaluator>> = BTreeMap::new();
         map.insert(Family::Math, Arc::new(MathEvaluator));
         map.insert(Family::Data2Text, Arc::new(Data2TextEvaluator));
+        map.insert(Family::Actions, Arc::new(ActionsEvaluator));
+        map.insert(
+            Family::Database,
+            Arc::new(DatabaseEvaluator::new(SpiderConfig {
+                databases_dir: config.spider_dir.clone(),
+                query_timeout: config.query_timeout,
+            })),
+        );
         Evaluators { map }
     }
 

@@ -100,3 +100,13 @@ fn math_vectors_agree_with_lic() {
 fn data2text_vectors_agree_with_lic() {
     check(Family::Data2Text);
 }
+
+#[test]
+fn actions_vectors_agree_with_lic() {
+    check(Family::Actions);
+}
+
+#[test]
+fn database_vectors_agree_with_lic() {
+    check(Family::Database);
+}
