@@ -1,0 +1,449 @@
+"""The Python side of baton's sandbox, built into a WASI component by componentize-py.
+
+Two exports:
+
+* `wasi:cli/run` -- a tiny interpreter front end: `-c CODE` runs CODE, otherwise the program
+  is read from stdin. The exit status is ok or err (WASI 0.2 carries nothing else).
+* `baton:sandbox/grader` -- LiC's code grading (`TaskCode.extract_answer`, then
+  `evaluator_function` with LiveCodeBench's call-based harness), split into steps the host
+  drives one at a time so that it owns every deadline and every verdict:
+  `extract(response)`, `load(code, fn_name, prompt)`, then `call(input)` once per test.
+
+Why the host can trust the result: the guest never sees an expected output. `call` returns
+the function's return value serialized by `_encode`, which was captured when the component
+was built, before any candidate code existed, and which accepts only exact builtin types
+(through saved references, so patched builtins do not matter). Anything else becomes an
+opaque `<name>` marker that equals nothing. The host parses the text as plain values and
+compares them with the expected JSON itself. A program that tampers with this module can
+only make `call` report some other value -- one it could have returned honestly -- so
+lying buys nothing.
+
+Everything below runs once at build time (the component is a pre-initialised snapshot):
+every module imported here is bundled and already imported when a run starts.
+"""
+
+import sys
+import importlib
+
+# ---------------------------------------------------------------------------------------------
+# Bundled modules. Only modules imported at build time exist at run time.
+# ---------------------------------------------------------------------------------------------
+
+_SKIP = {
+    "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "ensurepip", "venv",
+    "__phello__", "_tkinter", "pydoc_data", "lib2to3", "msilib", "winreg", "winsound",
+    "_winapi", "nt", "msvcrt", "_msi", "_overlapped", "_wmi", "_scproxy", "ctypes", "curses",
+    "_ctypes", "readline", "_curses", "_curses_panel",
+}
+_EXTRA = """collections.abc concurrent.futures urllib.parse urllib.request urllib.error
+xml.etree.ElementTree xml.dom.minidom xml.sax email.message email.mime.text email.utils
+importlib.resources importlib.metadata importlib.util logging.handlers unittest.mock
+html.parser http.client json.decoder json.encoder os.path asyncio sqlite3 dbm.dumb
+""".split()
+
+
+def _preload():
+    names = sorted(getattr(sys, "stdlib_module_names", ())) + _EXTRA
+    for name in names:
+        if name in _SKIP:
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
+    # Text codecs are imported lazily by str.encode/bytes.decode; bundle them all.
+    try:
+        import encodings
+        import pkgutil
+
+        for info in pkgutil.iter_modules(encodings.__path__):
+            try:
+                importlib.import_module("encodings." + info.name)
+            except BaseException:
+                pass
+    except BaseException:
+        pass
+
+
+_preload()
+
+import ast  # noqa: E402
+import builtins  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
+from _json import encode_basestring_ascii as _quote  # noqa: E402
+
+import componentize_py_types  # noqa: E402
+from componentize_py_types import Err  # noqa: E402
+from wit_world import exports  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# References captured now, before any candidate code can patch anything.
+# ---------------------------------------------------------------------------------------------
+
+_type = type
+_id = id
+_len = len
+_isinstance = isinstance
+_BaseException = BaseException
+_Exception = Exception
+_NoneType = type(None)
+_bool, _int, _float, _str, _list, _tuple, _dict = bool, int, float, str, list, tuple, dict
+_int_repr = int.__repr__
+_float_repr = float.__repr__
+_dict_items = dict.items
+_str_replace = str.replace
+_str_split = str.split
+_str_join = str.join
+_list_append = list.append
+_list_pop = list.pop
+_set_digits = sys.set_int_max_str_digits
+_get_digits = sys.get_int_max_str_digits
+_json_loads = json.loads
+_set = set
+_range = range
+_exec = exec
+_getattr = getattr
+_hasattr = hasattr
+_ModuleType = types.ModuleType
+_sys = sys
+_real_stdout = sys.stdout
+_real_stderr = sys.stderr
+
+# LiveCodeBench's `import_string`, byte for byte.
+PRELUDE = (
+    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
+    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\n"
+    "from random import *\nfrom statistics import *\nfrom itertools import *\n"
+    "from functools import *\nfrom operator import *\nfrom io import *\nfrom sys import *\n"
+    "from json import *\nfrom builtins import *\nfrom typing import *\nimport string\nimport re\n"
+    "import datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\nimport math\n"
+    "import random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
+    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
+)
+
+_FLOAT_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _type_name(value):
+    """A short, printable type name for an opaque marker (display only)."""
+    try:
+        name = _type.__dict__["__name__"].__get__(_type(value))
+        if _type(name) is not _str:
+            return "object"
+    except _BaseException:
+        return "object"
+    keep = []
+    for ch in name[:48]:
+        if ch.isascii() and (ch.isalnum() or ch in "_."):
+            _list_append(keep, ch)
+    return _str_join("", keep) or "object"
+
+
+def _encode(value):
+    """Serialize a return value for the host.
+
+    Grammar (JSON plus two extensions): null, true, false, integers in decimal, floats in
+    `repr` form (NaN, Infinity, -Infinity for the specials), ASCII-escaped strings, `[...]`
+    lists, `{key: value, ...}` dicts (keys may be any encoded value), `(...)` for a tuple
+    nested inside the result, and `<name>` for anything else (never equal to anything).
+    Only exact builtin types are looked at, through references saved at build time.
+    A top-level tuple becomes a list, as in LiveCodeBench's harness.
+    """
+    if _type(value) is _tuple:
+        value = _list(value)
+    parts = []
+    active = _set()
+    stack = [(0, value)]
+    digits = _get_digits()
+    _set_digits(0)
+    try:
+        while stack:
+            kind, v = _list_pop(stack)
+            if kind == 1:
+                _list_append(parts, v)
+                continue
+            if kind == 2:
+                active.discard(v)
+                continue
+            t = _type(v)
+            if v is None:
+                _list_append(parts, "null")
+            elif t is _bool:
+                _list_append(parts, "true" if v else "false")
+            elif t is _int:
+                _list_append(parts, _int_repr(v))
+            elif t is _float:
+                text = _float_repr(v)
+                _list_append(parts, _FLOAT_SPECIAL.get(text, text))
+            elif t is _str:
+                _list_append(parts, _quote(v))
+            elif t is _list or t is _tuple or t is _dict:
+                key = _id(v)
+                if key in active:
+                    _list_append(parts, "<cycle>")
+                    continue
+                active.add(key)
+                if t is _dict:
+                    opening, closing = "{", "}"
+                    children = []
+                    for k, item in _dict_items(v):
+                        _list_append(children, (k, item))
+                else:
+                    opening, closing = ("[", "]") if t is _list else ("(", ")")
+                    children = [(None, item) for item in v]
+                _list_append(parts, opening)
+                _list_append(stack, (2, key))
+                _list_append(stack, (1, closing))
+                for index in _range(_len(children) - 1, -1, -1):
+                    k, item = children[index]
+                    _list_append(stack, (0, item))
+                    if t is _dict:
+                        _list_append(stack, (1, ": "))
+                        _list_append(stack, (0, k))
+                    if index:
+                        _list_append(stack, (1, ", "))
+            else:
+                _list_append(parts, "<" + _type_name(v) + ">")
+    finally:
+        _set_digits(digits)
+    return _str_join("", parts)
+
+
+def _describe(exc):
+    """`TypeName: message`, without trusting the exception's own methods too far."""
+    name = _type_name(exc)
+    try:
+        text = _str(exc)
+        if _type(text) is not _str:
+            text = ""
+    except _BaseException:
+        text = ""
+    text = text[:400]
+    return name + (": " + text if text else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# TaskCode.extract_answer (deterministic, rule-based).
+# ---------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```(?:python)?\s*(.*?)\s*```", re.DOTALL)
+
+
+def _visit(node):
+    """A recursive walk over the tree, as LiC's extractor does one (so a tree too deep for
+    the recursion limit fails here the way it fails there)."""
+    for child in ast.iter_child_nodes(node):
+        _visit(child)
+
+
+def _last_top_level_function(code):
+    """The last top-level `def` with every import of the module hoisted in front, or ""."""
+    try:
+        tree = ast.parse(code)
+        _visit(tree)
+        imports = [
+            ast.unparse(node)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
+        chosen = None
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                chosen = node
+        if chosen is None:
+            return ""
+        first = chosen.decorator_list[0].lineno if chosen.decorator_list else chosen.lineno
+        lines = code.splitlines()
+        body = "\n".join(lines[first - 1 : chosen.end_lineno])
+        if imports:
+            return "\n".join(imports) + "\n\n" + body
+        return body
+    except Exception:
+        return ""
+
+
+def extract_answer(text):
+    blocks = _FENCE.findall(text)
+    if "class Solution" in text:
+        with_class = [block for block in blocks if "class Solution" in block]
+        if not with_class:
+            raise LookupError("'class Solution' appears outside every code block")
+        return with_class[-1]
+    if blocks:
+        for block in reversed(blocks):
+            found = _last_top_level_function(block)
+            if found:
+                return found
+        return ""
+    text = text.strip()
+    if text.startswith("`"):
+        text = text[text.find("\n") :].strip()
+    start = text.rfind("import")
+    if start < 0:
+        start = text.rfind("def")
+    if start >= 0:
+        text = text[start:]
+    return _last_top_level_function(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluator_function + LiveCodeBench call-based grading, one step at a time.
+# ---------------------------------------------------------------------------------------------
+
+
+class _NullRaw(io.RawIOBase):
+    """A raw stream that accepts and drops every byte."""
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        return len(data)
+
+
+def _discard_stream():
+    """Where the candidate's prints go: LiC lets a program print freely, so they cost nothing
+    and count against no cap here (only raw writes to fd 1/2 reach the capped pipes)."""
+    return io.TextIOWrapper(io.BufferedWriter(_NullRaw()), encoding="utf-8", errors="replace")
+
+
+def _reliability_guard():
+    """LiveCodeBench's `reliability_guard()` (no memory limit), as LiC calls it."""
+    import os
+    import shutil
+    import subprocess
+
+    builtins.quit = None
+    os.environ["OMP_NUM_THREADS"] = "1"
+    for name in (
+        "kill system putenv remove removedirs rmdir fchdir setuid fork forkpty killpg rename "
+        "renames truncate replace unlink fchmod fchown chmod chown chroot fchdir lchflags "
+        "lchmod lchown getcwd chdir"
+    ).split():
+        setattr(os, name, None)
+    shutil.rmtree = None
+    shutil.move = None
+    shutil.chown = None
+    subprocess.Popen = None
+    builtins.help = None
+    for name in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+        sys.modules[name] = None
+
+
+def prepare(code, fn_name, prompt):
+    """evaluator_function's rewriting of the extracted answer, before it is executed."""
+    code = code.replace("```python", "").replace("```", "")
+    if "def " not in code:
+        raise Err("nodef: no 'def ' in the answer")
+    if prompt is not None:
+        try:
+            tree = ast.parse(prompt)
+        except Exception as exc:
+            raise Err("prompt: the HumanEval prompt does not parse: " + _describe(exc))
+        imports = [
+            ast.unparse(node)
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
+        if imports:
+            code = "\n".join(imports) + "\n\n" + code
+    old = code.split("def ")[1].split("(")[0].strip()
+    return code.replace(old, fn_name)
+
+
+_STATE = {"fn": None}
+
+
+class Grader(exports.Grader):
+    def extract(self, response):
+        try:
+            return extract_answer(response)
+        except LookupError as exc:
+            raise Err("raises: " + str(exc))
+
+    def load(self, code, fn_name, prompt):
+        source = PRELUDE + "\n\n" + prepare(code, fn_name, prompt)
+        _reliability_guard()
+        _sys.stdout = _discard_stream()
+        _sys.stderr = _discard_stream()
+        try:
+            module = _ModuleType("tmp_sol", "")
+            _exec(source, module.__dict__)
+            if "class Solution" in source:
+                target = module.Solution()
+            else:
+                target = module
+            if target is None:
+                raise Err("missing: the solution object is None")
+            if not _hasattr(target, fn_name):
+                raise Err("missing: no function named " + _quote(fn_name))
+            _STATE["fn"] = _getattr(target, fn_name)
+        except Err:
+            raise
+        except SyntaxError as exc:
+            raise Err("compile: " + _describe(exc))
+        except _Exception as exc:
+            raise Err("exception: " + _describe(exc))
+        except _BaseException as exc:
+            raise Err("exit: " + _describe(exc))
+
+    def call(self, input):
+        fn = _STATE["fn"]
+        try:
+            args = [_json_loads(line) for line in _str_split(input, "\n")]
+        except _BaseException as exc:
+            raise Err("input: " + _describe(exc))
+        try:
+            result = fn(*args)
+        except _Exception as exc:
+            raise Err("exception: " + _describe(exc))
+        except _BaseException as exc:
+            raise Err("exit: " + _describe(exc))
+        try:
+            return _encode(result)
+        except _BaseException as exc:
+            raise Err("encode: " + _describe(exc))
+
+
+# ---------------------------------------------------------------------------------------------
+# wasi:cli/run -- `-c CODE`, or the program on stdin.
+# ---------------------------------------------------------------------------------------------
+
+
+class Run(exports.Run):
+    def run(self):
+        argv = list(sys.argv)
+        if len(argv) > 2 and argv[1] == "-c":
+            source, name = argv[2], "<string>"
+            sys.argv = ["-c"] + argv[3:]
+        else:
+            source, name = sys.stdin.read(), "<stdin>"
+            sys.argv = [""]
+        namespace = {"__name__": "__main__", "__builtins__": builtins}
+        status = 0
+        try:
+            exec(compile(source, name, "exec"), namespace)
+        except SystemExit as exc:
+            code = exc.code
+            if code is None:
+                status = 0
+            elif isinstance(code, int):
+                status = code
+            else:
+                print(code, file=sys.stderr)
+                status = 1
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:
+                pass
+        if status != 0:
+            raise componentize_py_types.Err(None)
