@@ -266,3 +266,27 @@ async fn dry_run_bounds_the_real_cost_and_counts_the_calls() {
     );
     assert!(estimate.to_string().contains("single(lc)"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_a_price_fails_before_any_call_or_store() {
+    use baton_runner::{ExperimentSpec, RunOptions, Runner};
+
+    let text = spec_text(1, 1, true).replace(
+        "model = \"sim/hc\"",
+        "model = \"sim/hc\"\nprice = \"no-such-model\"",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ExperimentSpec::parse("it.toml", &text).unwrap();
+    let err = match Runner::prepare(spec, RunOptions::new(dir.path(), ".", text.clone())).await {
+        Ok(_) => panic!("a model without a price must not run"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("\"hc\"") && err.contains("no-such-model"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join(baton_runner::STORE_FILE).exists(),
+        "nothing was stored"
+    );
+}

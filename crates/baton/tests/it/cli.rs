@@ -123,3 +123,79 @@ fn crates_readme_names_every_crate() {
         }
     }
 }
+
+#[test]
+fn report_json_has_the_documented_cell_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = r#"
+name = "tiny"
+dataset = "sample"
+families = ["math"]
+limit = 2
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "hc"
+"#;
+    std::fs::write(dir.path().join("tiny.toml"), exp).unwrap();
+    let run = baton(dir.path(), &["run", "tiny.toml", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let out = baton(
+        dir.path(),
+        &[
+            "report",
+            "results/tiny/results.sqlite",
+            "--format",
+            "json",
+            "--bootstrap",
+            "200",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    assert!(!cells.is_empty());
+    for key in [
+        "pair",
+        "direction",
+        "family",
+        "k",
+        "interface",
+        "score",
+        "cost_per_task",
+        "qrec",
+        "csret",
+        "n_attempted",
+        "n_scored",
+    ] {
+        assert!(
+            cells.iter().all(|c| c.get(key).is_some()),
+            "a cell lacks {key}"
+        );
+    }
+    let anchors: Vec<_> = cells
+        .iter()
+        .filter(|c| c["interface"] == "single")
+        .collect();
+    assert!(!anchors.is_empty() && anchors.iter().all(|c| c["k"].is_null()));
+    assert!(
+        cells
+            .iter()
+            .any(|c| c["k"] == "early" && c["direction"] == "escalation")
+    );
+    let csv = baton(
+        dir.path(),
+        &[
+            "report",
+            "results/tiny",
+            "--format",
+            "csv",
+            "--bootstrap",
+            "0",
+        ],
+    );
+    assert!(stdout(&csv).lines().next().unwrap().contains("qrec"));
+}
