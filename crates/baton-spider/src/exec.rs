@@ -45,7 +45,7 @@ pub const MAX_VALUE_BYTES: i32 = 64 << 20;
 /// Largest result set kept in memory (approximate bytes).
 pub const MAX_RESULT_BYTES: usize = 256 << 20;
 /// VM instructions between two deadline checks.
-const PROGRESS_OPS: i32 = 1000;
+const PROGRESS_OPS: i32 = 100;
 
 /// Why a query produced no rows to compare.
 #[derive(Debug, Clone, PartialEq, Eq)]

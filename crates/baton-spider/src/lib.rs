@@ -394,3 +394,193 @@ fn describe(failure: Option<&CandidateFailure>) -> String {
         None => "no candidate to run".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two test-suite variants of a `singer` database; the second adds a
+    /// French singer aged 41 (the spec's end-to-end setup).
+    fn singer_databases() -> tempfile::TempDir {
+        let root = tempfile::tempdir().expect("temp dir");
+        let dir = root.path().join("concert_singer");
+        std::fs::create_dir(&dir).expect("db folder");
+        for (file, extra) in [
+            ("concert_singer.sqlite", false),
+            ("concert_singer_v1.sqlite", true),
+        ] {
+            let conn = rusqlite::Connection::open(dir.join(file)).expect("create db");
+            conn.execute_batch(
+                "CREATE TABLE singer (name TEXT, country TEXT, age INTEGER);
+                 INSERT INTO singer VALUES ('Alice', 'France', 45), ('Bob', 'France', 35),
+                   ('Carl', 'USA', 50), ('Dana', 'France', 42), ('Eli', 'Peru', 30);",
+            )
+            .expect("fill db");
+            if extra {
+                conn.execute("INSERT INTO singer VALUES ('Eve', 'France', 41)", [])
+                    .expect("extra row");
+            }
+        }
+        root
+    }
+
+    fn evaluator(root: &Path) -> SpiderEvaluator {
+        SpiderEvaluator::new(SpiderConfig {
+            databases_dir: root.to_path_buf(),
+            query_timeout: Duration::from_secs(10),
+        })
+    }
+
+    const DEFAULT_GOLD: &str = "SELECT name FROM singer WHERE country = 'France' AND age > 40";
+
+    #[test]
+    fn spec_end_to_end_vectors() {
+        let root = singer_databases();
+        let ev = evaluator(root.path());
+        let cases = [
+            (
+                "SELECT name FROM singer WHERE country = 'france' AND age > 30",
+                DEFAULT_GOLD,
+                1.0,
+            ),
+            (
+                "SELECT name, age FROM singer WHERE country = 'France' AND age > 40",
+                DEFAULT_GOLD,
+                0.0,
+            ),
+            (
+                "SELECT name FROM singer WHERE age > 40 AND country = 'France' ORDER BY name",
+                DEFAULT_GOLD,
+                1.0,
+            ),
+            (
+                "SELECT name FROM singer WHERE country='France' ORDER BY age",
+                "SELECT name FROM singer WHERE country = 'France' ORDER BY age DESC",
+                0.0,
+            ),
+            (
+                "SELECT DISTINCT country FROM singer",
+                "SELECT country FROM singer",
+                1.0,
+            ),
+            (
+                "SELECT count(*) FROM singer WHERE age > 40",
+                "SELECT count(*) FROM singer WHERE age > 41",
+                1.0,
+            ),
+            (
+                "SELECT age, name FROM singer WHERE country = 'France'",
+                "SELECT name, age FROM singer WHERE country = 'France'",
+                1.0,
+            ),
+        ];
+        for (pred, gold, want) in cases {
+            let sample = json!({"db_id": "concert_singer", "reference_sql": gold});
+            let verdict = ev.evaluate(pred, &sample).expect("evaluates");
+            assert_eq!(verdict.score, want, "{pred} vs {gold}: {:?}", verdict.error);
+            assert_eq!(verdict.is_correct, None);
+            assert_eq!(verdict.error.is_some(), want == 0.0);
+        }
+    }
+
+    #[test]
+    fn failure_reasons() {
+        let root = singer_databases();
+        let ev = evaluator(root.path());
+        let sample = json!({"db_id": "concert_singer", "reference_sql": DEFAULT_GOLD});
+        let reason = |pred: &str| {
+            ev.evaluate(pred, &sample)
+                .unwrap()
+                .error
+                .unwrap_or_default()
+        };
+        assert!(
+            reason("SELECT nope FROM singer")
+                .starts_with("prediction error on concert_singer.sqlite")
+        );
+        assert_eq!(
+            reason("SELECT name FROM singer"),
+            "result mismatch on concert_singer.sqlite"
+        );
+        assert!(reason("").starts_with("prediction could not be parsed"));
+        let bad_gold = json!({"db_id": "concert_singer", "reference_sql": "SELECT x FROM nowhere"});
+        let verdict = ev.evaluate(DEFAULT_GOLD, &bad_gold).unwrap();
+        assert!(
+            verdict
+                .error
+                .unwrap()
+                .starts_with("gold query failed on concert_singer.sqlite")
+        );
+        // Many slots and values: the cap ends the search.
+        let wide = json!({"db_id": "concert_singer",
+            "reference_sql": "SELECT name FROM singer WHERE age IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)"});
+        let verdict = ev
+            .evaluate(
+                "SELECT count(*) FROM singer WHERE age IN (20, 21) AND name != 'x'",
+                &wide,
+            )
+            .unwrap();
+        assert!(verdict.error.unwrap().starts_with("candidate cap reached"));
+        assert_eq!(verdict.details["candidates_tried"], 100);
+    }
+
+    #[test]
+    fn setup_errors_name_what_is_missing() {
+        let root = singer_databases();
+        let ev = evaluator(root.path());
+        let err = ev
+            .evaluate("SELECT 1", &json!({"reference_sql": "SELECT 1"}))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "sample has no string field \"db_id\"");
+        let err = ev
+            .evaluate("SELECT 1", &json!({"db_id": "concert_singer"}))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sample has no string field \"reference_sql\""
+        );
+        let sample = json!({"db_id": "nowhere", "reference_sql": "SELECT 1"});
+        let err = ev.evaluate("SELECT 1", &sample).unwrap_err();
+        assert!(matches!(err, SpiderError::DatabaseMissing { .. }));
+        assert!(
+            err.to_string()
+                .contains(&root.path().join("nowhere").display().to_string())
+        );
+        let sample = json!({"db_id": "../concert_singer", "reference_sql": "SELECT 1"});
+        assert!(matches!(
+            ev.evaluate("SELECT 1", &sample),
+            Err(SpiderError::InvalidDbId { .. })
+        ));
+        std::fs::create_dir(root.path().join("empty")).unwrap();
+        let sample = json!({"db_id": "empty", "reference_sql": "SELECT 1"});
+        assert!(matches!(
+            ev.evaluate("SELECT 1", &sample),
+            Err(SpiderError::NoDatabaseFiles { .. })
+        ));
+        let missing = root.path().join("not-there");
+        let err = evaluator(&missing)
+            .evaluate(
+                "SELECT 1",
+                &json!({"db_id": "x", "reference_sql": "SELECT 1"}),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("spider databases folder {} not found", missing.display())
+        );
+    }
+
+    #[test]
+    fn evaluator_is_shareable() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<SpiderEvaluator>();
+        let root = singer_databases();
+        let ev = evaluator(root.path());
+        let sample = json!({"db_id": "concert_singer", "reference_sql": DEFAULT_GOLD});
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| assert_eq!(ev.evaluate(DEFAULT_GOLD, &sample).unwrap().score, 1.0));
+            }
+        });
+    }
+}
