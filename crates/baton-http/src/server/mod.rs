@@ -1,0 +1,485 @@
+//! The simulated HTTP server: OpenAI Chat Completions, OpenAI Responses and Anthropic
+//! Messages backed by [`baton_models::SimProvider`], with a prompt cache and
+//! deterministic fault injection.
+//!
+//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`,
+//! `GET /v1/models`. The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
+//! simulated model, so answers are the same ones `sim/...` models give and score the
+//! same way. Usage is realistic: prompt tokens are counted like the simulated models
+//! count them, and the [prefix cache](cache) turns repeated prefixes into cache reads
+//! (and, on the Anthropic route with `cache_control`, cache writes). A `reasoning`
+//! effort adds reasoning tokens (16 low, 64 medium, 256 high) and, on the Responses
+//! route, an opaque reasoning item the client must not send back. The server refuses
+//! what the real APIs refuse and what a client must never send: replayed reasoning
+//! items, thinking blocks, a missing `max_tokens` or `anthropic-version`.
+//!
+//! Faults: each request is fingerprinted (route + body); its `n`-th arrival draws a
+//! fault with probability `fault_rate` from `faults`, as a pure function of
+//! `(seed, fingerprint, n)`. See [`FaultKind`].
+
+mod api;
+mod cache;
+mod conn;
+mod fault;
+
+pub use fault::{FaultKind, FaultList};
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use baton_models::sim::tokens;
+use baton_models::{SimProvider, SimSettings};
+use baton_types::{Task, Usage};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::HttpError;
+use api::{Api, Refusal};
+use cache::PrefixCache;
+use conn::{Conn, CuttableListener};
+
+/// Settings of the simulated server.
+#[derive(Debug, Clone)]
+pub struct SimServerConfig {
+    /// Address to bind; default 127.0.0.1.
+    pub host: IpAddr,
+    /// Port; 0 picks a free one (default).
+    pub port: u16,
+    /// The tasks the simulated models recognise (their shards are the user turns).
+    pub tasks: Vec<Task>,
+    /// Simulated models by the id requests name; default `lc` and `hc` presets.
+    pub models: BTreeMap<String, SimSettings>,
+    /// Added latency per answered request, in milliseconds (default 0); a model's own
+    /// `latency_ms` adds to it.
+    pub latency_ms: u64,
+    /// Chance that a request gets a fault (0..=1, default 0).
+    pub fault_rate: f64,
+    /// Faults to draw from (default [`FaultKind::RETRYABLE`]).
+    pub faults: Vec<FaultKind>,
+    /// Seed of the fault draws (default 0).
+    pub seed: u64,
+    /// What a `rate-limit` fault asks the client to wait, in milliseconds (default
+    /// 1000; sent as `retry-after-ms` on OpenAI routes and as whole seconds in
+    /// `retry-after` everywhere).
+    pub retry_after_ms: u64,
+    /// How long a `stall` fault holds a request, in milliseconds (default 300,000:
+    /// past any sensible client timeout).
+    pub stall_ms: u64,
+}
+
+impl SimServerConfig {
+    /// Defaults for these tasks: 127.0.0.1, any port, `lc` and `hc`, no faults.
+    pub fn new(tasks: Vec<Task>) -> Self {
+        SimServerConfig {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            tasks,
+            models: ["lc", "hc"]
+                .into_iter()
+                .map(|m| (m.to_string(), SimSettings::preset(m)))
+                .collect(),
+            latency_ms: 0,
+            fault_rate: 0.0,
+            faults: FaultKind::RETRYABLE.to_vec(),
+            seed: 0,
+            retry_after_ms: 1000,
+            stall_ms: 300_000,
+        }
+    }
+
+    fn check(&self) -> Result<(), HttpError> {
+        if !(0.0..=1.0).contains(&self.fault_rate) {
+            return Err(HttpError::SimConfig(format!(
+                "fault rate {} is outside 0..=1",
+                self.fault_rate
+            )));
+        }
+        if self.fault_rate > 0.0 && self.faults.is_empty() {
+            return Err(HttpError::SimConfig(
+                "a fault rate above 0 needs at least one fault kind".into(),
+            ));
+        }
+        if self.models.is_empty() {
+            return Err(HttpError::SimConfig("no simulated models".into()));
+        }
+        Ok(())
+    }
+}
+
+/// What the server has seen so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimServerStats {
+    /// Requests received on the API routes.
+    pub requests: u64,
+    /// Requests answered with a scorable reply.
+    pub answered: u64,
+    /// Faults injected, by kind.
+    pub faults: BTreeMap<FaultKind, u64>,
+    /// Requests refused as invalid (4xx other than injected faults).
+    pub refused: u64,
+    /// Requests that carried credentials (`authorization` or `x-api-key`).
+    pub with_credentials: u64,
+}
+
+struct Shared {
+    config: SimServerConfig,
+    sim: SimProvider,
+    cache: PrefixCache,
+    occurrences: Mutex<HashMap<[u8; 32], u64>>,
+    stats: Mutex<SimServerStats>,
+    next_id: AtomicU64,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// A running simulated server.
+#[derive(Debug)]
+pub struct SimServerHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl SimServerHandle {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL for experiment files: `http://ADDR/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> SimServerStats {
+        self.shared.stats.lock().expect("stats lock").clone()
+    }
+
+    /// Stop accepting, end stalled requests, finish in-flight replies, and wait.
+    pub async fn shutdown(self) -> Result<(), HttpError> {
+        let _ = self.stop.send(true);
+        match self.task.await {
+            Ok(r) => r.map_err(HttpError::Serve),
+            Err(e) => Err(HttpError::Serve(std::io::Error::other(e.to_string()))),
+        }
+    }
+
+    /// Serve until Ctrl-C, then shut down.
+    pub async fn run_until_ctrl_c(self) -> Result<(), HttpError> {
+        tokio::signal::ctrl_c().await.map_err(HttpError::Serve)?;
+        self.shutdown().await
+    }
+}
+
+/// Bind and start the simulated server in the background.
+pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError> {
+    config.check()?;
+    let sim = SimProvider::new(config.tasks.clone(), config.models.clone())
+        .map_err(HttpError::SimConfig)?;
+    let bind = SocketAddr::new(config.host, config.port);
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|source| HttpError::Bind { addr: bind, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| HttpError::Bind { addr: bind, source })?;
+    let (stop, shutdown) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        config,
+        sim,
+        cache: PrefixCache::default(),
+        occurrences: Mutex::new(HashMap::new()),
+        stats: Mutex::new(SimServerStats::default()),
+        next_id: AtomicU64::new(1),
+        shutdown: shutdown.clone(),
+    });
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|s, c, h, b| handle(Api::Chat, s, c, h, b)),
+        )
+        .route(
+            "/v1/responses",
+            post(|s, c, h, b| handle(Api::Responses, s, c, h, b)),
+        )
+        .route(
+            "/v1/messages",
+            post(|s, c, h, b| handle(Api::Messages, s, c, h, b)),
+        )
+        .route("/v1/models", get(models))
+        .with_state(shared.clone());
+    let mut done = shutdown;
+    let task = tokio::spawn(async move {
+        axum::serve(
+            CuttableListener(listener),
+            app.into_make_service_with_connect_info::<Conn>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = done.wait_for(|stop| *stop).await;
+        })
+        .await
+    });
+    tracing::info!(%addr, "simulated server listening");
+    Ok(SimServerHandle {
+        addr,
+        shared,
+        stop,
+        task,
+    })
+}
+
+async fn models(State(s): State<Arc<Shared>>) -> Response {
+    let data: Vec<Value> = s
+        .config
+        .models
+        .keys()
+        .map(|m| json!({"id": m, "object": "model", "owned_by": "baton-sim"}))
+        .collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn refusal(api: Api, r: Refusal) -> Response {
+    let kind = match (api, r.status) {
+        (Api::Messages, StatusCode::NOT_FOUND) => "not_found_error",
+        _ => r.kind,
+    };
+    json_response(r.status, &api::error(api, kind, None, &r.message))
+}
+
+async fn handle(
+    api: Api,
+    State(s): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<Conn>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let fingerprint: [u8; 32] = {
+        let mut h = Sha256::new();
+        h.update([api as u8]);
+        h.update(&body);
+        h.finalize().into()
+    };
+    let occurrence = {
+        let mut seen = s.occurrences.lock().expect("occurrences lock");
+        let n = seen.entry(fingerprint).or_default();
+        *n += 1;
+        *n - 1
+    };
+    {
+        let mut st = s.stats.lock().expect("stats lock");
+        st.requests += 1;
+        if headers.contains_key(header::AUTHORIZATION) || headers.contains_key("x-api-key") {
+            st.with_credentials += 1;
+        }
+    }
+    let c = &s.config;
+    let fault = fault::draw(c.seed, &fingerprint, occurrence, c.fault_rate, &c.faults);
+    if let Some(kind) = fault {
+        *s.stats
+            .lock()
+            .expect("stats lock")
+            .faults
+            .entry(kind)
+            .or_default() += 1;
+        tracing::debug!(peer = %conn.peer, fault = %kind, "injecting fault");
+        match kind {
+            FaultKind::RateLimit => return rate_limited(api, c.retry_after_ms),
+            FaultKind::InsufficientQuota => {
+                let body = match api {
+                    Api::Messages => api::error(
+                        api,
+                        "rate_limit_error",
+                        Some("enforced_spend_limit_reached"),
+                        "This organization has reached its spend limit.",
+                    ),
+                    _ => api::error(
+                        api,
+                        "insufficient_quota",
+                        Some("insufficient_quota"),
+                        "You exceeded your current quota, please check your plan and billing details.",
+                    ),
+                };
+                return json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+            }
+            FaultKind::ServerError => {
+                let kind = if api == Api::Messages {
+                    "api_error"
+                } else {
+                    "server_error"
+                };
+                return json_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &api::error(
+                        api,
+                        kind,
+                        None,
+                        "The server had an error while processing your request.",
+                    ),
+                );
+            }
+            FaultKind::Overloaded => {
+                let (status, kind) = match api {
+                    Api::Messages => (
+                        StatusCode::from_u16(529).expect("529 is a valid status"),
+                        "overloaded_error",
+                    ),
+                    _ => (StatusCode::SERVICE_UNAVAILABLE, "server_is_overloaded"),
+                };
+                return json_response(status, &api::error(api, kind, None, "Overloaded"));
+            }
+            FaultKind::Reset => {
+                conn.cut();
+                return StatusCode::OK.into_response();
+            }
+            FaultKind::Stall => {
+                let mut stop = s.shutdown.clone();
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(c.stall_ms)) => {}
+                    _ = stop.wait_for(|v| *v) => {
+                        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+                    }
+                }
+            }
+            FaultKind::Malformed | FaultKind::Empty => {}
+        }
+    }
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            s.stats.lock().expect("stats lock").refused += 1;
+            return refusal(
+                api,
+                Refusal {
+                    status: StatusCode::BAD_REQUEST,
+                    kind: "invalid_request_error",
+                    message: format!("the body is not JSON: {e}"),
+                },
+            );
+        }
+    };
+    let parsed = match api::parse(api, &headers, &value) {
+        Ok(p) => p,
+        Err(r) => {
+            s.stats.lock().expect("stats lock").refused += 1;
+            return refusal(api, r);
+        }
+    };
+    let model = parsed.request.model.clone();
+    let Some(settings) = c.models.get(&model) else {
+        s.stats.lock().expect("stats lock").refused += 1;
+        return refusal(
+            api,
+            Refusal {
+                status: StatusCode::NOT_FOUND,
+                kind: "invalid_request_error",
+                message: format!("The model `{model}` does not exist"),
+            },
+        );
+    };
+    let latency = c.latency_ms + settings.latency_ms;
+    if latency > 0 {
+        tokio::time::sleep(Duration::from_millis(latency)).await;
+    }
+    let answer = match s.sim.reply(&parsed.request) {
+        Ok(r) => r,
+        Err(e) => {
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &api::error(api, "server_error", None, &e.to_string()),
+            );
+        }
+    };
+    let id = format!("sim{:08x}", s.next_id.fetch_add(1, Ordering::Relaxed));
+    let served = format!("sim/{model}");
+    let reasoning = match parsed.request.config.reasoning_effort.as_deref() {
+        Some("minimal") => 4,
+        Some("low") => 16,
+        Some("medium") => 64,
+        Some("high") => 256,
+        _ => 0,
+    };
+    if fault == Some(FaultKind::Empty) {
+        let usage = Usage {
+            uncached_in: parsed
+                .request
+                .messages
+                .iter()
+                .map(baton_models::sim::message_tokens)
+                .sum(),
+            output: reasoning,
+            reasoning,
+            ..Usage::default()
+        };
+        return json_response(StatusCode::OK, &api::reply(api, &id, &served, "", &usage));
+    }
+    let mut usage = s
+        .cache
+        .prompt_usage(api, &model, &parsed.request.messages, parsed.cache);
+    usage.output = tokens(&answer.text) + reasoning;
+    usage.reasoning = reasoning;
+    let reply = api::reply(api, &id, &served, &answer.text, &usage);
+    if fault == Some(FaultKind::Malformed) {
+        let mut bytes = reply.to_string().into_bytes();
+        bytes.truncate(bytes.len() / 2);
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            bytes,
+        )
+            .into_response();
+    }
+    s.stats.lock().expect("stats lock").answered += 1;
+    json_response(StatusCode::OK, &reply)
+}
+
+fn rate_limited(api: Api, retry_after_ms: u64) -> Response {
+    let body = match api {
+        Api::Messages => api::error(
+            api,
+            "rate_limit_error",
+            None,
+            "Number of requests has exceeded your rate limit. Please try again later.",
+        ),
+        _ => api::error(
+            api,
+            "requests",
+            Some("rate_limit_exceeded"),
+            "Rate limit reached for requests. Please try again later.",
+        ),
+    };
+    let mut r = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+    let h = r.headers_mut();
+    let secs = retry_after_ms.div_ceil(1000);
+    h.insert("retry-after", HeaderValue::from(secs));
+    if api != Api::Messages {
+        h.insert("retry-after-ms", HeaderValue::from(retry_after_ms));
+    }
+    r
+}

@@ -1,0 +1,61 @@
+//! The three wire formats: request bodies from a provider-neutral
+//! [`baton_models::Request`], and [`baton_models::Response`]s from response bodies.
+//!
+//! Only visible text crosses in either direction: requests carry the neutral
+//! transcript's text turns, and reasoning items, thinking blocks, signatures and
+//! encrypted reasoning in a response are dropped from its text (they stay in the raw
+//! body kept for the store).
+
+pub mod anthropic;
+pub mod openai_chat;
+pub mod openai_responses;
+
+use baton_models::ProviderError;
+use baton_types::{Message, Role};
+
+/// Finish reasons that explain an empty reply: the model ran out of room or was
+/// stopped, and asking again would give the same.
+const LEGITIMATELY_EMPTY: &[&str] = &[
+    "length",
+    "max_tokens",
+    "max_output_tokens",
+    "content_filter",
+    "refusal",
+    "model_context_window_exceeded",
+];
+
+/// An empty reply with no such reason is a fault worth retrying.
+fn check_not_empty(text: &str, finish_reason: Option<&str>) -> Result<(), ProviderError> {
+    if text.trim().is_empty() && !finish_reason.is_some_and(|r| LEGITIMATELY_EMPTY.contains(&r)) {
+        return Err(ProviderError::Malformed(format!(
+            "empty content (finish reason {})",
+            finish_reason.unwrap_or("none")
+        )));
+    }
+    Ok(())
+}
+
+/// The system messages joined, and the other turns, for formats with a separate
+/// system field.
+fn split_system(messages: &[Message]) -> (Option<String>, Vec<&Message>) {
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let turns = messages.iter().filter(|m| m.role != Role::System).collect();
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, turns)
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+fn malformed(what: &str) -> ProviderError {
+    ProviderError::Malformed(what.to_string())
+}

@@ -1,0 +1,172 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`), also spoken by vLLM,
+//! llama.cpp's server, Ollama and LiteLLM's proxy.
+
+use baton_models::{ProviderError, Request, Response};
+use serde_json::{Map, Value, json};
+
+use super::{check_not_empty, malformed, role};
+use crate::usage::openai_chat_usage;
+
+/// How the body names the output cap and treats defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// api.openai.com: `max_completion_tokens` (what reasoning models require); a
+    /// temperature of 1.0 (the API's default) is left out, because some reasoning
+    /// models reject the parameter altogether.
+    OpenAi,
+    /// Other servers: `max_tokens` (the field every compatible server knows) and the
+    /// temperature always sent, because their defaults differ (vLLM takes the
+    /// model's generation config).
+    Compatible,
+}
+
+/// The request body. The system prompt is a `system` message; turns are text only.
+pub fn body(request: &Request, dialect: Dialect) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| json!({"role": role(m.role), "content": m.content}))
+        .collect();
+    let mut b = Map::new();
+    b.insert("model".into(), json!(request.model));
+    b.insert("messages".into(), Value::Array(messages));
+    b.insert("n".into(), json!(1));
+    let c = &request.config;
+    if let Some(t) = c.temperature
+        && (dialect == Dialect::Compatible || t != 1.0)
+    {
+        b.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = c.max_tokens {
+        let field = match dialect {
+            Dialect::OpenAi => "max_completion_tokens",
+            Dialect::Compatible => "max_tokens",
+        };
+        b.insert(field.into(), json!(n));
+    }
+    if let Some(seed) = request.seed {
+        b.insert("seed".into(), json!(seed));
+    }
+    if let Some(effort) = &c.reasoning_effort {
+        b.insert("reasoning_effort".into(), json!(effort));
+    }
+    Value::Object(b)
+}
+
+/// The response: the first choice's text, normalized usage, the served model id.
+pub fn parse(body: Value) -> Result<Response, ProviderError> {
+    let choice = body
+        .pointer("/choices/0")
+        .ok_or_else(|| malformed("chat completion has no choices"))?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| malformed("chat completion choice has no message"))?;
+    let text = match (message.get("content"), message.get("refusal")) {
+        (Some(Value::String(s)), _) if !s.is_empty() => s.clone(),
+        (_, Some(Value::String(r))) => r.clone(),
+        (Some(Value::String(s)), _) => s.clone(),
+        (Some(Value::Null) | None, _) => String::new(),
+        (Some(other), _) => {
+            return Err(malformed(&format!(
+                "message content is neither text nor null: {other}"
+            )));
+        }
+    };
+    let finish_reason = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    check_not_empty(&text, finish_reason.as_deref())?;
+    let usage = openai_chat_usage(body.get("usage").unwrap_or(&Value::Null))?;
+    Ok(Response {
+        text,
+        usage,
+        model_served: served(&body),
+        finish_reason,
+        raw: Some(body),
+    })
+}
+
+pub(super) fn served(body: &Value) -> String {
+    body.get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_models::GenerateConfig;
+    use baton_types::Message;
+
+    use super::*;
+
+    fn request() -> Request {
+        Request {
+            model: "gpt-4o-mini".into(),
+            messages: vec![
+                Message::system("sys"),
+                Message::user("shard 1"),
+                Message::assistant("draft"),
+                Message::user("shard 2"),
+            ],
+            config: GenerateConfig {
+                temperature: Some(1.0),
+                max_tokens: Some(1000),
+                reasoning_effort: None,
+            },
+            seed: Some(1234),
+        }
+    }
+
+    #[test]
+    fn the_body_has_the_documented_shape() {
+        let b = body(&request(), Dialect::OpenAi);
+        assert_eq!(
+            b,
+            json!({"model": "gpt-4o-mini", "messages": [
+                {"role": "system", "content": "sys"}, {"role": "user", "content": "shard 1"},
+                {"role": "assistant", "content": "draft"}, {"role": "user", "content": "shard 2"}],
+                "n": 1, "max_completion_tokens": 1000, "seed": 1234})
+        );
+        let b = body(&request(), Dialect::Compatible);
+        assert_eq!(b["max_tokens"], 1000);
+        assert_eq!(b["temperature"], 1.0);
+        assert!(b.get("max_completion_tokens").is_none());
+    }
+
+    #[test]
+    fn a_documented_response_parses() {
+        let raw = json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1717000000,
+            "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_1", "service_tier": "default",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "The answer is 4.", "refusal": null}, "logprobs": null}],
+            "usage": {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
+                "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0}}});
+        let r = parse(raw.clone()).unwrap();
+        assert_eq!(r.text, "The answer is 4.");
+        assert_eq!(r.model_served, "gpt-4o-mini-2024-07-18");
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!((r.usage.uncached_in, r.usage.cache_read), (86, 1920));
+        assert_eq!(r.raw, Some(raw));
+    }
+
+    #[test]
+    fn empty_content_is_a_fault_unless_the_cap_explains_it() {
+        let mk = |content: Value, finish: &str| {
+            json!({"model": "m", "choices": [{"finish_reason": finish, "message": {"content": content}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 0}})
+        };
+        assert!(matches!(
+            parse(mk(json!(""), "stop")),
+            Err(ProviderError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse(mk(Value::Null, "stop")),
+            Err(ProviderError::Malformed(_))
+        ));
+        assert_eq!(parse(mk(Value::Null, "length")).unwrap().text, "");
+        assert!(parse(json!({"model": "m"})).is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! OpenAI Responses (`POST {base}/responses`), stateless: `store: false`, the system
+//! prompt as `instructions`, text turns as `input`. Reasoning items in the output are
+//! never part of the text and never sent back.
+
+use baton_models::{ProviderError, Request, Response};
+use serde_json::{Map, Value, json};
+
+use super::openai_chat::served;
+use super::{check_not_empty, malformed, role, split_system};
+use crate::usage::openai_responses_usage;
+
+/// The request body.
+pub fn body(request: &Request) -> Value {
+    let (system, turns) = split_system(&request.messages);
+    let input: Vec<Value> = turns
+        .iter()
+        .map(|m| json!({"role": role(m.role), "content": m.content}))
+        .collect();
+    let mut b = Map::new();
+    b.insert("model".into(), json!(request.model));
+    if let Some(s) = system {
+        b.insert("instructions".into(), json!(s));
+    }
+    b.insert("input".into(), Value::Array(input));
+    b.insert("store".into(), json!(false));
+    let c = &request.config;
+    if let Some(n) = c.max_tokens {
+        b.insert("max_output_tokens".into(), json!(n));
+    }
+    if let Some(effort) = &c.reasoning_effort {
+        b.insert("reasoning".into(), json!({"effort": effort}));
+    } else if let Some(t) = c.temperature
+        && t != 1.0
+    {
+        // Reasoning models reject `temperature`; 1.0 is the default anyway.
+        b.insert("temperature".into(), json!(t));
+    }
+    Value::Object(b)
+}
+
+/// The response: `output[type=message].content[type=output_text].text`, concatenated.
+/// A `failed` response becomes an error status carrying its error code; an
+/// `incomplete` one is a response whose finish reason says why.
+pub fn parse(body: Value) -> Result<Response, ProviderError> {
+    let status = body
+        .get("status")
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed("response has no status"))?;
+    let finish_reason = match status {
+        "completed" => "completed".to_string(),
+        "incomplete" => body
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str)
+            .unwrap_or("incomplete")
+            .to_string(),
+        "failed" => {
+            let code = body
+                .pointer("/error/code")
+                .and_then(Value::as_str)
+                .unwrap_or("failed")
+                .to_string();
+            let message = body
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("the response failed")
+                .to_string();
+            let status = if code.contains("rate_limit") {
+                429
+            } else {
+                500
+            };
+            return Err(ProviderError::Status {
+                status,
+                kind: code,
+                message,
+                retry_after: None,
+            });
+        }
+        other => return Err(malformed(&format!("response status {other:?}"))),
+    };
+    let output = body
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("response has no output array"))?;
+    let text: String = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    check_not_empty(&text, Some(finish_reason.as_str()))?;
+    let usage = openai_responses_usage(body.get("usage").unwrap_or(&Value::Null))?;
+    Ok(Response {
+        text,
+        usage,
+        model_served: served(&body),
+        finish_reason: Some(finish_reason),
+        raw: Some(body),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_models::GenerateConfig;
+    use baton_types::Message;
+
+    use super::*;
+
+    #[test]
+    fn the_body_is_stateless_text_with_instructions() {
+        let r = Request {
+            model: "gpt-5-mini".into(),
+            messages: vec![
+                Message::system("system text"),
+                Message::user("shard 1"),
+                Message::assistant("draft"),
+                Message::user("shard 2"),
+            ],
+            config: GenerateConfig {
+                temperature: Some(1.0),
+                max_tokens: Some(2000),
+                reasoning_effort: Some("low".into()),
+            },
+            seed: Some(3),
+        };
+        assert_eq!(
+            body(&r),
+            json!({"model": "gpt-5-mini", "instructions": "system text",
+                "input": [{"role": "user", "content": "shard 1"}, {"role": "assistant", "content": "draft"},
+                          {"role": "user", "content": "shard 2"}],
+                "store": false, "max_output_tokens": 2000, "reasoning": {"effort": "low"}})
+        );
+    }
+
+    #[test]
+    fn reasoning_items_are_skipped_and_text_parts_joined() {
+        let raw = json!({"id": "resp_1", "object": "response", "created_at": 1717000000, "status": "completed",
+            "model": "gpt-5-mini-2025-08-07", "error": null, "incomplete_details": null,
+            "output": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"},
+                       {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": "Hello, ", "annotations": []},
+                                    {"type": "output_text", "text": "world.", "annotations": []}]}],
+            "usage": {"input_tokens": 125, "input_tokens_details": {"cached_tokens": 98},
+                      "output_tokens": 48, "output_tokens_details": {"reasoning_tokens": 30}, "total_tokens": 173}});
+        let r = parse(raw).unwrap();
+        assert_eq!(r.text, "Hello, world.");
+        assert_eq!(r.model_served, "gpt-5-mini-2025-08-07");
+        assert_eq!(
+            (r.usage.uncached_in, r.usage.cache_read, r.usage.reasoning),
+            (27, 98, 30)
+        );
+    }
+
+    #[test]
+    fn failed_and_incomplete_responses() {
+        let failed = json!({"status": "failed", "model": "m", "output": [],
+            "error": {"code": "rate_limit_exceeded", "message": "slow down"}});
+        assert!(matches!(
+            parse(failed),
+            Err(ProviderError::Status { status: 429, .. })
+        ));
+        let incomplete = json!({"status": "incomplete", "model": "m",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [{"type": "reasoning", "id": "rs", "summary": []}],
+            "usage": {"input_tokens": 10, "output_tokens": 100,
+                      "output_tokens_details": {"reasoning_tokens": 100}}});
+        let r = parse(incomplete).unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.finish_reason.as_deref()),
+            ("", Some("max_output_tokens"))
+        );
+        let empty = json!({"status": "completed", "model": "m", "output": [],
+            "usage": {"input_tokens": 10, "output_tokens": 0}});
+        assert!(matches!(parse(empty), Err(ProviderError::Malformed(_))));
+    }
+}
