@@ -4,13 +4,18 @@
 //! # The rules
 //!
 //! A sim model knows the tasks of the experiment and recognises the task of a request by
-//! its user turns (they are the task's shards, verbatim). At user turn `t` of `N`:
+//! the shards its user turns contain. When the user turns have revealed `t` of `N` shards:
 //!
 //! * Its *base chance* of being right is its `skill`.
-//! * It reads the visible history. If the most recent assistant reply holds the correct
-//!   draft, the chance rises to `skill + carry · (1 − skill)`; if it holds a wrong draft,
-//!   it falls to `skill · (1 − anchoring)` (an earlier wrong answer pulls it off course,
-//!   as in Lost in Conversation). With no earlier reply it stays at `skill`.
+//! * It reads the visible history. If the most recent answer in view (the last
+//!   assistant reply, or the current answer in a summary handed over in a user turn)
+//!   holds the correct draft, the chance rises to `skill + carry · (1 − skill)`; if it
+//!   holds a wrong draft, it falls to `skill · (1 − anchoring)` (an earlier wrong answer
+//!   pulls it off course, as in Lost in Conversation). With no answer in view (the first
+//!   turn, or a `traj_drop` handoff) it stays at `skill`. Notes it does not recognise
+//!   (such as a `disclosure` note) change nothing but the draw.
+//! * A request whose last user turn reveals no new shard asks for a summary: the reply
+//!   lists the shards revealed so far and copies the current answer in view.
 //! * Before the last turn it has seen only `t` of `N` shards, so an intermediate draft is
 //!   right with chance `chance · t / N`; at the last turn with the full `chance`.
 //! * The draw is a hash of (seed, task id, model id, every visible message), so the same
@@ -112,15 +117,27 @@ impl SimProvider {
         })
     }
 
-    /// Find the task whose shards are the request's user turns.
-    fn find_task(&self, users: &[&str]) -> Option<&Task> {
-        self.tasks.iter().find(|task| {
-            users.len() <= task.shards.len()
-                && users.iter().enumerate().all(|(i, u)| {
-                    let shard = task.shards[i].shard.as_str();
-                    *u == shard || (i + 1 == task.shards.len() && u.starts_with(shard))
-                })
-        })
+    /// Find the task whose shards the user turns reveal, and how many of its shards
+    /// (in order) they have revealed. Notes and summaries around the shards, or shards
+    /// joined into one turn, do not matter.
+    fn find_task(&self, users: &[&str]) -> Option<(&Task, usize)> {
+        let first = users.first()?;
+        self.tasks
+            .iter()
+            .filter(|task| {
+                task.shards
+                    .first()
+                    .is_some_and(|s| first.contains(s.shard.as_str()))
+            })
+            .map(|task| {
+                let revealed = task
+                    .shards
+                    .iter()
+                    .take_while(|s| users.iter().any(|u| u.contains(s.shard.as_str())))
+                    .count();
+                (task, revealed)
+            })
+            .max_by_key(|(task, revealed)| (*revealed, std::cmp::Reverse(task.shards.len())))
     }
 
     /// Produce the reply for a request (no latency).
@@ -135,7 +152,14 @@ impl SimProvider {
             .map(|m| m.content.as_str())
             .collect();
         let text = match self.find_task(&users) {
-            Some(task) => self.answer(task, settings, request, users.len())?,
+            Some((task, turn)) => {
+                let newest = task.shards[turn - 1].shard.as_str();
+                if users.last().is_some_and(|u| u.contains(newest)) {
+                    self.answer(task, settings, request, turn)?
+                } else {
+                    summary(task, turn, request)
+                }
+            }
             None => "I am not sure what you are asking; could you tell me more?".to_string(),
         };
         let input: u64 = request.messages.iter().map(message_tokens).sum();
@@ -161,14 +185,9 @@ impl SimProvider {
     ) -> Result<String, ProviderError> {
         let key_err = |e: baton_data::DataError| ProviderError::Config(e.to_string());
         let reference = baton_data::reference_response(task).map_err(key_err)?;
-        let last_reply = request
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant);
-        let chance = match last_reply {
+        let chance = match latest_draft(request) {
             None => s.skill,
-            Some(m) if m.content.contains(reference.as_str()) => {
+            Some(draft) if draft.contains(reference.as_str()) => {
                 s.skill + s.carry * (1.0 - s.skill)
             }
             Some(_) => s.skill * (1.0 - s.anchoring),
@@ -183,13 +202,50 @@ impl SimProvider {
             baton_data::wrong_response(task, variant).map_err(key_err)?
         };
         Ok(if turn < n {
-            format!(
-                "Thanks, noted. From what I know so far, my current answer is:\n\n{answer}\n\nTell me if there is more to consider."
-            )
+            format!("{DRAFT_LEAD}{answer}{DRAFT_TAIL}")
         } else {
             answer
         })
     }
+}
+
+const DRAFT_LEAD: &str = "Thanks, noted. From what I know so far, my current answer is:\n\n";
+const DRAFT_TAIL: &str = "\n\nTell me if there is more to consider.";
+const SUMMARY_DRAFT: &str = "\nCurrent answer:\n";
+
+/// The text of the most recent answer in view: the last assistant reply, or a summary
+/// handed over in a user turn, whichever is later. `None` when nothing was answered.
+fn latest_draft(request: &Request) -> Option<&str> {
+    request
+        .messages
+        .iter()
+        .skip(1)
+        .rev()
+        .find_map(|m| match m.role {
+            Role::Assistant => Some(m.content.as_str()),
+            Role::User => m
+                .content
+                .find(SUMMARY_DRAFT)
+                .map(|i| &m.content[i + SUMMARY_DRAFT.len()..]),
+            Role::System => None,
+        })
+}
+
+/// A request that reveals no new shard asks for a summary: the requirements so far and
+/// the current answer, copied from the latest draft in view.
+fn summary(task: &Task, revealed: usize, request: &Request) -> String {
+    let requirements: Vec<&str> = task.shards[..revealed]
+        .iter()
+        .map(|s| s.shard.as_str())
+        .collect();
+    let draft = latest_draft(request).map_or("none yet", |d| {
+        let d = d.strip_prefix(DRAFT_LEAD).unwrap_or(d);
+        d.strip_suffix(DRAFT_TAIL).unwrap_or(d)
+    });
+    format!(
+        "Summary of the conversation so far.\nRequirements: {}{SUMMARY_DRAFT}{draft}",
+        requirements.join(" | ")
+    )
 }
 
 #[async_trait]
