@@ -29,6 +29,8 @@ pub(crate) struct Transcript<'a> {
     pub schedule: &'a Schedule,
     pub seed: u64,
     pub messages: Vec<Message>,
+    /// Text put before the next user turn (an interface's note or handoff message).
+    pending: Option<String>,
     stored: HashMap<(u32, Phase), CallRow>,
 }
 
@@ -42,16 +44,54 @@ impl<'a> Transcript<'a> {
             schedule,
             seed,
             messages: vec![Message::system(schedule.system.clone())],
+            pending: None,
             stored: stored.into_iter().map(|c| ((c.turn, c.phase), c)).collect(),
         }
     }
 
-    /// Append user turn `t` and an assistant reply taken from `prefix` calls of another
-    /// episode (a forked prefix).
+    /// Append user turn `t` and an assistant reply taken from another episode's calls
+    /// (a forked prefix).
     pub fn replay(&mut self, t: usize, reply: &str) {
-        self.messages
-            .push(Message::user(self.schedule.user_turns[t - 1].clone()));
+        let user = self.user_turn(t);
+        self.messages.push(Message::user(user));
         self.messages.push(Message::assistant(reply));
+    }
+
+    /// Put `text` and a blank line before the next user turn.
+    pub fn prepend_to_next_turn(&mut self, text: String) {
+        self.pending = Some(match self.pending.take() {
+            Some(p) => format!("{p}\n\n{text}"),
+            None => text,
+        });
+    }
+
+    /// Forget every reply: keep the system prompt, and carry the user turns so far
+    /// (joined by blank lines) into the next user turn.
+    pub fn drop_replies(&mut self) {
+        let users: Vec<String> = self
+            .messages
+            .drain(1..)
+            .filter(|m| m.role == baton_types::Role::User)
+            .map(|m| m.content)
+            .collect();
+        if !users.is_empty() {
+            self.prepend_to_next_turn(users.join("\n\n"));
+        }
+    }
+
+    /// Start over from the system prompt with `text` before the next user turn.
+    pub fn restart_with(&mut self, text: String) {
+        self.messages.truncate(1);
+        self.pending = None;
+        self.prepend_to_next_turn(text);
+    }
+
+    fn user_turn(&mut self, t: usize) -> String {
+        let shard = &self.schedule.user_turns[t - 1];
+        match self.pending.take() {
+            Some(p) => format!("{p}\n\n{shard}"),
+            None => shard.clone(),
+        }
     }
 
     /// Answer user turns `turns` with `model`, replaying stored calls and committing new
@@ -64,59 +104,92 @@ impl<'a> Transcript<'a> {
         turns: std::ops::RangeInclusive<usize>,
     ) -> Result<Result<(), Unfinished>, RunError> {
         for t in turns {
-            self.messages
-                .push(Message::user(self.schedule.user_turns[t - 1].clone()));
-            if let Some(call) = self.stored.get(&(t as u32, phase)) {
-                self.messages
-                    .push(Message::assistant(call.response_text.clone()));
-                continue;
+            let user = self.user_turn(t);
+            self.messages.push(Message::user(user));
+            let messages = self.messages.clone();
+            match self.call(shared, model, messages, t as u32, phase).await? {
+                Ok(reply) => self.messages.push(Message::assistant(reply)),
+                Err(u) => return Ok(Err(u)),
             }
-            if shared.stop.is_stopped() {
-                return Ok(Err(Unfinished(format!("run stopped before turn {t}"))));
-            }
-            let upper = call_upper_bound(model, &self.messages);
-            if !shared.budget.reserve(upper) {
-                let cap = shared.budget.cap().unwrap_or_default();
-                return Ok(Err(Unfinished(format!(
-                    "spending cap {cap} reached before turn {t}"
-                ))));
-            }
-            let request = model.request(self.messages.clone(), Some(self.seed));
-            let completion = match model.generate(request).await {
-                Ok(c) => {
-                    shared.budget.settle(upper, c.cost);
-                    c
-                }
-                Err(e) => {
-                    shared.budget.release(upper);
-                    return Ok(Err(Unfinished(format!("turn {t}: {e}"))));
-                }
-            };
-            let text = completion.response.text.clone();
-            shared
-                .store
-                .record_call(NewCall {
-                    episode_id: self.episode_id,
-                    turn: t as u32,
-                    phase,
-                    model: model.name().to_string(),
-                    model_served: completion.response.model_served.clone(),
-                    request_json: serde_json::to_string(&completion.request)
-                        .expect("a request always serializes"),
-                    request_sha256: completion.request.fingerprint(),
-                    response_text: text.clone(),
-                    raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
-                    usage: completion.response.usage,
-                    cost: completion.cost.0,
-                    latency_ms: completion.latency.as_millis() as u64,
-                    attempts: completion.attempts,
-                    finish_reason: completion.response.finish_reason.clone(),
-                })
-                .await?;
-            shared.observer.call(model.name(), completion.cost);
-            self.messages.push(Message::assistant(text));
         }
         Ok(Ok(()))
+    }
+
+    /// One extra call at the switch (a summary request after turn `k`): the history so
+    /// far plus `prompt`, billed to the handoff phase. The exchange does not stay in the
+    /// transcript.
+    pub async fn handoff_call(
+        &mut self,
+        shared: &Shared,
+        model: &Model,
+        k: usize,
+        prompt: &str,
+    ) -> Result<Result<String, Unfinished>, RunError> {
+        let mut messages = self.messages.clone();
+        messages.push(Message::user(prompt));
+        self.call(shared, model, messages, k as u32, Phase::Handoff)
+            .await
+    }
+
+    /// The stored reply for (turn, phase), or a new call committed as it completes.
+    async fn call(
+        &mut self,
+        shared: &Shared,
+        model: &Model,
+        messages: Vec<Message>,
+        turn: u32,
+        phase: Phase,
+    ) -> Result<Result<String, Unfinished>, RunError> {
+        if let Some(call) = self.stored.get(&(turn, phase)) {
+            return Ok(Ok(call.response_text.clone()));
+        }
+        if shared.stop.is_stopped() {
+            return Ok(Err(Unfinished(format!("run stopped before turn {turn}"))));
+        }
+        let upper = call_upper_bound(model, &messages);
+        if !shared.budget.reserve(upper) {
+            let cap = shared.budget.cap().unwrap_or_default();
+            return Ok(Err(Unfinished(format!(
+                "spending cap {cap} reached before turn {turn}"
+            ))));
+        }
+        let request = model.request(messages, Some(self.seed));
+        let completion = match model.generate(request).await {
+            Ok(c) => {
+                shared.budget.settle(upper, c.cost);
+                c
+            }
+            Err(e) => {
+                shared.budget.release(upper);
+                return Ok(Err(Unfinished(format!(
+                    "turn {turn} ({}): {e}",
+                    phase.as_str()
+                ))));
+            }
+        };
+        let text = completion.response.text.clone();
+        shared
+            .store
+            .record_call(NewCall {
+                episode_id: self.episode_id,
+                turn,
+                phase,
+                model: model.name().to_string(),
+                model_served: completion.response.model_served.clone(),
+                request_json: serde_json::to_string(&completion.request)
+                    .expect("a request always serializes"),
+                request_sha256: completion.request.fingerprint(),
+                response_text: text.clone(),
+                raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
+                usage: completion.response.usage,
+                cost: completion.cost.0,
+                latency_ms: completion.latency.as_millis() as u64,
+                attempts: completion.attempts,
+                finish_reason: completion.response.finish_reason.clone(),
+            })
+            .await?;
+        shared.observer.call(model.name(), completion.cost);
+        Ok(Ok(text))
     }
 
     /// The last assistant reply.

@@ -19,12 +19,14 @@
 mod budget;
 mod dry_run;
 mod episode;
+mod interface;
 mod plan;
 mod run;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;
 pub use dry_run::{CellEstimate, DryRun, dry_run};
+pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use plan::{Plan, TaskGroup};
 pub use run::{Observer, RunOptions, RunSummary, Runner, SilentObserver, StopSignal};
 pub use spec::{ExperimentSpec, ModelSpec, PairSpec};

@@ -12,12 +12,13 @@ use baton_models::{
     SimSettings,
 };
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store};
-use baton_types::{Cell, EpisodeStatus, Phase, Task};
+use baton_types::{Cell, EpisodeStatus, Interface, Phase, Task};
 use futures::future::join_all;
 use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
 use crate::episode::{Shared, Transcript, Unfinished, finish};
+use crate::interface::InterfaceTemplates;
 use crate::plan::{Plan, TaskGroup};
 use crate::spec::ExperimentSpec;
 use crate::{RunError, STORE_FILE};
@@ -132,6 +133,7 @@ pub struct Runner {
     schedules: Vec<Schedule>,
     models: BTreeMap<String, Arc<Model>>,
     plan: Plan,
+    interfaces: InterfaceTemplates,
     shared: Arc<Shared>,
     concurrency: usize,
     store_path: PathBuf,
@@ -152,6 +154,7 @@ impl Runner {
             models,
             card,
             spider_dir,
+            interfaces,
         } = Setup::load(spec, &options)?;
         let evaluators = Evaluators::lic(&EvalConfig {
             spider_dir,
@@ -196,6 +199,7 @@ impl Runner {
             schedules,
             models,
             plan,
+            interfaces,
             shared: Arc::new(Shared {
                 store,
                 evaluators,
@@ -354,6 +358,7 @@ impl Runner {
         Ok((row.id, calls))
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn run_handoff(
         &self,
         task: &Arc<Task>,
@@ -364,7 +369,10 @@ impl Runner {
         anchor: &(i64, Vec<CallRow>),
     ) -> Result<(), RunError> {
         let Cell::Handoff {
-            sender, receiver, ..
+            sender,
+            receiver,
+            interface,
+            ..
         } = cell
         else {
             unreachable!("handoff cell")
@@ -376,48 +384,62 @@ impl Runner {
             return Ok(());
         }
         let mut tr = Transcript::new(row.id, schedule, g.seed, stored);
+        let (sender, receiver) = (&self.models[sender], &self.models[receiver]);
         let mut prefix_cost = Cost::ZERO;
-        let result = if fork {
-            let prefix: Vec<&CallRow> = anchor
-                .1
-                .iter()
-                .filter(|c| c.phase == Phase::Prefix && (c.turn as usize) <= k)
-                .collect();
-            if prefix.len() < k {
-                Ok(Err(Unfinished(format!(
-                    "the sender's prefix is incomplete: single({sender}) has {} of {k} turns",
-                    prefix.len()
-                ))))
-            } else {
+        let result: Result<(), Unfinished> = 'episode: {
+            // The sender's turns 1..=K: forked from the anchor, or answered here.
+            if fork {
+                let prefix: Vec<&CallRow> = anchor
+                    .1
+                    .iter()
+                    .filter(|c| c.phase == Phase::Prefix && (c.turn as usize) <= k)
+                    .collect();
+                if prefix.len() < k {
+                    break 'episode Err(Unfinished(format!(
+                        "the sender's prefix is incomplete: single({}) has {} of {k} turns",
+                        sender.name(),
+                        prefix.len()
+                    )));
+                }
                 for c in &prefix {
                     tr.replay(c.turn as usize, &c.response_text);
                     prefix_cost += Cost(c.cost);
                 }
-                tr.answer(
-                    &self.shared,
-                    &self.models[receiver],
-                    Phase::Suffix,
-                    k + 1..=task.n_turns(),
-                )
-                .await
-            }
-        } else {
-            match tr
-                .answer(&self.shared, &self.models[sender], Phase::Prefix, 1..=k)
+            } else if let Err(u) = tr
+                .answer(&self.shared, sender, Phase::Prefix, 1..=k)
                 .await?
             {
-                Ok(()) => {
-                    tr.answer(
-                        &self.shared,
-                        &self.models[receiver],
-                        Phase::Suffix,
-                        k + 1..=task.n_turns(),
-                    )
-                    .await
-                }
-                Err(u) => Ok(Err(u)),
+                break 'episode Err(u);
             }
-        }?;
+            // What crosses the switch.
+            match interface {
+                Interface::Raw => {}
+                Interface::Disclosure => {
+                    tr.prepend_to_next_turn(self.interfaces.disclosure.clone())
+                }
+                Interface::TrajDrop => tr.drop_replies(),
+                Interface::CompactPre | Interface::CompactSuf => {
+                    let summarizer = if *interface == Interface::CompactPre {
+                        sender
+                    } else {
+                        receiver
+                    };
+                    let prompt = &self.interfaces.compact_request;
+                    match tr.handoff_call(&self.shared, summarizer, k, prompt).await? {
+                        Ok(summary) => tr.restart_with(self.interfaces.handoff_message(&summary)),
+                        Err(u) => break 'episode Err(u),
+                    }
+                }
+            }
+            // The receiver's turns K+1..=N.
+            tr.answer(
+                &self.shared,
+                receiver,
+                Phase::Suffix,
+                k + 1..=task.n_turns(),
+            )
+            .await?
+        };
         let calls = self.shared.store.calls(row.id).await?;
         let paid: Cost = calls.iter().map(|c| Cost(c.cost)).sum();
         let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
@@ -434,6 +456,7 @@ pub(crate) struct Setup {
     pub models: BTreeMap<String, Arc<Model>>,
     pub card: PriceCard,
     pub spider_dir: PathBuf,
+    pub interfaces: InterfaceTemplates,
 }
 
 impl Setup {
@@ -463,9 +486,12 @@ impl Setup {
             dataset.filter_families(&spec.families);
         }
         let tasks = select_tasks(dataset.tasks, spec.limit);
-        let templates = match &spec.templates {
-            Some(dir) => Templates::from_dir(&resolve(dir))?,
-            None => Templates::embedded(),
+        let (templates, interfaces) = match &spec.templates {
+            Some(dir) => (
+                Templates::from_dir(&resolve(dir))?,
+                InterfaceTemplates::from_dir(&resolve(dir))?,
+            ),
+            None => (Templates::embedded(), InterfaceTemplates::embedded()),
         };
         let schedules = tasks
             .iter()
@@ -495,6 +521,7 @@ impl Setup {
             models,
             card,
             spider_dir,
+            interfaces,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Runner behaviour on real stores, with the simulated models.
 
 mod forking;
+mod interfaces;
 
 use std::path::Path;
 
