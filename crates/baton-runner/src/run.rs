@@ -358,7 +358,6 @@ impl Runner {
         Ok((row.id, calls))
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn run_handoff(
         &self,
         task: &Arc<Task>,
