@@ -1,19 +1,4 @@
-//! Deterministic SQL extraction from a model response.
-//!
-//! Upstream LiC asks gpt-4o-mini to pull the SQL out of the response. That
-//! cannot be reproduced, so baton uses fixed rules (a design decision, recorded
-//! with every result):
-//!
-//! 1. The last fenced code block tagged `sql` or `sqlite` (any case) or
-//!    untagged whose body mentions `SELECT` or `WITH` as a word (any case). An
-//!    unclosed final fence runs to the end of the response.
-//! 2. Otherwise, from the last line that starts with `SELECT` or `WITH` (after
-//!    indentation) and does not lie inside the span of an earlier such line, up
-//!    to the first `;` (excluded) or blank line.
-//! 3. Otherwise the whole response, stripped.
-//!
-//! Step 2's "not inside an earlier span" keeps a multi-line query whole when a
-//! subquery line also starts with `SELECT`.
+//! Deterministic SQL extraction from a model response (see [`extract_sql`]).
 
 use std::sync::LazyLock;
 
@@ -57,7 +42,28 @@ fn is_sql_tag(info: &str) -> bool {
     tag.is_empty() || tag.eq_ignore_ascii_case("sql") || tag.eq_ignore_ascii_case("sqlite")
 }
 
-/// Extract the SQL query from a model response (see the module docs).
+/// Extract the SQL query from a model response.
+///
+/// Upstream LiC asks gpt-4o-mini to pull the SQL out of the response. That
+/// cannot be reproduced, so baton uses fixed rules (a design decision, to be
+/// recorded with every result):
+///
+/// 1. The last fenced code block tagged `sql` or `sqlite` (any case) or
+///    untagged whose body mentions `SELECT` or `WITH` as a word (any case). An
+///    unclosed final fence runs to the end of the response. The block body is
+///    returned trimmed, without the fence lines.
+/// 2. Otherwise, from the last line that starts with `SELECT` or `WITH` (after
+///    indentation, any case) and does not lie inside the span of an earlier
+///    such line, up to the first `;` (excluded) or blank line. The "earlier
+///    span" condition keeps a multi-line query whole when one of its subquery
+///    lines also starts with `SELECT`.
+/// 3. Otherwise the whole response, trimmed.
+///
+/// Because the fence is removed here, a ```` ```SQL ```` or ```` ```sqlite ````
+/// block scores like a ```` ```sql ```` one; passing the raw response to
+/// [`SpiderEvaluator::evaluate`](crate::SpiderEvaluator::evaluate) instead
+/// reproduces LiC's handling of fences (only ```` ```sql ```` and ```` ``` ````
+/// are removed, so the other tags break the query).
 pub fn extract_sql(response: &str) -> String {
     let from_fence = fenced_blocks(response)
         .into_iter()

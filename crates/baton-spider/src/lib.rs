@@ -53,6 +53,7 @@
 //!     databases_dir: "data/spider/databases".into(),
 //!     query_timeout: Duration::from_secs(60),
 //! });
+//! assert_eq!(SpiderConfig::new("x").query_timeout, evaluator.config().query_timeout);
 //! let sample = serde_json::json!({"reference_sql": "SELECT 1"});
 //! assert!(evaluator.evaluate(&sql, &sample).is_err()); // no db_id
 //! ```
@@ -140,6 +141,19 @@ pub struct SpiderConfig {
     pub databases_dir: PathBuf,
     /// Limit for each query execution (LiC nominally uses 60 s).
     pub query_timeout: Duration,
+}
+
+impl SpiderConfig {
+    /// LiC's nominal per-query limit.
+    pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// Databases under `databases_dir`, with the default 60 s query limit.
+    pub fn new(databases_dir: impl Into<PathBuf>) -> Self {
+        SpiderConfig {
+            databases_dir: databases_dir.into(),
+            query_timeout: Self::DEFAULT_QUERY_TIMEOUT,
+        }
+    }
 }
 
 /// LiC's database evaluator. Cheap to clone and safe to share across threads;

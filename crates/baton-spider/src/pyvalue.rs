@@ -118,8 +118,15 @@ pub(crate) fn float_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
-    // `{:e}` gives the shortest round-trip digits, e.g. "-1.2345e-7".
-    let sci = format!("{f:e}");
+    // `{:e}` gives the shortest round-trip digit count. When the exact value
+    // lies halfway between two such strings, Rust rounds up and Python (David
+    // Gay's dtoa) rounds to even; `{:.N$e}` rounds exactly, ties to even, and
+    // the nearest string of that length round-trips too.
+    let shortest = format!("{f:e}");
+    let significant = shortest
+        .split_once('e')
+        .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
+    let sci = format!("{:.*e}", significant - 1, f);
     let (mantissa, exp) = sci.split_once('e').expect("exponent form");
     let exp: i32 = exp.parse().expect("integer exponent");
     let negative = mantissa.starts_with('-');
@@ -336,6 +343,8 @@ mod tests {
             (f64::INFINITY, "inf"),
             (100.0, "100.0"),
             (2.675, "2.675"),
+            (247600580198296.62, "247600580198296.62"),
+            (1273812973436447.2, "1273812973436447.2"),
         ];
         for (f, want) in cases {
             assert_eq!(float_repr(f), want, "{f:?}");
