@@ -32,6 +32,33 @@ pub enum Command {
     /// Validate and describe datasets.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Serve the simulated models over OpenAI Chat Completions, OpenAI Responses and
+    /// Anthropic Messages on loopback, with fault injection, for tests and benchmarks.
+    SimServer(SimServerArgs),
+}
+
+/// `baton sim-server`.
+#[derive(Debug, Args)]
+pub struct SimServerArgs {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 8089)]
+    pub port: u16,
+    /// Added latency per request, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Chance that a request gets a fault (0..=1).
+    #[arg(long, default_value_t = 0.0)]
+    pub fault_rate: f64,
+    /// Faults to draw from, comma-separated (e.g. `rate-limit,server-error,overloaded,reset,stall,malformed,empty,quota`);
+    /// default: every retryable kind.
+    #[arg(long)]
+    pub faults: Option<String>,
+    /// Seed of the fault draws.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The tasks the simulated models know (`sample` for the bundled set).
+    #[arg(long, default_value = "sample")]
+    pub dataset: PathBuf,
 }
 
 /// `baton demo`.

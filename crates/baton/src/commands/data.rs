@@ -9,7 +9,7 @@ use crate::Outcome;
 use crate::cli::DataCommand;
 use crate::printer::Printer;
 
-fn load(file: &Path) -> Result<Dataset> {
+pub fn load(file: &Path) -> Result<Dataset> {
     if file == Path::new("sample") {
         return Ok(baton_data::try_sample_dataset()?);
     }

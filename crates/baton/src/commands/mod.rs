@@ -4,3 +4,4 @@ pub mod data;
 pub mod report;
 pub mod run;
 pub mod score;
+pub mod sim_server;

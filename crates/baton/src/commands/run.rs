@@ -55,6 +55,9 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.independent = args.independent;
+    options.providers = vec![Arc::new(baton_http::HttpProviders::new(
+        baton_http::DEFAULT_TIMEOUT,
+    ))];
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),
