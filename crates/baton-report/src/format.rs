@@ -47,6 +47,27 @@ pub(crate) enum Align {
     Right,
 }
 
+/// A table's headers (with alignment) and cells, rendered by each exporter.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Grid {
+    pub headers: Vec<(&'static str, Align)>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    pub(crate) fn new(headers: &[(&'static str, Align)], rows: Vec<Vec<String>>) -> Grid {
+        Grid {
+            headers: headers.to_vec(),
+            rows,
+        }
+    }
+
+    /// As a padded Markdown table.
+    pub(crate) fn markdown(&self) -> String {
+        table(&self.headers, &self.rows)
+    }
+}
+
 /// A Markdown table whose columns are padded to line up in a terminal too.
 pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
     let cells: Vec<Vec<String>> = rows

@@ -4,12 +4,40 @@ use std::fmt::Write;
 
 use baton_types::Direction;
 
-use crate::format::{Align, DASH, dollars, interval, one_decimal, table};
+use crate::format::{Align, DASH, Grid, dollars, interval, one_decimal};
 use crate::metrics::Omission;
 use crate::report::{CellRow, Report};
 
 /// Marks a QRec left out under the 5-point rule.
-const SMALL_GAP_MARK: &str = "—†";
+pub(crate) const SMALL_GAP_MARK: &str = "—†";
+
+/// Heading of the restart-controls section.
+pub(crate) const RESTART_HEADING: &str =
+    "Restart controls (escalation, composed from matched runs)";
+
+/// What the restart-controls table shows.
+pub(crate) const RESTART_INTRO: &str = "Both reach HC-only quality. abort+HC: LC's recorded cost through K, then HC from \
+     the start. LC-full+HC-full: a whole LC run, then a whole HC run. Units: (task, \
+     replicate) pairs with both anchors scored and a recorded LC prefix cost at that K; \
+     a row without any shows —.";
+
+/// Heading of the incomplete/errored list.
+pub(crate) const INCOMPLETE_HEADING: &str =
+    "Incomplete and errored episodes (excluded from every metric)";
+
+/// Said in place of a direction's tables when it has no handoff cell.
+pub(crate) const NO_HANDOFFS: &str = "No handoff cells in this direction.";
+
+/// `Escalation` or `Downshift`.
+pub(crate) fn direction_title(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Escalation => "Escalation",
+        Direction::Downshift => "Downshift",
+    }
+}
+
+/// Heading of a direction's all-families table, after the direction's title.
+pub(crate) const ALL_FAMILIES_SUFFIX: &str = "all families (each family weighs the same)";
 
 /// The sentence every report built from simulated models carries.
 pub(crate) const SIMULATED_NOTICE: &str = "Simulated models. Every number in this report comes from simulated models (`sim/...`): it shows the pipeline at work and is not a finding about real LLMs.";
@@ -34,7 +62,7 @@ impl Report {
             );
             let anchors: Vec<&CellRow> = self.rows(&pair.name, None).collect();
             out.push_str("### Anchors\n\n");
-            out.push_str(&anchor_table(&anchors, ci));
+            out.push_str(&anchor_table(&anchors, ci).markdown());
             out.push('\n');
             for direction in [Direction::Escalation, Direction::Downshift] {
                 let rows: Vec<&CellRow> = self.rows(&pair.name, Some(direction)).collect();
@@ -42,24 +70,18 @@ impl Report {
                     Direction::Escalation => (&pair.lc, &pair.hc),
                     Direction::Downshift => (&pair.hc, &pair.lc),
                 };
-                let title = match direction {
-                    Direction::Escalation => "Escalation",
-                    Direction::Downshift => "Downshift",
-                };
+                let title = direction_title(direction);
                 let _ = writeln!(out, "### {title} (`{from}` → `{to}`)\n");
                 if rows.is_empty() {
-                    out.push_str("No handoff cells in this direction.\n\n");
+                    let _ = writeln!(out, "{NO_HANDOFFS}\n");
                     continue;
                 }
                 let (all, per_family): (Vec<&CellRow>, Vec<&CellRow>) =
                     rows.into_iter().partition(|r| r.is_aggregate());
-                out.push_str(&handoff_table(&per_family, ci));
+                out.push_str(&handoff_table(&per_family, ci).markdown());
                 out.push('\n');
-                let _ = writeln!(
-                    out,
-                    "#### {title}, all families (each family weighs the same)\n"
-                );
-                out.push_str(&handoff_table(&all, ci));
+                let _ = writeln!(out, "#### {title}, {ALL_FAMILIES_SUFFIX}\n");
+                out.push_str(&handoff_table(&all, ci).markdown());
                 out.push('\n');
             }
         }
@@ -76,7 +98,8 @@ impl Report {
         out
     }
 
-    fn method_paragraph(&self) -> String {
+    /// The paragraph that says how the numbers were computed (Markdown inline code).
+    pub(crate) fn method_paragraph(&self) -> String {
         let mut s = String::from(
             "Score: mean score × 100. $/task: mean attributed cost in USD (a forked prefix is \
              priced at the sender's rates). Handoff rows compare on matched units, the (task, \
@@ -104,13 +127,14 @@ impl Report {
         if self.restart_controls.is_empty() {
             return String::new();
         }
-        let mut s = String::from(
-            "## Restart controls (escalation, composed from matched runs)\n\n\
-             Both reach HC-only quality. abort+HC: LC's recorded cost through K, then HC from \
-             the start. LC-full+HC-full: a whole LC run, then a whole HC run. Units: (task, \
-             replicate) pairs with both anchors scored and a recorded LC prefix cost at that K; \
-             a row without any shows —.\n\n",
-        );
+        let mut s = format!("## {RESTART_HEADING}\n\n{RESTART_INTRO}\n\n");
+        s.push_str(&self.restart_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// The restart controls as a table.
+    pub(crate) fn restart_table(&self) -> Grid {
         let headers = [
             ("pair", Align::Left),
             ("family", Align::Left),
@@ -141,18 +165,22 @@ impl Report {
                 ]
             })
             .collect();
-        s.push_str(&table(&headers, &rows));
-        s.push('\n');
-        s
+        Grid::new(&headers, rows)
     }
 
     fn incomplete_section(&self) -> String {
-        let mut s =
-            String::from("## Incomplete and errored episodes (excluded from every metric)\n\n");
+        let mut s = format!("## {INCOMPLETE_HEADING}\n\n");
         if self.incomplete.is_empty() {
             s.push_str("None.\n\n");
             return s;
         }
+        s.push_str(&self.incomplete_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// The incomplete and errored episodes as a table.
+    pub(crate) fn incomplete_table(&self) -> Grid {
         let headers = [
             ("task", Align::Left),
             ("cell", Align::Left),
@@ -173,12 +201,11 @@ impl Report {
                 ]
             })
             .collect();
-        s.push_str(&table(&headers, &rows));
-        s.push('\n');
-        s
+        Grid::new(&headers, rows)
     }
 
-    fn footnotes(&self) -> String {
+    /// The footnotes explaining `—` and `—†`, one paragraph each.
+    pub(crate) fn footnotes(&self) -> String {
         let mut s = format!(
             "{DASH} no value: no matched units, or a zero denominator (R_HC = R_LC for QRec, \
              C_HC = C_LC for CSRet); the JSON and CSV exports name the reason.\n"
@@ -219,7 +246,8 @@ const COUNT_HEADERS: [(&str, Align); 6] = [
     ("matched", Align::Right),
 ];
 
-fn anchor_table(rows: &[&CellRow], ci: bool) -> String {
+/// A pair's anchors table.
+pub(crate) fn anchor_table(rows: &[&CellRow], ci: bool) -> Grid {
     let mut headers = vec![
         ("family", Align::Left),
         ("role", Align::Left),
@@ -248,10 +276,11 @@ fn anchor_table(rows: &[&CellRow], ci: bool) -> String {
             v
         })
         .collect();
-    table(&headers, &body)
+    Grid::new(&headers, body)
 }
 
-fn handoff_table(rows: &[&CellRow], ci: bool) -> String {
+/// A table of handoff rows.
+pub(crate) fn handoff_table(rows: &[&CellRow], ci: bool) -> Grid {
     let mut headers = vec![
         ("family", Align::Left),
         ("K", Align::Left),
@@ -296,5 +325,5 @@ fn handoff_table(rows: &[&CellRow], ci: bool) -> String {
             v
         })
         .collect();
-    table(&headers, &body)
+    Grid::new(&headers, body)
 }
