@@ -15,7 +15,8 @@
 //!   turn, or a `traj_drop` handoff) it stays at `skill`. Notes it does not recognise
 //!   (such as a `disclosure` note) change nothing but the draw.
 //! * A request whose last user turn reveals no new shard asks for a summary: the reply
-//!   lists the shards revealed so far and copies the current answer in view.
+//!   lists the shards revealed so far and, with chance `skill`, copies the current
+//!   answer in view (a weaker summariser loses it more often).
 //! * Before the last turn it has seen only `t` of `N` shards, so an intermediate draft is
 //!   right with chance `chance · t / N`; at the last turn with the full `chance`.
 //! * The draw is a hash of (seed, task id, model id, every visible message), so the same
@@ -157,7 +158,7 @@ impl SimProvider {
                 if users.last().is_some_and(|u| u.contains(newest)) {
                     self.answer(task, settings, request, turn)?
                 } else {
-                    summary(task, turn, request)
+                    summary(task, turn, request, settings)
                 }
             }
             None => "I am not sure what you are asking; could you tell me more?".to_string(),

@@ -23,7 +23,7 @@ seed = 2026
 concurrency = 8
 switch_points = ["early", "middle", "late"]
 directions = ["escalation", "downshift"]
-interfaces = ["raw"]
+interfaces = ["raw", "disclosure", "traj_drop", "compact_pre", "compact_suf"]
 
 [models.lc]
 model = "sim/lc"          # low-cost: skill 0.45, $0.20 / $1.20 per M tokens
@@ -97,10 +97,34 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
     let md = report.to_markdown();
     let report_path = args.out.join("report.md");
     write_file(&report_path, &md)?;
-    printer.out(&md)?;
+    printer.out(&headline_sections(&md))?;
     report_summary(&summary, printer)?;
-    printer.line(&format!("report: {}", report_path.display()))?;
+    printer.line(&format!(
+        "full report (every family, switch point and interface): {}",
+        report_path.display()
+    ))?;
     Ok(outcome(&summary))
+}
+
+/// The parts of a report a terminal shows after the demo: the title and notes, the
+/// anchors, and the all-families tables of each direction.
+fn headline_sections(md: &str) -> String {
+    let mut out = String::new();
+    let mut keep = true;
+    for line in md.lines() {
+        if line.starts_with('#') {
+            let title = line.trim_start_matches('#').trim();
+            keep = line.starts_with("# ")
+                || line.starts_with("## Pair")
+                || title == "Anchors"
+                || title.contains("all families");
+        }
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
