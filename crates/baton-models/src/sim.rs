@@ -232,21 +232,25 @@ fn latest_draft(request: &Request) -> Option<&str> {
         })
 }
 
-/// A request that reveals no new shard asks for a summary: the requirements so far and
-/// the current answer, copied from the latest draft in view.
-fn summary(task: &Task, revealed: usize, request: &Request) -> String {
+/// A request that reveals no new shard asks for a summary: the requirements so far and,
+/// with chance `skill`, the current answer copied from the latest draft in view (a
+/// weaker summariser drops it more often).
+fn summary(task: &Task, revealed: usize, request: &Request, s: &SimSettings) -> String {
     let requirements: Vec<&str> = task.shards[..revealed]
         .iter()
         .map(|s| s.shard.as_str())
         .collect();
-    let draft = latest_draft(request).map_or("none yet", |d| {
-        let d = d.strip_prefix(DRAFT_LEAD).unwrap_or(d);
-        d.strip_suffix(DRAFT_TAIL).unwrap_or(d)
-    });
-    format!(
-        "Summary of the conversation so far.\nRequirements: {}{SUMMARY_DRAFT}{draft}",
+    let mut text = format!(
+        "Summary of the conversation so far.\nRequirements: {}",
         requirements.join(" | ")
-    )
+    );
+    let keeps_answer = draw(request, &task.task_id, "summary") < s.skill;
+    if let Some(d) = latest_draft(request).filter(|_| keeps_answer) {
+        let d = d.strip_prefix(DRAFT_LEAD).unwrap_or(d);
+        text.push_str(SUMMARY_DRAFT);
+        text.push_str(d.strip_suffix(DRAFT_TAIL).unwrap_or(d));
+    }
+    text
 }
 
 #[async_trait]
