@@ -41,9 +41,9 @@ use crate::pyvalue::{Row, Value};
 
 /// Largest string, blob or row SQLite may build (`SQLITE_LIMIT_LENGTH`), and
 /// the longest SQL text it accepts.
-pub const MAX_VALUE_BYTES: i32 = 64 << 20;
+pub const MAX_VALUE_BYTES: i32 = 32 << 20;
 /// Largest result set kept in memory (approximate bytes).
-pub const MAX_RESULT_BYTES: usize = 256 << 20;
+pub const MAX_RESULT_BYTES: usize = 64 << 20;
 /// VM instructions between two deadline checks.
 const PROGRESS_OPS: i32 = 100;
 

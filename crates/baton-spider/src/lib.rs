@@ -26,9 +26,12 @@
 //!   `VACUUM INTO`, …) fails. LiC runs such statements against the files and
 //!   can score them 1 when the gold returns no rows.
 //! - Each query has a real time limit ([`SpiderConfig::query_timeout`]); a
-//!   timeout fails the candidate and ends the evaluation with score 0 (LiC's
-//!   60 s timeout never fires, it would hang). Results larger than
-//!   [`MAX_RESULT_BYTES`] and values larger than [`MAX_VALUE_BYTES`] fail too.
+//!   timeout ends the evaluation with score 0 (LiC's 60 s timeout never
+//!   fires, it would hang). So does a result larger than [`MAX_RESULT_BYTES`]
+//!   (no gold result is that large), which bounds an evaluation to about one
+//!   query timeout however many value fillings remain. A string or blob
+//!   larger than [`MAX_VALUE_BYTES`] is an SQL error, as in any SQLite built
+//!   with that limit.
 //! - The gold query runs once per file up front instead of once per
 //!   candidate; a gold that fails on any file scores 0 either way.
 //! - Gold values are plugged in first-seen order, not Python set order (which
@@ -357,6 +360,19 @@ impl SpiderEvaluator {
                     return Verdict::fail(
                         None,
                         format!("timeout: candidate {index} ran past {timeout:?} on {file}"),
+                    )
+                    .with_details(details(index + 1));
+                }
+                Err(CandidateFailure::Error {
+                    file,
+                    error: ExecError::TooLarge,
+                }) => {
+                    return Verdict::fail(
+                        None,
+                        format!(
+                            "result too large: candidate {index} returned more than \
+                             {MAX_RESULT_BYTES} bytes on {file}"
+                        ),
                     )
                     .with_details(details(index + 1));
                 }

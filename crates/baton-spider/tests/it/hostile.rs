@@ -156,6 +156,16 @@ fn hostile_predictions_are_contained() {
             "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) SELECT max(length(s)) FROM r",
             0.0,
         ),
+        case(
+            "result too large",
+            "SELECT hex(randomblob(1000000)) FROM artist a, artist b",
+            0.0,
+        ),
+        case(
+            "endless rows",
+            "SELECT a.name FROM artist a, artist b, artist c, artist d, artist e, artist f, artist g",
+            0.0,
+        ),
         case("printf bomb", "SELECT printf('%.*c', 2000000000, 'x')", 0.0),
         case("truncated drop", format!("{GOLD}; DROP TABLE artist"), 1.0),
         case(
