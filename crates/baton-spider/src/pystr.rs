@@ -3,7 +3,7 @@
 //! LiC's evaluator is Python: `str.split()`, `str.strip()`, `re`'s `\s`, `\w` and
 //! `\d`, and `re.IGNORECASE` all use Unicode rules that differ in small ways from
 //! Rust's (`char::is_whitespace` misses U+001C..U+001F; `char::is_alphanumeric`
-//! includes combining vowel signs that Python's `\w` rejects). These helpers copy
+//! includes combining vowel signs that Python's `\w` rejects). These functions copy
 //! the Python definitions so tokenization and value extraction agree on every
 //! character, not only on ASCII.
 
