@@ -30,7 +30,9 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
     let mut b = Map::new();
     b.insert("model".into(), json!(request.model));
     b.insert("messages".into(), Value::Array(messages));
-    b.insert("n".into(), json!(1));
+    if dialect == Dialect::OpenAi {
+        b.insert("n".into(), json!(1));
+    }
     let c = &request.config;
     if let Some(t) = c.temperature
         && (dialect == Dialect::Compatible || t != 1.0)
@@ -133,6 +135,7 @@ mod tests {
         assert_eq!(b["max_tokens"], 1000);
         assert_eq!(b["temperature"], 1.0);
         assert!(b.get("max_completion_tokens").is_none());
+        assert!(b.get("n").is_none(), "some servers do not know n");
     }
 
     #[test]
