@@ -179,6 +179,26 @@ pub struct Arguments {
     pub kwarg: Option<String>,
 }
 
+/// One piece of an f-string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FPart {
+    /// Literal text (a `Constant` in CPython's tree).
+    Literal(String),
+    /// A replacement field (`ast.FormattedValue`).
+    Field(Box<FormattedValue>),
+}
+
+/// A replacement field `{value!conversion:format_spec}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormattedValue {
+    /// The expression.
+    pub value: Expr,
+    /// `s`, `r` or `a` (implicitly `r` for a `{x=}` field without spec or conversion).
+    pub conversion: Option<char>,
+    /// The format spec, itself an f-string body.
+    pub format_spec: Option<Vec<FPart>>,
+}
+
 /// An expression node.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -189,8 +209,8 @@ pub enum Expr {
         /// Whether the literal was written with a `u` prefix.
         kind_u: bool,
     },
-    /// An f-string (validated, never evaluated by this crate).
-    JoinedStr,
+    /// An f-string (`ast.JoinedStr`): literal pieces and replacement fields.
+    JoinedStr(Vec<FPart>),
     /// A name.
     Name(String),
     /// `value.attr`.

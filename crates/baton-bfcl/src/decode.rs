@@ -210,7 +210,7 @@ fn negate_constant(c: &Constant) -> Result<Value, BfclError> {
 
 fn node_name(e: &Expr) -> &'static str {
     match e {
-        Expr::JoinedStr => "JoinedStr",
+        Expr::JoinedStr(_) => "JoinedStr",
         Expr::Attribute(..) => "Attribute",
         Expr::Slice(..) => "Slice",
         Expr::Starred(_) => "Starred",

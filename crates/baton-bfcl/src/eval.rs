@@ -133,7 +133,7 @@ pub(crate) fn eval(e: &Expr) -> Result<Value, BfclError> {
                 other => Ok(py_getitem(&container, &eval(other)?)?),
             }
         }
-        Expr::JoinedStr => Err(BfclError::not_reproduced("f-string inside arithmetic")),
+        Expr::JoinedStr(_) => Err(BfclError::not_reproduced("f-string inside arithmetic")),
         Expr::Call { .. } => Err(BfclError::not_reproduced("function call inside arithmetic")),
         Expr::Attribute(..) => Err(BfclError::not_reproduced(
             "attribute access inside arithmetic",
@@ -441,8 +441,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
     }))
 }
 
-/// Correctly rounded `int / int` for operands that fit a double exactly; otherwise the
-/// quotient of the rounded operands.
+/// `int / int`, correctly rounded as CPython's `long_true_divide` does.
 fn int_true_div(p: &BigInt, q: &BigInt) -> Result<f64, BfclError> {
     const EXACT: i64 = 1 << 53;
     if let (Some(a), Some(b)) = (p.to_i64(), q.to_i64())
@@ -451,19 +450,42 @@ fn int_true_div(p: &BigInt, q: &BigInt) -> Result<f64, BfclError> {
     {
         return Ok(a as f64 / b as f64);
     }
-    let (a, b) = (
-        p.to_f64().unwrap_or(f64::INFINITY),
-        q.to_f64().unwrap_or(f64::INFINITY),
-    );
-    let r = a / b;
-    if r.is_finite() {
-        Ok(r)
+    if p.is_zero() {
+        let negative = q.is_negative();
+        return Ok(if negative { -0.0 } else { 0.0 });
+    }
+    let negative = p.is_negative() != q.is_negative();
+    let (a, b) = (p.abs(), q.abs());
+    // Scale so the integer quotient has 55 or 56 bits, then fold the remainder into a
+    // sticky bit: the u64 -> f64 conversion then rounds half-to-even exactly once.
+    let shift = 55 - (a.bits() as i64 - b.bits() as i64);
+    let (n, d) = if shift >= 0 {
+        (a << shift as u64, b)
     } else {
-        Err(raise(
+        (a, b << (-shift) as u64)
+    };
+    let (quotient, remainder) = n.div_rem(&d);
+    let mut bits = quotient.to_u64().unwrap_or(u64::MAX);
+    if !remainder.is_zero() {
+        bits |= 1;
+    }
+    let exponent = -shift;
+    let magnitude = if exponent > 1100 {
+        f64::INFINITY
+    } else if exponent < -1200 {
+        0.0
+    } else {
+        (bits as f64)
+            * 2f64.powi(exponent.clamp(-1000, 1000) as i32)
+            * 2f64.powi((exponent - exponent.clamp(-1000, 1000)) as i32)
+    };
+    if magnitude.is_infinite() {
+        return Err(raise(
             "OverflowError",
             "integer division result too large for a float",
-        ))
+        ));
     }
+    Ok(if negative { -magnitude } else { magnitude })
 }
 
 fn float_op(a: f64, op: BinOp, b: f64) -> Result<Value, NumErr> {
@@ -570,7 +592,9 @@ fn complex_op(x: (f64, f64), op: BinOp, y: (f64, f64)) -> Result<Value, NumErr> 
             }
         }
         BinOp::Pow => {
-            if c == 0.0 && d == 0.0 {
+            if d == 0.0 && c == c.floor() && c.abs() <= 100.0 {
+                complex_powi((a, b), c as i64)?
+            } else if c == 0.0 && d == 0.0 {
                 (1.0, 0.0)
             } else if a == 0.0 && b == 0.0 {
                 if d != 0.0 || c < 0.0 {
@@ -594,7 +618,42 @@ fn complex_op(x: (f64, f64), op: BinOp, y: (f64, f64)) -> Result<Value, NumErr> 
         }
         _ => return Err(NumErr::Unsupported),
     };
+    if op == BinOp::Pow
+        && (re.is_infinite() || im.is_infinite())
+        && [a, b, c, d].iter().all(|v| v.is_finite())
+    {
+        return Err(NumErr::Other(raise(
+            "OverflowError",
+            "complex exponentiation",
+        )));
+    }
     Ok(Value::Complex(re, im))
+}
+
+fn complex_mul(x: (f64, f64), y: (f64, f64)) -> (f64, f64) {
+    (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0)
+}
+
+/// CPython's `c_powi` (binary exponentiation for small integral exponents).
+fn complex_powi(x: (f64, f64), n: i64) -> Result<(f64, f64), NumErr> {
+    let mut r = (1.0, 0.0);
+    let mut p = x;
+    let mut mask: i64 = 1;
+    let m = n.abs();
+    while mask > 0 && m >= mask {
+        if m & mask != 0 {
+            r = complex_mul(r, p);
+        }
+        mask <<= 1;
+        p = complex_mul(p, p);
+    }
+    if n > 0 {
+        return Ok(r);
+    }
+    match complex_op((1.0, 0.0), BinOp::Div, r)? {
+        Value::Complex(re, im) => Ok((re, im)),
+        _ => Ok((f64::NAN, f64::NAN)),
+    }
 }
 
 fn ordering(a: &Value, b: &Value) -> Result<Option<std::cmp::Ordering>, BfclError> {

@@ -1,17 +1,52 @@
-//! Syntax validation of f-string bodies, after CPython 3.11's `Parser/string_parser.c`.
+//! f-string bodies, parsed as CPython 3.11's `Parser/string_parser.c` does.
 //!
 //! LiC never accepts an f-string as an argument value (an unsupported node), but an f-string
-//! elsewhere (a dropped positional argument) must still parse for the answer to be decoded,
-//! so only acceptance is reproduced here, not the `JoinedStr` contents.
+//! elsewhere must still parse for the answer to be decoded, and one inside a keyword-less
+//! nested call is turned back into text by `ast.unparse`, so the pieces are kept.
 
+use crate::ast::{FPart, FormattedValue};
 use crate::error::BfclError;
 use crate::lexer::decode_escapes;
 use crate::parser::parse_fstring_expr;
 
-/// Check that `body` (the characters between the quotes) is a valid f-string.
-pub(crate) fn validate_fstring(body: &[char], raw: bool, at: usize) -> Result<(), BfclError> {
+/// Accumulates pieces the way CPython's `FstringParser` does: adjacent literal text is
+/// merged and empty literal text is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Pieces {
+    parts: Vec<FPart>,
+    last: String,
+}
+
+impl Pieces {
+    pub(crate) fn push_literal(&mut self, text: &str) {
+        self.last.push_str(text);
+    }
+
+    fn push_field(&mut self, field: FormattedValue) {
+        if !self.last.is_empty() {
+            self.parts
+                .push(FPart::Literal(std::mem::take(&mut self.last)));
+        }
+        self.parts.push(FPart::Field(Box::new(field)));
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<FPart> {
+        if !self.last.is_empty() {
+            self.parts.push(FPart::Literal(self.last));
+        }
+        self.parts
+    }
+}
+
+/// Parse the body of one f-string literal (the characters between the quotes) into `into`.
+pub(crate) fn parse_fstring(
+    body: &[char],
+    raw: bool,
+    at: usize,
+    into: &mut Pieces,
+) -> Result<(), BfclError> {
     let mut i = 0;
-    walk(body, &mut i, raw, 0, at)?;
+    walk(body, &mut i, raw, 0, at, into)?;
     if i < body.len() {
         return Err(BfclError::syntax(at, "f-string: single '}' is not allowed"));
     }
@@ -20,22 +55,36 @@ pub(crate) fn validate_fstring(body: &[char], raw: bool, at: usize) -> Result<()
 
 /// Walk literal text and replacement fields until the end, or (when `depth > 0`, inside a
 /// format spec) until the `}` that closes the enclosing field, which is left unconsumed.
-fn walk(body: &[char], i: &mut usize, raw: bool, depth: usize, at: usize) -> Result<(), BfclError> {
+fn walk(
+    body: &[char],
+    i: &mut usize,
+    raw: bool,
+    depth: usize,
+    at: usize,
+    into: &mut Pieces,
+) -> Result<(), BfclError> {
     let mut literal_start = *i;
     while *i < body.len() {
         let c = body[*i];
         if c == '\\' && !raw {
-            *i += 2;
+            if body.get(*i + 1) == Some(&'N') && body.get(*i + 2) == Some(&'{') {
+                match body[*i + 2..].iter().position(|&x| x == '}') {
+                    Some(close) => *i += 2 + close + 1,
+                    None => *i += 2,
+                }
+            } else {
+                *i += 2;
+            }
             continue;
         }
         if c == '{' || c == '}' {
             if depth == 0 && body.get(*i + 1) == Some(&c) {
-                check_literal(&body[literal_start..*i], raw, at)?;
+                literal(&body[literal_start..=*i], raw, at, into)?;
                 *i += 2;
                 literal_start = *i;
                 continue;
             }
-            check_literal(&body[literal_start..*i], raw, at)?;
+            literal(&body[literal_start..*i], raw, at, into)?;
             if c == '}' {
                 if depth == 0 {
                     return Err(BfclError::syntax(at, "f-string: single '}' is not allowed"));
@@ -43,30 +92,36 @@ fn walk(body: &[char], i: &mut usize, raw: bool, depth: usize, at: usize) -> Res
                 return Ok(());
             }
             *i += 1;
-            field(body, i, raw, depth, at)?;
+            let field = field(body, i, raw, depth, at, into)?;
+            into.push_field(field);
             literal_start = *i;
             continue;
         }
         *i += 1;
     }
-    check_literal(&body[literal_start..body.len().min(*i)], raw, at)
+    literal(&body[literal_start..body.len().min(*i)], raw, at, into)
 }
 
-fn check_literal(text: &[char], raw: bool, at: usize) -> Result<(), BfclError> {
-    if raw {
-        return Ok(());
-    }
-    decode_escapes(text, false, at).map(|_| ())
+fn literal(text: &[char], raw: bool, at: usize, into: &mut Pieces) -> Result<(), BfclError> {
+    let decoded: String = if raw {
+        text.iter().collect()
+    } else {
+        decode_escapes(text, false, at)?.into_iter().collect()
+    };
+    into.push_literal(&decoded);
+    Ok(())
 }
 
-/// One replacement field, after its `{`; consumes through the closing `}`.
+/// One replacement field, after its `{`; consumes through the closing `}`. The text of a
+/// `{expr=}` field goes into `into` as literal text, as CPython does.
 fn field(
     body: &[char],
     i: &mut usize,
     raw: bool,
     depth: usize,
     at: usize,
-) -> Result<(), BfclError> {
+    into: &mut Pieces,
+) -> Result<FormattedValue, BfclError> {
     if depth >= 2 {
         return Err(BfclError::syntax(
             at,
@@ -154,7 +209,7 @@ fn field(
     }
     let text: String = body[start..*i].iter().collect();
     if text
-        .trim_matches([' ', '\t', '\n', '\x0c', '\r'])
+        .trim_matches([' ', '\t', '\n', '\x0c', '\r', '\x0b'])
         .is_empty()
     {
         return Err(BfclError::syntax(
@@ -162,41 +217,67 @@ fn field(
             "f-string: empty expression not allowed",
         ));
     }
-    parse_fstring_expr(&text).map_err(|_| BfclError::syntax(at, "f-string: invalid syntax"))?;
+    let value =
+        parse_fstring_expr(&text).map_err(|_| BfclError::syntax(at, "f-string: invalid syntax"))?;
+    let mut debug_text = None;
     if body[*i] == '=' {
         *i += 1;
         while body.get(*i).is_some_and(|c| c.is_ascii_whitespace()) {
             *i += 1;
         }
+        debug_text = Some(body[start..*i].iter().collect::<String>());
     }
+    let mut conversion = None;
     if body.get(*i) == Some(&'!') {
         *i += 1;
-        if !matches!(body.get(*i), Some('s' | 'r' | 'a')) {
-            return Err(BfclError::syntax(
-                at,
-                "f-string: invalid conversion character: expected 's', 'r', or 'a'",
-            ));
+        match body.get(*i) {
+            Some(&c @ ('s' | 'r' | 'a')) => conversion = Some(c),
+            _ => {
+                return Err(BfclError::syntax(
+                    at,
+                    "f-string: invalid conversion character: expected 's', 'r', or 'a'",
+                ));
+            }
         }
         *i += 1;
     }
+    let mut format_spec = None;
     if body.get(*i) == Some(&':') {
         *i += 1;
-        walk(body, i, raw, depth + 1, at)?;
+        let mut spec = Pieces::default();
+        walk(body, i, raw, depth + 1, at, &mut spec)?;
+        format_spec = Some(spec.finish());
     }
     if body.get(*i) != Some(&'}') {
         return Err(BfclError::syntax(at, "f-string: expecting '}'"));
     }
     *i += 1;
-    Ok(())
+    if let Some(text) = debug_text {
+        into.push_literal(&text);
+        if format_spec.is_none() && conversion.is_none() {
+            conversion = Some('r');
+        }
+    }
+    Ok(FormattedValue {
+        value,
+        conversion,
+        format_spec,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ok(s: &str) -> bool {
+    fn parse(s: &str) -> Result<Vec<FPart>, BfclError> {
         let chars: Vec<char> = s.chars().collect();
-        validate_fstring(&chars, false, 0).is_ok()
+        let mut pieces = Pieces::default();
+        parse_fstring(&chars, false, 0, &mut pieces)?;
+        Ok(pieces.finish())
+    }
+
+    fn ok(s: &str) -> bool {
+        parse(s).is_ok()
     }
 
     #[test]
@@ -209,6 +290,7 @@ mod tests {
         assert!(ok("{a:=1}"));
         assert!(ok("{(lambda x:1)}"));
         assert!(ok("{x!=y}"));
+        assert!(ok("\\N{EM DASH}{x}"));
         assert!(!ok("{}"));
         assert!(!ok("{ }"));
         assert!(!ok("}"));
@@ -219,5 +301,17 @@ mod tests {
         assert!(!ok("{a:{b:{c}}}"));
         assert!(!ok("{a#}"));
         assert!(!ok("{x"));
+    }
+
+    #[test]
+    fn pieces_follow_cpython() {
+        let parts = parse("a{{b{x=}").unwrap();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0], FPart::Literal("a{bx=".into()));
+        match &parts[1] {
+            FPart::Field(f) => assert_eq!(f.conversion, Some('r')),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(parse("").unwrap(), vec![]);
     }
 }

@@ -506,8 +506,8 @@ impl Lexer {
 
 /// Decode the backslash escapes of a non-raw literal body (`bytes` limits them to bytes escapes).
 ///
-/// Returns characters (for bytes, each is below U+0100). `\N{...}` is refused as not
-/// reproduced; a lone surrogate escape becomes U+FFFD.
+/// Returns characters (for bytes, each is below U+0100); `\N{name}` is looked up in the
+/// Unicode name table (aliases included); a lone surrogate escape becomes U+FFFD.
 pub(crate) fn decode_escapes(
     body: &[char],
     bytes: bool,
@@ -575,13 +575,18 @@ pub(crate) fn decode_escapes(
                 out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
             }
             'N' if !bytes => {
-                let closed = body.get(i) == Some(&'{') && body[i..].contains(&'}');
-                if !closed {
+                let close = (body.get(i) == Some(&'{'))
+                    .then(|| body[i..].iter().position(|&c| c == '}'))
+                    .flatten();
+                let Some(close) = close.filter(|&n| n > 1) else {
                     return Err(BfclError::syntax(at, "malformed \\N character escape"));
-                }
-                return Err(BfclError::not_reproduced(
-                    "\\N{...} escape in a string literal",
-                ));
+                };
+                let name: String = body[i + 1..i + close].iter().collect();
+                let Some(ch) = unicode_names2::character(&name) else {
+                    return Err(BfclError::syntax(at, "unknown Unicode character name"));
+                };
+                out.push(ch);
+                i += close + 1;
             }
             other => {
                 out.push('\\');
@@ -670,6 +675,15 @@ mod tests {
         assert!(toks("b'é'").is_err());
         assert!(toks("'abc").is_err());
         assert!(toks("'a\rb'").is_err());
+        assert_eq!(
+            s(r"'\N{EM DASH}\N{degree sign}'"),
+            StrPiece::Str {
+                value: "—°".into(),
+                u: false
+            }
+        );
+        assert!(toks(r"'\N{NO SUCH NAME}'").is_err());
+        assert!(toks(r"'\N{}'").is_err());
     }
 
     #[test]

@@ -42,9 +42,9 @@
 //!
 //! # Known limits (all score 0, reported as `not_reproduced`)
 //!
-//! `\N{...}` escapes, `ast.unparse` of f-strings, and arithmetic that upstream could only
-//! evaluate through builtins, methods or `%`-formatting (`len(x) + 1`, `'a'.upper() + 'b'`)
-//! are refused rather than imitated. Unicode tables (identifier characters, `isprintable`
+//! `ast.unparse` of f-strings (a keyword-less call or a subscript holding one), and
+//! arithmetic that upstream could only evaluate through builtins, methods or
+//! `%`-formatting (`len(x) + 1`, `'a'.upper() + 'b'`) are refused rather than imitated. Unicode tables (identifier characters, `isprintable`
 //! for `repr`) come from current Unicode data rather than CPython 3.11's 14.0, and a lone
 //! surrogate escape decodes to U+FFFD.
 

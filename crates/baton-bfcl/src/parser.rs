@@ -9,7 +9,7 @@ use crate::ast::{
     Arguments, BinOp, BoolOp, CmpOp, Comprehension, Constant, Expr, Keyword, UnaryOp,
 };
 use crate::error::BfclError;
-use crate::fstring::validate_fstring;
+use crate::fstring::{Pieces, parse_fstring};
 use crate::lexer::{StrPiece, Tok, Token, tokenize};
 
 /// Parse `src` as `ast.parse(src, mode="eval").body`.
@@ -526,20 +526,23 @@ impl Parser {
             return Ok(Expr::constant(Constant::Bytes(value)));
         }
         let kind_u = matches!(pieces.first(), Some(StrPiece::Str { u: true, .. }));
-        let mut is_fstring = false;
+        let is_fstring = pieces.iter().any(|p| matches!(p, StrPiece::FStr { .. }));
+        if is_fstring {
+            let mut acc = Pieces::default();
+            for p in pieces {
+                match p {
+                    StrPiece::Str { value, .. } => acc.push_literal(&value),
+                    StrPiece::FStr { body, raw } => parse_fstring(&body, raw, start, &mut acc)?,
+                    StrPiece::Bytes(_) => {}
+                }
+            }
+            return Ok(Expr::JoinedStr(acc.finish()));
+        }
         let mut value = String::new();
         for p in pieces {
-            match p {
-                StrPiece::Str { value: v, .. } => value.push_str(&v),
-                StrPiece::FStr { body, raw } => {
-                    validate_fstring(&body, raw, start)?;
-                    is_fstring = true;
-                }
-                StrPiece::Bytes(_) => {}
+            if let StrPiece::Str { value: v, .. } = p {
+                value.push_str(&v);
             }
-        }
-        if is_fstring {
-            return Ok(Expr::JoinedStr);
         }
         Ok(Expr::Constant {
             value: Constant::Str(value),

@@ -4,9 +4,11 @@
 //! source text, so the text must match byte for byte: precedence-driven parentheses, the
 //! `1 .real` space, `repr` of constants, `{*()}` for an empty set, and so on.
 
-use crate::ast::{Arguments, BoolOp, Comprehension, Constant, Expr, UnaryOp};
+use crate::ast::{
+    Arguments, BoolOp, Comprehension, Constant, Expr, FPart, FormattedValue, UnaryOp,
+};
 use crate::error::BfclError;
-use crate::value::{bytes_repr, complex_repr, float_repr, str_repr};
+use crate::value::{Raise, bytes_repr, complex_repr, float_repr, is_printable, str_repr};
 
 // CPython's `_Precedence` values.
 const NAMED_EXPR: u8 = 1;
@@ -35,7 +37,10 @@ fn next(p: u8) -> u8 {
 /// `ast.unparse(expr)`.
 pub fn unparse(expr: &Expr) -> Result<String, BfclError> {
     let mut out = String::new();
-    write(expr, TEST, &mut out)?;
+    Unparser {
+        avoid_backslashes: false,
+    }
+    .write(expr, TEST, &mut out)?;
     Ok(out)
 }
 
@@ -73,340 +78,504 @@ fn paren_if(
     Ok(())
 }
 
-fn join(items: &[Expr], out: &mut String) -> Result<(), BfclError> {
-    for (n, item) in items.iter().enumerate() {
-        if n > 0 {
-            out.push_str(", ");
+/// CPython's `_Unparser` state that matters for expressions.
+struct Unparser {
+    /// Set inside f-string replacement fields: string constants avoid backslashes.
+    avoid_backslashes: bool,
+}
+
+const MULTI_QUOTES: [&str; 2] = ["\"\"\"", "'''"];
+const ALL_QUOTES: [&str; 4] = ["'", "\"", "\"\"\"", "'''"];
+
+/// `c.encode("unicode_escape").decode("ascii")` for one character.
+fn unicode_escape(c: char) -> String {
+    match c {
+        '\\' => "\\\\".into(),
+        '\t' => "\\t".into(),
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        c if (c as u32) < 0x20 || (0x7f..0x100).contains(&(c as u32)) => {
+            format!("\\x{:02x}", c as u32)
         }
-        write(item, TEST, out)?;
-    }
-    Ok(())
-}
-
-/// `items_view`: a single item gets a trailing comma.
-fn items_view(items: &[Expr], out: &mut String) -> Result<(), BfclError> {
-    if items.len() == 1 {
-        write(&items[0], TEST, out)?;
-        out.push(',');
-        Ok(())
-    } else {
-        join(items, out)
+        c if (c as u32) < 0x80 => c.to_string(),
+        c if (c as u32) < 0x10000 => format!("\\u{:04x}", c as u32),
+        c => format!("\\U{:08x}", c as u32),
     }
 }
 
-fn comprehensions(gens: &[Comprehension], out: &mut String) -> Result<(), BfclError> {
-    for g in gens {
-        out.push_str(if g.is_async { " async for " } else { " for " });
-        write(&g.target, TUPLE, out)?;
-        out.push_str(" in ");
-        write(&g.iter, next(TEST), out)?;
-        for cond in &g.ifs {
-            out.push_str(" if ");
-            write(cond, next(TEST), out)?;
-        }
-    }
-    Ok(())
-}
-
-fn arguments(a: &Arguments, out: &mut String) -> Result<(), BfclError> {
-    let mut first = true;
-    let mut sep = |out: &mut String| {
-        if first {
-            first = false;
+/// `_Unparser._str_literal_helper`: the escaped body and the usable quote types.
+fn str_literal_helper(
+    string: &str,
+    quote_types: &[&'static str],
+    escape_special_whitespace: bool,
+) -> (String, Vec<&'static str>) {
+    let mut escaped = String::new();
+    for c in string.chars() {
+        if !escape_special_whitespace && (c == '\n' || c == '\t') {
+            escaped.push(c);
+        } else if c == '\\' || !is_printable(c) {
+            escaped.push_str(&unicode_escape(c));
         } else {
-            out.push_str(", ");
-        }
-    };
-    let all: Vec<&String> = a.posonly.iter().chain(a.args.iter()).collect();
-    let plain = all.len() - a.defaults.len();
-    for (index, name) in all.iter().enumerate() {
-        sep(out);
-        out.push_str(name);
-        if index >= plain {
-            out.push('=');
-            write(&a.defaults[index - plain], TEST, out)?;
-        }
-        if index + 1 == a.posonly.len() {
-            out.push_str(", /");
+            escaped.push(c);
         }
     }
-    if a.vararg.is_some() || !a.kwonly.is_empty() {
-        sep(out);
-        out.push('*');
-        if let Some(v) = &a.vararg {
-            out.push_str(v);
+    let mut possible: Vec<&'static str> = quote_types.to_vec();
+    if escaped.contains('\n') {
+        possible.retain(|q| MULTI_QUOTES.contains(q));
+    }
+    possible.retain(|q| !escaped.contains(q));
+    if possible.is_empty() {
+        let repr = str_repr(string);
+        let first = repr.chars().next().unwrap_or('\'');
+        let quote = quote_types
+            .iter()
+            .find(|q| q.contains(first))
+            .copied()
+            .unwrap_or(if first == '"' { "\"" } else { "'" });
+        return (repr[1..repr.len() - 1].to_string(), vec![quote]);
+    }
+    if let Some(last) = escaped.chars().last() {
+        possible.sort_by_key(|q| q.starts_with(last));
+        if possible[0].starts_with(last) {
+            escaped.pop();
+            escaped.push('\\');
+            escaped.push(last);
         }
     }
-    for (name, default) in &a.kwonly {
-        out.push_str(", ");
-        out.push_str(name);
-        if let Some(d) = default {
-            out.push('=');
-            write(d, TEST, out)?;
-        }
-    }
-    if let Some(k) = &a.kwarg {
-        sep(out);
-        out.push_str("**");
-        out.push_str(k);
-    }
-    Ok(())
+    (escaped, possible)
 }
 
-fn write(e: &Expr, prec: u8, out: &mut String) -> Result<(), BfclError> {
-    match e {
-        Expr::Constant { value, kind_u } => {
-            if *kind_u {
-                out.push('u');
-            }
-            write_constant(value, out);
+impl Unparser {
+    /// `visit_JoinedStr`.
+    fn joined_str(&self, parts: &[FPart], out: &mut String) -> Result<(), BfclError> {
+        out.push('f');
+        if self.avoid_backslashes {
+            let mut buffer = String::new();
+            self.fstring_inner(parts, &mut buffer)?;
+            let (body, quotes) = str_literal_helper(&buffer, &ALL_QUOTES, false);
+            out.push_str(quotes[0]);
+            out.push_str(&body);
+            out.push_str(quotes[0]);
+            return Ok(());
         }
-        Expr::JoinedStr => return Err(BfclError::not_reproduced("ast.unparse of an f-string")),
-        Expr::Name(n) => out.push_str(n),
-        Expr::NamedExpr(target, value) => paren_if(prec > NAMED_EXPR, out, |out| {
-            write(target, ATOM, out)?;
-            out.push_str(" := ");
-            write(value, ATOM, out)
-        })?,
-        Expr::Await(value) => paren_if(prec > AWAIT, out, |out| {
-            out.push_str("await ");
-            write(value, ATOM, out)
-        })?,
-        Expr::Yield(value) => paren_if(prec > YIELD, out, |out| {
-            out.push_str("yield");
-            if let Some(v) = value {
-                out.push(' ');
-                write(v, ATOM, out)?;
+        let mut pieces: Vec<(String, bool)> = Vec::new();
+        for part in parts {
+            let mut buffer = String::new();
+            self.fstring_inner(std::slice::from_ref(part), &mut buffer)?;
+            pieces.push((buffer, matches!(part, FPart::Literal(_))));
+        }
+        let mut quote_types: Vec<&'static str> = ALL_QUOTES.to_vec();
+        let mut written: Vec<String> = Vec::new();
+        let mut fallback = false;
+        for (value, is_constant) in &pieces {
+            let (body, new_quotes) = str_literal_helper(value, &quote_types, *is_constant);
+            written.push(body);
+            if new_quotes.iter().all(|q| !quote_types.contains(q)) {
+                fallback = true;
+                break;
             }
+            quote_types = new_quotes;
+        }
+        if fallback {
+            quote_types = vec!["'''"];
+            written = pieces
+                .iter()
+                .map(|(value, _)| {
+                    let repr = str_repr(&format!("\"{value}"));
+                    repr[2..repr.len() - 1].to_string()
+                })
+                .collect();
+        }
+        out.push_str(quote_types[0]);
+        out.push_str(&written.concat());
+        out.push_str(quote_types[0]);
+        Ok(())
+    }
+
+    /// `_write_fstring_inner` over a list of pieces.
+    fn fstring_inner(&self, parts: &[FPart], out: &mut String) -> Result<(), BfclError> {
+        for part in parts {
+            match part {
+                FPart::Literal(text) => out.push_str(&text.replace('{', "{{").replace('}', "}}")),
+                FPart::Field(field) => self.formatted_value(field, out)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// `visit_FormattedValue`.
+    fn formatted_value(&self, field: &FormattedValue, out: &mut String) -> Result<(), BfclError> {
+        out.push('{');
+        let mut expr = String::new();
+        Unparser {
+            avoid_backslashes: true,
+        }
+        .write(&field.value, next(TEST), &mut expr)?;
+        if expr.contains('\\') {
+            return Err(Raise::new(
+                "ValueError",
+                "Unable to avoid backslash in f-string expression part",
+            )
+            .into());
+        }
+        if expr.starts_with('{') {
+            out.push(' ');
+        }
+        out.push_str(&expr);
+        if let Some(c) = field.conversion {
+            out.push('!');
+            out.push(c);
+        }
+        if let Some(spec) = &field.format_spec {
+            out.push(':');
+            self.fstring_inner(spec, out)?;
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    fn join(&self, items: &[Expr], out: &mut String) -> Result<(), BfclError> {
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            self.write(item, TEST, out)?;
+        }
+        Ok(())
+    }
+
+    /// `items_view`: a single item gets a trailing comma.
+    fn items_view(&self, items: &[Expr], out: &mut String) -> Result<(), BfclError> {
+        if items.len() == 1 {
+            self.write(&items[0], TEST, out)?;
+            out.push(',');
             Ok(())
-        })?,
-        Expr::YieldFrom(value) => paren_if(prec > YIELD, out, |out| {
-            out.push_str("yield from ");
-            write(value, ATOM, out)
-        })?,
-        Expr::List(elts) => {
-            out.push('[');
-            join(elts, out)?;
-            out.push(']');
+        } else {
+            self.join(items, out)
         }
-        Expr::ListComp(elt, gens) => {
-            out.push('[');
-            write(elt, TEST, out)?;
-            comprehensions(gens, out)?;
-            out.push(']');
+    }
+
+    fn comprehensions(&self, gens: &[Comprehension], out: &mut String) -> Result<(), BfclError> {
+        for g in gens {
+            out.push_str(if g.is_async { " async for " } else { " for " });
+            self.write(&g.target, TUPLE, out)?;
+            out.push_str(" in ");
+            self.write(&g.iter, next(TEST), out)?;
+            for cond in &g.ifs {
+                out.push_str(" if ");
+                self.write(cond, next(TEST), out)?;
+            }
         }
-        Expr::GeneratorExp(elt, gens) => {
-            out.push('(');
-            write(elt, TEST, out)?;
-            comprehensions(gens, out)?;
-            out.push(')');
-        }
-        Expr::SetComp(elt, gens) => {
-            out.push('{');
-            write(elt, TEST, out)?;
-            comprehensions(gens, out)?;
-            out.push('}');
-        }
-        Expr::DictComp(key, value, gens) => {
-            out.push('{');
-            write(key, TEST, out)?;
-            out.push_str(": ");
-            write(value, TEST, out)?;
-            comprehensions(gens, out)?;
-            out.push('}');
-        }
-        Expr::IfExp { test, body, orelse } => paren_if(prec > TEST, out, |out| {
-            write(body, next(TEST), out)?;
-            out.push_str(" if ");
-            write(test, next(TEST), out)?;
-            out.push_str(" else ");
-            write(orelse, TEST, out)
-        })?,
-        Expr::Set(elts) => {
-            if elts.is_empty() {
-                out.push_str("{*()}");
+        Ok(())
+    }
+
+    fn arguments(&self, a: &Arguments, out: &mut String) -> Result<(), BfclError> {
+        let mut first = true;
+        let mut sep = |out: &mut String| {
+            if first {
+                first = false;
             } else {
-                out.push('{');
-                join(elts, out)?;
-                out.push('}');
+                out.push_str(", ");
+            }
+        };
+        let all: Vec<&String> = a.posonly.iter().chain(a.args.iter()).collect();
+        let plain = all.len() - a.defaults.len();
+        for (index, name) in all.iter().enumerate() {
+            sep(out);
+            out.push_str(name);
+            if index >= plain {
+                out.push('=');
+                self.write(&a.defaults[index - plain], TEST, out)?;
+            }
+            if index + 1 == a.posonly.len() {
+                out.push_str(", /");
             }
         }
-        Expr::Dict(items) => {
-            out.push('{');
-            for (n, (key, value)) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
+        if a.vararg.is_some() || !a.kwonly.is_empty() {
+            sep(out);
+            out.push('*');
+            if let Some(v) = &a.vararg {
+                out.push_str(v);
+            }
+        }
+        for (name, default) in &a.kwonly {
+            out.push_str(", ");
+            out.push_str(name);
+            if let Some(d) = default {
+                out.push('=');
+                self.write(d, TEST, out)?;
+            }
+        }
+        if let Some(k) = &a.kwarg {
+            sep(out);
+            out.push_str("**");
+            out.push_str(k);
+        }
+        Ok(())
+    }
+
+    fn write(&self, e: &Expr, prec: u8, out: &mut String) -> Result<(), BfclError> {
+        match e {
+            Expr::Constant { value, kind_u } => {
+                if *kind_u {
+                    out.push('u');
                 }
-                match key {
-                    None => {
-                        out.push_str("**");
-                        write(value, EXPR, out)?;
+                match value {
+                    Constant::Str(text) if self.avoid_backslashes => {
+                        let (body, quotes) = str_literal_helper(text, &ALL_QUOTES, false);
+                        out.push_str(quotes[0]);
+                        out.push_str(&body);
+                        out.push_str(quotes[0]);
                     }
-                    Some(k) => {
-                        write(k, TEST, out)?;
-                        out.push_str(": ");
-                        write(value, TEST, out)?;
-                    }
+                    other => write_constant(other, out),
                 }
             }
-            out.push('}');
-        }
-        Expr::Tuple(elts) => paren_if(elts.is_empty() || prec > TUPLE, out, |out| {
-            items_view(elts, out)
-        })?,
-        Expr::UnaryOp(op, operand) => {
-            let (symbol, op_prec) = match op {
-                UnaryOp::Not => ("not", NOT),
-                UnaryOp::Invert => ("~", FACTOR),
-                UnaryOp::UAdd => ("+", FACTOR),
-                UnaryOp::USub => ("-", FACTOR),
-            };
-            paren_if(prec > op_prec, out, |out| {
-                out.push_str(symbol);
-                if op_prec != FACTOR {
+            Expr::JoinedStr(parts) => self.joined_str(parts, out)?,
+            Expr::Name(n) => out.push_str(n),
+            Expr::NamedExpr(target, value) => paren_if(prec > NAMED_EXPR, out, |out| {
+                self.write(target, ATOM, out)?;
+                out.push_str(" := ");
+                self.write(value, ATOM, out)
+            })?,
+            Expr::Await(value) => paren_if(prec > AWAIT, out, |out| {
+                out.push_str("await ");
+                self.write(value, ATOM, out)
+            })?,
+            Expr::Yield(value) => paren_if(prec > YIELD, out, |out| {
+                out.push_str("yield");
+                if let Some(v) = value {
                     out.push(' ');
-                }
-                write(operand, op_prec, out)
-            })?;
-        }
-        Expr::BinOp(left, op, right) => {
-            let symbol = op.symbol();
-            let op_prec = match symbol {
-                "+" | "-" => ARITH,
-                "*" | "@" | "/" | "%" | "//" => TERM,
-                "<<" | ">>" => SHIFT,
-                "|" => EXPR,
-                "^" => BXOR,
-                "&" => BAND,
-                _ => POWER,
-            };
-            let (lp, rp) = if symbol == "**" {
-                (next(op_prec), op_prec)
-            } else {
-                (op_prec, next(op_prec))
-            };
-            paren_if(prec > op_prec, out, |out| {
-                write(left, lp, out)?;
-                out.push(' ');
-                out.push_str(symbol);
-                out.push(' ');
-                write(right, rp, out)
-            })?;
-        }
-        Expr::Compare(left, ops) => paren_if(prec > CMP, out, |out| {
-            write(left, next(CMP), out)?;
-            for (op, comparator) in ops {
-                out.push(' ');
-                out.push_str(op.symbol());
-                out.push(' ');
-                write(comparator, next(CMP), out)?;
-            }
-            Ok(())
-        })?,
-        Expr::BoolOp(op, values) => {
-            let (word, mut op_prec) = match op {
-                BoolOp::And => ("and", AND),
-                BoolOp::Or => ("or", OR),
-            };
-            paren_if(prec > op_prec, out, |out| {
-                for (n, value) in values.iter().enumerate() {
-                    if n > 0 {
-                        out.push(' ');
-                        out.push_str(word);
-                        out.push(' ');
-                    }
-                    op_prec = next(op_prec);
-                    write(value, op_prec, out)?;
+                    self.write(v, ATOM, out)?;
                 }
                 Ok(())
-            })?;
-        }
-        Expr::Attribute(value, attr) => {
-            write(value, ATOM, out)?;
-            if matches!(
-                **value,
-                Expr::Constant {
-                    value: Constant::Int(_) | Constant::Bool(_),
-                    ..
-                }
-            ) {
-                out.push(' ');
+            })?,
+            Expr::YieldFrom(value) => paren_if(prec > YIELD, out, |out| {
+                out.push_str("yield from ");
+                self.write(value, ATOM, out)
+            })?,
+            Expr::List(elts) => {
+                out.push('[');
+                self.join(elts, out)?;
+                out.push(']');
             }
-            out.push('.');
-            out.push_str(attr);
-        }
-        Expr::Call {
-            func,
-            args,
-            keywords,
-        } => {
-            write(func, ATOM, out)?;
-            out.push('(');
-            let mut comma = false;
-            for a in args {
-                if comma {
-                    out.push_str(", ");
-                }
-                comma = true;
-                write(a, TEST, out)?;
+            Expr::ListComp(elt, gens) => {
+                out.push('[');
+                self.write(elt, TEST, out)?;
+                self.comprehensions(gens, out)?;
+                out.push(']');
             }
-            for k in keywords {
-                if comma {
-                    out.push_str(", ");
+            Expr::GeneratorExp(elt, gens) => {
+                out.push('(');
+                self.write(elt, TEST, out)?;
+                self.comprehensions(gens, out)?;
+                out.push(')');
+            }
+            Expr::SetComp(elt, gens) => {
+                out.push('{');
+                self.write(elt, TEST, out)?;
+                self.comprehensions(gens, out)?;
+                out.push('}');
+            }
+            Expr::DictComp(key, value, gens) => {
+                out.push('{');
+                self.write(key, TEST, out)?;
+                out.push_str(": ");
+                self.write(value, TEST, out)?;
+                self.comprehensions(gens, out)?;
+                out.push('}');
+            }
+            Expr::IfExp { test, body, orelse } => paren_if(prec > TEST, out, |out| {
+                self.write(body, next(TEST), out)?;
+                out.push_str(" if ");
+                self.write(test, next(TEST), out)?;
+                out.push_str(" else ");
+                self.write(orelse, TEST, out)
+            })?,
+            Expr::Set(elts) => {
+                if elts.is_empty() {
+                    out.push_str("{*()}");
+                } else {
+                    out.push('{');
+                    self.join(elts, out)?;
+                    out.push('}');
                 }
-                comma = true;
-                match &k.arg {
-                    None => out.push_str("**"),
-                    Some(name) => {
-                        out.push_str(name);
-                        out.push('=');
+            }
+            Expr::Dict(items) => {
+                out.push('{');
+                for (n, (key, value)) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push_str(", ");
+                    }
+                    match key {
+                        None => {
+                            out.push_str("**");
+                            self.write(value, EXPR, out)?;
+                        }
+                        Some(k) => {
+                            self.write(k, TEST, out)?;
+                            out.push_str(": ");
+                            self.write(value, TEST, out)?;
+                        }
                     }
                 }
-                write(&k.value, TEST, out)?;
+                out.push('}');
             }
-            out.push(')');
-        }
-        Expr::Subscript(value, slice) => {
-            write(value, ATOM, out)?;
-            out.push('[');
-            match &**slice {
-                Expr::Tuple(elts) if !elts.is_empty() => items_view(elts, out)?,
-                other => write(other, TEST, out)?,
+            Expr::Tuple(elts) => paren_if(elts.is_empty() || prec > TUPLE, out, |out| {
+                self.items_view(elts, out)
+            })?,
+            Expr::UnaryOp(op, operand) => {
+                let (symbol, op_prec) = match op {
+                    UnaryOp::Not => ("not", NOT),
+                    UnaryOp::Invert => ("~", FACTOR),
+                    UnaryOp::UAdd => ("+", FACTOR),
+                    UnaryOp::USub => ("-", FACTOR),
+                };
+                paren_if(prec > op_prec, out, |out| {
+                    out.push_str(symbol);
+                    if op_prec != FACTOR {
+                        out.push(' ');
+                    }
+                    self.write(operand, op_prec, out)
+                })?;
             }
-            out.push(']');
-        }
-        Expr::Starred(value) => {
-            out.push('*');
-            write(value, EXPR, out)?;
-        }
-        Expr::Slice(lower, upper, step) => {
-            if let Some(l) = lower {
-                write(l, TEST, out)?;
+            Expr::BinOp(left, op, right) => {
+                let symbol = op.symbol();
+                let op_prec = match symbol {
+                    "+" | "-" => ARITH,
+                    "*" | "@" | "/" | "%" | "//" => TERM,
+                    "<<" | ">>" => SHIFT,
+                    "|" => EXPR,
+                    "^" => BXOR,
+                    "&" => BAND,
+                    _ => POWER,
+                };
+                let (lp, rp) = if symbol == "**" {
+                    (next(op_prec), op_prec)
+                } else {
+                    (op_prec, next(op_prec))
+                };
+                paren_if(prec > op_prec, out, |out| {
+                    self.write(left, lp, out)?;
+                    out.push(' ');
+                    out.push_str(symbol);
+                    out.push(' ');
+                    self.write(right, rp, out)
+                })?;
             }
-            out.push(':');
-            if let Some(u) = upper {
-                write(u, TEST, out)?;
+            Expr::Compare(left, ops) => paren_if(prec > CMP, out, |out| {
+                self.write(left, next(CMP), out)?;
+                for (op, comparator) in ops {
+                    out.push(' ');
+                    out.push_str(op.symbol());
+                    out.push(' ');
+                    self.write(comparator, next(CMP), out)?;
+                }
+                Ok(())
+            })?,
+            Expr::BoolOp(op, values) => {
+                let (word, mut op_prec) = match op {
+                    BoolOp::And => ("and", AND),
+                    BoolOp::Or => ("or", OR),
+                };
+                paren_if(prec > op_prec, out, |out| {
+                    for (n, value) in values.iter().enumerate() {
+                        if n > 0 {
+                            out.push(' ');
+                            out.push_str(word);
+                            out.push(' ');
+                        }
+                        op_prec = next(op_prec);
+                        self.write(value, op_prec, out)?;
+                    }
+                    Ok(())
+                })?;
             }
-            if let Some(s) = step {
+            Expr::Attribute(value, attr) => {
+                self.write(value, ATOM, out)?;
+                if matches!(
+                    **value,
+                    Expr::Constant {
+                        value: Constant::Int(_) | Constant::Bool(_),
+                        ..
+                    }
+                ) {
+                    out.push(' ');
+                }
+                out.push('.');
+                out.push_str(attr);
+            }
+            Expr::Call {
+                func,
+                args,
+                keywords,
+            } => {
+                self.write(func, ATOM, out)?;
+                out.push('(');
+                let mut comma = false;
+                for a in args {
+                    if comma {
+                        out.push_str(", ");
+                    }
+                    comma = true;
+                    self.write(a, TEST, out)?;
+                }
+                for k in keywords {
+                    if comma {
+                        out.push_str(", ");
+                    }
+                    comma = true;
+                    match &k.arg {
+                        None => out.push_str("**"),
+                        Some(name) => {
+                            out.push_str(name);
+                            out.push('=');
+                        }
+                    }
+                    self.write(&k.value, TEST, out)?;
+                }
+                out.push(')');
+            }
+            Expr::Subscript(value, slice) => {
+                self.write(value, ATOM, out)?;
+                out.push('[');
+                match &**slice {
+                    Expr::Tuple(elts) if !elts.is_empty() => self.items_view(elts, out)?,
+                    other => self.write(other, TEST, out)?,
+                }
+                out.push(']');
+            }
+            Expr::Starred(value) => {
+                out.push('*');
+                self.write(value, EXPR, out)?;
+            }
+            Expr::Slice(lower, upper, step) => {
+                if let Some(l) = lower {
+                    self.write(l, TEST, out)?;
+                }
                 out.push(':');
-                write(s, TEST, out)?;
+                if let Some(u) = upper {
+                    self.write(u, TEST, out)?;
+                }
+                if let Some(s) = step {
+                    out.push(':');
+                    self.write(s, TEST, out)?;
+                }
             }
+            Expr::Lambda(args, body) => paren_if(prec > TEST, out, |out| {
+                out.push_str("lambda");
+                let mut buffer = String::new();
+                self.arguments(args, &mut buffer)?;
+                if !buffer.is_empty() {
+                    out.push(' ');
+                    out.push_str(&buffer);
+                }
+                out.push_str(": ");
+                self.write(body, TEST, out)
+            })?,
         }
-        Expr::Lambda(args, body) => paren_if(prec > TEST, out, |out| {
-            out.push_str("lambda");
-            let mut buffer = String::new();
-            arguments(args, &mut buffer)?;
-            if !buffer.is_empty() {
-                out.push(' ');
-                out.push_str(&buffer);
-            }
-            out.push_str(": ");
-            write(body, TEST, out)
-        })?,
+        Ok(())
     }
-    Ok(())
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,6 +625,12 @@ mod tests {
             ("f(\"it's\")", "f(\"it's\")"),
             ("(a if b else c)(d)", "(a if b else c)(d)"),
             ("f(*a or b)", "f(*(a or b))"),
+            ("f(f'{x!r:>{w}}')", "f(f'{x!r:>{w}}')"),
+            ("f(f'a{x=}b')", "f(f'ax={x!r}b')"),
+            ("f(f'{x:}')", "f(f'{x:}')"),
+            ("f(f\"{'q'}\")", "f(f\"{'q'}\")"),
+            ("f(f'{ {1: 2} }')", "f(f'{ {1: 2}}')"),
+            ("f(f'line\\n{x}')", "f(f'line\\n{x}')"),
         ];
         for (src, want) in cases {
             assert_eq!(round(src), want, "{src}");
