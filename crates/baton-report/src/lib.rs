@@ -4,16 +4,21 @@
 //! per (pair, direction, family, switch point, interface) the score, the cost per
 //! task, QRec and CSRet against the pair's anchors on matched units, equal-weight
 //! family aggregates, averages over switch points, restart controls, and paired
-//! task-level bootstrap intervals. It renders them as Markdown, CSV, JSON and LaTeX.
+//! task-level bootstrap intervals. It renders them as Markdown, CSV, JSON, LaTeX and
+//! one self-contained HTML page, and draws SVG plots per pair and direction (score
+//! by switch point; QRec against CSRet), hand-written so they stay small, exact and
+//! byte-for-byte reproducible.
 //!
 //! It is pure: no store, no files, no clock. The binary reads the SQLite store,
 //! fills a [`ReportInput`] and writes the strings this crate returns. It does not
 //! score answers (`baton-eval`) or price calls (`baton-models`): it takes the scores
-//! and attributed costs as recorded.
+//! and attributed costs as recorded. It sees no conversations, so the HTML page has
+//! no transcript view.
 //!
 //! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
 //! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
-//! [`CellRow`]s, [`RestartControl`]s and [`IncompleteEntry`]s.
+//! [`CellRow`]s, [`RestartControl`]s and [`IncompleteEntry`]s; [`Report::plots`]
+//! gives [`Plot`]s.
 //!
 //! Rules the numbers follow (design §1):
 //! - A handoff row compares on *matched units*: the (task, replicate) pairs where
@@ -55,26 +60,36 @@
 //! assert_eq!(row.qrec, Some(100.0));
 //! assert!((row.csret.unwrap() - 50.0).abs() < 1e-9);
 //! assert!(report.to_markdown().contains("simulated models"));
+//! // Two plots per direction, also inline in the HTML page.
+//! let plots = report.plots();
+//! assert_eq!(plots[0].name, "score-by-k-escalation-p");
+//! assert_eq!(plots.len(), 4);
+//! assert!(report.to_html().contains(&plots[1].svg));
 //! ```
 #![deny(missing_docs)]
 
 mod bootstrap;
 mod build;
+mod chart;
 mod csv;
 mod error;
 mod format;
+mod html;
 mod input;
 mod latex;
 mod markdown;
 mod metrics;
+mod plot;
 mod report;
 mod restart;
+mod svg;
 
 pub use build::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
 pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput};
 pub use metrics::{MIN_QUALITY_GAP, Omission};
+pub use plot::Plot;
 pub use report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
 };

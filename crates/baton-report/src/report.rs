@@ -9,7 +9,8 @@ use crate::metrics::Omission;
 /// A finished report: every table row plus the lists around them.
 ///
 /// Built by [`crate::build`]; rendered by [`Report::to_markdown`], [`Report::to_csv`],
-/// [`Report::to_latex`] and [`Report::to_json`].
+/// [`Report::to_latex`], [`Report::to_json`] and [`Report::to_html`]; drawn by
+/// [`Report::plots`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The experiment's name.

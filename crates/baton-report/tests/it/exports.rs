@@ -5,7 +5,7 @@ use crate::*;
 
 /// Two math tasks and one code task; escalation at early and late, one downshift
 /// cell, one incomplete episode, one prefix cost per escalation episode.
-fn tiny() -> ReportInput {
+pub fn tiny() -> ReportInput {
     let early = esc(SwitchPoint::Early, Interface::Raw);
     let late = esc(SwitchPoint::Late, Interface::Raw);
     let mut eps = vec![

@@ -3,6 +3,7 @@
 
 mod bootstrap;
 mod exports;
+mod html;
 mod metrics;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};

@@ -1,0 +1,281 @@
+//! The HTML report: one self-contained file with the Markdown report's tables and
+//! the plots inline.
+//!
+//! No scripts, external stylesheets, fonts or images: it opens offline and prints
+//! (headers repeat on each page, plots are not split, the scrolling table frames
+//! open up). Every piece of text from the input is escaped.
+
+use std::fmt::Write;
+
+use baton_types::Direction;
+
+use crate::format::{Align, DASH, Grid};
+use crate::markdown::{
+    ALL_FAMILIES_SUFFIX, INCOMPLETE_HEADING, NO_HANDOFFS, RESTART_HEADING, RESTART_INTRO,
+    SIMULATED_NOTICE, SMALL_GAP_MARK, anchor_table, direction_title, handoff_table,
+};
+use crate::plot::{DIRECTIONS, pair_slugs};
+use crate::report::{CellRow, Report};
+use crate::svg::escape;
+
+const STYLE: &str = "\
+:root { color-scheme: light; }
+body { margin: 0; background: #fff; color: #1a1a1a; font: 15px/1.5 sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+h1 { font-size: 1.7rem; margin: 0 0 1rem; }
+h2 { font-size: 1.35rem; margin: 2.4rem 0 .8rem; padding-bottom: .2rem; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1.12rem; margin: 1.8rem 0 .6rem; }
+h4 { font-size: 1rem; margin: 1.4rem 0 .5rem; }
+code { font-family: monospace; font-size: .92em; background: #f2f2f2; padding: 0 .25em; border-radius: 3px; }
+a { color: #0058a3; }
+.notice { border: 2px solid #D55E00; background: #fff3eb; padding: .6rem .9rem; font-weight: bold; }
+nav ul { margin: .3rem 0; padding-left: 1.3rem; }
+.table-wrap { overflow: auto; max-height: 85vh; margin: .5rem 0 1.2rem; border: 1px solid #d6d6d6; }
+table { border-collapse: collapse; font-size: .86rem; }
+th, td { padding: .28rem .65rem; text-align: left; white-space: nowrap; border-bottom: 1px solid #ececec; }
+thead th { position: sticky; top: 0; z-index: 1; background: #f0f0f0; box-shadow: inset 0 -1px 0 #b5b5b5; font-weight: 600; }
+tbody tr:nth-child(even) { background: #fafafa; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.na { color: #767676; }
+.plots { display: flex; flex-wrap: wrap; gap: 1rem; }
+figure { margin: .5rem 0 1rem; flex: 1 1 600px; max-width: 760px; }
+figure svg { display: block; width: 100%; height: auto; border: 1px solid #e2e2e2; }
+.footnotes { margin-top: 2.5rem; padding-top: .6rem; border-top: 1px solid #ccc; font-size: .9rem; color: #333; }
+@page { margin: 1.5cm; }
+@media print {
+  body { font-size: 10pt; }
+  main { max-width: none; padding: 0; }
+  nav { display: none; }
+  .notice { background: none; }
+  .table-wrap { overflow: visible; max-height: none; border: 0; }
+  table { font-size: 8pt; }
+  th, td { padding: .12rem .35rem; }
+  thead { display: table-header-group; }
+  thead th { position: static; }
+  tr, figure { break-inside: avoid; }
+  h2, h3, h4 { break-after: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+";
+
+impl Report {
+    /// The report as one self-contained HTML page: the same sections and tables as
+    /// [`Report::to_markdown`], with each direction's two plots ([`Report::plots`])
+    /// inline after its tables. Deterministic: the same report gives the same bytes.
+    pub fn to_html(&self) -> String {
+        let slugs = pair_slugs(&self.pairs);
+        let ci = self.bootstrap.is_some();
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n\
+             <h1>{}</h1>\n",
+            escape(&self.title),
+            escape(&self.title)
+        );
+        if self.simulated {
+            let _ = writeln!(
+                out,
+                "<p class=\"notice\" role=\"note\">{}</p>",
+                inline(SIMULATED_NOTICE)
+            );
+        }
+        let _ = writeln!(out, "<p>{}</p>", inline(self.method_paragraph().trim()));
+        out.push_str(&self.contents(&slugs));
+
+        for (pair, slug) in self.pairs.iter().zip(&slugs) {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"pair-{slug}\">Pair {}: LC {}, HC {}</h2>",
+                code(&pair.name),
+                code(&pair.lc),
+                code(&pair.hc)
+            );
+            let anchors: Vec<&CellRow> = self.rows(&pair.name, None).collect();
+            let _ = writeln!(out, "<h3 id=\"pair-{slug}-anchors\">Anchors</h3>");
+            out.push_str(&html_table(&anchor_table(&anchors, ci)));
+            for direction in DIRECTIONS {
+                let (from, to) = match direction {
+                    Direction::Escalation => (&pair.lc, &pair.hc),
+                    Direction::Downshift => (&pair.hc, &pair.lc),
+                };
+                let title = direction_title(direction);
+                let _ = writeln!(
+                    out,
+                    "<h3 id=\"pair-{slug}-{}\">{title} ({} → {})</h3>",
+                    direction.as_str(),
+                    code(from),
+                    code(to)
+                );
+                let rows: Vec<&CellRow> = self.rows(&pair.name, Some(direction)).collect();
+                if rows.is_empty() {
+                    let _ = writeln!(out, "<p>{}</p>", escape(NO_HANDOFFS));
+                    continue;
+                }
+                let (all, per_family): (Vec<&CellRow>, Vec<&CellRow>) =
+                    rows.into_iter().partition(|r| r.is_aggregate());
+                out.push_str(&html_table(&handoff_table(&per_family, ci)));
+                let _ = writeln!(out, "<h4>{title}, {}</h4>", escape(ALL_FAMILIES_SUFFIX));
+                out.push_str(&html_table(&handoff_table(&all, ci)));
+                let _ = writeln!(out, "<h4>{title}, plots</h4>\n<div class=\"plots\">");
+                for plot in [
+                    self.score_plot(pair, slug, direction),
+                    self.tradeoff_plot(pair, slug, direction),
+                ] {
+                    let _ = write!(out, "<figure>\n{}</figure>\n", plot.svg);
+                }
+                out.push_str("</div>\n");
+            }
+            out.push_str("</section>\n");
+        }
+
+        if !self.restart_controls.is_empty() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"restart-controls\">{}</h2>\n<p>{}</p>",
+                escape(RESTART_HEADING),
+                escape(RESTART_INTRO)
+            );
+            out.push_str(&html_table(&self.restart_table()));
+            out.push_str("</section>\n");
+        }
+        let _ = writeln!(
+            out,
+            "<section>\n<h2 id=\"incomplete\">{}</h2>",
+            escape(INCOMPLETE_HEADING)
+        );
+        if self.incomplete.is_empty() {
+            out.push_str("<p>None.</p>\n");
+        } else {
+            out.push_str(&html_table(&self.incomplete_table()));
+        }
+        out.push_str("</section>\n");
+        if !self.notes.is_empty() {
+            out.push_str("<section>\n<h2 id=\"notes\">Notes</h2>\n<ul>\n");
+            for n in &self.notes {
+                let _ = writeln!(out, "<li>{}</li>", escape(n));
+            }
+            out.push_str("</ul>\n</section>\n");
+        }
+        out.push_str("<footer class=\"footnotes\" id=\"footnotes\">\n");
+        for paragraph in self.footnotes().split("\n\n") {
+            let paragraph = paragraph.trim();
+            if !paragraph.is_empty() {
+                let _ = writeln!(out, "<p>{}</p>", escape(paragraph));
+            }
+        }
+        out.push_str("</footer>\n</main>\n</body>\n</html>\n");
+        out
+    }
+
+    /// Links to each section.
+    fn contents(&self, slugs: &[String]) -> String {
+        let mut s = String::from("<nav aria-label=\"Contents\">\n<ul>\n");
+        for (pair, slug) in self.pairs.iter().zip(slugs) {
+            let _ = write!(
+                s,
+                "<li><a href=\"#pair-{slug}\">Pair {}</a>: <a href=\"#pair-{slug}-anchors\">anchors</a>",
+                escape(&pair.name)
+            );
+            for direction in DIRECTIONS {
+                let _ = write!(
+                    s,
+                    ", <a href=\"#pair-{slug}-{d}\">{d}</a>",
+                    d = direction.as_str()
+                );
+            }
+            s.push_str("</li>\n");
+        }
+        if !self.restart_controls.is_empty() {
+            s.push_str("<li><a href=\"#restart-controls\">Restart controls</a></li>\n");
+        }
+        s.push_str("<li><a href=\"#incomplete\">Incomplete and errored episodes</a></li>\n");
+        if !self.notes.is_empty() {
+            s.push_str("<li><a href=\"#notes\">Notes</a></li>\n");
+        }
+        s.push_str("</ul>\n</nav>\n");
+        s
+    }
+}
+
+/// `<code>` around escaped text.
+fn code(s: &str) -> String {
+    format!("<code>{}</code>", escape(s))
+}
+
+/// Escapes Markdown-ish text, turning `` `x` `` spans into `<code>`.
+fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        // An unmatched last backtick stays literal.
+        if i % 2 == 1 && i + 1 < parts.len() {
+            out.push_str(&code(part));
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
+/// A table in a scrolling frame with a sticky header; right-aligned columns get
+/// the `num` class, missing values the `na` class.
+fn html_table(grid: &Grid) -> String {
+    let class = |a: Align| match a {
+        Align::Left => "",
+        Align::Right => " class=\"num\"",
+    };
+    let mut s = String::from("<div class=\"table-wrap\">\n<table>\n<thead>\n<tr>");
+    for &(h, a) in &grid.headers {
+        let _ = write!(s, "<th scope=\"col\"{}>{}</th>", class(a), escape(h));
+    }
+    s.push_str("</tr>\n</thead>\n<tbody>\n");
+    for row in &grid.rows {
+        s.push_str("<tr>");
+        for (cell, &(_, a)) in row.iter().zip(&grid.headers) {
+            let missing = cell == DASH || cell == SMALL_GAP_MARK;
+            let attr = match (a, missing) {
+                (Align::Left, false) => "",
+                (Align::Left, true) => " class=\"na\"",
+                (Align::Right, false) => " class=\"num\"",
+                (Align::Right, true) => " class=\"num na\"",
+            };
+            let _ = write!(s, "<td{attr}>{}</td>", escape(cell));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody>\n</table>\n</div>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_code_spans_become_code_elements() {
+        assert_eq!(
+            inline("a `<x>` b & `c"),
+            "a <code>&lt;x&gt;</code> b &amp; `c"
+        );
+    }
+
+    #[test]
+    fn tables_mark_numbers_and_missing_values() {
+        let grid = Grid::new(
+            &[("name", Align::Left), ("n", Align::Right)],
+            vec![vec!["a<b".into(), DASH.into()]],
+        );
+        let t = html_table(&grid);
+        assert!(
+            t.contains("<tr><td>a&lt;b</td><td class=\"num na\">—</td></tr>"),
+            "{t}"
+        );
+        assert!(t.contains("<th scope=\"col\" class=\"num\">n</th>"), "{t}");
+    }
+}
