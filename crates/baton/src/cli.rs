@@ -114,6 +114,8 @@ pub enum Format {
     Json,
     /// LaTeX tables.
     Latex,
+    /// One self-contained HTML page with the tables and SVG plots.
+    Html,
 }
 
 /// `baton report`.

@@ -25,6 +25,7 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
         Format::Csv => report.to_csv(),
         Format::Json => report.to_json_string(),
         Format::Latex => report.to_latex(),
+        Format::Html => report.to_html(),
     };
     match &args.out {
         Some(out) => {

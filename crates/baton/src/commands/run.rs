@@ -97,11 +97,19 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
     let md = report.to_markdown();
     let report_path = args.out.join("report.md");
     write_file(&report_path, &md)?;
+    write_file(&args.out.join("report.html"), &report.to_html())?;
+    for plot in report.plots() {
+        write_file(
+            &args.out.join("plots").join(format!("{}.svg", plot.name)),
+            &plot.svg,
+        )?;
+    }
     printer.out(&headline_sections(&md))?;
     report_summary(&summary, printer)?;
     printer.line(&format!(
-        "full report (every family, switch point and interface): {}",
-        report_path.display()
+        "full report (every family, switch point and interface): {} and report.html, plots in {}",
+        report_path.display(),
+        args.out.join("plots").display()
     ))?;
     Ok(outcome(&summary))
 }

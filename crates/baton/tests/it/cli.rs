@@ -97,6 +97,14 @@ fn demo_prints_qrec_and_csret_for_both_directions() {
         );
     }
     assert!(dir.path().join("demo/report.md").exists());
+    let html = std::fs::read_to_string(dir.path().join("demo/report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("QRec"));
+    assert!(
+        std::fs::read_dir(dir.path().join("demo/plots"))
+            .unwrap()
+            .count()
+            >= 4
+    );
     // Re-running the demo pays for nothing.
     let again = baton(dir.path(), &["demo", "--out", "demo"]);
     assert!(
