@@ -580,3 +580,114 @@ fn display(v: &Value) -> String {
         other => other.repr(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::parse_calls;
+
+    fn check(function: serde_json::Value, answer: serde_json::Value, response: &str) -> Checked {
+        let calls: Vec<Value> = parse_calls(response)
+            .unwrap()
+            .iter()
+            .map(|c| c.to_value())
+            .collect();
+        ast_checker(
+            &Value::from_json(&function),
+            &calls,
+            &Value::from_json(&answer),
+            &s(if calls.len() == 1 {
+                "simple"
+            } else {
+                "parallel"
+            }),
+        )
+    }
+
+    fn doc(props: serde_json::Value) -> serde_json::Value {
+        json!([{"name": "f", "parameters": {"type": "dict", "properties": props, "required": []}}])
+    }
+
+    #[test]
+    fn dict_and_list_of_dict_parameters() {
+        let d = doc(json!({"m": {"type": "dict"}}));
+        let answer = json!([{"f": {"m": [{"city": ["Paris", "paris"], "n": [1, ""]}]}}]);
+        assert!(
+            check(d.clone(), answer.clone(), "f(m={'city': 'PARIS'})")
+                .unwrap()
+                .valid
+        );
+        let missing = check(d.clone(), answer.clone(), "f(m={'n': 1})").unwrap();
+        assert_eq!(missing.error_type, "value_error:dict_key");
+        let extra = check(d, answer, "f(m={'city': 'Paris', 'zip': 1})").unwrap();
+        assert_eq!(extra.error_type, "value_error:dict_key");
+
+        let l = doc(json!({"m": {"type": "array", "items": {"type": "dict"}}}));
+        let answer = json!([{"f": {"m": [[{"a": [1]}, {"a": [2]}]]}}]);
+        assert!(
+            check(l.clone(), answer.clone(), "f(m=[{'a': 1}, {'a': 2}])")
+                .unwrap()
+                .valid
+        );
+        assert!(
+            !check(l.clone(), answer.clone(), "f(m=[{'a': 2}, {'a': 1}])")
+                .unwrap()
+                .valid
+        );
+        let count = check(l, answer, "f(m=[{'a': 1}])").unwrap();
+        assert_eq!(count.error_type, "value_error:list_dict_count");
+    }
+
+    #[test]
+    fn tuple_nested_and_variable_types() {
+        let t = doc(json!({"p": {"type": "tuple", "items": {"type": "integer"}}}));
+        let answer = json!([{"f": {"p": [[1, 2]]}}]);
+        assert!(
+            check(t.clone(), answer.clone(), "f(p=(1, 2))")
+                .unwrap()
+                .valid
+        );
+        assert!(
+            check(t.clone(), answer.clone(), "f(p=[1, 2])")
+                .unwrap()
+                .valid
+        );
+        let nested = check(t, answer, "f(p=[1, 2.0])").unwrap();
+        assert_eq!(nested.error_type, "type_error:nested");
+
+        let a = doc(json!({"p": {"type": "array", "items": {"type": "string"}}}));
+        let tuple_for_array = check(a, json!([{"f": {"p": [["x"]]}}]), "f(p=('x',))").unwrap();
+        assert_eq!(tuple_for_array.error_type, "type_error:simple");
+
+        // A string answer for an integer parameter marks a variable: plain membership.
+        let v = doc(json!({"n": {"type": "integer"}}));
+        assert!(
+            check(v.clone(), json!([{"f": {"n": ["count"]}}]), "f(n=count)")
+                .unwrap()
+                .valid
+        );
+        assert!(
+            !check(v, json!([{"f": {"n": ["count"]}}]), "f(n='Count')")
+                .unwrap()
+                .valid
+        );
+    }
+
+    #[test]
+    fn raises_where_upstream_raises() {
+        let no_items = doc(json!({"p": {"type": "array"}}));
+        assert!(check(no_items, json!([{"f": {"p": [["x"]]}}]), "f(p=['x'])").is_err());
+        let unknown = doc(json!({"p": {"type": "number"}}));
+        assert!(check(unknown, json!([{"f": {"p": [1]}}]), "f(p=1)").is_err());
+        let ok = doc(json!({"p": {"type": "integer"}}));
+        let undocumented = json!([{"f": {"p": [1]}}, {"g": {"p": [1]}}]);
+        assert!(check(ok, undocumented, "f(p=1), g(p=1)").is_err());
+        // The unknown type is never looked at when the parameter is omitted.
+        let optional = doc(json!({"p": {"type": "number"}}));
+        assert!(
+            check(optional, json!([{"f": {"p": [1, ""]}}]), "f()")
+                .unwrap()
+                .valid
+        );
+    }
+}
