@@ -90,7 +90,8 @@ pub struct Completion {
     pub cost: Cost,
     /// Attempts made (1 when the first try succeeded).
     pub attempts: u32,
-    /// Wall time of the successful attempt.
+    /// Wall time of the successful attempt (the request itself, not the wait for a
+    /// concurrency slot or a rate-limit bucket).
     pub latency: Duration,
     /// The request as sent.
     pub request: Request,
@@ -218,8 +219,7 @@ impl Model {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let started = Instant::now();
-            let result = {
+            let (result, latency) = {
                 let _slot = self.limit.acquire().await;
                 if let Some(bucket) = &self.requests {
                     bucket.acquire(1).await;
@@ -227,7 +227,10 @@ impl Model {
                 if let Some(bucket) = &self.tokens {
                     bucket.acquire(estimate).await;
                 }
-                self.provider.generate(&request).await
+                // latency is the call's own time, not the wait for a slot or a bucket
+                let started = Instant::now();
+                let result = self.provider.generate(&request).await;
+                (result, started.elapsed())
             };
             let error = match result {
                 Ok(response) => {
@@ -241,7 +244,7 @@ impl Model {
                         response,
                         cost,
                         attempts: attempt,
-                        latency: started.elapsed(),
+                        latency,
                         request,
                     });
                 }

@@ -6,8 +6,12 @@
 //! `GET /v1/models`. The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
 //! simulated model, so answers are the same ones `sim/...` models give and score the
 //! same way. Usage is realistic: prompt tokens are counted like the simulated models
-//! count them, and the [prefix cache](cache) turns repeated prefixes into cache reads
-//! (and, on the Anthropic route with `cache_control`, cache writes). A `reasoning`
+//! count them, and a prompt cache turns repeated prefixes into cache reads (and, on the
+//! Anthropic route with `cache_control`, cache writes). The cache keeps, per (API,
+//! model), every message prefix it has seen; a request's longest seen prefix is read,
+//! and on the Anthropic route the rest up to the breakpoint is written. It has no
+//! minimum size and no expiry (real providers need 1,024+ tokens and forget after
+//! minutes), so short simulated prompts show cache reads from their second turn on. A `reasoning`
 //! effort adds reasoning tokens (16 low, 64 medium, 256 high) and, on the Responses
 //! route, an opaque reasoning item the client must not send back. The server refuses
 //! what the real APIs refuse and what a client must never send: replayed reasoning
