@@ -22,7 +22,7 @@ mod provider;
 pub mod sim;
 
 pub use limit::RateLimits;
-pub use model::{Completion, Model, RetryBudget, RetryPolicy};
+pub use model::{Completion, Model, ModelObserver, RetryBudget, RetryPolicy};
 pub use price::{Cost, EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
     GenerateConfig, Provider, ProviderConfig, ProviderError, ProviderFactory, Request, Response,

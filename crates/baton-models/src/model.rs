@@ -81,6 +81,13 @@ impl RetryBudget {
     }
 }
 
+/// Hears about retries as they happen.
+pub trait ModelObserver: Send + Sync {
+    /// Model `model` will wait `wait` before attempt `attempt + 1`; `rate_limited` when
+    /// the server said so (429).
+    fn retrying(&self, model: &str, attempt: u32, wait: Duration, rate_limited: bool);
+}
+
 /// A priced, timed response.
 #[derive(Debug, Clone)]
 pub struct Completion {
@@ -110,6 +117,7 @@ pub struct Model {
     tokens: Option<TokenBucket>,
     retry: RetryPolicy,
     budget: Option<Arc<RetryBudget>>,
+    observer: Option<Arc<dyn ModelObserver>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -147,6 +155,7 @@ impl Model {
             tokens: None,
             retry: RetryPolicy::default(),
             budget: None,
+            observer: None,
         }
     }
 
@@ -175,6 +184,12 @@ impl Model {
     /// The effective concurrency now (the configured limit, less any rate-limit cuts).
     pub fn effective_concurrency(&self) -> usize {
         self.limit.current()
+    }
+
+    /// Tell `observer` about every retry (for progress displays).
+    pub fn with_observer(mut self, observer: Arc<dyn ModelObserver>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Share a run-wide retry-time budget.
@@ -273,6 +288,13 @@ impl Model {
                 });
             }
             tracing::debug!(model = %self.name, attempt, ?wait, %error, "retrying");
+            if let Some(observer) = &self.observer {
+                let rate_limited = matches!(
+                    self.provider.classify(&error),
+                    RetryDecision::RateLimit { .. }
+                );
+                observer.retrying(&self.name, attempt, wait, rate_limited);
+            }
             tokio::time::sleep(wait).await;
         }
     }

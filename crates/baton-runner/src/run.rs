@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use baton_data::{Schedule, Templates};
 use baton_eval::{EvalConfig, Evaluators};
 use baton_models::{
-    Cost, GenerateConfig, Model, PriceCard, Provider, ProviderConfig, ProviderFactory, SimProvider,
-    SimSettings,
+    Cost, GenerateConfig, Model, ModelObserver, PriceCard, Provider, ProviderConfig,
+    ProviderFactory, RateLimits, RetryBudget, SimProvider, SimSettings,
 };
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store};
 use baton_types::{Cell, EpisodeStatus, Interface, Phase, Task};
@@ -31,6 +32,17 @@ pub trait Observer: Send + Sync {
     fn call(&self, _model: &str, _cost: Cost) {}
     /// An episode ended with this status.
     fn episode(&self, _status: EpisodeStatus) {}
+    /// A model will retry a call after `wait` (`rate_limited`: the server said 429).
+    fn retry(&self, _model: &str, _wait: Duration, _rate_limited: bool) {}
+}
+
+/// Passes a model's retry events on to the run's observer.
+struct RetryEvents(Arc<dyn Observer>);
+
+impl ModelObserver for RetryEvents {
+    fn retrying(&self, model: &str, _attempt: u32, wait: Duration, rate_limited: bool) {
+        self.0.retry(model, wait, rate_limited);
+    }
 }
 
 /// An observer that ignores everything.
@@ -505,7 +517,7 @@ impl Setup {
                     message: e.to_string(),
                 })?;
         }
-        let models = build_models(&spec, &tasks, &card, &options.providers)?;
+        let models = build_models(&spec, &tasks, &card, options)?;
         let spider_dir = match (&spec.spider_dir, sample) {
             (Some(d), _) => resolve(d),
             (None, true) => {
@@ -542,8 +554,11 @@ fn build_models(
     spec: &ExperimentSpec,
     tasks: &[Task],
     card: &PriceCard,
-    factories: &[Arc<dyn ProviderFactory>],
+    options: &RunOptions,
 ) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
+    let factories = &options.providers;
+    let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
+    let events: Arc<dyn ModelObserver> = Arc::new(RetryEvents(options.observer.clone()));
     let sim_settings: BTreeMap<String, SimSettings> = spec
         .models
         .values()
@@ -604,7 +619,14 @@ fn build_models(
             price,
             m.concurrency.unwrap_or(8),
         )
-        .with_config(config);
+        .with_config(config)
+        .with_budget(budget.clone())
+        .with_observer(events.clone())
+        .with_rate_limits(RateLimits {
+            requests_per_minute: m.requests_per_minute,
+            tokens_per_minute: m.tokens_per_minute,
+            adaptive_concurrency: true,
+        });
         models.insert(name.clone(), Arc::new(model));
     }
     Ok(models)

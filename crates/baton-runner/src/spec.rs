@@ -69,6 +69,10 @@ pub struct ExperimentSpec {
     /// Task groups in flight at once; default 8. Each model also has its own limit.
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
+    /// Total time, in seconds, all retries of one run may spend waiting (default 3600);
+    /// past it a call fails and its episode stays `incomplete`, to be resumed later.
+    #[serde(default = "default_retry_budget")]
+    pub retry_budget_secs: u64,
     /// Fork handoff prefixes from the matched single-sender episode (default true).
     #[serde(default = "yes")]
     pub fork_prefixes: bool,
@@ -109,9 +113,16 @@ pub struct ModelSpec {
     /// Reasoning effort, for models that take one.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
-    /// Calls in flight at once for this model; default 8.
+    /// Calls in flight at once for this model; default 8 (halved on a 429, regained
+    /// after a window of successes).
     #[serde(default)]
     pub concurrency: Option<usize>,
+    /// Requests per minute this model may make; default unlimited.
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Prompt plus output tokens per minute; default unlimited.
+    #[serde(default)]
+    pub tokens_per_minute: Option<u64>,
     /// Settings of a simulated model (only for `sim/...`).
     #[serde(default)]
     pub sim: Option<SimSettings>,
@@ -177,6 +188,9 @@ fn yes() -> bool {
 fn default_concurrency() -> usize {
     8
 }
+fn default_retry_budget() -> u64 {
+    3600
+}
 
 impl ExperimentSpec {
     /// Parse and check an experiment file's text; `source` names it in errors.
@@ -237,12 +251,16 @@ impl ExperimentSpec {
     }
 
     /// The sha256 of the spec's canonical JSON form: what identifies an experiment's
-    /// store. Run-time knobs that do not change results (concurrency) are left out.
+    /// store. Run-time knobs that do not change results (concurrency, rate limits, the
+    /// retry budget, simulated latency) are left out.
     pub fn sha256(&self) -> String {
         let mut canonical = self.clone();
         canonical.concurrency = 0;
+        canonical.retry_budget_secs = 0;
         for m in canonical.models.values_mut() {
             m.concurrency = None;
+            m.requests_per_minute = None;
+            m.tokens_per_minute = None;
             if let Some(s) = m.sim.as_mut() {
                 s.latency_ms = 0;
             }

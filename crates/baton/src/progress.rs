@@ -18,6 +18,9 @@ struct State {
     calls: u64,
     spent: Cost,
     incomplete: u64,
+    retries: u64,
+    rate_limited: u64,
+    waited: std::time::Duration,
 }
 
 impl Progress {
@@ -65,6 +68,14 @@ impl Observer for Progress {
         let mut s = self.state.lock().expect("progress lock");
         s.calls += 1;
         s.spent += cost;
+        self.refresh(&s);
+    }
+
+    fn retry(&self, _model: &str, wait: std::time::Duration, rate_limited: bool) {
+        let mut s = self.state.lock().expect("progress lock");
+        s.retries += 1;
+        s.rate_limited += u64::from(rate_limited);
+        s.waited += wait;
         self.refresh(&s);
     }
 
