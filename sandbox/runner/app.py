@@ -39,6 +39,7 @@ _EXTRA = """collections.abc concurrent.futures urllib.parse urllib.request urlli
 xml.etree.ElementTree xml.dom.minidom xml.sax email.message email.mime.text email.utils
 importlib.resources importlib.metadata importlib.util logging.handlers unittest.mock
 html.parser http.client json.decoder json.encoder os.path asyncio sqlite3 dbm.dumb
+_pylong _strptime _pydatetime _pydecimal
 """.split()
 
 

@@ -376,7 +376,7 @@ impl CodeGrader {
     fn guest_error(&self, step: &str, reason: &str, run: &Run) -> String {
         let (kind, message) = reason.split_once(": ").unwrap_or(("error", reason));
         let message = pyvalue::short(message, 300);
-        let memory = if run.memory_limit_hit() && message.starts_with("MemoryError") {
+        let memory = if run.memory_limit_hit() {
             format!(
                 " (memory limit of {} MiB reached)",
                 self.config.memory >> 20

@@ -15,6 +15,43 @@
 //! the candidate runs that accepts only exact builtin types, and the host compares them
 //! with the expected JSON under Python's `==` ([`CodeGrader`] has the details).
 //!
+//! # Grading design
+//!
+//! One fresh instance per graded answer. The host calls `extract(response)` (for a full
+//! response), then `load(code, fn_name, prompt)` (fence removal, HumanEval imports, the
+//! rename, PRELUDE, `reliability_guard`, `exec`, the function lookup), then `call(input)`
+//! once per test, in order, in that same instance -- so module-level state persists from
+//! test to test exactly as in LiC's single child process. Each step has its own host-side
+//! deadline (6 s, LiC's alarm) under LiC's global `(6 + 1) * tests + 5` s limit; an
+//! expired deadline drops the instance. The first failing test stops the run.
+//!
+//! Why a program cannot lie its way to a pass: the expected outputs never enter the guest.
+//! `call` returns the function's value serialized by code captured when the component was
+//! built (before any candidate code exists) through saved references to the builtin types;
+//! only exact `None`/`bool`/`int`/`float`/`str`/`list`/`tuple`/`dict` are looked into, and
+//! anything else (a subclass, an object with a lying `__eq__`) becomes an opaque marker
+//! that equals nothing. The host parses the record as plain values and compares it with the
+//! expected JSON under Python's `==` (`1 == 1.0`, `True == 1`, nested tuple != list, exact
+//! big ints, NaN != NaN). A program that patches builtins, prints fake records, writes
+//! files or even rewrites the harness can at most make `call` report some value it could
+//! have returned honestly, which gains nothing without knowing the expected output.
+//!
+//! # Where verdicts can differ from LiC
+//!
+//! LiC ran CPython 3.11 natively; this is CPython 3.14 in WASI. All 199 public `code`
+//! conformance vectors agree. Known differences, none of which a vector exercises:
+//!
+//! * C-level recursion (`@lru_cache` DFS, recursion through `sorted(key=...)`) stops with a
+//!   `RecursionError` after about 2,000 levels (CPython's WASI build has a 1 MB C stack);
+//!   native 3.11 with LiC's `setrecursionlimit(50000)` goes to roughly 10,000-20,000.
+//!   Plain Python recursion reaches the 50,000 limit as natively.
+//! * A return value of any type other than the exact builtins above (a `namedtuple`, a
+//!   `Fraction`, an `IntEnum`, a list subclass) fails, where LiC's `==` might accept it.
+//! * No threads, processes, sockets, `ctypes`, or non-stdlib modules; a 512 MiB memory cap
+//!   (LiC has none); 3.14 syntax and behaviour changes (e.g. `except A, B:` parses).
+//! * A C loop that LiC's alarm cannot interrupt (`sum(range(10**10))`) is cut here at the
+//!   per-test 6 s instead of LiC's global limit; both score 0.
+//!
 //! The runtime is built once per machine by [`install`] (a venv with the pinned
 //! componentize-py, then `componentize-py componentize`), and compiled code is cached
 //! under `sandbox/cache/` ([`SandboxHome`] says where things live). Code that needs the

@@ -225,7 +225,7 @@ impl Sandbox {
             ),
         })?;
         let stop = Arc::new(AtomicBool::new(false));
-        spawn_ticker(engine.clone(), stop.clone());
+        spawn_ticker(engine.clone(), stop.clone())?;
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 engine,
@@ -526,7 +526,7 @@ fn grader_exports(component: &Component) -> Option<GraderExports> {
     })
 }
 
-fn spawn_ticker(engine: Engine, stop: Arc<AtomicBool>) {
+fn spawn_ticker(engine: Engine, stop: Arc<AtomicBool>) -> Result<(), SandboxError> {
     std::thread::Builder::new()
         .name("baton-sandbox-epoch".into())
         .spawn(move || {
@@ -535,7 +535,8 @@ fn spawn_ticker(engine: Engine, stop: Arc<AtomicBool>) {
                 engine.increment_epoch();
             }
         })
-        .expect("spawning the epoch thread");
+        .map(drop)
+        .map_err(|e| SandboxError::io("epoch thread", e))
 }
 
 /// A current-thread tokio runtime with timers, for driving one run.
