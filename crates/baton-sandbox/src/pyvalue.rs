@@ -11,8 +11,10 @@ use std::fmt;
 
 /// Python's default limit on the digits of an int parsed from text (`sys.int_info`).
 const INT_MAX_STR_DIGITS: usize = 4300;
-/// Deepest nesting accepted (Python's own parsers stop far earlier).
-const MAX_DEPTH: usize = 100_000;
+/// Deepest nesting accepted. Parsing, comparing, printing and dropping recurse on the
+/// host's stack, so a value nested deeper (a hostile program can return one) is refused
+/// instead of overflowing it; real test outputs nest a few levels.
+pub(crate) const MAX_DEPTH: usize = 200;
 
 /// A Python value of one of the types a grading record can hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,7 +88,7 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<PyValue, String> {
-        if depth > MAX_DEPTH {
+        if depth >= MAX_DEPTH {
             return self.err("nesting too deep");
         }
         let record = self.syntax == Syntax::Record;
@@ -610,6 +612,30 @@ mod tests {
                 digits: "0".into()
             }
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_touching_the_host_stack() {
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        let too_deep = format!("[{ok}]");
+        // A small stack: what a value at the limit costs in a debug build must fit.
+        std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(move || {
+                let a = parse(&ok, Syntax::Record).unwrap();
+                let b = parse(&ok, Syntax::Json).unwrap();
+                assert!(a.py_eq(&b));
+                assert!(a.to_string().len() >= 2 * MAX_DEPTH);
+                assert!(
+                    parse(&too_deep, Syntax::Record)
+                        .unwrap_err()
+                        .contains("too deep")
+                );
+                assert!(parse(&"[".repeat(1_000_000), Syntax::Json).is_err());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -333,6 +333,11 @@ hostile!(
     ["timed out"]
 );
 hostile!(
+    deeply_nested_result,
+    "def solve(x):\n    a = []\n    for _ in range(10 ** 6):\n        a = [a]\n    return a",
+    ["too deep", "stopped", "timed out"]
+);
+hostile!(
     returns_a_generator,
     "def solve(x):\n    yield x + 1",
     ["wrong answer"]

@@ -8,3 +8,4 @@ mod common;
 mod conformance;
 mod hostile;
 mod sandbox;
+mod semantics;

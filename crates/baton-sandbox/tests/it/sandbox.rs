@@ -102,3 +102,13 @@ fn memory_cap_raises_memory_error() {
     );
     assert!(out.memory_limit_hit);
 }
+
+#[test]
+fn check_reports_a_healthy_runtime() {
+    crate::common::sandbox();
+    let report = baton_sandbox::check().unwrap();
+    assert!(report.healthy(), "{report}");
+    assert!(report.guest_python.starts_with("3.14"), "{report}");
+    let text = report.to_string();
+    assert!(text.contains("componentize-py:  0.25.1"), "{text}");
+}
