@@ -56,6 +56,7 @@ pub(crate) fn load_or_compile(
         .precompile_component(&wasm)
         .map_err(|e| SandboxError::wasmtime("compiling the runner component", e))?;
     store(&path, &compiled)?;
+    prune(cache_dir, &path);
     // SAFETY: `compiled` was produced just now by `precompile_component` on this very engine.
     #[allow(unsafe_code)]
     let component = unsafe { Component::deserialize(engine, &compiled) }
@@ -81,6 +82,22 @@ fn try_load(engine: &Engine, path: &Path) -> Option<Component> {
         Err(e) => {
             tracing::warn!(path = %path.display(), error = %e, "ignoring an unusable cached runner");
             None
+        }
+    }
+}
+
+/// Remove compiled runners other than `keep` (older builds of the component). Safe while
+/// another process uses one: loading reads the whole file into memory first.
+fn prune(cache_dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    let keep_sum = checksum_path(keep);
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("runner-") && path != keep && path != keep_sum {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
@@ -126,6 +143,26 @@ mod tests {
                 .to_str()
                 .unwrap()
                 .starts_with("runner-")
+        );
+    }
+
+    #[test]
+    fn pruning_keeps_only_the_current_runner() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("runner-old.cwasm");
+        let keep = dir.path().join("runner-new.cwasm");
+        store(&old, b"old").unwrap();
+        store(&keep, b"new").unwrap();
+        std::fs::write(dir.path().join("other.txt"), "x").unwrap();
+        prune(dir.path(), &keep);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["other.txt", "runner-new.cwasm", "runner-new.cwasm.sha256"]
         );
     }
 }
