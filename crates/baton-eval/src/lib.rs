@@ -3,7 +3,7 @@
 //! The `lic` profile returns LiC's verdict, quirks included (see the workspace's
 //! conformance tests). Each family's evaluator lives in its own place:
 //! math here (small), actions in `baton-bfcl`, database in `baton-spider`, data2text on
-//! `baton-bleu`, code in `baton-sandbox`; [`Evaluators`] gathers whichever are available
+//! `baton-bleu`, code in `baton-sandbox` (opened on first use); [`Evaluators`] gathers whichever are available
 //! and says plainly which family is not scored.
 //!
 //! An evaluator distinguishes two failures: a bad *answer* is a [`Verdict`] with score 0
@@ -11,6 +11,7 @@
 //! start) is an [`EvalError`], which the runner records as `errored`, never as 0.
 #![deny(missing_docs)]
 
+pub mod code;
 pub mod data2text;
 pub mod families;
 pub mod math;

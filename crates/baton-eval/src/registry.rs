@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use baton_spider::SpiderConfig;
 
+use crate::code::CodeEvaluator;
 use crate::data2text::Data2TextEvaluator;
 use crate::families::{ActionsEvaluator, DatabaseEvaluator};
 use crate::math::MathEvaluator;
@@ -25,6 +26,8 @@ pub struct EvalConfig {
     pub spider_dir: PathBuf,
     /// Time limit per SQL query.
     pub query_timeout: Duration,
+    /// Limits of the Python sandbox that grades code.
+    pub code: baton_sandbox::GraderConfig,
 }
 
 impl Default for EvalConfig {
@@ -32,6 +35,7 @@ impl Default for EvalConfig {
         EvalConfig {
             spider_dir: PathBuf::from("datasets/spider/databases"),
             query_timeout: Duration::from_secs(60),
+            code: baton_sandbox::GraderConfig::default(),
         }
     }
 }
@@ -64,6 +68,10 @@ impl Evaluators {
         map.insert(Family::Math, Arc::new(MathEvaluator));
         map.insert(Family::Data2Text, Arc::new(Data2TextEvaluator));
         map.insert(Family::Actions, Arc::new(ActionsEvaluator));
+        map.insert(
+            Family::Code,
+            Arc::new(CodeEvaluator::new(config.code.clone())),
+        );
         map.insert(
             Family::Database,
             Arc::new(DatabaseEvaluator::new(SpiderConfig {

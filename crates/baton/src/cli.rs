@@ -32,9 +32,29 @@ pub enum Command {
     /// Validate and describe datasets.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Build or verify the Python-for-WASI runtime that grades code.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Serve the simulated models over OpenAI Chat Completions, OpenAI Responses and
     /// Anthropic Messages on loopback, with fault injection, for tests and benchmarks.
     SimServer(SimServerArgs),
+}
+
+/// `baton sandbox`.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Create a venv, install the pinned componentize-py from PyPI, build the runner
+    /// component, smoke-test it and cache its compiled code under sandbox/.
+    Install {
+        /// Rebuild even when the runner is up to date.
+        #[arg(long)]
+        force: bool,
+        /// The Python that creates the venv (default: python3 on PATH).
+        #[arg(long)]
+        python: Option<PathBuf>,
+    },
+    /// Report versions and run the smoke tests.
+    Check,
 }
 
 /// `baton sim-server`.

@@ -2,6 +2,7 @@ use std::path::PathBuf;
 
 use baton_eval::{EvalConfig, Evaluators};
 use baton_types::Family;
+use rayon::prelude::*;
 use serde_json::Value;
 
 fn conformance_dir() -> Option<PathBuf> {
@@ -24,7 +25,40 @@ fn conformance_dir() -> Option<PathBuf> {
     }
 }
 
-/// Run every vector of one family; return the disagreements.
+/// The disagreement of one vector with LiC's verdict, if any.
+fn disagreement(evaluators: &Evaluators, family: Family, case: &Value) -> Option<String> {
+    let id = case["id"].as_str().unwrap_or("?");
+    let input = case["input"].as_str().expect("string input");
+    let sample = &case["sample"];
+    let verdict = if case["stage"] == "response" {
+        evaluators
+            .score_response(family, input, sample)
+            .map(|s| s.verdict)
+    } else {
+        evaluators.score_extracted(family, input, sample)
+    };
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => return Some(format!("{id}: setup error {e}")),
+    };
+    let expected = &case["expected"];
+    let want = expected["score"].as_f64().expect("expected score");
+    let score_ok = if family == Family::Data2Text {
+        (verdict.score - want).abs() <= 1e-9
+    } else {
+        verdict.score == want
+    };
+    let want_correct = expected["is_correct"].as_bool();
+    (!score_ok || verdict.is_correct != want_correct).then(|| {
+        format!(
+            "{id}: expected score {want} is_correct {want_correct:?}, got {} {:?} ({:?})",
+            verdict.score, verdict.is_correct, verdict.error
+        )
+    })
+}
+
+/// Run every vector of one family through the registry; return the count and the
+/// disagreements.
 fn run_family(family: Family) -> Option<(usize, Vec<String>)> {
     let dir = conformance_dir()?;
     let evaluators = Evaluators::lic(&EvalConfig {
@@ -37,44 +71,18 @@ fn run_family(family: Family) -> Option<(usize, Vec<String>)> {
     );
     let text =
         std::fs::read_to_string(dir.join(format!("{family}.jsonl"))).expect("readable vectors");
-    let mut bad = Vec::new();
-    let mut n = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        n += 1;
-        let case: Value = serde_json::from_str(line).expect("valid JSON vector");
-        let id = case["id"].as_str().unwrap_or("?");
-        let input = case["input"].as_str().expect("string input");
-        let sample = &case["sample"];
-        let verdict = if case["stage"] == "response" {
-            evaluators
-                .score_response(family, input, sample)
-                .map(|s| s.verdict)
-        } else {
-            evaluators.score_extracted(family, input, sample)
-        };
-        let verdict = match verdict {
-            Ok(v) => v,
-            Err(e) => {
-                bad.push(format!("{id}: setup error {e}"));
-                continue;
-            }
-        };
-        let expected = &case["expected"];
-        let want = expected["score"].as_f64().expect("expected score");
-        let score_ok = if family == Family::Data2Text {
-            (verdict.score - want).abs() <= 1e-9
-        } else {
-            verdict.score == want
-        };
-        let want_correct = expected["is_correct"].as_bool();
-        if !score_ok || verdict.is_correct != want_correct {
-            bad.push(format!(
-                "{id}: expected score {want} is_correct {want_correct:?}, got {} {:?} ({:?})",
-                verdict.score, verdict.is_correct, verdict.error
-            ));
-        }
-    }
-    Some((n, bad))
+    let cases: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("valid JSON vector"))
+        .collect();
+    // Slow vectors (code timeouts) run side by side.
+    let mut bad: Vec<String> = cases
+        .par_iter()
+        .filter_map(|case| disagreement(&evaluators, family, case))
+        .collect();
+    bad.sort();
+    Some((cases.len(), bad))
 }
 
 fn check(family: Family) {
@@ -109,4 +117,9 @@ fn actions_vectors_agree_with_lic() {
 #[test]
 fn database_vectors_agree_with_lic() {
     check(Family::Database);
+}
+
+#[test]
+fn code_vectors_agree_with_lic() {
+    check(Family::Code);
 }

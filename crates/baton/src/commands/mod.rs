@@ -3,5 +3,6 @@
 pub mod data;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod score;
 pub mod sim_server;

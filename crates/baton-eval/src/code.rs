@@ -1,0 +1,64 @@
+//! Code (HumanEval + LiveCodeBench): LiC's extraction and grading, run in the WASI
+//! sandbox of `baton-sandbox`.
+
+use std::sync::OnceLock;
+
+use baton_sandbox::{CodeGrader, GraderConfig};
+use baton_types::{Family, Verdict};
+use serde_json::Value;
+
+use crate::{EvalError, Evaluator};
+
+/// The code evaluator (`lic` profile). The sandbox runtime is opened on first use (and
+/// built then if this machine has none), so runs without code tasks never pay for it.
+#[derive(Debug)]
+pub struct CodeEvaluator {
+    config: GraderConfig,
+    grader: OnceLock<Result<CodeGrader, String>>,
+}
+
+impl CodeEvaluator {
+    /// An evaluator that opens the sandbox with `config` when first used.
+    pub fn new(config: GraderConfig) -> Self {
+        CodeEvaluator {
+            config,
+            grader: OnceLock::new(),
+        }
+    }
+
+    fn grader(&self) -> Result<&CodeGrader, EvalError> {
+        self.grader
+            .get_or_init(|| CodeGrader::new(self.config.clone()).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|message| EvalError::Setup {
+                family: Family::Code,
+                message: format!(
+                    "the Python sandbox is not available: {message} (try `baton sandbox install`)"
+                ),
+            })
+    }
+}
+
+fn setup(e: baton_sandbox::SandboxError) -> EvalError {
+    EvalError::Setup {
+        family: Family::Code,
+        message: e.to_string(),
+    }
+}
+
+impl Evaluator for CodeEvaluator {
+    fn family(&self) -> Family {
+        Family::Code
+    }
+
+    /// LiC's `TaskCode.extract_answer`, run with Python's `ast` inside the sandbox.
+    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
+        self.grader()?.extract(response).map_err(setup)
+    }
+
+    fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {
+        self.grader()?
+            .grade_extracted(extracted, sample)
+            .map_err(setup)
+    }
+}
