@@ -16,7 +16,6 @@ pub mod data2text;
 pub mod families;
 pub mod math;
 mod registry;
-pub mod text;
 
 pub use registry::{EvalConfig, Evaluators, PROFILE, Scored};
 

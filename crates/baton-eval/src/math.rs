@@ -7,8 +7,8 @@ use baton_types::{Family, Verdict};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::text::py_strip;
 use crate::{EvalError, Evaluator};
+use baton_bleu::python_strip as py_strip;
 
 /// The math evaluator (`lic` profile).
 #[derive(Debug, Default, Clone, Copy)]
