@@ -1,0 +1,395 @@
+//! What a check command is: whether it needs a shell, how it is run, whether its exit code can
+//! say anything about its claim, and which paths it names.
+//!
+//! A check's contract is its exit code: 0 means the claim holds. A command whose exit code does
+//! not depend on the claim (`true`, `git log …`, a bare `ls`, `… || true`) passes vacuously;
+//! [`vacuous`] names such commands with the reason. It reads the command the way `sh` would at
+//! the top level (lists `;`, and-or chains `&&` `||`, pipelines `|`, whose status is the last
+//! command's) and judges the simple commands whose status decides. Words are split with the
+//! `shlex` crate (POSIX quoting); the operator scan that comes before it is hand-written, since
+//! no crate offers "split a command line at its top-level operators" without a full shell.
+
+/// How a check is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    /// Executed directly, no shell: the program and its arguments.
+    Direct(Vec<String>),
+    /// Given to `/bin/sh -c` because it uses pipes, redirections, lists, expansions, globs or
+    /// a shell builtin.
+    Shell(String),
+}
+
+impl Invocation {
+    /// Decide how to run `command`.
+    pub fn of(command: &str) -> Invocation {
+        let command = command.trim();
+        if needs_shell(command) {
+            return Invocation::Shell(command.to_string());
+        }
+        match shlex::split(command) {
+            Some(words) if !words.is_empty() && !is_builtin(&words[0]) => {
+                Invocation::Direct(words)
+            }
+            _ => Invocation::Shell(command.to_string()),
+        }
+    }
+}
+
+/// Builtins that have no program of their own on PATH.
+fn is_builtin(word: &str) -> bool {
+    matches!(
+        word,
+        "cd" | "exit"
+            | "export"
+            | "source"
+            | "."
+            | "set"
+            | "unset"
+            | "alias"
+            | "eval"
+            | "exec"
+            | "ulimit"
+            | "umask"
+            | "read"
+            | "shift"
+            | "trap"
+            | "wait"
+            | "command"
+            | "type"
+            | "hash"
+            | ":"
+            | "return"
+    ) || (word.contains('=') && !word.starts_with('='))
+}
+
+/// Whether `command` uses anything only a shell provides.
+pub fn needs_shell(command: &str) -> bool {
+    let mut single = false;
+    let mut double = false;
+    let mut escaped = false;
+    for c in command.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if single {
+            single = c != '\'';
+            continue;
+        }
+        if double {
+            match c {
+                '"' => double = false,
+                '\\' => escaped = true,
+                '$' | '`' => return true,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' => single = true,
+            '"' => double = true,
+            '\\' => escaped = true,
+            '|' | '&' | ';' | '<' | '>' | '(' | ')' | '$' | '`' | '*' | '?' | '[' | ']' | '{'
+            | '}' | '~' | '#' | '!' | '\n' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A top-level shell operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    And,
+    Or,
+    Pipe,
+    Seq,
+}
+
+/// Split at top-level operators (outside quotes and parentheses): each segment and the
+/// operator that follows it.
+fn segments(command: &str) -> Vec<(String, Option<Op>)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let (mut single, mut double, mut escaped, mut depth) = (false, false, false, 0usize);
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        if escaped {
+            escaped = false;
+            current.push(c);
+            continue;
+        }
+        if single {
+            single = c != '\'';
+            current.push(c);
+            continue;
+        }
+        if double {
+            match c {
+                '"' => double = false,
+                '\\' => escaped = true,
+                _ => {}
+            }
+            current.push(c);
+            continue;
+        }
+        let op = match c {
+            '\'' => {
+                single = true;
+                None
+            }
+            '"' => {
+                double = true;
+                None
+            }
+            '\\' => {
+                escaped = true;
+                None
+            }
+            '(' => {
+                depth += 1;
+                None
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            '&' if depth == 0 && chars.peek() == Some(&'&') => {
+                chars.next();
+                Some(Op::And)
+            }
+            '|' if depth == 0 && chars.peek() == Some(&'|') => {
+                chars.next();
+                Some(Op::Or)
+            }
+            '|' if depth == 0 => Some(Op::Pipe),
+            ';' | '\n' | '&' if depth == 0 => Some(Op::Seq),
+            _ => None,
+        };
+        match op {
+            Some(op) => out.push((std::mem::take(&mut current), Some(op))),
+            None => current.push(c),
+        }
+    }
+    out.push((current, None));
+    out.into_iter()
+        .filter(|(s, op)| !s.trim().is_empty() || op.is_some())
+        .collect()
+}
+
+/// Why `command`'s exit code cannot depend on its claim, or `None` when it can.
+pub fn vacuous(command: &str) -> Option<String> {
+    let segs = segments(command);
+    if segs.is_empty() {
+        return Some("the check is empty".into());
+    }
+    // The status of a list is the status of its last and-or chain.
+    let start = segs
+        .iter()
+        .rposition(|(_, op)| *op == Some(Op::Seq))
+        .map_or(0, |i| i + 1);
+    let chain = &segs[start..];
+    if chain.is_empty() {
+        return Some("the check ends in `;` or `&`".into());
+    }
+    // Fold the and-or chain of pipelines; a pipeline's status is its last command's.
+    let mut verdict: Option<Option<String>> = None;
+    let mut pending: Option<Op> = None;
+    let mut i = 0;
+    while i < chain.len() {
+        let mut j = i;
+        while chain[j].1 == Some(Op::Pipe) && j + 1 < chain.len() {
+            j += 1;
+        }
+        let mut reason = simple_vacuous(&chain[j].0);
+        if j > i && reason.is_some() {
+            reason = reason.map(|r| format!("the pipeline ends in a command whose {r}"));
+        }
+        verdict = Some(match (verdict, pending) {
+            (None, _) => reason,
+            (Some(prev), Some(Op::Or)) => match (prev, reason) {
+                (Some(a), _) => Some(a),
+                (None, Some(b)) => Some(format!("`|| {}` makes it succeed whatever happens ({b})", chain[j].0.trim())),
+                (None, None) => None,
+            },
+            (Some(prev), _) => match (prev, reason) {
+                (Some(a), Some(_)) => Some(a),
+                _ => None,
+            },
+        });
+        pending = chain[j].1;
+        i = j + 1;
+    }
+    verdict.flatten()
+}
+
+/// Why one simple command always exits 0, if it does.
+fn simple_vacuous(command: &str) -> Option<String> {
+    let words = shlex::split(command.trim())?;
+    let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
+    while words
+        .first()
+        .is_some_and(|w| w.contains('=') && !w.starts_with('-'))
+    {
+        words.remove(0);
+    }
+    let (&program, args) = words.split_first()?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let operands: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let why = |s: &str| Some(format!("`{program}` {s}"));
+    match program {
+        "true" | ":" => why("always exits 0"),
+        "exit" if operands.first().is_none_or(|c| *c == "0") => why("0 always succeeds"),
+        "echo" | "printf" => why("only prints and always exits 0"),
+        "pwd" | "date" | "whoami" | "hostname" | "uname" | "id" | "sleep" => {
+            why("exits 0 whatever the claim says")
+        }
+        "env" if args.is_empty() => why("only prints the environment"),
+        "ls" | "cat" | "tree" | "dir" if operands.is_empty() => {
+            why("with no path always succeeds (a bare listing)")
+        }
+        "git" => git_vacuous(args),
+        _ => None,
+    }
+}
+
+fn git_vacuous(args: &[&str]) -> Option<String> {
+    let sub = args.iter().position(|a| !a.starts_with('-'))?;
+    let (name, rest) = (args[sub], &args[sub + 1..]);
+    let operands: Vec<&str> = rest.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let prints = |s: &str| Some(format!("`git {name}` {s}"));
+    match name {
+        "log" | "status" | "shortlog" | "reflog" => {
+            prints("exits 0 whatever it prints (its exit code says nothing about the claim)")
+        }
+        "show" if operands.is_empty() => prints("with no object always succeeds"),
+        "branch" | "remote" | "tag" if operands.is_empty() => {
+            prints("only lists and always succeeds")
+        }
+        "diff" if !rest.iter().any(|a| *a == "--exit-code" || *a == "--quiet") => {
+            prints("exits 0 with or without differences (add `--exit-code`)")
+        }
+        "rev-parse"
+            if rest.iter().any(|a| {
+                matches!(
+                    *a,
+                    "--abbrev-ref"
+                        | "--show-toplevel"
+                        | "--show-prefix"
+                        | "--git-dir"
+                        | "--is-inside-work-tree"
+                        | "--show-current"
+                )
+            }) || operands.iter().all(|o| *o == "HEAD") =>
+        {
+            prints("only prints and succeeds in any repository")
+        }
+        _ => None,
+    }
+}
+
+/// The operands of `command` that could be paths (not programs, not options), with globs cut
+/// back to the folder before them and `./` and trailing `/` removed.
+pub fn named_paths(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (segment, _) in segments(command) {
+        let words = shlex::split(segment.trim())
+            .unwrap_or_else(|| segment.split_whitespace().map(str::to_string).collect());
+        for word in words.iter().skip(1) {
+            if word.starts_with('-') || word.contains('=') || word.contains("://") {
+                continue;
+            }
+            let word = match word.find(['*', '?', '[', '{']) {
+                Some(i) => word[..i].rsplit_once('/').map_or("", |(dir, _)| dir),
+                None => word.as_str(),
+            };
+            let word = word.trim_start_matches("./").trim_end_matches('/');
+            if !word.is_empty() && !word.starts_with('/') && !word.contains("..") {
+                out.push(word.to_string());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_only_when_needed() {
+        assert_eq!(
+            Invocation::of("grep -n 'STUB' src/routes/guestOrder.ts"),
+            Invocation::Direct(vec![
+                "grep".into(),
+                "-n".into(),
+                "STUB".into(),
+                "src/routes/guestOrder.ts".into()
+            ])
+        );
+        for cmd in [
+            "ls migrations/ | grep guest_orders",
+            "npm test && npm run typecheck",
+            "test -f x > /dev/null",
+            "echo $HOME",
+            "ls *.sql",
+            "cd sub",
+            "FOO=1 make",
+            "grep \"$(whoami)\" f",
+        ] {
+            assert!(matches!(Invocation::of(cmd), Invocation::Shell(_)), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn vacuous_checks_are_named() {
+        for cmd in [
+            "true",
+            ":",
+            "exit 0",
+            "git log a1b2c3d..HEAD --oneline",
+            "git rev-parse --abbrev-ref HEAD",
+            "ls",
+            "ls -la",
+            "cat",
+            "echo ok",
+            "grep -q x f || true",
+            "make test; true",
+            "grep x f | cat",
+            "git diff main",
+            "true && echo done",
+        ] {
+            assert!(vacuous(cmd).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "ls migrations/ | grep guest_orders",
+            "grep -n 'STUB' src/routes/guestOrder.ts",
+            "npm test -- order-total",
+            "gh pr view 812",
+            "test -f x",
+            "ls migrations/",
+            "true && make test",
+            "git diff --exit-code",
+            "echo x | grep -q x",
+            "git rev-parse --verify a1b2c3d",
+        ] {
+            assert_eq!(vacuous(cmd), None, "{cmd}");
+        }
+        assert!(vacuous("grep -q x f || true").unwrap().contains("|| true"));
+    }
+
+    #[test]
+    fn paths_named_by_a_check() {
+        assert_eq!(
+            named_paths("ls migrations/ | grep guest_orders"),
+            ["guest_orders", "migrations"]
+        );
+        assert_eq!(
+            named_paths("grep -n 'STUB' ./src/routes/guestOrder.ts"),
+            ["STUB", "src/routes/guestOrder.ts"]
+        );
+        assert_eq!(named_paths("cat src/*.ts"), ["src"]);
+    }
+}
