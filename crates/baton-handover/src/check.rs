@@ -179,7 +179,7 @@ fn segments(command: &str) -> Vec<(String, Option<Op>)> {
 
 /// Why `command`'s exit code cannot depend on its claim, or `None` when it can.
 pub fn vacuous(command: &str) -> Option<String> {
-    let segs = segments(command);
+    let segs = segments(command.trim());
     if segs.is_empty() {
         return Some("the check is empty".into());
     }
@@ -360,6 +360,7 @@ mod tests {
             "grep x f | cat",
             "git diff main",
             "true && echo done",
+            "echo hi\n",
         ] {
             assert!(vacuous(cmd).is_some(), "{cmd}");
         }
@@ -374,6 +375,7 @@ mod tests {
             "git diff --exit-code",
             "echo x | grep -q x",
             "git rev-parse --verify a1b2c3d",
+            "npm test -- guest-checkout && npm run typecheck\n",
         ] {
             assert_eq!(vacuous(cmd), None, "{cmd}");
         }

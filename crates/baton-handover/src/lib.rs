@@ -1,14 +1,136 @@
 //! Handoff documents: parse, score, verify.
+//!
+//! Coding agents and people end a session with a handoff document that the next session
+//! trusts: a YAML header (`handoff`, `iso_date`, `true_at_sha`, `shape`, `first_action`,
+//! `verify_cmd`, `status`, …) and a markdown body with claims, negative knowledge and a next
+//! action. This crate reads such documents the way Handover 0.4.1 defined them and checks them
+//! without its holes:
+//!
+//! - **Parse** ([`Document`]): the header with a YAML parser (`saphyr-parser`, the maintained
+//!   YAML 1.2 parser of the saphyr project that succeeds yaml-rust and yaml-rust2;
+//!   `serde_yaml` is archived, and its forks and `serde-saphyr` resolve scalars into types,
+//!   while a header needs each scalar's exact text and line), so trailing `# comments`, quoting
+//!   and block scalars work; the body with `pulldown-cmark` and GFM tables, so `\|` and code
+//!   spans in table cells read as GitHub renders them, and code blocks and quotes are masked.
+//! - **Score** ([`Rubric`]): `handover-0.4` reproduces Handover 0.4.1's STRUCTURE score and
+//!   subscores exactly (tested on all eight of its fixtures); `baton` (the default) gives the
+//!   points to claims that carry checks, flags vacuous checks, ties `first_action` to the
+//!   body's marked first step, charges for invalid optional keys and rejects impossible dates.
+//!   Scoring is a pure function of the text.
+//! - **Verify** ([`verify`]): against the document's git repository, the anchor, its ancestry
+//!   and drift as data; `verify_cmd`; and each claim's check run at the anchor (in a temporary
+//!   worktree) and now, so a claim is held-and-holds, held-now-broken, never-held or
+//!   cannot-tell. Checks run without a shell unless they need one, with a timeout, and never
+//!   with anything from the document but the check itself.
+//! - **Bench** ([`bench`]): Handover's trap bench with negation-aware coverage.
+//!
+//! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
+//!
+//! ```
+//! use baton_handover::{Document, Rubric};
+//!
+//! let doc = Document::parse(
+//!     "---\nhandoff: demo   # comments are comments\niso_date: 2026-02-30\n---\n# Notes\n",
+//! );
+//! assert_eq!(doc.field("handoff"), Some("demo"));
+//! let structure = Rubric::Baton.score(&doc);
+//! assert!(!structure.valid);
+//! assert!(structure.findings.iter().any(|f| f.rule == "header-date"));
+//! ```
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod body;
 pub mod check;
 pub mod claims;
 pub mod cues;
 pub mod document;
+mod error;
+pub mod exec;
+pub mod git;
 pub mod header;
+pub mod report;
 pub mod rubric;
 pub mod structure;
+pub mod verify;
+
+use std::path::Path;
 
 pub use document::Document;
+pub use error::Error;
 pub use structure::{Finding, Rubric, Severity, Structure, Subscores};
+pub use verify::{Verdict, Verification};
+
+/// A document with its score and verification.
+#[derive(Debug, Clone)]
+pub struct Linted {
+    /// The parsed document.
+    pub document: Document,
+    /// Its structure score.
+    pub structure: Structure,
+    /// Its verification ([`Verification::none`] when none was asked for).
+    pub verification: Verification,
+}
+
+/// When a document fails.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Policy {
+    /// The lowest passing score.
+    pub min: Option<u32>,
+    /// Whether warnings (findings or checks) fail the document too.
+    pub strict: bool,
+}
+
+/// Score `text` (read from `path`) and, with `options`, verify it.
+pub fn lint(
+    text: &str,
+    path: &Path,
+    rubric: Rubric,
+    options: Option<&verify::Options>,
+) -> Linted {
+    let document = Document::parse(text);
+    let structure = rubric.score(&document);
+    let verification = match options {
+        Some(o) => verify::verify(&document, &structure, path, o),
+        None => Verification::none(&structure),
+    };
+    Linted {
+        document,
+        structure,
+        verification,
+    }
+}
+
+impl Linted {
+    /// Why the document fails under `policy`, or an empty list when it passes.
+    pub fn failures(&self, policy: Policy) -> Vec<String> {
+        let mut why = Vec::new();
+        if !self.structure.valid {
+            why.push("the header has errors".to_string());
+        }
+        if let Some(min) = policy.min
+            && self.structure.score < min
+        {
+            why.push(format!("score {} is below --min {min}", self.structure.score));
+        }
+        if self.verification.verdict == Verdict::Failed {
+            why.push("verification failed".into());
+        }
+        if policy.strict {
+            let warned = self
+                .structure
+                .findings
+                .iter()
+                .any(|f| f.severity == Severity::Warning)
+                || self
+                    .verification
+                    .checks
+                    .iter()
+                    .any(|c| c.status == verify::Status::Warn);
+            if warned {
+                why.push("--strict and there are warnings".into());
+            }
+        }
+        why
+    }
+}

@@ -1,0 +1,44 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// What can go wrong reading documents and scenarios. Verification problems are not errors:
+/// they are checks in the [`crate::verify::Verification`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or folder could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `traps.json` is not what the trap bench expects.
+    #[error("{}: not a trap file: {message}", path.display())]
+    Traps {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+    /// A trap's `guard_pattern` is not a regular expression this crate can run.
+    #[error("{}: trap \"{trap}\": guard_pattern is not a valid regular expression", path.display())]
+    Pattern {
+        /// The file.
+        path: PathBuf,
+        /// The trap's id.
+        trap: String,
+        /// The parse error.
+        #[source]
+        source: Box<regex::Error>,
+    },
+    /// A folder holds no scenario.
+    #[error("no scenarios in {} (a scenario is a folder with a traps.json)", path.display())]
+    NoScenarios {
+        /// The folder.
+        path: PathBuf,
+    },
+}

@@ -1,0 +1,754 @@
+//! VERIFICATION: the opt-in checks against the document's own git repository.
+//!
+//! - [`Level::Repo`]: the date is not in the future; the anchor (`true_at_sha`) resolves to a
+//!   commit of this repository and is an ancestor of HEAD (when it is not, the branches that
+//!   hold it and the fork point are named); drift is data: commits since the anchor (those that
+//!   touch only the handoff itself are counted apart), files changed, uncommitted changes (the
+//!   handoff excluded), and the claims whose named files changed.
+//! - [`Level::Verify`]: also runs `verify_cmd` in the working tree, unless the header is
+//!   invalid or the anchor is not a commit of this repository.
+//! - [`Level::Claims`]: also runs every claim's check twice, in a temporary worktree at the
+//!   anchor and in the working tree, and classifies it (see [`Class`]).
+//!
+//! The repository is the one whose working tree holds the document, else the one holding the
+//! current folder. Checks run at the top of the tree, see [`crate::exec`] for how.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::check::{self, Invocation};
+use crate::claims;
+use crate::document::Document;
+use crate::exec;
+use crate::git::Repo;
+use crate::structure::Structure;
+
+/// How much to verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Read-only repository checks.
+    Repo,
+    /// Also run `verify_cmd`.
+    Verify,
+    /// Also run each claim's check at the anchor and now.
+    Claims,
+}
+
+/// Verification settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How much to verify.
+    pub level: Level,
+    /// Time allowed to each claim's check (per run).
+    pub claim_timeout: Duration,
+    /// Time allowed to `verify_cmd`.
+    pub verify_timeout: Duration,
+    /// Today's date, for the future-date check.
+    pub today: jiff::civil::Date,
+    /// Where to look for a repository when the document is not inside one.
+    pub cwd: PathBuf,
+}
+
+/// A check's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Passed.
+    Ok,
+    /// Needs attention (stale, unproven); fails under `--strict`.
+    Warn,
+    /// Failed.
+    Fail,
+    /// Not run, with the reason in the detail.
+    Skip,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+        })
+    }
+}
+
+/// One verification check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was checked: `repo`, `iso_date`, `true_at_sha`, `ancestry`, `drift`,
+    /// `uncommitted`, `claim-files`, `verify_cmd`, `done-unproven` or `claims`.
+    pub name: &'static str,
+    /// Its outcome.
+    pub status: Status,
+    /// What was found.
+    pub detail: String,
+    /// The file line it concerns.
+    pub line: Option<usize>,
+}
+
+/// One run of a claim's check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    /// Exited 0.
+    Holds,
+    /// Exited non-zero.
+    Fails,
+    /// Not run or no exit code: not requested, no anchor commit, could not start, timed out.
+    NotRun,
+}
+
+/// A claim's verdict, from its two runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// Held at the anchor and holds now.
+    HeldAndHolds,
+    /// Held at the anchor, fails now: something since broke it.
+    HeldNowBroken,
+    /// Failed at the anchor: the document claimed something that was not true when written.
+    NeverHeld,
+    /// One of the runs gave no answer.
+    CannotTell,
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Class::HeldAndHolds => "held-and-holds",
+            Class::HeldNowBroken => "held-now-broken",
+            Class::NeverHeld => "never-held",
+            Class::CannotTell => "cannot-tell",
+        })
+    }
+}
+
+/// One run's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRun {
+    /// The outcome.
+    pub status: ClaimStatus,
+    /// The tail of its output when it did not hold, or why it did not run.
+    pub tail: String,
+}
+
+impl ClaimRun {
+    fn not_run(why: impl Into<String>) -> ClaimRun {
+        ClaimRun {
+            status: ClaimStatus::NotRun,
+            tail: why.into(),
+        }
+    }
+
+    fn of(run: &exec::Run) -> ClaimRun {
+        let status = match run.exit {
+            exec::Exit::Code(0) => ClaimStatus::Holds,
+            // 126/127: the shell could not find or execute the program.
+            exec::Exit::Code(126 | 127) | exec::Exit::NotStarted(_) | exec::Exit::TimedOut(_) => {
+                ClaimStatus::NotRun
+            }
+            _ => ClaimStatus::Fails,
+        };
+        let tail = if status == ClaimStatus::Holds {
+            String::new()
+        } else {
+            run.tail()
+        };
+        ClaimRun { status, tail }
+    }
+}
+
+/// A claim with both of its runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimResult {
+    /// Its file line.
+    pub line: usize,
+    /// Its label.
+    pub label: String,
+    /// Its check.
+    pub command: String,
+    /// The run in a worktree at the anchor.
+    pub at_anchor: ClaimRun,
+    /// The run in the current tree.
+    pub now: ClaimRun,
+}
+
+impl ClaimResult {
+    /// The verdict of the two runs.
+    pub fn class(&self) -> Class {
+        match (self.at_anchor.status, self.now.status) {
+            (ClaimStatus::Holds, ClaimStatus::Holds) => Class::HeldAndHolds,
+            (ClaimStatus::Holds, ClaimStatus::Fails) => Class::HeldNowBroken,
+            (ClaimStatus::Fails, _) => Class::NeverHeld,
+            _ => Class::CannotTell,
+        }
+    }
+
+    /// The tails of the runs that did not hold, labelled.
+    pub fn output_tail(&self) -> String {
+        let mut parts = Vec::new();
+        for (name, run) in [("at the anchor", &self.at_anchor), ("now", &self.now)] {
+            if run.status != ClaimStatus::Holds && !run.tail.is_empty() {
+                parts.push(format!("[{name}]\n{}", run.tail));
+            }
+        }
+        parts.join("\n")
+    }
+}
+
+/// The verdict, first that applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The header has errors.
+    InvalidHeader,
+    /// A check failed (fabricated anchor, future date, failing `verify_cmd` or claim).
+    Failed,
+    /// No repository checks ran (not requested, or no repository found).
+    UnverifiedNoRepo,
+    /// Something needs attention: drift, uncommitted changes, unproven `done`, a claim that
+    /// cannot be told.
+    StaleOrUnproven,
+    /// Every check passed.
+    Verified,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::InvalidHeader => "invalid-header",
+            Verdict::Failed => "failed",
+            Verdict::UnverifiedNoRepo => "unverified-no-repo",
+            Verdict::StaleOrUnproven => "stale-or-unproven",
+            Verdict::Verified => "verified",
+        })
+    }
+}
+
+/// Drift since the anchor, as data.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Drift {
+    /// The anchor's full id.
+    pub anchor: String,
+    /// Whether it is an ancestor of HEAD.
+    pub ancestor: bool,
+    /// Commits on HEAD the anchor lacks, not counting those that touch only the handoff.
+    pub commits: u64,
+    /// Commits that touch only the handoff itself.
+    pub handoff_only_commits: u64,
+    /// Files that differ between the anchor and HEAD, the handoff excluded.
+    pub changed: Vec<String>,
+    /// Uncommitted paths, the handoff excluded.
+    pub uncommitted: Vec<String>,
+    /// Claims whose named files changed: line, label, files.
+    pub claims: Vec<(usize, String, Vec<String>)>,
+}
+
+/// The verification of one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The repository's top-level folder, when one was found.
+    pub repo: Option<PathBuf>,
+    /// The checks, in the order run.
+    pub checks: Vec<Check>,
+    /// Claims, when `--claims` ran.
+    pub claims: Vec<ClaimResult>,
+    /// Drift, when the anchor resolved.
+    pub drift: Option<Drift>,
+}
+
+impl Verification {
+    /// No verification requested: the verdict follows from the structure alone.
+    pub fn none(structure: &Structure) -> Verification {
+        Verification {
+            verdict: if structure.valid {
+                Verdict::UnverifiedNoRepo
+            } else {
+                Verdict::InvalidHeader
+            },
+            repo: None,
+            checks: Vec::new(),
+            claims: Vec::new(),
+            drift: None,
+        }
+    }
+}
+
+struct Run<'a> {
+    doc: &'a Document,
+    opts: &'a Options,
+    checks: Vec<Check>,
+}
+
+impl Run<'_> {
+    fn add(&mut self, name: &'static str, status: Status, detail: String, line: Option<usize>) {
+        self.checks.push(Check {
+            name,
+            status,
+            detail,
+            line,
+        });
+    }
+
+    fn line(&self, key: &str) -> Option<usize> {
+        self.doc.header.as_ref().map(|h| h.line_of(key))
+    }
+}
+
+fn list(paths: &[String], max: usize) -> String {
+    let mut s = paths
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > max {
+        s.push_str(&format!(", … ({} more)", paths.len() - max));
+    }
+    s
+}
+
+/// Verify `doc`, read from `path`, against its repository.
+pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options) -> Verification {
+    let mut run = Run {
+        doc,
+        opts,
+        checks: Vec::new(),
+    };
+    if let Some(date) = doc.field("iso_date")
+        && let Ok(date) = date.parse::<jiff::civil::Date>()
+    {
+        if date > opts.today {
+            run.add(
+                "iso_date",
+                Status::Fail,
+                format!("dated {date}, after today ({})", opts.today),
+                run.line("iso_date"),
+            );
+        } else {
+            run.add("iso_date", Status::Ok, date.to_string(), run.line("iso_date"));
+        }
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Some(repo) = Repo::discover(dir).or_else(|| Repo::discover(&opts.cwd)) else {
+        run.add(
+            "repo",
+            Status::Warn,
+            "not inside a git repository: the anchor, drift and checks were not verified".into(),
+            None,
+        );
+        return finish(run, structure, None, Vec::new(), None);
+    };
+    let doc_rel = repo.relative(path);
+    let (anchor, fabricated) = anchor(&mut run, &repo);
+    let drift = anchor
+        .as_ref()
+        .map(|a| drift(&mut run, &repo, a, doc_rel.as_deref()));
+    let uncommitted = uncommitted(&mut run, &repo, doc_rel.as_deref());
+    let mut drift = drift;
+    if let Some(d) = &mut drift {
+        d.uncommitted = uncommitted.clone();
+        d.claims = claim_files(&mut run, doc, &d.changed, &uncommitted);
+    } else if !uncommitted.is_empty() {
+        claim_files(&mut run, doc, &[], &uncommitted);
+    }
+    let mut verify_status = None;
+    if opts.level >= Level::Verify {
+        verify_status = Some(verify_cmd(&mut run, &repo, structure, fabricated));
+    }
+    if doc.field("status") == Some("done") {
+        match verify_status {
+            None => run.add(
+                "done-unproven",
+                Status::Warn,
+                "status is \"done\" but verify_cmd was not run: pass --verify to prove it".into(),
+                run.line("status"),
+            ),
+            Some(Status::Fail) => run.add(
+                "done-unproven",
+                Status::Fail,
+                "status is \"done\" but verify_cmd failed".into(),
+                run.line("status"),
+            ),
+            Some(Status::Skip) => run.add(
+                "done-unproven",
+                Status::Warn,
+                "status is \"done\" but verify_cmd did not run".into(),
+                run.line("status"),
+            ),
+            Some(_) => {}
+        }
+    }
+    let mut results = Vec::new();
+    if opts.level >= Level::Claims {
+        results = run_claims(&mut run, &repo, structure, anchor.as_deref(), fabricated);
+    }
+    finish(run, structure, Some(repo.root), results, drift)
+}
+
+fn finish(
+    run: Run<'_>,
+    structure: &Structure,
+    repo: Option<PathBuf>,
+    claims: Vec<ClaimResult>,
+    drift: Option<Drift>,
+) -> Verification {
+    let has = |s: Status| run.checks.iter().any(|c| c.status == s);
+    let verdict = if !structure.valid {
+        Verdict::InvalidHeader
+    } else if has(Status::Fail) {
+        Verdict::Failed
+    } else if repo.is_none() {
+        Verdict::UnverifiedNoRepo
+    } else if has(Status::Warn) {
+        Verdict::StaleOrUnproven
+    } else {
+        Verdict::Verified
+    };
+    Verification {
+        verdict,
+        repo,
+        checks: run.checks,
+        claims,
+        drift,
+    }
+}
+
+/// Resolve the anchor; returns its full id and whether it is fabricated.
+fn anchor(run: &mut Run<'_>, repo: &Repo) -> (Option<String>, bool) {
+    let line = run.line("true_at_sha");
+    let Some(sha) = run.doc.field("true_at_sha") else {
+        run.add(
+            "true_at_sha",
+            Status::Fail,
+            "no true_at_sha: nothing anchors the claims".into(),
+            line,
+        );
+        return (None, false);
+    };
+    if sha == "uncommitted" {
+        run.add(
+            "true_at_sha",
+            Status::Warn,
+            "true_at_sha is \"uncommitted\": the claims are pinned to a tree that cannot be recovered; commit, then record the SHA".into(),
+            line,
+        );
+        return (None, false);
+    }
+    if !crate::rubric::sha_shaped(sha) {
+        run.add(
+            "true_at_sha",
+            Status::Fail,
+            format!("true_at_sha \"{sha}\" is not a commit id; it was not given to git"),
+            line,
+        );
+        return (None, true);
+    }
+    let Some(full) = repo.resolve(sha) else {
+        run.add(
+            "true_at_sha",
+            Status::Fail,
+            format!("commit {sha} is not in this repository: the anchor is fabricated or from another repository"),
+            line,
+        );
+        return (None, true);
+    };
+    run.add("true_at_sha", Status::Ok, format!("commit {sha} exists"), line);
+    (Some(full), false)
+}
+
+fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Drift {
+    let line = run.line("true_at_sha");
+    let short = &anchor[..anchor.len().min(12)];
+    let mut drift = Drift {
+        anchor: anchor.to_string(),
+        ..Drift::default()
+    };
+    let Some(head) = repo.head() else {
+        run.add("ancestry", Status::Warn, "HEAD names no commit".into(), line);
+        return drift;
+    };
+    match repo.is_ancestor(anchor, &head) {
+        Some(true) => {
+            drift.ancestor = true;
+            run.add(
+                "ancestry",
+                Status::Ok,
+                format!("{short} is an ancestor of HEAD"),
+                line,
+            );
+        }
+        other => {
+            let branches = repo.branches_containing(anchor);
+            let on = if branches.is_empty() {
+                "no branch holds it".to_string()
+            } else {
+                format!("it is on {}", list(&branches, 3))
+            };
+            let fork = repo
+                .merge_base(anchor, &head)
+                .map(|b| format!("; HEAD and the anchor diverged at {}", &b[..b.len().min(12)]))
+                .unwrap_or_default();
+            let what = if other.is_none() {
+                "cannot be placed relative to HEAD"
+            } else {
+                "is not an ancestor of HEAD"
+            };
+            run.add(
+                "ancestry",
+                Status::Warn,
+                format!("{short} {what} ({on}{fork}): the document describes another line of history"),
+                line,
+            );
+        }
+    }
+    let total = repo.commits_since(anchor, None);
+    let others = match doc {
+        Some(d) => repo.commits_since(anchor, Some(d)),
+        None => repo.commits_since(anchor, None),
+    };
+    let changed = repo.changed(anchor, &head);
+    match (total, others, changed) {
+        (Ok(total), Ok(others), Ok(changed)) => {
+            drift.commits = others;
+            drift.handoff_only_commits = total.saturating_sub(others);
+            drift.changed = changed
+                .into_iter()
+                .filter(|p| Some(p.as_str()) != doc)
+                .collect();
+            let own = if drift.handoff_only_commits > 0 {
+                format!(
+                    " ({} more touch only this handoff)",
+                    drift.handoff_only_commits
+                )
+            } else {
+                String::new()
+            };
+            if drift.commits == 0 && drift.changed.is_empty() {
+                run.add(
+                    "drift",
+                    Status::Ok,
+                    format!("nothing changed since the anchor{own}"),
+                    line,
+                );
+            } else {
+                run.add(
+                    "drift",
+                    Status::Warn,
+                    format!(
+                        "HEAD has {} commit(s) the anchor lacks{own}; {} file(s) differ: {}",
+                        drift.commits,
+                        drift.changed.len(),
+                        list(&drift.changed, 8)
+                    ),
+                    line,
+                );
+            }
+        }
+        (a, b, c) => {
+            let err = [a.err(), b.err(), c.err()].into_iter().flatten().next();
+            run.add(
+                "drift",
+                Status::Warn,
+                format!("drift could not be measured: {}", err.unwrap_or_default()),
+                line,
+            );
+        }
+    }
+    drift
+}
+
+fn uncommitted(run: &mut Run<'_>, repo: &Repo, doc: Option<&str>) -> Vec<String> {
+    match repo.uncommitted() {
+        Ok(paths) => {
+            let paths: Vec<String> = paths.into_iter().filter(|p| Some(p.as_str()) != doc).collect();
+            if paths.is_empty() {
+                run.add("uncommitted", Status::Ok, "no uncommitted changes".into(), None);
+            } else {
+                run.add(
+                    "uncommitted",
+                    Status::Warn,
+                    format!(
+                        "{} uncommitted change(s), not covered by the anchor: {}",
+                        paths.len(),
+                        list(&paths, 8)
+                    ),
+                    None,
+                );
+            }
+            paths
+        }
+        Err(e) => {
+            run.add("uncommitted", Status::Warn, e, None);
+            Vec::new()
+        }
+    }
+}
+
+/// Claims whose check or cells name a changed path.
+fn claim_files(
+    run: &mut Run<'_>,
+    doc: &Document,
+    changed: &[String],
+    uncommitted: &[String],
+) -> Vec<(usize, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for row in claims::rows(&doc.body) {
+        let mut names: Vec<String> = row.mentions.iter().flat_map(|m| check::named_paths(&format!("x {m}"))).collect();
+        if let claims::RowKind::Check(cmd) = &row.kind {
+            names.extend(check::named_paths(cmd));
+        }
+        let hits: Vec<String> = changed
+            .iter()
+            .chain(uncommitted)
+            .filter(|f| {
+                names
+                    .iter()
+                    .any(|n| *f == n || f.starts_with(&format!("{n}/")))
+            })
+            .cloned()
+            .collect();
+        if !hits.is_empty() {
+            run.add(
+                "claim-files",
+                Status::Warn,
+                format!(
+                    "claim \"{}\" depends on changed file(s): {}",
+                    row.label,
+                    list(&hits, 8)
+                ),
+                Some(row.line),
+            );
+            out.push((row.line, row.label, hits));
+        }
+    }
+    out
+}
+
+fn verify_cmd(run: &mut Run<'_>, repo: &Repo, structure: &Structure, fabricated: bool) -> Status {
+    let line = run.line("verify_cmd");
+    let skip = if !structure.valid {
+        Some("not run: the header is invalid")
+    } else if fabricated {
+        Some("not run: the anchor is not a commit of this repository")
+    } else {
+        None
+    };
+    let Some(cmd) = run.doc.field("verify_cmd").map(str::to_string) else {
+        run.add("verify_cmd", Status::Skip, "no verify_cmd".into(), line);
+        return Status::Skip;
+    };
+    if let Some(why) = skip {
+        run.add("verify_cmd", Status::Skip, why.into(), line);
+        return Status::Skip;
+    }
+    let result = exec::run_check(&Invocation::of(&cmd), &repo.root, run.opts.verify_timeout);
+    let secs = result.elapsed.as_secs_f64();
+    let (status, detail) = if result.success() {
+        (Status::Ok, format!("`{cmd}` passed in {secs:.1} s"))
+    } else {
+        (
+            Status::Fail,
+            format!("`{cmd}` failed after {secs:.1} s:\n{}", result.tail()),
+        )
+    };
+    run.add("verify_cmd", status, detail, line);
+    status
+}
+
+fn run_claims(
+    run: &mut Run<'_>,
+    repo: &Repo,
+    structure: &Structure,
+    anchor: Option<&str>,
+    fabricated: bool,
+) -> Vec<ClaimResult> {
+    let (claims, more) = claims::claims(&run.doc.body);
+    if !structure.valid || fabricated {
+        let why = if fabricated {
+            "not run: the anchor is not a commit of this repository"
+        } else {
+            "not run: the header is invalid"
+        };
+        run.add("claims", Status::Skip, why.into(), None);
+        return claims
+            .into_iter()
+            .map(|c| ClaimResult {
+                line: c.line,
+                label: c.label,
+                command: c.command,
+                at_anchor: ClaimRun::not_run(why),
+                now: ClaimRun::not_run(why),
+            })
+            .collect();
+    }
+    if claims.is_empty() {
+        run.add(
+            "claims",
+            Status::Warn,
+            "no claim with a check to run (a table whose last column is `Verify`, outside code blocks)".into(),
+            None,
+        );
+        return Vec::new();
+    }
+    let worktree = match anchor {
+        Some(a) => repo.worktree(a).map_err(|e| format!("not run: no worktree at the anchor ({e})")),
+        None => Err("not run: no anchor commit".to_string()),
+    };
+    let timeout = run.opts.claim_timeout;
+    let results: Vec<ClaimResult> = claims
+        .into_iter()
+        .map(|c| {
+            let invocation = Invocation::of(&c.command);
+            let at_anchor = match &worktree {
+                Ok(w) => ClaimRun::of(&exec::run_check(&invocation, &w.path, timeout)),
+                Err(why) => ClaimRun::not_run(why.clone()),
+            };
+            let now = ClaimRun::of(&exec::run_check(&invocation, &repo.root, timeout));
+            ClaimResult {
+                line: c.line,
+                label: c.label,
+                command: c.command,
+                at_anchor,
+                now,
+            }
+        })
+        .collect();
+    drop(worktree);
+    let count = |class: Class| results.iter().filter(|r| r.class() == class).count();
+    let (held, broken, never, unknown) = (
+        count(Class::HeldAndHolds),
+        count(Class::HeldNowBroken),
+        count(Class::NeverHeld),
+        count(Class::CannotTell),
+    );
+    let status = if broken + never > 0 {
+        Status::Fail
+    } else if unknown > 0 {
+        Status::Warn
+    } else {
+        Status::Ok
+    };
+    let extra = if more {
+        format!(" (only the first {} ran)", claims::MAX_CLAIMS)
+    } else {
+        String::new()
+    };
+    run.add(
+        "claims",
+        status,
+        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {unknown} cannot-tell{extra}"),
+        None,
+    );
+    results
+}

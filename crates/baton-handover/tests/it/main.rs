@@ -1,0 +1,5 @@
+//! Integration tests of `baton-handover`: the Handover fixtures, structure rules, and
+//! verification against throwaway git repositories.
+
+mod reference;
+mod support;
