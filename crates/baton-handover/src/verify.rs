@@ -315,6 +315,11 @@ fn list(paths: &[String], max: usize) -> String {
     s
 }
 
+/// Today's date in the local time zone.
+pub fn today() -> jiff::civil::Date {
+    jiff::ZonedDateTime::now().date()
+}
+
 /// Verify `doc`, read from `path`, against its repository.
 pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options) -> Verification {
     let mut run = Run {

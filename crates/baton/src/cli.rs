@@ -38,6 +38,85 @@ pub enum Command {
     /// Serve the simulated models over OpenAI Chat Completions, OpenAI Responses and
     /// Anthropic Messages on loopback, with fault injection, for tests and benchmarks.
     SimServer(SimServerArgs),
+    /// Check handoff documents (Handover-compatible) and run Handover's trap bench.
+    #[command(subcommand)]
+    Handoff(HandoffCommand),
+}
+
+/// `baton handoff`.
+#[derive(Debug, Subcommand)]
+pub enum HandoffCommand {
+    /// Score handoff documents and, on request, verify them against their git repository.
+    /// Exit 0 when every document passes, 1 when one fails, 2 on usage or read errors.
+    Lint(HandoffLintArgs),
+    /// Handover's trap bench (deterministic layer): lint score and negation-aware trap
+    /// coverage per scenario and document.
+    Bench(HandoffBenchArgs),
+}
+
+/// Scoring rubrics for handoff documents.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HandoffRubric {
+    /// baton's rubric: claims carry checks, vacuous checks, first-action agreement, optional
+    /// keys and calendar dates count.
+    Baton,
+    /// Handover 0.4.1's rubric, reproduced exactly, to compare with existing scores.
+    #[value(name = "handover-0.4")]
+    Handover04,
+}
+
+/// `baton handoff lint`.
+#[derive(Debug, Args)]
+pub struct HandoffLintArgs {
+    /// The documents.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Verify against the document's git repository (read-only): anchor, ancestry, drift,
+    /// uncommitted changes, future dates.
+    #[arg(long)]
+    pub repo: bool,
+    /// Also run verify_cmd (implies --repo).
+    #[arg(long)]
+    pub verify: bool,
+    /// Also run each claim's check at the anchor (in a temporary worktree) and now
+    /// (implies --verify).
+    #[arg(long)]
+    pub claims: bool,
+    /// The scoring rubric.
+    #[arg(long, value_enum, default_value = "baton")]
+    pub rubric: HandoffRubric,
+    /// Fail a document scoring below this (0-100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub min: Option<u32>,
+    /// Fail on warnings too (findings and verification checks).
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the versioned JSON report.
+    #[arg(long, conflicts_with = "sarif")]
+    pub json: bool,
+    /// Print SARIF 2.1.0 for code-scanning annotations.
+    #[arg(long)]
+    pub sarif: bool,
+    /// Seconds each claim's check may run, per run.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub claim_timeout: u64,
+    /// Seconds verify_cmd may run.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub verify_timeout: u64,
+}
+
+/// `baton handoff bench`.
+#[derive(Debug, Args)]
+pub struct HandoffBenchArgs {
+    /// A scenario folder (with traps.json) or a folder of them.
+    #[arg(default_value = "bench/scenarios", value_name = "SCENARIOS_DIR")]
+    pub scenarios: PathBuf,
+    /// The rubric of the lint score.
+    #[arg(long, value_enum, default_value = "baton")]
+    pub rubric: HandoffRubric,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `baton sandbox`.

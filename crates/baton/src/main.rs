@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Command::Data(cmd) => commands::data::data(cmd, &printer),
         Command::Sandbox(cmd) => commands::sandbox::sandbox(cmd, &printer),
         Command::SimServer(args) => commands::sim_server::sim_server(args, &printer),
+        Command::Handoff(cmd) => commands::handoff::handoff(cmd, &printer),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

@@ -1,0 +1,313 @@
+//! `baton handoff lint|bench`: handoff documents, scored and verified (see `baton-handover`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use baton_handover::bench::{self, Coverage};
+use baton_handover::verify::{self, Class, Level, Status};
+use baton_handover::{Linted, Policy, Rubric, Severity, report};
+
+use crate::Outcome;
+use crate::cli::{HandoffBenchArgs, HandoffCommand, HandoffLintArgs, HandoffRubric};
+use crate::printer::Printer;
+
+pub fn handoff(cmd: HandoffCommand, printer: &Printer) -> Result<Outcome> {
+    match cmd {
+        HandoffCommand::Lint(args) => lint(args, printer),
+        HandoffCommand::Bench(args) => bench(args, printer),
+    }
+}
+
+fn rubric(r: HandoffRubric) -> Rubric {
+    match r {
+        HandoffRubric::Baton => Rubric::Baton,
+        HandoffRubric::Handover04 => Rubric::Handover04,
+    }
+}
+
+fn read_all(files: &[PathBuf]) -> Result<Vec<String>> {
+    let mut texts = Vec::new();
+    let mut errors = Vec::new();
+    for path in files {
+        match std::fs::read_to_string(path) {
+            Ok(t) => texts.push(t),
+            Err(e) => errors.push(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+    if !errors.is_empty() {
+        bail!("{}", errors.join("\n"));
+    }
+    Ok(texts)
+}
+
+fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
+    let texts = read_all(&args.files)?;
+    let level = if args.claims {
+        Some(Level::Claims)
+    } else if args.verify {
+        Some(Level::Verify)
+    } else if args.repo {
+        Some(Level::Repo)
+    } else {
+        None
+    };
+    let options = match level {
+        Some(level) => Some(verify::Options {
+            level,
+            claim_timeout: Duration::from_secs(args.claim_timeout),
+            verify_timeout: Duration::from_secs(args.verify_timeout),
+            today: verify::today(),
+            cwd: std::env::current_dir().context("cannot read the current folder")?,
+        }),
+        None => None,
+    };
+    let rubric = rubric(args.rubric);
+    let linted: Vec<Linted> = args
+        .files
+        .iter()
+        .zip(&texts)
+        .map(|(path, text)| baton_handover::lint(text, path, rubric, options.as_ref()))
+        .collect();
+    let policy = Policy {
+        min: args.min,
+        strict: args.strict,
+    };
+    let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let reports: Vec<report::Report<'_>> = paths
+        .iter()
+        .zip(&linted)
+        .map(|(path, l)| report::Report {
+            path,
+            structure: &l.structure,
+            verification: &l.verification,
+        })
+        .collect();
+    if args.json {
+        printer.line(&serde_json::to_string_pretty(&report::json(&reports))?)?;
+    } else if args.sarif {
+        let log = report::sarif(&reports, env!("CARGO_PKG_VERSION"));
+        printer.line(&serde_json::to_string_pretty(&log)?)?;
+    } else {
+        for (path, l) in paths.iter().zip(&linted) {
+            printer.out(&text_report(path, l, policy, level.is_some()))?;
+        }
+    }
+    let failed = linted
+        .iter()
+        .filter(|l| !l.failures(policy).is_empty())
+        .count();
+    if paths.len() > 1 && !args.json && !args.sarif {
+        printer.line(&format!(
+            "{} documents: {} passed, {failed} failed",
+            paths.len(),
+            paths.len() - failed
+        ))?;
+    }
+    Ok(if failed > 0 {
+        Outcome::Partial
+    } else {
+        Outcome::Success
+    })
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The report for people.
+fn text_report(path: &str, l: &Linted, policy: Policy, verified: bool) -> String {
+    let s = &l.structure;
+    let max = s.rubric.maxima();
+    let mut out = format!(
+        "{path}: {}/100 ({} rubric), {}\n",
+        s.score,
+        s.rubric,
+        if s.valid { "valid" } else { "INVALID" }
+    );
+    out.push_str(&format!(
+        "  header {}/{} · negative knowledge {}/{} · sections {}/{} · self-containment {}/{} · prose {}/{}\n",
+        s.subscores.header,
+        max.header,
+        s.subscores.negative,
+        max.negative,
+        s.subscores.sections,
+        max.sections,
+        s.subscores.self_containment,
+        max.self_containment,
+        s.subscores.prose,
+        max.prose
+    ));
+    let mut findings: Vec<_> = s.findings.iter().collect();
+    findings.sort_by_key(|f| (f.severity, f.line.unwrap_or(0)));
+    for f in findings {
+        let line = f.line.map(|n| format!("L{n}")).unwrap_or_default();
+        let sev = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warn",
+            Severity::Note => "note",
+        };
+        out.push_str(&format!("  {sev:<5} {line:<5} {}: {}\n", f.rule, f.message));
+    }
+    let v = &l.verification;
+    let hint = if verified {
+        ""
+    } else {
+        " (pass --repo, --verify or --claims to check against the repository)"
+    };
+    out.push_str(&format!("  verification: {}{hint}\n", v.verdict));
+    for c in &v.checks {
+        let line = c.line.map(|n| format!("L{n} ")).unwrap_or_default();
+        let mark = match c.status {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+            Status::Skip => "skip",
+        };
+        let mut detail = c.detail.lines();
+        out.push_str(&format!(
+            "    {mark:<4} {}: {line}{}\n",
+            c.name,
+            detail.next().unwrap_or("")
+        ));
+        let rest: Vec<&str> = detail.collect();
+        if !rest.is_empty() {
+            out.push_str(&indent(&rest.join("\n"), "         | "));
+            out.push('\n');
+        }
+    }
+    for c in &v.claims {
+        let class = c.class();
+        out.push_str(&format!(
+            "    {:<15} L{} \"{}\": `{}` (at the anchor: {}, now: {})\n",
+            class.to_string(),
+            c.line,
+            c.label,
+            c.command,
+            status(c.at_anchor.status),
+            status(c.now.status)
+        ));
+        if class != Class::HeldAndHolds {
+            let tail = c.output_tail();
+            if !tail.is_empty() {
+                out.push_str(&indent(&tail, "         | "));
+                out.push('\n');
+            }
+        }
+    }
+    let failures = l.failures(policy);
+    if failures.is_empty() {
+        out.push_str("  result: pass\n");
+    } else {
+        out.push_str(&format!("  result: FAIL ({})\n", failures.join("; ")));
+    }
+    out
+}
+
+fn status(s: verify::ClaimStatus) -> &'static str {
+    match s {
+        verify::ClaimStatus::Holds => "holds",
+        verify::ClaimStatus::Fails => "fails",
+        verify::ClaimStatus::NotRun => "not run",
+    }
+}
+
+fn bench(args: HandoffBenchArgs, printer: &Printer) -> Result<Outcome> {
+    if !args.scenarios.exists() {
+        bail!(
+            "no scenarios at {} (pass a scenario folder, or a folder of them such as a Handover checkout's bench/scenarios)",
+            args.scenarios.display()
+        );
+    }
+    let scenarios = bench::load(&args.scenarios)?;
+    let rubric = rubric(args.rubric);
+    let mut json = Vec::new();
+    for scenario in &scenarios {
+        let results = bench::run(scenario, rubric)?;
+        if args.json {
+            json.push(serde_json::json!({
+                "name": scenario.name,
+                "traps": scenario.traps.iter().map(|t| serde_json::json!({"id": t.id, "kind": t.kind})).collect::<Vec<_>>(),
+                "documents": results,
+            }));
+            continue;
+        }
+        printer.out(&bench_text(scenario, &results, rubric))?;
+    }
+    if args.json {
+        let out = serde_json::json!({"schema": 1, "rubric": rubric.to_string(), "scenarios": json});
+        printer.line(&serde_json::to_string_pretty(&out)?)?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn bench_text(
+    scenario: &bench::Scenario,
+    results: &[bench::DocumentResult],
+    rubric: Rubric,
+) -> String {
+    let n = scenario.traps.len();
+    let mut rows = vec![[
+        "document".to_string(),
+        format!("lint ({rubric})"),
+        "valid".into(),
+        "covered".into(),
+        "raw match".into(),
+        "quality".into(),
+    ]];
+    for r in results {
+        rows.push([
+            name(&r.path),
+            format!("{}/100", r.score),
+            if r.valid { "yes" } else { "no" }.into(),
+            format!("{}/{n}", r.covered),
+            format!("{}/{n}", r.naive),
+            format!("{}/100", r.quality),
+        ]);
+    }
+    rows.push([
+        "(no document)".into(),
+        "0/100".into(),
+        "no".into(),
+        format!("0/{n}"),
+        format!("0/{n}"),
+        "0/100".into(),
+    ]);
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!("scenario {} ({n} traps)\n", scenario.name);
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    }
+    for r in results {
+        for t in &r.traps {
+            let mark = match t.coverage {
+                Coverage::Covered => "covered",
+                Coverage::Contradicted => "CONTRADICTED",
+                Coverage::Missing => "missing",
+            };
+            let at = t.line.map(|l| format!(" L{l}")).unwrap_or_default();
+            out.push_str(&format!("  {}: {mark:<12} {}{at}", name(&r.path), t.id));
+            if t.coverage == Coverage::Contradicted {
+                out.push_str(&format!(" (names the trap and says: \"{}\")", t.evidence));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
