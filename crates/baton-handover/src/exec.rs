@@ -81,7 +81,8 @@ impl Run {
             }
             Exit::Signal(s) => out.push_str(&format!("\n[killed by signal {s}]")),
             Exit::NotStarted(why) => out.push_str(&format!("[could not start: {why}]")),
-            Exit::Code(_) => {}
+            Exit::Code(0) => {}
+            Exit::Code(code) => out.push_str(&format!("\n[exit {code}]")),
         }
         out.trim().to_string()
     }
@@ -289,9 +290,9 @@ mod tests {
     fn exit_codes_and_tails() {
         let run = sh("echo one; echo two >&2; exit 3", 5_000);
         assert_eq!(run.exit, Exit::Code(3));
-        assert_eq!(run.tail(), "one\ntwo");
+        assert_eq!(run.tail(), "one\ntwo\n[exit 3]");
         let run = sh("i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done; false", 5_000);
-        assert!(run.tail().starts_with("line80\n") && run.tail().ends_with("line99"));
+        assert!(run.tail().starts_with("line80\n") && run.tail().ends_with("line99\n[exit 1]"));
         assert!(sh("printf 'a\\033[2Jb'", 5_000).tail().contains('\u{fffd}'));
     }
 

@@ -523,13 +523,22 @@ fn verification(body: &Body, findings: &mut Vec<Finding>) -> bool {
     true
 }
 
-/// Chat-history reliance outside code spans (H1); returns the hits.
+/// Negations Handover 0.4.1 misses ("nothing here relies on the chat history").
+static MORE_NEGATIONS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)(?-u:\b)(?:nothing|none|neither|nor|isn'?t|aren'?t|doesn'?t|won'?t|cannot|can'?t)(?-u:\b)[^.?!]*$",
+    )
+    .expect("a valid pattern")
+});
+
+/// Chat-history reliance outside code spans (H1), negation-aware; returns the hits.
 fn chat(body: &Body, findings: &mut Vec<Finding>) -> u32 {
     let mut hits = 0;
     for line in body.lines.iter().filter(|l| !l.masked) {
         for re in CHAT_RELIANCE.iter() {
             if let Some(m) = re.find(&line.prose)
                 && !NEGATED_BEFORE.is_match(&line.prose[..m.start()])
+                && !MORE_NEGATIONS.is_match(&line.prose[..m.start()])
             {
                 hits += 1;
                 findings.push(warn(

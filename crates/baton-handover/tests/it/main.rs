@@ -1,5 +1,8 @@
 //! Integration tests of `baton-handover`: the Handover fixtures, structure rules, and
 //! verification against throwaway git repositories.
 
+mod bench;
 mod reference;
+mod structure;
 mod support;
+mod verify;

@@ -1,0 +1,244 @@
+//! Verification against throwaway git repositories made here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use baton_handover::verify::{self, Class, ClaimStatus, Level, Status, Verdict};
+use baton_handover::{Linted, Rubric};
+
+use crate::support::{commit, git, repo, write};
+
+fn options(level: Level, cwd: &Path) -> verify::Options {
+    verify::Options {
+        level,
+        claim_timeout: Duration::from_secs(20),
+        verify_timeout: Duration::from_secs(20),
+        today: "2026-06-01".parse().unwrap(),
+        cwd: cwd.to_path_buf(),
+    }
+}
+
+/// A valid handoff anchored at `sha`, with `claims` rows (label, check) and `verify_cmd`.
+fn handoff(sha: &str, verify_cmd: &str, status: &str, claims: &[(&str, &str)]) -> String {
+    let rows: String = claims
+        .iter()
+        .map(|(label, check)| format!("| {label} | `{check}` |\n"))
+        .collect();
+    format!(
+        "---\nprotocol_version: 1\nhandoff: guest-checkout\nauthor: Dana\niso_date: 2026-01-14\n\
+         true_at_sha: {sha}\nshape: handoff\nfirst_action: Apply the pending migration, then wire the route\n\
+         verify_cmd: {verify_cmd}\nstatus: {status}\n---\n\n# Handover: guest checkout\n\n\
+         ## 2. Claims\n\n| Claim | Verify |\n|---|---|\n{rows}\n\
+         ## 6. Next action\n\n1. **Apply the pending migration, then wire the route.**\n"
+    )
+}
+
+fn lint(dir: &Path, text: &str, level: Level) -> Linted {
+    let path = dir.join("HANDOFF.md");
+    std::fs::write(&path, text).unwrap();
+    baton_handover::lint(text, &path, Rubric::Baton, Some(&options(level, dir)))
+}
+
+fn check<'a>(l: &'a Linted, name: &str) -> &'a verify::Check {
+    l.verification
+        .checks
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no {name} check in {:#?}", l.verification.checks))
+}
+
+const FILES: &[(&str, &str)] = &[
+    ("migrations/2026_01_10_create_guest_orders.sql", "create table guest_orders (id int);\n"),
+    ("src/routes/guestOrder.ts", "export const handler = () => 'STUB';\n"),
+    ("README.md", "store\n"),
+];
+
+#[test]
+fn escaped_pipe_claim_runs_and_claims_are_classified_at_anchor_and_now() {
+    let (dir, anchor) = repo(FILES);
+    let d = dir.path();
+    let doc = handoff(
+        &anchor[..12],
+        "test -f README.md",
+        "in_progress",
+        &[
+            ("Migration exists", "ls migrations/ \\| grep guest_orders"),
+            ("Route is a stub", "grep -q STUB src/routes/guestOrder.ts"),
+            ("Rate limiting exists", "grep -q rateLimit src/routes/guestOrder.ts"),
+            ("Spec exists", "test -f docs/SPEC.md"),
+        ],
+    );
+    // Since the anchor: the route is wired (the stub claim breaks) and a spec is added.
+    write(
+        d,
+        &[
+            ("src/routes/guestOrder.ts", "export const handler = wire();\n"),
+            ("docs/SPEC.md", "spec\n"),
+        ],
+    );
+    commit(d, "wire the route");
+    let l = lint(d, &doc, Level::Claims);
+    let claims = &l.verification.claims;
+    assert_eq!(claims.len(), 4, "{claims:#?}");
+    assert_eq!(claims[0].command, "ls migrations/ | grep guest_orders");
+    let classes: Vec<Class> = claims.iter().map(|c| c.class()).collect();
+    assert_eq!(
+        classes,
+        [
+            Class::HeldAndHolds,
+            Class::HeldNowBroken,
+            Class::NeverHeld,
+            Class::NeverHeld
+        ]
+    );
+    assert_eq!(claims[3].now.status, ClaimStatus::Holds);
+    assert_eq!(claims[1].output_tail(), "[now]\n[exit 1]");
+    assert_eq!(l.verification.verdict, Verdict::Failed);
+    assert_eq!(check(&l, "claims").status, Status::Fail);
+    assert_eq!(check(&l, "verify_cmd").status, Status::Ok);
+    // The stub claim names the file that changed.
+    let files = check(&l, "claim-files");
+    assert!(
+        files.detail.contains("Route is a stub") && files.detail.contains("src/routes/guestOrder.ts"),
+        "{}",
+        files.detail
+    );
+    // The temporary worktree is gone.
+    assert_eq!(git(d, &["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn a_failing_check_keeps_its_output_tail() {
+    let (dir, anchor) = repo(FILES);
+    let doc = handoff(
+        &anchor,
+        "sh -c 'echo the suite broke >&2; exit 3'",
+        "in_progress",
+        &[("Noisy", "sh -c 'echo first; echo second >&2; exit 1'")],
+    );
+    let l = lint(dir.path(), &doc, Level::Claims);
+    let claim = &l.verification.claims[0];
+    assert_eq!(claim.class(), Class::NeverHeld);
+    assert_eq!(claim.at_anchor.tail, "first\nsecond\n[exit 1]");
+    let v = check(&l, "verify_cmd");
+    assert_eq!(v.status, Status::Fail);
+    assert!(v.detail.contains("the suite broke"), "{}", v.detail);
+}
+
+#[test]
+fn an_anchor_on_another_branch_and_uncommitted_changes_are_reported() {
+    let (dir, _) = repo(FILES);
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "feature/side"]);
+    write(d, &[("side.txt", "side\n")]);
+    let side = commit(d, "side work");
+    git(d, &["checkout", "-q", "main"]);
+    write(d, &[("main.txt", "main\n")]);
+    commit(d, "main work");
+    write(d, &[("README.md", "edited, not committed\n"), ("new.txt", "untracked\n")]);
+    let doc = handoff(&side[..10], "test -f README.md", "in_progress", &[]);
+    let l = lint(d, &doc, Level::Repo);
+    assert_eq!(check(&l, "true_at_sha").status, Status::Ok);
+    let ancestry = check(&l, "ancestry");
+    assert_eq!(ancestry.status, Status::Warn);
+    assert!(
+        ancestry.detail.contains("not an ancestor of HEAD") && ancestry.detail.contains("feature/side"),
+        "{}",
+        ancestry.detail
+    );
+    let uncommitted = check(&l, "uncommitted");
+    assert_eq!(uncommitted.status, Status::Warn);
+    assert!(
+        uncommitted.detail.contains("README.md") && uncommitted.detail.contains("new.txt"),
+        "{}",
+        uncommitted.detail
+    );
+    assert!(!uncommitted.detail.contains("HANDOFF.md"), "the handoff itself is excluded");
+    let drift = l.verification.drift.as_ref().unwrap();
+    assert!(!drift.ancestor);
+    assert_eq!(drift.uncommitted, ["README.md", "new.txt"]);
+    assert_eq!(l.verification.verdict, Verdict::StaleOrUnproven);
+}
+
+#[test]
+fn committing_the_handoff_itself_is_not_drift() {
+    let (dir, anchor) = repo(FILES);
+    let d = dir.path();
+    let doc = handoff(&anchor, "test -f README.md", "done", &[]);
+    std::fs::write(d.join("HANDOFF.md"), &doc).unwrap();
+    commit(d, "hand off");
+    let l = lint(d, &doc, Level::Verify);
+    let drift = check(&l, "drift");
+    assert_eq!(drift.status, Status::Ok, "{}", drift.detail);
+    assert!(drift.detail.contains("1 more touch only this handoff"), "{}", drift.detail);
+    assert_eq!(check(&l, "uncommitted").status, Status::Ok);
+    assert_eq!(l.verification.verdict, Verdict::Verified, "{:#?}", l.verification.checks);
+    // Real drift after that is reported with the files.
+    write(d, &[("src/routes/guestOrder.ts", "changed\n")]);
+    commit(d, "change the route");
+    let l = lint(d, &doc, Level::Repo);
+    let drift = check(&l, "drift");
+    assert_eq!(drift.status, Status::Warn);
+    assert!(drift.detail.contains("1 commit(s)") && drift.detail.contains("src/routes/guestOrder.ts"), "{}", drift.detail);
+    // status: done without --verify is unproven.
+    assert_eq!(check(&l, "done-unproven").status, Status::Warn);
+}
+
+#[test]
+fn a_fabricated_anchor_fails_and_nothing_from_the_document_runs() {
+    let (dir, _) = repo(FILES);
+    let d = dir.path();
+    let doc = handoff(
+        "a1b2c3d4e5f6",
+        "touch verify-ran",
+        "done",
+        &[("Marker", "touch claim-ran")],
+    );
+    let l = lint(d, &doc, Level::Claims);
+    let sha = check(&l, "true_at_sha");
+    assert_eq!(sha.status, Status::Fail);
+    assert!(sha.detail.contains("fabricated"), "{}", sha.detail);
+    assert_eq!(check(&l, "verify_cmd").status, Status::Skip);
+    assert!(!d.join("verify-ran").exists(), "verify_cmd must not run");
+    assert!(!d.join("claim-ran").exists(), "claims must not run");
+    assert_eq!(l.verification.claims[0].class(), Class::CannotTell);
+    assert_eq!(l.verification.verdict, Verdict::Failed);
+}
+
+#[test]
+fn uncommitted_anchor_and_timeouts_cannot_tell() {
+    let (dir, _) = repo(FILES);
+    let doc = handoff("uncommitted", "test -f README.md", "in_progress", &[("Quick", "test -f README.md")]);
+    let l = lint(dir.path(), &doc, Level::Claims);
+    let claim = &l.verification.claims[0];
+    assert_eq!((claim.at_anchor.status, claim.now.status), (ClaimStatus::NotRun, ClaimStatus::Holds));
+    assert_eq!(claim.class(), Class::CannotTell);
+    assert_eq!(check(&l, "true_at_sha").status, Status::Warn);
+
+    let (dir, anchor) = repo(FILES);
+    let doc = handoff(&anchor, "test -f README.md", "in_progress", &[("Slow", "sleep 30")]);
+    let path = dir.path().join("HANDOFF.md");
+    let mut opts = options(Level::Claims, dir.path());
+    opts.claim_timeout = Duration::from_millis(300);
+    let start = std::time::Instant::now();
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&opts));
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let claim = &l.verification.claims[0];
+    assert_eq!(claim.class(), Class::CannotTell);
+    assert!(claim.output_tail().contains("timed out"), "{}", claim.output_tail());
+}
+
+#[test]
+fn future_dates_fail_and_no_repository_is_unverified() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = handoff("a1b2c3d", "test -f x", "in_progress", &[]).replace("2026-01-14", "2027-01-01");
+    let path = dir.path().join("HANDOFF.md");
+    // A folder outside any repository, with the current folder outside too.
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(Level::Repo, dir.path())));
+    assert_eq!(check(&l, "iso_date").status, Status::Fail);
+    assert_eq!(check(&l, "repo").status, Status::Warn);
+    assert_eq!(l.verification.verdict, Verdict::Failed);
+    let doc = handoff("a1b2c3d", "test -f x", "in_progress", &[]);
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(Level::Repo, dir.path())));
+    assert_eq!(l.verification.verdict, Verdict::UnverifiedNoRepo);
+}
