@@ -1,6 +1,7 @@
 //! End-to-end tests of the `baton` binary.
 
 mod cli;
+mod handoff;
 mod resume;
 
 use std::path::Path;

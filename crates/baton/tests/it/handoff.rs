@@ -1,0 +1,240 @@
+//! `baton handoff lint|bench` end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::{baton, stderr, stdout};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn doc(sha: &str, claims: &[(&str, &str)]) -> String {
+    let rows: String = claims
+        .iter()
+        .map(|(l, c)| format!("| {l} | `{c}` |\n"))
+        .collect();
+    format!(
+        "---\nprotocol_version: 1   # the contract\nhandoff: guest-checkout\nauthor: Dana\n\
+         iso_date: 2026-01-14\ntrue_at_sha: {sha}\nshape: handoff\n\
+         first_action: Apply the pending migration, then wire the route\n\
+         verify_cmd: test -f README.md\nstatus: in_progress\n---\n\n# Handover\n\n\
+         ## Claims\n\n| Claim | Verify |\n|---|---|\n{rows}\n\
+         ## Canonical sources\n\n1. This file; code is truth.\n\n\
+         ## Negative knowledge\n\n\
+         - Tried and failed: reusing the member Order model, its non-null user_id broke queries.\n\
+         - Out of scope: saved payment methods, which need PCI storage we do not have.\n\
+         - Built then reverted, do not re-add: client-side totals, they disagreed on tax.\n\
+         - Decisions: a separate guest_orders table, so member queries stay unchanged.\n\n\
+         ## Next action\n\n1. **Apply the pending migration, then wire the route.**\n\n\
+         ## Verification\n\n```\ntest -f README.md\n```\n"
+    )
+}
+
+/// A repository with a migration and a README, and its commit.
+fn repo() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    std::fs::create_dir_all(d.join("migrations")).unwrap();
+    std::fs::write(d.join("migrations/2026_01_10_create_guest_orders.sql"), "create table x;\n").unwrap();
+    std::fs::write(d.join("README.md"), "store\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "initial"]);
+    let sha = git(d, &["rev-parse", "HEAD"]);
+    (dir, sha)
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+#[test]
+fn issue_12_a_missing_file_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(dir.path(), &["handoff", "lint", "missing.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.md"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"));
+    std::fs::write(dir.path().join("ok.md"), doc("a1b2c3d", &[])).unwrap();
+    let out = baton(dir.path(), &["handoff", "lint", "ok.md", "gone.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("gone.md") && !stderr(&out).contains("ok.md"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["handoff", "lint", "--min", "abc", "x.md"][..],
+        &["handoff", "lint", "--min", "101", "x.md"],
+        &["handoff", "lint", "--frobnicate", "x.md"],
+        &["handoff", "lint", "--json", "--sarif", "x.md"],
+        &["handoff", "lint", "--rubric", "handover-9", "x.md"],
+        &["handoff", "lint"],
+    ] {
+        let out = baton(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let text = doc(
+        &sha[..12],
+        &[
+            ("Migration exists", "ls migrations/ \\| grep guest_orders"),
+            ("No API key leaks into checks", "test -z \"$OPENAI_API_KEY\""),
+            ("Spec exists", "test -f docs/SPEC.md"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["handoff", "lint", "--claims", "--json", "HANDOFF.md"])
+        .current_dir(d)
+        .env("OPENAI_API_KEY", "sk-test-secret")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a claim never held: {}", stderr(&out));
+    assert!(!stdout(&out).contains("sk-test-secret"));
+    let report = json(&out);
+    assert_eq!(report["schema"], 1);
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&report), ["schema", "documents"]);
+    let d0 = &report["documents"][0];
+    assert_eq!(keys(d0), ["path", "score", "valid", "subscores", "findings", "verification"]);
+    assert_eq!(d0["path"], "HANDOFF.md");
+    assert_eq!(d0["valid"], true);
+    assert_eq!(
+        keys(&d0["subscores"]),
+        ["header", "negative", "sections", "self_containment", "prose"]
+    );
+    for f in d0["findings"].as_array().unwrap() {
+        assert_eq!(keys(f), ["rule", "severity", "line", "message"]);
+    }
+    let v = &d0["verification"];
+    assert_eq!(keys(v), ["verdict", "checks", "claims"]);
+    assert_eq!(v["verdict"], "failed");
+    for c in v["checks"].as_array().unwrap() {
+        assert_eq!(keys(c), ["name", "status", "detail"]);
+    }
+    let claims = v["claims"].as_array().unwrap();
+    assert_eq!(
+        keys(&claims[0]),
+        ["label", "command", "status_at_anchor", "status_now", "output_tail"]
+    );
+    assert_eq!(claims[0]["command"], "ls migrations/ | grep guest_orders");
+    let statuses: Vec<(&str, &str)> = claims
+        .iter()
+        .map(|c| (c["status_at_anchor"].as_str().unwrap(), c["status_now"].as_str().unwrap()))
+        .collect();
+    assert_eq!(statuses, [("holds", "holds"), ("holds", "holds"), ("fails", "fails")]);
+    assert!(claims[2]["output_tail"].as_str().unwrap().contains("[exit 1]"));
+}
+
+#[test]
+fn repo_reports_drift_and_text_output_shows_the_verdict() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Migration exists", "ls migrations/ \\| grep guest_orders")])).unwrap();
+    let out = baton(d, &["handoff", "lint", "--repo", "HANDOFF.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("verification: verified"), "{}", stdout(&out));
+    std::fs::write(d.join("README.md"), "changed\n").unwrap();
+    let out = baton(d, &["handoff", "lint", "--repo", "HANDOFF.md"]);
+    assert_eq!(out.status.code(), Some(0), "drift warns; it fails only under --strict");
+    let text = stdout(&out);
+    assert!(text.contains("stale-or-unproven") && text.contains("README.md"), "{text}");
+    let out = baton(d, &["handoff", "lint", "--repo", "--strict", "HANDOFF.md"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn invalid_documents_and_min_fail_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.md"), doc("a1b2c3d", &[("Migration exists", "ls migrations/ \\| grep guest_orders")])).unwrap();
+    std::fs::write(d.join("bad.md"), "# Notes\n\nAs we discussed yesterday.\n").unwrap();
+    let out = baton(d, &["handoff", "lint", "good.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("good.md: 100/100 (baton rubric), valid"), "{}", stdout(&out));
+    let out = baton(d, &["handoff", "lint", "good.md", "bad.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("2 documents: 1 passed, 1 failed"), "{}", stdout(&out));
+    let out = baton(d, &["handoff", "lint", "--rubric", "handover-0.4", "--json", "bad.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["documents"][0]["score"], 12);
+    let out = baton(d, &["handoff", "lint", "--min", "100", "good.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::write(d.join("good.md"), doc("a1b2c3d", &[])).unwrap();
+    let out = baton(d, &["handoff", "lint", "--min", "100", "good.md"]);
+    assert_eq!(out.status.code(), Some(1), "no claims: below 100");
+}
+
+#[test]
+fn sarif_is_2_1_0_with_locations() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.md"), "# Notes\n\nAs we discussed yesterday.\n").unwrap();
+    let out = baton(dir.path(), &["handoff", "lint", "--sarif", "bad.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    let log = json(&out);
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "baton");
+    let results = run["results"].as_array().unwrap();
+    let h1 = results.iter().find(|r| r["ruleId"] == "self-containment").unwrap();
+    assert_eq!(h1["level"], "warning");
+    let loc = &h1["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "bad.md");
+    assert_eq!(loc["region"]["startLine"], 3);
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"header-missing") && rules.contains(&"self-containment"));
+}
+
+fn shared_scenarios() -> Option<PathBuf> {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/handover/bench/scenarios"));
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("BATON_REQUIRE_CONFORMANCE").as_deref() == Ok("1") {
+        panic!("BATON_REQUIRE_CONFORMANCE=1 but {} is missing", dir.display());
+    }
+    eprintln!("\n!!!! SKIPPED: Handover scenarios not found at {} !!!!\n", dir.display());
+    None
+}
+
+#[test]
+fn bench_reports_each_scenario_and_document() {
+    let Some(scenarios) = shared_scenarios() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(dir.path(), &["handoff", "bench", scenarios.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for name in ["descoped-admin-export", "failed-dependency-upgrade", "reverted-feature"] {
+        assert!(text.contains(&format!("scenario {name} (3 traps)")), "{text}");
+    }
+    assert!(text.contains("good.handover.md  100/100"), "{text}");
+    let out = baton(dir.path(), &["handoff", "bench", "--json", scenarios.to_str().unwrap()]);
+    let report = json(&out);
+    assert_eq!(report["scenarios"].as_array().unwrap().len(), 3);
+    let out = baton(dir.path(), &["handoff", "bench"]);
+    assert_eq!(out.status.code(), Some(2), "no bench/scenarios here");
+    assert!(stderr(&out).contains("bench/scenarios"));
+}
