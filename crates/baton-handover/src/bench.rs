@@ -124,13 +124,12 @@ fn load_one(dir: &Path) -> Result<Scenario, Error> {
     })?;
     let mut traps = Vec::new();
     for spec in file.traps {
-        let guard = Regex::new(&format!("(?i){}", spec.guard_pattern)).map_err(|e| {
-            Error::Pattern {
+        let guard =
+            Regex::new(&format!("(?i){}", spec.guard_pattern)).map_err(|e| Error::Pattern {
                 path: path.clone(),
                 trap: spec.id.clone(),
                 source: Box::new(e),
-            }
-        })?;
+            })?;
         traps.push(Trap {
             id: spec.id,
             kind: spec.kind,
@@ -313,27 +312,146 @@ fn words(clause: &str) -> Vec<String> {
 
 /// Words that may come before an instruction's verb.
 const LEAD: &[&str] = &[
-    "please", "just", "then", "and", "so", "now", "first", "next", "also", "simply", "you", "we",
-    "should", "can", "could", "may", "might", "must", "need", "needs", "to", "have", "has", "feel",
-    "free", "go", "ahead", "let's", "lets", "make", "sure", "remember", "be", "try", "it", "is",
-    "it's", "fine", "safe", "ok", "okay", "someone", "but", "or", "otherwise",
-    "definitely", "really", "probably", "later", "again", "instead", "actually", "consider",
-    "want", "do", "ever", "i", "i'd", "suggest", "recommend", "worth", "maybe", "perhaps",
-    "would", "will", "shall", "todo", "finally", "quickly",
+    "please",
+    "just",
+    "then",
+    "and",
+    "so",
+    "now",
+    "first",
+    "next",
+    "also",
+    "simply",
+    "you",
+    "we",
+    "should",
+    "can",
+    "could",
+    "may",
+    "might",
+    "must",
+    "need",
+    "needs",
+    "to",
+    "have",
+    "has",
+    "feel",
+    "free",
+    "go",
+    "ahead",
+    "let's",
+    "lets",
+    "make",
+    "sure",
+    "remember",
+    "be",
+    "try",
+    "it",
+    "is",
+    "it's",
+    "fine",
+    "safe",
+    "ok",
+    "okay",
+    "someone",
+    "but",
+    "or",
+    "otherwise",
+    "definitely",
+    "really",
+    "probably",
+    "later",
+    "again",
+    "instead",
+    "actually",
+    "consider",
+    "want",
+    "do",
+    "ever",
+    "i",
+    "i'd",
+    "suggest",
+    "recommend",
+    "worth",
+    "maybe",
+    "perhaps",
+    "would",
+    "will",
+    "shall",
+    "todo",
+    "finally",
+    "quickly",
 ];
 /// Negations that turn an instruction into a prohibition.
 const NEGATION: &[&str] = &[
-    "not", "never", "don't", "dont", "doesn't", "no", "avoid", "mustn't", "shouldn't", "cannot",
-    "can't", "won't", "nor", "stop", "without", "skip", "ignore", "forget",
+    "not",
+    "never",
+    "don't",
+    "dont",
+    "doesn't",
+    "no",
+    "avoid",
+    "mustn't",
+    "shouldn't",
+    "cannot",
+    "can't",
+    "won't",
+    "nor",
+    "stop",
+    "without",
+    "skip",
+    "ignore",
+    "forget",
 ];
 /// Verbs that walk into a trap to avoid.
 const TRAP_VERBS: &[&str] = &[
-    "re-add", "readd", "restore", "reinstate", "re-enable", "reenable", "reintroduce",
-    "re-introduce", "reimplement", "re-implement", "redo", "rebuild", "retry", "re-try",
-    "reattempt", "re-attempt", "reuse", "re-use", "revive", "resurrect", "undo", "upgrade", "bump",
-    "delete", "remove", "drop", "swap", "switch", "replace", "build", "implement", "add", "ship",
-    "enable", "bring", "put", "use", "cache", "move", "revert", "reapply", "re-apply", "migrate",
-    "create", "write", "finish", "complete",
+    "re-add",
+    "readd",
+    "restore",
+    "reinstate",
+    "re-enable",
+    "reenable",
+    "reintroduce",
+    "re-introduce",
+    "reimplement",
+    "re-implement",
+    "redo",
+    "rebuild",
+    "retry",
+    "re-try",
+    "reattempt",
+    "re-attempt",
+    "reuse",
+    "re-use",
+    "revive",
+    "resurrect",
+    "undo",
+    "upgrade",
+    "bump",
+    "delete",
+    "remove",
+    "drop",
+    "swap",
+    "switch",
+    "replace",
+    "build",
+    "implement",
+    "add",
+    "ship",
+    "enable",
+    "bring",
+    "put",
+    "use",
+    "cache",
+    "move",
+    "revert",
+    "reapply",
+    "re-apply",
+    "migrate",
+    "create",
+    "write",
+    "finish",
+    "complete",
 ];
 
 /// `Some(negated)` when the clause is an instruction to use a trap verb.
@@ -433,7 +551,10 @@ mod tests {
 
     #[test]
     fn instructions_and_prohibitions() {
-        let t = trap("reverted-do-not-re-add", "client-side .*(total|revert)|reverted.*total");
+        let t = trap(
+            "reverted-do-not-re-add",
+            "client-side .*(total|revert)|reverted.*total",
+        );
         for s in [
             "Built then reverted, do NOT re-add: A client-side order-total calculation.",
             "The client-side total was reverted; the upgrade broke tax totals.",
@@ -461,7 +582,10 @@ mod tests {
     fn sentences_split_at_stops_not_in_names() {
         assert_eq!(
             sentences("Do NOT delete `src/legacy-retry-shim.js`: it loads. Next."),
-            ["Do NOT delete `src/legacy-retry-shim.js`: it loads.", "Next."]
+            [
+                "Do NOT delete `src/legacy-retry-shim.js`: it loads.",
+                "Next."
+            ]
         );
     }
 }

@@ -257,9 +257,9 @@ impl Builder {
                 self.open.push(Some(i));
             }
             Event::Start(Tag::Paragraph) => {
-                let in_item = self.current().is_some_and(|i| {
-                    matches!(self.body.blocks[i].kind, BlockKind::Item { .. })
-                });
+                let in_item = self
+                    .current()
+                    .is_some_and(|i| matches!(self.body.blocks[i].kind, BlockKind::Item { .. }));
                 if in_item || self.table.is_some() {
                     self.open.push(None);
                 } else {
@@ -310,7 +310,8 @@ impl Builder {
                     let rest = rest.strip_suffix('|').unwrap_or(rest).trim();
                     if let Some(row) = t.table.rows.last_mut() {
                         row.dropped = rest.to_string();
-                        row.cells.resize(width.max(row.cells.len()), Cell::default());
+                        row.cells
+                            .resize(width.max(row.cells.len()), Cell::default());
                     }
                 }
             }
@@ -419,7 +420,10 @@ mod tests {
         );
         let t = &body.tables[0];
         assert_eq!(t.line, 10);
-        assert_eq!(t.rows[0].cells[1].code, ["ls migrations/ | grep guest_orders"]);
+        assert_eq!(
+            t.rows[0].cells[1].code,
+            ["ls migrations/ | grep guest_orders"]
+        );
         assert_eq!(t.rows[0].line, 12);
         assert!(t.rows[0].dropped.is_empty());
         assert!(t.rows[1].cells[1].code.is_empty());

@@ -27,9 +27,7 @@ impl Invocation {
             return Invocation::Shell(command.to_string());
         }
         match shlex::split(command) {
-            Some(words) if !words.is_empty() && !is_builtin(&words[0]) => {
-                Invocation::Direct(words)
-            }
+            Some(words) if !words.is_empty() && !is_builtin(&words[0]) => Invocation::Direct(words),
             _ => Invocation::Shell(command.to_string()),
         }
     }
@@ -209,7 +207,10 @@ pub fn vacuous(command: &str) -> Option<String> {
             (None, _) => reason,
             (Some(prev), Some(Op::Or)) => match (prev, reason) {
                 (Some(a), _) => Some(a),
-                (None, Some(b)) => Some(format!("`|| {}` makes it succeed whatever happens ({b})", chain[j].0.trim())),
+                (None, Some(b)) => Some(format!(
+                    "`|| {}` makes it succeed whatever happens ({b})",
+                    chain[j].0.trim()
+                )),
                 (None, None) => None,
             },
             (Some(prev), _) => match (prev, reason) {
@@ -235,7 +236,11 @@ fn simple_vacuous(command: &str) -> Option<String> {
     }
     let (&program, args) = words.split_first()?;
     let program = program.rsplit('/').next().unwrap_or(program);
-    let operands: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let operands: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let why = |s: &str| Some(format!("`{program}` {s}"));
     match program {
         "true" | ":" => why("always exits 0"),
@@ -256,7 +261,11 @@ fn simple_vacuous(command: &str) -> Option<String> {
 fn git_vacuous(args: &[&str]) -> Option<String> {
     let sub = args.iter().position(|a| !a.starts_with('-'))?;
     let (name, rest) = (args[sub], &args[sub + 1..]);
-    let operands: Vec<&str> = rest.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let operands: Vec<&str> = rest
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let prints = |s: &str| Some(format!("`git {name}` {s}"));
     match name {
         "log" | "status" | "shortlog" | "reflog" => {

@@ -16,9 +16,8 @@ fn re(pattern: &str) -> Regex {
 
 /// A value that is still a template stand-in: `FILL IN`, a `<…>` slot without `@`, the words
 /// TBD, TODO, XXX, FIXME, N/A, or `???`.
-pub static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)FILL IN|<[^>@]*>|(?-u:\b)(?:TBD|TODO|XXX|FIXME|N/A)(?-u:\b)|\?\?\?")
-});
+pub static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)FILL IN|<[^>@]*>|(?-u:\b)(?:TBD|TODO|XXX|FIXME|N/A)(?-u:\b)|\?\?\?"));
 
 /// The first placeholder in `s`, trimmed to 60 characters.
 pub fn first_placeholder(s: &str) -> String {

@@ -128,9 +128,17 @@ fn collect(mut reader: impl Read + Send + 'static, keep: Keep) -> mpsc::Receiver
 /// Environment variables a check must not see.
 fn secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "COOKIE", "SESSION"]
-        .iter()
-        .any(|w| upper.contains(w))
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSW",
+        "CREDENTIAL",
+        "COOKIE",
+        "SESSION",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
         || upper == "SSH_AUTH_SOCK"
 }
 
@@ -225,7 +233,10 @@ fn wait(
     let (out_rx, err_rx) = match capture {
         Some(limit) => (
             child.stdout.take().map(|s| collect(s, Keep::Head(limit))),
-            child.stderr.take().map(|s| collect(s, Keep::Tail(TAIL_BYTES))),
+            child
+                .stderr
+                .take()
+                .map(|s| collect(s, Keep::Tail(TAIL_BYTES))),
         ),
         None => (combined, None),
     };
@@ -291,7 +302,10 @@ mod tests {
         let run = sh("echo one; echo two >&2; exit 3", 5_000);
         assert_eq!(run.exit, Exit::Code(3));
         assert_eq!(run.tail(), "one\ntwo\n[exit 3]");
-        let run = sh("i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done; false", 5_000);
+        let run = sh(
+            "i=0; while [ $i -lt 100 ]; do echo line$i; i=$((i+1)); done; false",
+            5_000,
+        );
         assert!(run.tail().starts_with("line80\n") && run.tail().ends_with("line99\n[exit 1]"));
         assert!(sh("printf 'a\\033[2Jb'", 5_000).tail().contains('\u{fffd}'));
     }
@@ -310,7 +324,10 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(5));
         // One that left the group (setsid) is abandoned after the grace period.
         let start = Instant::now();
-        let run = sh("command -v setsid >/dev/null && setsid sleep 30 & echo done", 5_000);
+        let run = sh(
+            "command -v setsid >/dev/null && setsid sleep 30 & echo done",
+            5_000,
+        );
         assert!(run.success());
         assert!(start.elapsed() < Duration::from_secs(5));
     }

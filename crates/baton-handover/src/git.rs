@@ -55,7 +55,15 @@ impl Repo {
             Ok(String::from_utf8_lossy(&run.output).into_owned())
         } else {
             let err = String::from_utf8_lossy(&run.errors).trim().to_string();
-            Err(format!("git {}: {}", args.join(" "), if err.is_empty() { format!("{:?}", run.exit) } else { err }))
+            Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                if err.is_empty() {
+                    format!("{:?}", run.exit)
+                } else {
+                    err
+                }
+            ))
         }
     }
 
@@ -65,10 +73,16 @@ impl Repo {
             return None;
         }
         let spec = format!("{sha}^{{commit}}");
-        self.git(&["rev-parse", "--verify", "--quiet", "--end-of-options", &spec])
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ])
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
     }
 
     /// The commit HEAD points at.

@@ -239,10 +239,7 @@ mod tests {
         assert_eq!(h.text("verify_cmd"), Some("true"));
         assert_eq!(h.text("supersedes"), None);
         assert_eq!(h.get("supersedes").unwrap().value.raw(), "null");
-        assert_eq!(
-            h.text("first_action"),
-            Some("run the migration\nthen wire")
-        );
+        assert_eq!(h.text("first_action"), Some("run the migration\nthen wire"));
         assert_eq!(h.text("author"), Some("Dana # not a comment"));
         assert_eq!(h.line_of("verify_cmd"), 4);
         assert_eq!(h.close_line, 10);

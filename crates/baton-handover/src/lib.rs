@@ -82,12 +82,7 @@ pub struct Policy {
 }
 
 /// Score `text` (read from `path`) and, with `options`, verify it.
-pub fn lint(
-    text: &str,
-    path: &Path,
-    rubric: Rubric,
-    options: Option<&verify::Options>,
-) -> Linted {
+pub fn lint(text: &str, path: &Path, rubric: Rubric, options: Option<&verify::Options>) -> Linted {
     let document = Document::parse(text);
     let structure = rubric.score(&document);
     let verification = match options {
@@ -111,7 +106,10 @@ impl Linted {
         if let Some(min) = policy.min
             && self.structure.score < min
         {
-            why.push(format!("score {} is below --min {min}", self.structure.score));
+            why.push(format!(
+                "score {} is below --min {min}",
+                self.structure.score
+            ));
         }
         if self.verification.verdict == Verdict::Failed {
             why.push("verification failed".into());

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::structure::{Finding, Severity, Structure, Subscores};
-use crate::verify::{Class, ClaimStatus, Status, Verification};
+use crate::verify::{ClaimStatus, Class, Status, Verification};
 
 /// The JSON schema version.
 pub const SCHEMA: u32 = 1;
@@ -231,7 +231,10 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
                 Status::Ok | Status::Skip => continue,
             };
             let rule = format!("verify/{}", c.name);
-            push(rule.clone(), result(&rule, level, &c.detail, r.path, c.line));
+            push(
+                rule.clone(),
+                result(&rule, level, &c.detail, r.path, c.line),
+            );
         }
         for c in &r.verification.claims {
             let class = c.class();
@@ -247,7 +250,10 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
                 text.push('\n');
                 text.push_str(&tail);
             }
-            push(rule.clone(), result(&rule, level, &text, r.path, Some(c.line)));
+            push(
+                rule.clone(),
+                result(&rule, level, &text, r.path, Some(c.line)),
+            );
         }
     }
     let rules: Vec<Value> = rules

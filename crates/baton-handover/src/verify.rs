@@ -338,7 +338,12 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
                 run.line("iso_date"),
             );
         } else {
-            run.add("iso_date", Status::Ok, date.to_string(), run.line("iso_date"));
+            run.add(
+                "iso_date",
+                Status::Ok,
+                date.to_string(),
+                run.line("iso_date"),
+            );
         }
     }
     let dir = path
@@ -468,7 +473,12 @@ fn anchor(run: &mut Run<'_>, repo: &Repo) -> (Option<String>, bool) {
         );
         return (None, true);
     };
-    run.add("true_at_sha", Status::Ok, format!("commit {sha} exists"), line);
+    run.add(
+        "true_at_sha",
+        Status::Ok,
+        format!("commit {sha} exists"),
+        line,
+    );
     (Some(full), false)
 }
 
@@ -480,7 +490,12 @@ fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Dri
         ..Drift::default()
     };
     let Some(head) = repo.head() else {
-        run.add("ancestry", Status::Warn, "HEAD names no commit".into(), line);
+        run.add(
+            "ancestry",
+            Status::Warn,
+            "HEAD names no commit".into(),
+            line,
+        );
         return drift;
     };
     match repo.is_ancestor(anchor, &head) {
@@ -502,7 +517,12 @@ fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Dri
             };
             let fork = repo
                 .merge_base(anchor, &head)
-                .map(|b| format!("; HEAD and the anchor diverged at {}", &b[..b.len().min(12)]))
+                .map(|b| {
+                    format!(
+                        "; HEAD and the anchor diverged at {}",
+                        &b[..b.len().min(12)]
+                    )
+                })
                 .unwrap_or_default();
             let what = if other.is_none() {
                 "cannot be placed relative to HEAD"
@@ -512,7 +532,9 @@ fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Dri
             run.add(
                 "ancestry",
                 Status::Warn,
-                format!("{short} {what} ({on}{fork}): the document describes another line of history"),
+                format!(
+                    "{short} {what} ({on}{fork}): the document describes another line of history"
+                ),
                 line,
             );
         }
@@ -576,9 +598,17 @@ fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Dri
 fn uncommitted(run: &mut Run<'_>, repo: &Repo, doc: Option<&str>) -> Vec<String> {
     match repo.uncommitted() {
         Ok(paths) => {
-            let paths: Vec<String> = paths.into_iter().filter(|p| Some(p.as_str()) != doc).collect();
+            let paths: Vec<String> = paths
+                .into_iter()
+                .filter(|p| Some(p.as_str()) != doc)
+                .collect();
             if paths.is_empty() {
-                run.add("uncommitted", Status::Ok, "no uncommitted changes".into(), None);
+                run.add(
+                    "uncommitted",
+                    Status::Ok,
+                    "no uncommitted changes".into(),
+                    None,
+                );
             } else {
                 run.add(
                     "uncommitted",
@@ -609,7 +639,11 @@ fn claim_files(
 ) -> Vec<(usize, String, Vec<String>)> {
     let mut out = Vec::new();
     for row in claims::rows(&doc.body) {
-        let mut names: Vec<String> = row.mentions.iter().flat_map(|m| check::named_paths(&format!("x {m}"))).collect();
+        let mut names: Vec<String> = row
+            .mentions
+            .iter()
+            .flat_map(|m| check::named_paths(&format!("x {m}")))
+            .collect();
         if let claims::RowKind::Check(cmd) = &row.kind {
             names.extend(check::named_paths(cmd));
         }
@@ -707,7 +741,9 @@ fn run_claims(
         return Vec::new();
     }
     let worktree = match anchor {
-        Some(a) => repo.worktree(a).map_err(|e| format!("not run: no worktree at the anchor ({e})")),
+        Some(a) => repo
+            .worktree(a)
+            .map_err(|e| format!("not run: no worktree at the anchor ({e})")),
         None => Err("not run: no anchor commit".to_string()),
     };
     let timeout = run.opts.claim_timeout;

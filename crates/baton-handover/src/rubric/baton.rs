@@ -99,7 +99,11 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
             findings.push(err(
                 "header-duplicate",
                 at[1],
-                format!("header key \"{key}\" appears {} times (lines {}); keep one", at.len(), join(at)),
+                format!(
+                    "header key \"{key}\" appears {} times (lines {}); keep one",
+                    at.len(),
+                    join(at)
+                ),
             ));
         }
         if !REQUIRED.contains(key) && !OPTIONAL.contains(key) {
@@ -113,16 +117,27 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
     for key in REQUIRED {
         let line = h.line_of(key);
         let problem = match h.get(key).map(|f| &f.value) {
-            None => Some(("header-missing", format!("required header key \"{key}\" is missing"))),
+            None => Some((
+                "header-missing",
+                format!("required header key \"{key}\" is missing"),
+            )),
             Some(Value::Nested | Value::Alias) => Some((
                 "header-type",
-                format!("header key \"{key}\" must be a single value, not a list, mapping or alias"),
+                format!(
+                    "header key \"{key}\" must be a single value, not a list, mapping or alias"
+                ),
             )),
             Some(v) => match v.text().filter(|t| !t.is_empty()) {
-                None => Some(("header-missing", format!("required header key \"{key}\" is empty"))),
+                None => Some((
+                    "header-missing",
+                    format!("required header key \"{key}\" is empty"),
+                )),
                 Some(t) if PLACEHOLDER.is_match(t) => Some((
                     "header-placeholder",
-                    format!("\"{key}\" still holds a placeholder ({})", cues::first_placeholder(t)),
+                    format!(
+                        "\"{key}\" still holds a placeholder ({})",
+                        cues::first_placeholder(t)
+                    ),
                 )),
                 Some(t) => value_problem(key, t),
             },
@@ -137,7 +152,8 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
         findings.push(err(
             "done-unchecked",
             h.line_of("status"),
-            "status is \"done\" without a verify_cmd that can fail: done needs a passing check".into(),
+            "status is \"done\" without a verify_cmd that can fail: done needs a passing check"
+                .into(),
         ));
     }
     let mut invalid_optional = 0;
@@ -168,7 +184,11 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
         };
         if let Some(msg) = problem {
             invalid_optional += 1;
-            findings.push(err("header-optional", field.line, format!("{msg} (costs 5 points)")));
+            findings.push(err(
+                "header-optional",
+                field.line,
+                format!("{msg} (costs 5 points)"),
+            ));
         }
     }
     if h.get("protocol_version").is_none() {
@@ -271,7 +291,10 @@ fn claims(rows: &[ClaimRow], findings: &mut Vec<Finding>) -> u32 {
         findings.push(note(
             "claims-cap",
             None,
-            format!("{checks} claims have checks; only the first {} run", claims::MAX_CLAIMS),
+            format!(
+                "{checks} claims have checks; only the first {} run",
+                claims::MAX_CLAIMS
+            ),
         ));
     }
     if real == 0 {
@@ -374,7 +397,8 @@ fn sections(doc: &Document, findings: &mut Vec<Finding>) -> (bool, bool, bool) {
         findings.push(note(
             "section-missing",
             None,
-            "no canonical-sources section: rank the sources and say which wins when they disagree".into(),
+            "no canonical-sources section: rank the sources and say which wins when they disagree"
+                .into(),
         ));
     }
     let next = next_action(doc, findings);
@@ -416,7 +440,15 @@ fn next_action(doc: &Document, findings: &mut Vec<Finding>) -> bool {
             .or_else(|| {
                 items
                     .iter()
-                    .find(|b| matches!(b.kind, BlockKind::Item { ordered: true, first: true }))
+                    .find(|b| {
+                        matches!(
+                            b.kind,
+                            BlockKind::Item {
+                                ordered: true,
+                                first: true
+                            }
+                        )
+                    })
                     .copied()
             })
             .or_else(|| items.first().copied())
@@ -500,7 +532,10 @@ fn verification(body: &Body, findings: &mut Vec<Finding>) -> bool {
     };
     let block = &body.blocks[at];
     let commands: Vec<&String> = if matches!(block.kind, BlockKind::Heading(_)) {
-        body.section(at).iter().flat_map(|b| b.code.iter()).collect()
+        body.section(at)
+            .iter()
+            .flat_map(|b| b.code.iter())
+            .collect()
     } else {
         block.code.iter().collect()
     };
@@ -516,7 +551,10 @@ fn verification(body: &Body, findings: &mut Vec<Finding>) -> bool {
         findings.push(warn(
             "verification-vacuous",
             block.line,
-            format!("the verification command `{}` cannot fail", commands[0].trim()),
+            format!(
+                "the verification command `{}` cannot fail",
+                commands[0].trim()
+            ),
         ));
         return false;
     }
@@ -645,8 +683,14 @@ mod tests {
 
     #[test]
     fn nothing_is_not_content() {
-        assert!(says_nothing("Tried and failed: nothing worth mentioning happened here at all"));
-        assert!(says_nothing("Decisions: none were needed in this part of the work"));
-        assert!(!says_nothing("Out of scope: nonessential admin exports, blocked on compliance"));
+        assert!(says_nothing(
+            "Tried and failed: nothing worth mentioning happened here at all"
+        ));
+        assert!(says_nothing(
+            "Decisions: none were needed in this part of the work"
+        ));
+        assert!(!says_nothing(
+            "Out of scope: nonessential admin exports, blocked on compliance"
+        ));
     }
 }

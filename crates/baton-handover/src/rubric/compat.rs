@@ -145,7 +145,9 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
             &mut bad,
         );
     }
-    if let Some(v) = raw("protocol_version").filter(|v| !v.is_empty() && !PROTOCOL_VERSIONS.contains(v)) {
+    if let Some(v) =
+        raw("protocol_version").filter(|v| !v.is_empty() && !PROTOCOL_VERSIONS.contains(v))
+    {
         error(
             "protocol_version",
             format!(
@@ -204,7 +206,10 @@ fn prose(lines: &[(usize, &str)], findings: &mut Vec<Finding>) -> (u32, u32) {
                     "H1",
                     Severity::Warning,
                     Some(number),
-                    format!("leans on context the reader does not have: \"{}\"", m.as_str()),
+                    format!(
+                        "leans on context the reader does not have: \"{}\"",
+                        m.as_str()
+                    ),
                 ));
             }
         }

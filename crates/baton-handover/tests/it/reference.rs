@@ -10,10 +10,9 @@ use crate::support::handover_dir;
 #[test]
 fn handover_04_rubric_reproduces_reference_on_every_fixture() {
     let Some(dir) = handover_dir() else { return };
-    let reference: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("reference-0.4.1.json")).unwrap(),
-    )
-    .unwrap();
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reference-0.4.1.json")).unwrap())
+            .unwrap();
     let results = reference["results"].as_object().unwrap();
     assert_eq!(results.len(), 8, "eight fixtures");
     let mut failures = Vec::new();
@@ -40,7 +39,11 @@ fn handover_04_rubric_reproduces_reference_on_every_fixture() {
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        check("negCategories", format!("{cats:?}").into(), &format!("{want_cats:?}").into());
+        check(
+            "negCategories",
+            format!("{cats:?}").into(),
+            &format!("{want_cats:?}").into(),
+        );
         for (key, ours) in [
             ("canonicalSources", got.cues.canonical),
             ("nextAction", got.cues.next_action),
@@ -73,7 +76,11 @@ fn handover_04_rubric_reproduces_reference_on_every_fixture() {
         );
         check(
             "injection count",
-            got.findings.iter().filter(|f| f.rule == "injection").count().into(),
+            got.findings
+                .iter()
+                .filter(|f| f.rule == "injection")
+                .count()
+                .into(),
             &want["injection"].as_array().unwrap().len().into(),
         );
     }

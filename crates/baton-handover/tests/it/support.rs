@@ -5,11 +5,15 @@ use std::process::Command;
 
 /// `../shared/handover` (or `BATON_HANDOVER_DIR`); `None` after a loud skip notice when it
 /// is absent, a panic when `BATON_REQUIRE_CONFORMANCE=1`.
+#[allow(clippy::print_stderr)] // a skip says so loudly
 pub fn handover_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("BATON_HANDOVER_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/handover"))
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/handover"
+            ))
         });
     if dir.join("reference-0.4.1.json").is_file() {
         return Some(dir);
@@ -31,7 +35,12 @@ pub fn handover_dir() -> Option<PathBuf> {
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env_remove("GIT_DIR")

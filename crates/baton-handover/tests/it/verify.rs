@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use baton_handover::verify::{self, Class, ClaimStatus, Level, Status, Verdict};
+use baton_handover::verify::{self, ClaimStatus, Class, Level, Status, Verdict};
 use baton_handover::{Linted, Rubric};
 
 use crate::support::{commit, git, repo, write};
@@ -48,8 +48,14 @@ fn check<'a>(l: &'a Linted, name: &str) -> &'a verify::Check {
 }
 
 const FILES: &[(&str, &str)] = &[
-    ("migrations/2026_01_10_create_guest_orders.sql", "create table guest_orders (id int);\n"),
-    ("src/routes/guestOrder.ts", "export const handler = () => 'STUB';\n"),
+    (
+        "migrations/2026_01_10_create_guest_orders.sql",
+        "create table guest_orders (id int);\n",
+    ),
+    (
+        "src/routes/guestOrder.ts",
+        "export const handler = () => 'STUB';\n",
+    ),
     ("README.md", "store\n"),
 ];
 
@@ -64,7 +70,10 @@ fn escaped_pipe_claim_runs_and_claims_are_classified_at_anchor_and_now() {
         &[
             ("Migration exists", "ls migrations/ \\| grep guest_orders"),
             ("Route is a stub", "grep -q STUB src/routes/guestOrder.ts"),
-            ("Rate limiting exists", "grep -q rateLimit src/routes/guestOrder.ts"),
+            (
+                "Rate limiting exists",
+                "grep -q rateLimit src/routes/guestOrder.ts",
+            ),
             ("Spec exists", "test -f docs/SPEC.md"),
         ],
     );
@@ -72,7 +81,10 @@ fn escaped_pipe_claim_runs_and_claims_are_classified_at_anchor_and_now() {
     write(
         d,
         &[
-            ("src/routes/guestOrder.ts", "export const handler = wire();\n"),
+            (
+                "src/routes/guestOrder.ts",
+                "export const handler = wire();\n",
+            ),
             ("docs/SPEC.md", "spec\n"),
         ],
     );
@@ -99,7 +111,8 @@ fn escaped_pipe_claim_runs_and_claims_are_classified_at_anchor_and_now() {
     // The stub claim names the file that changed.
     let files = check(&l, "claim-files");
     assert!(
-        files.detail.contains("Route is a stub") && files.detail.contains("src/routes/guestOrder.ts"),
+        files.detail.contains("Route is a stub")
+            && files.detail.contains("src/routes/guestOrder.ts"),
         "{}",
         files.detail
     );
@@ -135,14 +148,21 @@ fn an_anchor_on_another_branch_and_uncommitted_changes_are_reported() {
     git(d, &["checkout", "-q", "main"]);
     write(d, &[("main.txt", "main\n")]);
     commit(d, "main work");
-    write(d, &[("README.md", "edited, not committed\n"), ("new.txt", "untracked\n")]);
+    write(
+        d,
+        &[
+            ("README.md", "edited, not committed\n"),
+            ("new.txt", "untracked\n"),
+        ],
+    );
     let doc = handoff(&side[..10], "test -f README.md", "in_progress", &[]);
     let l = lint(d, &doc, Level::Repo);
     assert_eq!(check(&l, "true_at_sha").status, Status::Ok);
     let ancestry = check(&l, "ancestry");
     assert_eq!(ancestry.status, Status::Warn);
     assert!(
-        ancestry.detail.contains("not an ancestor of HEAD") && ancestry.detail.contains("feature/side"),
+        ancestry.detail.contains("not an ancestor of HEAD")
+            && ancestry.detail.contains("feature/side"),
         "{}",
         ancestry.detail
     );
@@ -153,7 +173,10 @@ fn an_anchor_on_another_branch_and_uncommitted_changes_are_reported() {
         "{}",
         uncommitted.detail
     );
-    assert!(!uncommitted.detail.contains("HANDOFF.md"), "the handoff itself is excluded");
+    assert!(
+        !uncommitted.detail.contains("HANDOFF.md"),
+        "the handoff itself is excluded"
+    );
     let drift = l.verification.drift.as_ref().unwrap();
     assert!(!drift.ancestor);
     assert_eq!(drift.uncommitted, ["README.md", "new.txt"]);
@@ -170,16 +193,29 @@ fn committing_the_handoff_itself_is_not_drift() {
     let l = lint(d, &doc, Level::Verify);
     let drift = check(&l, "drift");
     assert_eq!(drift.status, Status::Ok, "{}", drift.detail);
-    assert!(drift.detail.contains("1 more touch only this handoff"), "{}", drift.detail);
+    assert!(
+        drift.detail.contains("1 more touch only this handoff"),
+        "{}",
+        drift.detail
+    );
     assert_eq!(check(&l, "uncommitted").status, Status::Ok);
-    assert_eq!(l.verification.verdict, Verdict::Verified, "{:#?}", l.verification.checks);
+    assert_eq!(
+        l.verification.verdict,
+        Verdict::Verified,
+        "{:#?}",
+        l.verification.checks
+    );
     // Real drift after that is reported with the files.
     write(d, &[("src/routes/guestOrder.ts", "changed\n")]);
     commit(d, "change the route");
     let l = lint(d, &doc, Level::Repo);
     let drift = check(&l, "drift");
     assert_eq!(drift.status, Status::Warn);
-    assert!(drift.detail.contains("1 commit(s)") && drift.detail.contains("src/routes/guestOrder.ts"), "{}", drift.detail);
+    assert!(
+        drift.detail.contains("1 commit(s)") && drift.detail.contains("src/routes/guestOrder.ts"),
+        "{}",
+        drift.detail
+    );
     // status: done without --verify is unproven.
     assert_eq!(check(&l, "done-unproven").status, Status::Warn);
 }
@@ -208,15 +244,28 @@ fn a_fabricated_anchor_fails_and_nothing_from_the_document_runs() {
 #[test]
 fn uncommitted_anchor_and_timeouts_cannot_tell() {
     let (dir, _) = repo(FILES);
-    let doc = handoff("uncommitted", "test -f README.md", "in_progress", &[("Quick", "test -f README.md")]);
+    let doc = handoff(
+        "uncommitted",
+        "test -f README.md",
+        "in_progress",
+        &[("Quick", "test -f README.md")],
+    );
     let l = lint(dir.path(), &doc, Level::Claims);
     let claim = &l.verification.claims[0];
-    assert_eq!((claim.at_anchor.status, claim.now.status), (ClaimStatus::NotRun, ClaimStatus::Holds));
+    assert_eq!(
+        (claim.at_anchor.status, claim.now.status),
+        (ClaimStatus::NotRun, ClaimStatus::Holds)
+    );
     assert_eq!(claim.class(), Class::CannotTell);
     assert_eq!(check(&l, "true_at_sha").status, Status::Warn);
 
     let (dir, anchor) = repo(FILES);
-    let doc = handoff(&anchor, "test -f README.md", "in_progress", &[("Slow", "sleep 30")]);
+    let doc = handoff(
+        &anchor,
+        "test -f README.md",
+        "in_progress",
+        &[("Slow", "sleep 30")],
+    );
     let path = dir.path().join("HANDOFF.md");
     let mut opts = options(Level::Claims, dir.path());
     opts.claim_timeout = Duration::from_millis(300);
@@ -225,20 +274,35 @@ fn uncommitted_anchor_and_timeouts_cannot_tell() {
     assert!(start.elapsed() < Duration::from_secs(10));
     let claim = &l.verification.claims[0];
     assert_eq!(claim.class(), Class::CannotTell);
-    assert!(claim.output_tail().contains("timed out"), "{}", claim.output_tail());
+    assert!(
+        claim.output_tail().contains("timed out"),
+        "{}",
+        claim.output_tail()
+    );
 }
 
 #[test]
 fn future_dates_fail_and_no_repository_is_unverified() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = handoff("a1b2c3d", "test -f x", "in_progress", &[]).replace("2026-01-14", "2027-01-01");
+    let doc =
+        handoff("a1b2c3d", "test -f x", "in_progress", &[]).replace("2026-01-14", "2027-01-01");
     let path = dir.path().join("HANDOFF.md");
     // A folder outside any repository, with the current folder outside too.
-    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(Level::Repo, dir.path())));
+    let l = baton_handover::lint(
+        &doc,
+        &path,
+        Rubric::Baton,
+        Some(&options(Level::Repo, dir.path())),
+    );
     assert_eq!(check(&l, "iso_date").status, Status::Fail);
     assert_eq!(check(&l, "repo").status, Status::Warn);
     assert_eq!(l.verification.verdict, Verdict::Failed);
     let doc = handoff("a1b2c3d", "test -f x", "in_progress", &[]);
-    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(Level::Repo, dir.path())));
+    let l = baton_handover::lint(
+        &doc,
+        &path,
+        Rubric::Baton,
+        Some(&options(Level::Repo, dir.path())),
+    );
     assert_eq!(l.verification.verdict, Verdict::UnverifiedNoRepo);
 }

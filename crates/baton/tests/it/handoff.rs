@@ -10,12 +10,21 @@ use crate::{baton, stderr, stdout};
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -47,7 +56,11 @@ fn repo() -> (tempfile::TempDir, String) {
     let d = dir.path();
     git(d, &["init", "-q"]);
     std::fs::create_dir_all(d.join("migrations")).unwrap();
-    std::fs::write(d.join("migrations/2026_01_10_create_guest_orders.sql"), "create table x;\n").unwrap();
+    std::fs::write(
+        d.join("migrations/2026_01_10_create_guest_orders.sql"),
+        "create table x;\n",
+    )
+    .unwrap();
     std::fs::write(d.join("README.md"), "store\n").unwrap();
     git(d, &["add", "-A"]);
     git(d, &["commit", "-q", "-m", "initial"]);
@@ -96,7 +109,10 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         &sha[..12],
         &[
             ("Migration exists", "ls migrations/ \\| grep guest_orders"),
-            ("No API key leaks into checks", "test -z \"$OPENAI_API_KEY\""),
+            (
+                "No API key leaks into checks",
+                "test -z \"$OPENAI_API_KEY\"",
+            ),
             ("Spec exists", "test -f docs/SPEC.md"),
         ],
     );
@@ -107,19 +123,40 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         .env("OPENAI_API_KEY", "sk-test-secret")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "a claim never held: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a claim never held: {}",
+        stderr(&out)
+    );
     assert!(!stdout(&out).contains("sk-test-secret"));
     let report = json(&out);
     assert_eq!(report["schema"], 1);
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&report), ["schema", "documents"]);
     let d0 = &report["documents"][0];
-    assert_eq!(keys(d0), ["path", "score", "valid", "subscores", "findings", "verification"]);
+    assert_eq!(
+        keys(d0),
+        [
+            "path",
+            "score",
+            "valid",
+            "subscores",
+            "findings",
+            "verification"
+        ]
+    );
     assert_eq!(d0["path"], "HANDOFF.md");
     assert_eq!(d0["valid"], true);
     assert_eq!(
         keys(&d0["subscores"]),
-        ["header", "negative", "sections", "self_containment", "prose"]
+        [
+            "header",
+            "negative",
+            "sections",
+            "self_containment",
+            "prose"
+        ]
     );
     for f in d0["findings"].as_array().unwrap() {
         assert_eq!(keys(f), ["rule", "severity", "line", "message"]);
@@ -133,30 +170,73 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
     let claims = v["claims"].as_array().unwrap();
     assert_eq!(
         keys(&claims[0]),
-        ["label", "command", "status_at_anchor", "status_now", "output_tail"]
+        [
+            "label",
+            "command",
+            "status_at_anchor",
+            "status_now",
+            "output_tail"
+        ]
     );
     assert_eq!(claims[0]["command"], "ls migrations/ | grep guest_orders");
     let statuses: Vec<(&str, &str)> = claims
         .iter()
-        .map(|c| (c["status_at_anchor"].as_str().unwrap(), c["status_now"].as_str().unwrap()))
+        .map(|c| {
+            (
+                c["status_at_anchor"].as_str().unwrap(),
+                c["status_now"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(statuses, [("holds", "holds"), ("holds", "holds"), ("fails", "fails")]);
-    assert!(claims[2]["output_tail"].as_str().unwrap().contains("[exit 1]"));
+    assert_eq!(
+        statuses,
+        [("holds", "holds"), ("holds", "holds"), ("fails", "fails")]
+    );
+    assert!(
+        claims[2]["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("[exit 1]")
+    );
 }
 
 #[test]
 fn repo_reports_drift_and_text_output_shows_the_verdict() {
     let (dir, sha) = repo();
     let d = dir.path();
-    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Migration exists", "ls migrations/ \\| grep guest_orders")])).unwrap();
+    std::fs::write(
+        d.join("HANDOFF.md"),
+        doc(
+            &sha,
+            &[("Migration exists", "ls migrations/ \\| grep guest_orders")],
+        ),
+    )
+    .unwrap();
     let out = baton(d, &["handoff", "lint", "--repo", "HANDOFF.md"]);
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("verification: verified"), "{}", stdout(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("verification: verified"),
+        "{}",
+        stdout(&out)
+    );
     std::fs::write(d.join("README.md"), "changed\n").unwrap();
     let out = baton(d, &["handoff", "lint", "--repo", "HANDOFF.md"]);
-    assert_eq!(out.status.code(), Some(0), "drift warns; it fails only under --strict");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "drift warns; it fails only under --strict"
+    );
     let text = stdout(&out);
-    assert!(text.contains("stale-or-unproven") && text.contains("README.md"), "{text}");
+    assert!(
+        text.contains("stale-or-unproven") && text.contains("README.md"),
+        "{text}"
+    );
     let out = baton(d, &["handoff", "lint", "--repo", "--strict", "HANDOFF.md"]);
     assert_eq!(out.status.code(), Some(1));
 }
@@ -165,15 +245,40 @@ fn repo_reports_drift_and_text_output_shows_the_verdict() {
 fn invalid_documents_and_min_fail_with_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(d.join("good.md"), doc("a1b2c3d", &[("Migration exists", "ls migrations/ \\| grep guest_orders")])).unwrap();
+    std::fs::write(
+        d.join("good.md"),
+        doc(
+            "a1b2c3d",
+            &[("Migration exists", "ls migrations/ \\| grep guest_orders")],
+        ),
+    )
+    .unwrap();
     std::fs::write(d.join("bad.md"), "# Notes\n\nAs we discussed yesterday.\n").unwrap();
     let out = baton(d, &["handoff", "lint", "good.md"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(stdout(&out).contains("good.md: 100/100 (baton rubric), valid"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("good.md: 100/100 (baton rubric), valid"),
+        "{}",
+        stdout(&out)
+    );
     let out = baton(d, &["handoff", "lint", "good.md", "bad.md"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("2 documents: 1 passed, 1 failed"), "{}", stdout(&out));
-    let out = baton(d, &["handoff", "lint", "--rubric", "handover-0.4", "--json", "bad.md"]);
+    assert!(
+        stdout(&out).contains("2 documents: 1 passed, 1 failed"),
+        "{}",
+        stdout(&out)
+    );
+    let out = baton(
+        d,
+        &[
+            "handoff",
+            "lint",
+            "--rubric",
+            "handover-0.4",
+            "--json",
+            "bad.md",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(json(&out)["documents"][0]["score"], 12);
     let out = baton(d, &["handoff", "lint", "--min", "100", "good.md"]);
@@ -186,7 +291,11 @@ fn invalid_documents_and_min_fail_with_exit_1() {
 #[test]
 fn sarif_is_2_1_0_with_locations() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bad.md"), "# Notes\n\nAs we discussed yesterday.\n").unwrap();
+    std::fs::write(
+        dir.path().join("bad.md"),
+        "# Notes\n\nAs we discussed yesterday.\n",
+    )
+    .unwrap();
     let out = baton(dir.path(), &["handoff", "lint", "--sarif", "bad.md"]);
     assert_eq!(out.status.code(), Some(1));
     let log = json(&out);
@@ -194,7 +303,10 @@ fn sarif_is_2_1_0_with_locations() {
     let run = &log["runs"][0];
     assert_eq!(run["tool"]["driver"]["name"], "baton");
     let results = run["results"].as_array().unwrap();
-    let h1 = results.iter().find(|r| r["ruleId"] == "self-containment").unwrap();
+    let h1 = results
+        .iter()
+        .find(|r| r["ruleId"] == "self-containment")
+        .unwrap();
     assert_eq!(h1["level"], "warning");
     let loc = &h1["locations"][0]["physicalLocation"];
     assert_eq!(loc["artifactLocation"]["uri"], "bad.md");
@@ -208,30 +320,55 @@ fn sarif_is_2_1_0_with_locations() {
     assert!(rules.contains(&"header-missing") && rules.contains(&"self-containment"));
 }
 
+#[allow(clippy::print_stderr)] // a skip says so loudly
 fn shared_scenarios() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/handover/bench/scenarios"));
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/handover/bench/scenarios"
+    ));
     if dir.is_dir() {
         return Some(dir);
     }
     if std::env::var("BATON_REQUIRE_CONFORMANCE").as_deref() == Ok("1") {
-        panic!("BATON_REQUIRE_CONFORMANCE=1 but {} is missing", dir.display());
+        panic!(
+            "BATON_REQUIRE_CONFORMANCE=1 but {} is missing",
+            dir.display()
+        );
     }
-    eprintln!("\n!!!! SKIPPED: Handover scenarios not found at {} !!!!\n", dir.display());
+    eprintln!(
+        "\n!!!! SKIPPED: Handover scenarios not found at {} !!!!\n",
+        dir.display()
+    );
     None
 }
 
 #[test]
 fn bench_reports_each_scenario_and_document() {
-    let Some(scenarios) = shared_scenarios() else { return };
+    let Some(scenarios) = shared_scenarios() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let out = baton(dir.path(), &["handoff", "bench", scenarios.to_str().unwrap()]);
+    let out = baton(
+        dir.path(),
+        &["handoff", "bench", scenarios.to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for name in ["descoped-admin-export", "failed-dependency-upgrade", "reverted-feature"] {
-        assert!(text.contains(&format!("scenario {name} (3 traps)")), "{text}");
+    for name in [
+        "descoped-admin-export",
+        "failed-dependency-upgrade",
+        "reverted-feature",
+    ] {
+        assert!(
+            text.contains(&format!("scenario {name} (3 traps)")),
+            "{text}"
+        );
     }
     assert!(text.contains("good.handover.md  100/100"), "{text}");
-    let out = baton(dir.path(), &["handoff", "bench", "--json", scenarios.to_str().unwrap()]);
+    let out = baton(
+        dir.path(),
+        &["handoff", "bench", "--json", scenarios.to_str().unwrap()],
+    );
     let report = json(&out);
     assert_eq!(report["scenarios"].as_array().unwrap().len(), 3);
     let out = baton(dir.path(), &["handoff", "bench"]);
