@@ -160,7 +160,7 @@ fn text_report(path: &str, l: &Linted, policy: Policy, verified: bool) -> String
     };
     out.push_str(&format!("  verification: {}{hint}\n", v.verdict));
     for c in &v.checks {
-        let line = c.line.map(|n| format!("L{n} ")).unwrap_or_default();
+        let line = c.line.map(|n| format!(" (L{n})")).unwrap_or_default();
         let mark = match c.status {
             Status::Ok => "ok",
             Status::Warn => "warn",
@@ -169,7 +169,7 @@ fn text_report(path: &str, l: &Linted, policy: Policy, verified: bool) -> String
         };
         let mut detail = c.detail.lines();
         out.push_str(&format!(
-            "    {mark:<4} {}: {line}{}\n",
+            "    {mark:<4} {}{line}: {}\n",
             c.name,
             detail.next().unwrap_or("")
         ));
