@@ -9,11 +9,12 @@
 //! `SESSION`, and `SSH_AUTH_SOCK`) and git's location variables (`GIT_DIR`, `GIT_WORK_TREE`,
 //! …), so a document's check cannot read API keys or act on another repository.
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,20 @@ const GRACE: Duration = Duration::from_millis(500);
 pub const TAIL_BYTES: usize = 16 * 1024;
 /// The most lines of a check's output shown.
 pub const TAIL_LINES: usize = 20;
+
+/// Process groups of the commands running now, so an interrupt can end them too: each runs in
+/// its own group, which a terminal's Ctrl-C does not reach.
+static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Kill every command this process is running (for a Ctrl-C handler, before exiting).
+pub fn kill_running() {
+    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    for pid in groups {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +256,9 @@ fn wait(
         None => (combined, None),
     };
     let group = rustix::process::Pid::from_raw(child.id() as i32);
+    if let Ok(mut running) = RUNNING.lock() {
+        running.insert(child.id() as i32);
+    }
     let kill_group = || {
         if let Some(pid) = group {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
@@ -273,6 +291,9 @@ fn wait(
     };
     let elapsed = start.elapsed();
     kill_group();
+    if let Ok(mut running) = RUNNING.lock() {
+        running.remove(&(child.id() as i32));
+    }
     let take = |rx: Option<mpsc::Receiver<Vec<u8>>>| {
         rx.and_then(|rx| rx.recv_timeout(GRACE).ok())
             .unwrap_or_default()

@@ -62,6 +62,9 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
         }),
         None => None,
     };
+    if level.is_some_and(|l| l >= Level::Verify) {
+        end_checks_on_interrupt();
+    }
     let rubric = rubric(args.rubric);
     let linted: Vec<Linted> = args
         .files
@@ -109,6 +112,32 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         Outcome::Success
     })
+}
+
+/// Checks run in their own process groups, which Ctrl-C does not reach: on Ctrl-C, end them,
+/// then exit 130 (temporary worktrees at the anchor are left for `git worktree prune`).
+fn end_checks_on_interrupt() {
+    let (ready, registered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        let signal = rt.block_on(async {
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        });
+        let _ = ready.send(());
+        if let Ok(mut signal) = signal
+            && rt.block_on(signal.recv()).is_some()
+        {
+            baton_handover::exec::kill_running();
+            std::process::exit(130);
+        }
+    });
+    // Checks start only once the handler is in place.
+    let _ = registered.recv_timeout(std::time::Duration::from_secs(5));
 }
 
 fn indent(text: &str, by: &str) -> String {

@@ -375,3 +375,51 @@ fn bench_reports_each_scenario_and_document() {
     assert_eq!(out.status.code(), Some(2), "no bench/scenarios here");
     assert!(stderr(&out).contains("bench/scenarios"));
 }
+
+#[test]
+fn ctrl_c_ends_running_checks_too() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let pid_file = d.join("check.pid");
+    let check = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Slow", &check)])).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["handoff", "lint", "--claims", "HANDOFF.md"])
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        assert!(start.elapsed().as_secs() < 30, "the check never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let check_pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(130));
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        !Path::new(&format!("/proc/{check_pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{check_pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    assert!(
+        gone,
+        "the check's process {check_pid} outlived the interrupt"
+    );
+    assert!(start.elapsed().as_secs() < 30);
+}
