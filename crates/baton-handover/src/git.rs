@@ -168,6 +168,8 @@ impl Repo {
 
     /// A throwaway worktree checked out at `sha`, removed when dropped.
     pub fn worktree(&self, sha: &str) -> Result<Worktree, GitError> {
+        // Forget worktrees a killed run left behind (their folders are gone).
+        let _ = self.git(&["worktree", "prune"]);
         let dir = tempfile::Builder::new()
             .prefix("baton-anchor-")
             .tempdir()

@@ -17,12 +17,12 @@
 //!   points to claims that carry checks, flags vacuous checks, ties `first_action` to the
 //!   body's marked first step, charges for invalid optional keys and rejects impossible dates.
 //!   Scoring is a pure function of the text.
-//! - **Verify** ([`verify`]): against the document's git repository, the anchor, its ancestry
+//! - **Verify** ([`mod@verify`]): against the document's git repository, the anchor, its ancestry
 //!   and drift as data; `verify_cmd`; and each claim's check run at the anchor (in a temporary
 //!   worktree) and now, so a claim is held-and-holds, held-now-broken, never-held or
 //!   cannot-tell. Checks run without a shell unless they need one, with a timeout, and never
 //!   with anything from the document but the check itself.
-//! - **Bench** ([`bench`]): Handover's trap bench with negation-aware coverage.
+//! - **Bench** ([`mod@bench`]): Handover's trap bench with negation-aware coverage.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
 //!
