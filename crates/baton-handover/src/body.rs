@@ -339,7 +339,9 @@ impl Builder {
                 }
             }
             Event::Start(Tag::Strong) => {
-                if let Some(i) = self.current() {
+                if self.table.is_none()
+                    && let Some(i) = self.current()
+                {
                     let block = &mut self.body.blocks[i];
                     if block.text.trim().is_empty() {
                         block.strong_lead = true;
