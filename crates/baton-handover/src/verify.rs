@@ -576,7 +576,7 @@ fn drift(run: &mut Run<'_>, repo: &Repo, anchor: &str, doc: Option<&str>) -> Dri
                         "HEAD has {} commit(s) the anchor lacks{own}; {} file(s) differ: {}",
                         drift.commits,
                         drift.changed.len(),
-                        list(&drift.changed, 8)
+                        list(&drift.changed, 20)
                     ),
                     line,
                 );
@@ -616,7 +616,7 @@ fn uncommitted(run: &mut Run<'_>, repo: &Repo, doc: Option<&str>) -> Vec<String>
                     format!(
                         "{} uncommitted change(s), not covered by the anchor: {}",
                         paths.len(),
-                        list(&paths, 8)
+                        list(&paths, 20)
                     ),
                     None,
                 );
