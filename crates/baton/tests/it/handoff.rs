@@ -423,3 +423,49 @@ fn ctrl_c_ends_running_checks_too() {
     );
     assert!(start.elapsed().as_secs() < 30);
 }
+
+#[test]
+fn issue_12_repo_reports_an_anchor_on_another_branch_and_an_uncommitted_change() {
+    let (dir, _) = repo();
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "feature/side"]);
+    std::fs::write(d.join("side.txt"), "side\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "side"]);
+    let side = git(d, &["rev-parse", "HEAD"]);
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::write(d.join("README.md"), "uncommitted edit\n").unwrap();
+    std::fs::write(d.join("HANDOFF.md"), doc(&side[..9], &[])).unwrap();
+    let out = baton(d, &["handoff", "lint", "--repo", "--json", "HANDOFF.md"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "warnings only: {}",
+        stderr(&out)
+    );
+    let report = json(&out);
+    let checks = report["documents"][0]["verification"]["checks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let find = |name: &str| checks.iter().find(|c| c["name"] == name).unwrap().clone();
+    let ancestry = find("ancestry");
+    assert_eq!(ancestry["status"], "warn");
+    let detail = ancestry["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("not an ancestor of HEAD") && detail.contains("feature/side"),
+        "{detail}"
+    );
+    let uncommitted = find("uncommitted");
+    assert_eq!(uncommitted["status"], "warn");
+    assert!(
+        uncommitted["detail"]
+            .as_str()
+            .unwrap()
+            .contains("README.md")
+    );
+    assert_eq!(
+        report["documents"][0]["verification"]["verdict"],
+        "stale-or-unproven"
+    );
+}
