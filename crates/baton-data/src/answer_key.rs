@@ -21,11 +21,11 @@
 //!   off-by-one), or a function returning `None`.
 //! - **data2text**: the first reference; wrong ones are unrelated sentences.
 
+use baton_py::json_repr as py_repr;
 use baton_types::{Family, Task};
 use serde_json::{Map, Value};
 
 use crate::error::DataError;
-use crate::pyrepr::py_repr;
 
 /// Sample key holding a complete, correct top-level Python function (code).
 pub const REFERENCE_SOLUTION_KEY: &str = "baton_reference_solution";

@@ -13,7 +13,7 @@
 //!   checks that its Spider databases are present.
 //! - **Schedules** ([`build_schedule`] → [`Schedule`]): the family system
 //!   prompt filled from the sample (schema text for database, Python's `str()`
-//!   of the function list for actions, see [`py_repr`]), one user turn per
+//!   of the function list for actions, by `baton_py::json_repr`), one user turn per
 //!   shard verbatim, and the family's final-turn format instruction appended
 //!   to the last turn. The prompt texts are [`Templates`]: embedded defaults
 //!   from the repository's `evaluators/` folder, or a user's edited copy.
@@ -44,8 +44,6 @@
 mod answer_key;
 mod error;
 mod load;
-mod nonprintable;
-mod pyrepr;
 mod sample;
 mod schedule;
 mod stats;
@@ -56,7 +54,6 @@ pub use answer_key::{
 };
 pub use error::{DataError, Problems};
 pub use load::{Dataset, SKIPPED_FAMILIES, load, parse};
-pub use pyrepr::{py_float_repr, py_repr, py_str_repr};
 pub use sample::{
     SAMPLE_DATABASES, SAMPLE_PATH, SampleDatabase, materialize_sample_databases, sample_dataset,
     try_sample_dataset,

@@ -1,12 +1,12 @@
 //! The fixed message plan of one task: system prompt and user turns.
 
+use baton_py::json_repr;
 use baton_types::{Family, Task};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
-use crate::pyrepr::py_repr;
 use crate::templates::{FUNCTIONS_PLACEHOLDER, SCHEMA_PLACEHOLDER, Templates};
 
 /// What every model sees for one task, whoever answers which turn.
@@ -75,7 +75,7 @@ pub fn system_prompt(task: &Task, templates: &Templates) -> Result<String, DataE
                 .ok_or_else(|| {
                     DataError::task(&task.task_id, "function", "missing or not an array")
                 })?;
-            template.replace(FUNCTIONS_PLACEHOLDER, &py_repr(functions))
+            template.replace(FUNCTIONS_PLACEHOLDER, &json_repr(functions))
         }
         Family::Code | Family::Math | Family::Data2Text => template.to_owned(),
     })

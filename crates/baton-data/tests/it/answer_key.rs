@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use baton_fixture::run_python;
 use baton_data::{
     Dataset, materialize_sample_databases, reference_response, sample_dataset, wrong_response,
 };
@@ -16,8 +17,6 @@ use regex::Regex;
 use rusqlite::Connection;
 use rusqlite::types::Value as Sql;
 use serde_json::{Value, json};
-
-use crate::python::run_python;
 
 const VARIANTS: u64 = 6;
 

@@ -1,5 +1,5 @@
-//! Integration tests for baton-data: dataset errors, schedules, the Python
-//! repr, the sample set and its answer key.
+//! Integration tests for baton-data: dataset errors, schedules, the actions
+//! prompt's Python `str()`, the sample set and its answer key.
 
 mod answer_key;
 mod errors;

@@ -1,11 +1,79 @@
-//! Code points Python's `str.isprintable()` rejects, as sorted inclusive ranges.
+//! `str.isprintable()` and code point assignment from CPython 3.11's Unicode database
+//! (Unicode 14.0.0).
 //!
-//! Generated from CPython 3.11 (Unicode 14.0.0) with:
-//! `[c for c in range(0x110000) if not chr(c).isprintable()]` (surrogates included),
-//! merged into ranges. `repr()` escapes these and keeps every other character.
+//! Both tables were generated with CPython 3.11.7 and merged into sorted inclusive ranges:
+//! `NON_PRINTABLE` from `[c for c in range(0x110000) if not chr(c).isprintable()]`
+//! (surrogates included), `ASSIGNED_NON_PRINTABLE` from the same list less
+//! `unicodedata.category(chr(c)) == "Cn"`. A character that is neither printable nor in the
+//! second table is unassigned in Unicode 14.0, which [`crate::lower`] and [`crate::upper`] use
+//! to keep out the case mappings Unicode added later.
+
+/// Whether Python's `str.isprintable()` is true for the one-character string `c`.
+///
+/// ```
+/// assert!(baton_py::is_printable('é') && baton_py::is_printable(' '));
+/// assert!(!baton_py::is_printable('\u{a0}') && !baton_py::is_printable('\u{378}'));
+/// ```
+#[must_use]
+pub fn is_printable(c: char) -> bool {
+    let cp = u32::from(c);
+    if (0x20..0x7f).contains(&cp) {
+        return true;
+    }
+    !in_ranges(NON_PRINTABLE, cp)
+}
+
+/// Whether Unicode 14.0, the version CPython 3.11 uses, assigns `c` (its category is not `Cn`).
+///
+/// ```
+/// assert!(baton_py::is_assigned('a') && baton_py::is_assigned('\u{ad}'));
+/// assert!(!baton_py::is_assigned('\u{378}') && !baton_py::is_assigned('\u{10d50}'));
+/// ```
+#[must_use]
+pub fn is_assigned(c: char) -> bool {
+    is_printable(c) || in_ranges(ASSIGNED_NON_PRINTABLE, u32::from(c))
+}
+
+fn in_ranges(ranges: &[(u32, u32)], cp: u32) -> bool {
+    let idx = ranges.partition_point(|&(_, last)| last < cp);
+    ranges.get(idx).is_some_and(|&(first, _)| first <= cp)
+}
+
+/// The assigned code points `str.isprintable()` rejects (categories `Cc`, `Cf`, `Cs`, `Co`,
+/// `Zl`, `Zp`, and `Zs` but the space), as sorted inclusive ranges.
+const ASSIGNED_NON_PRINTABLE: &[(u32, u32)] = &[
+    (0x0000, 0x001F),
+    (0x007F, 0x00A0),
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x1680, 0x1680),
+    (0x180E, 0x180E),
+    (0x2000, 0x200F),
+    (0x2028, 0x202F),
+    (0x205F, 0x2064),
+    (0x2066, 0x206F),
+    (0x3000, 0x3000),
+    (0xD800, 0xF8FF),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+    (0xF0000, 0xFFFFD),
+    (0x100000, 0x10FFFD),
+];
 
 /// Inclusive `(first, last)` ranges of non-printable code points, sorted.
-pub(crate) const NON_PRINTABLE: &[(u32, u32)] = &[
+const NON_PRINTABLE: &[(u32, u32)] = &[
     (0x0000, 0x001F),
     (0x007F, 0x00A0),
     (0x00AD, 0x00AD),
@@ -708,3 +776,27 @@ pub(crate) const NON_PRINTABLE: &[(u32, u32)] = &[
     (0x3134B, 0xE00FF),
     (0xE01F0, 0x10FFFF),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_sorted_and_disjoint() {
+        for table in [NON_PRINTABLE, ASSIGNED_NON_PRINTABLE] {
+            assert!(table.iter().all(|&(first, last)| first <= last));
+            assert!(table.windows(2).all(|w| w[0].1 + 1 < w[1].0));
+        }
+    }
+
+    #[test]
+    fn latin1_and_the_edges() {
+        let printable: Vec<u32> = (0..0x100)
+            .filter(|&cp| char::from_u32(cp).is_some_and(is_printable))
+            .collect();
+        let want: Vec<u32> = (0x20..0x7f).chain(0xa1..0xad).chain(0xae..0x100).collect();
+        assert_eq!(printable, want);
+        assert!(!is_printable('\u{10ffff}') && !is_printable('\u{e0001}'));
+        assert!(is_printable('\u{1f600}') && is_printable('\u{3134a}'));
+    }
+}

@@ -1,0 +1,265 @@
+//! Test-only helpers that find what baton's tests compare against, and refuse to let a missing
+//! one pass unnoticed.
+//!
+//! baton's conformance tests read real-world material that is not part of the repository: LiC's
+//! conformance vectors in `../shared/conformance` (relative to the repository root), and later
+//! `../shared/replies`, `lic`, `handover` and `agent`; differential tests run a local CPython.
+//! On a user's machine either may be missing, and the tests then pass after printing a
+//! `SKIPPED:` line. In CI that would let a test pass by accident, so with
+//! `BATON_REQUIRE_CONFORMANCE=1` a missing folder or interpreter fails the test instead.
+//!
+//! - [`shared_dir`] finds a folder of the shared test material: `BATON_CONFORMANCE_DIR` for
+//!   `conformance`, else `$BATON_SHARED_DIR/<name>`, else `../shared/<name>`.
+//! - [`python3`] and [`cpython_with_unicode`] find an interpreter; [`Python::run`] runs a
+//!   script on it; [`run_python`] does both.
+//! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
+//!
+//! It is not for anything a test can build itself (temporary stores, HTTP servers on
+//! 127.0.0.1:0): those belong in the test. It is a dev-dependency only, and has no dependencies.
+//!
+//! The `SKIPPED:` line goes straight to the process's standard error, not through `eprintln!`,
+//! so the test harness's output capture does not hide it.
+//!
+//! ```no_run
+//! let Some(dir) = baton_fixture::shared_dir("conformance") else {
+//!     return; // printed "SKIPPED: ..." (or panicked under BATON_REQUIRE_CONFORMANCE=1)
+//! };
+//! let vectors = std::fs::read_to_string(dir.join("math.jsonl")).expect("math vectors");
+//! # let _ = vectors;
+//! ```
+#![deny(missing_docs)]
+
+use std::fmt::Display;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// Environment variable that turns every skip into a failure when set to `1`.
+pub const REQUIRE_ENV: &str = "BATON_REQUIRE_CONFORMANCE";
+/// Environment variable that points at the conformance folder itself.
+pub const CONFORMANCE_DIR_ENV: &str = "BATON_CONFORMANCE_DIR";
+/// Environment variable that points at the parent of all shared test folders.
+pub const SHARED_DIR_ENV: &str = "BATON_SHARED_DIR";
+
+/// Whether `BATON_REQUIRE_CONFORMANCE=1` is set, so that missing material is a failure.
+#[must_use]
+pub fn required() -> bool {
+    std::env::var_os(REQUIRE_ENV).is_some_and(|v| v == "1")
+}
+
+/// Report that a test could not run because `what` is missing: print a loud `SKIPPED: what`
+/// line to standard error, or panic with it when [`required`] is true.
+///
+/// # Panics
+///
+/// When `BATON_REQUIRE_CONFORMANCE=1` is set.
+pub fn skip(what: impl Display) {
+    if required() {
+        panic!("{what} ({REQUIRE_ENV}=1 makes this a failure)");
+    }
+    let line = format!("\nSKIPPED: {what}; the test did not run (set {REQUIRE_ENV}=1 to fail instead)\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// The shared test folder `name` (`"conformance"`, `"replies"`, `"lic"`, `"handover"`,
+/// `"agent"`, `"bench"`), or `None` after [`skip`] when it does not exist.
+///
+/// Looked up as `BATON_CONFORMANCE_DIR` (for `"conformance"` only), else
+/// `$BATON_SHARED_DIR/<name>`, else `../shared/<name>` beside the repository.
+///
+/// # Panics
+///
+/// When the folder is missing and `BATON_REQUIRE_CONFORMANCE=1` is set.
+#[must_use]
+pub fn shared_dir(name: &str) -> Option<PathBuf> {
+    let (dir, source) = locate(name);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        skip(format!("shared test folder {} not found ({source})", dir.display()));
+        None
+    }
+}
+
+/// Where `name` is looked for, and a note on how that was decided.
+fn locate(name: &str) -> (PathBuf, String) {
+    if name == "conformance" {
+        if let Some(dir) = std::env::var_os(CONFORMANCE_DIR_ENV) {
+            return (PathBuf::from(dir), format!("from {CONFORMANCE_DIR_ENV}"));
+        }
+    }
+    if let Some(parent) = std::env::var_os(SHARED_DIR_ENV) {
+        return (
+            PathBuf::from(parent).join(name),
+            format!("from {SHARED_DIR_ENV}"),
+        );
+    }
+    // This crate sits at `<repo>/crates/baton-fixture`; the shared folder is beside `<repo>`.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(name);
+    let hint = if name == "conformance" {
+        format!("set {CONFORMANCE_DIR_ENV} or {SHARED_DIR_ENV}")
+    } else {
+        format!("set {SHARED_DIR_ENV}")
+    };
+    (dir, hint)
+}
+
+/// A Python interpreter found on `PATH`.
+#[derive(Debug, Clone)]
+pub struct Python {
+    /// The command it runs as (`python3`, `python3.11`).
+    pub program: String,
+    /// `platform.python_version()`, e.g. `3.11.7`.
+    pub version: String,
+    /// `unicodedata.unidata_version`, e.g. `14.0.0`.
+    pub unicode: String,
+}
+
+impl Python {
+    /// Ask `program` for its versions; `None` when it does not run.
+    fn probe(program: &str) -> Option<Python> {
+        let out = Command::new(program)
+            .args([
+                "-c",
+                "import platform, unicodedata; print(platform.python_version(), unicodedata.unidata_version)",
+            ])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        let (version, unicode) = text.trim().split_once(' ')?;
+        Some(Python {
+            program: program.to_owned(),
+            version: version.to_owned(),
+            unicode: unicode.to_owned(),
+        })
+    }
+
+    /// Run `script` (`python -c script`) with `input` on standard input and return what it
+    /// printed.
+    ///
+    /// # Panics
+    ///
+    /// When the interpreter cannot be started, exits with an error, or prints something that
+    /// is not UTF-8: a broken comparison script is a test failure, never a skip.
+    #[must_use]
+    pub fn run(&self, script: &str, input: &str) -> String {
+        let mut child = Command::new(&self.program)
+            .args(["-X", "utf8", "-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {}: {err}", self.program));
+        // Write on another thread: a script that prints while it reads would otherwise fill
+        // the pipe and wait on us forever.
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let input = input.to_owned();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child
+            .wait_with_output()
+            .unwrap_or_else(|err| panic!("{} did not finish: {err}", self.program));
+        let written = writer.join().expect("the writer thread does not panic");
+        assert!(
+            out.status.success(),
+            "{} failed ({}): {}",
+            self.program,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        written.unwrap_or_else(|err| panic!("writing to {}: {err}", self.program));
+        String::from_utf8(out.stdout)
+            .unwrap_or_else(|err| panic!("{} printed non-UTF-8: {err}", self.program))
+    }
+}
+
+/// `python3` from `PATH`, or `None` after [`skip`] when there is none.
+///
+/// # Panics
+///
+/// When there is none and `BATON_REQUIRE_CONFORMANCE=1` is set.
+#[must_use]
+pub fn python3() -> Option<Python> {
+    let found = Python::probe("python3");
+    if found.is_none() {
+        skip("python3 is not on PATH");
+    }
+    found
+}
+
+/// The first of `python3` and `python3.11` whose Unicode database is `unicode` (CPython 3.11
+/// has `14.0.0`), or `None` after [`skip`] when neither has it.
+///
+/// # Panics
+///
+/// When there is none and `BATON_REQUIRE_CONFORMANCE=1` is set.
+#[must_use]
+pub fn cpython_with_unicode(unicode: &str) -> Option<Python> {
+    let mut seen = Vec::new();
+    for program in ["python3", "python3.11"] {
+        match Python::probe(program) {
+            Some(python) if python.unicode == unicode => return Some(python),
+            Some(other) => seen.push(format!(
+                "{program} is {} with Unicode {}",
+                other.version, other.unicode
+            )),
+            None => seen.push(format!("no {program}")),
+        }
+    }
+    skip(format!(
+        "no CPython with Unicode {unicode} on PATH ({})",
+        seen.join(", ")
+    ));
+    None
+}
+
+/// Run `script` on [`python3`] with `input` on standard input; `None` after [`skip`] when
+/// there is no `python3`.
+///
+/// # Panics
+///
+/// As [`Python::run`], and when there is no `python3` and `BATON_REQUIRE_CONFORMANCE=1` is set.
+#[must_use]
+pub fn run_python(script: &str, input: &str) -> Option<String> {
+    python3().map(|python| python.run(script, input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_shared_folder_is_beside_the_repository() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        assert!(root.join("Cargo.toml").is_file() && root.join("crates").is_dir());
+        if std::env::var_os(SHARED_DIR_ENV).is_none() {
+            let (dir, hint) = locate("replies");
+            assert_eq!(dir, root.join("../shared/replies"));
+            assert!(hint.contains(SHARED_DIR_ENV), "{hint}");
+        }
+    }
+
+    #[test]
+    fn a_missing_folder_is_none_or_a_failure() {
+        let name = "no-such-folder-for-baton-tests";
+        let result = std::panic::catch_unwind(|| shared_dir(name));
+        match result {
+            Ok(found) => {
+                assert!(!required());
+                assert_eq!(found, None);
+            }
+            Err(panic) => {
+                assert!(required());
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(message.contains(name) && message.contains(REQUIRE_ENV), "{message}");
+            }
+        }
+    }
+}
