@@ -39,17 +39,12 @@ impl Call {
     }
 }
 
-/// Python's `str.isspace` for one character.
-pub(crate) fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
-
 /// The pre-strip of LiC's `ast_parse` (`strip`, fence prefixes and suffixes, `strip`,
 /// newlines to spaces), without the final `strip("[]'")`.
 pub fn pre_strip(input: &str) -> String {
     const PREFIXES: [&str; 5] = ["```tool_code", "```python", "```json", "```", "`"];
     const SUFFIXES: [&str; 2] = ["```", "`"];
-    let mut s = input.trim_matches(py_isspace);
+    let mut s = baton_py::strip(input);
     for prefix in PREFIXES {
         if let Some(rest) = s.strip_prefix(prefix) {
             s = rest;
@@ -60,7 +55,7 @@ pub fn pre_strip(input: &str) -> String {
             s = rest;
         }
     }
-    s.trim_matches(py_isspace).replace('\n', " ")
+    baton_py::strip(s).replace('\n', " ")
 }
 
 /// `ast_parse(input, "Python")`: decode a response into its calls.

@@ -47,9 +47,10 @@
 //! Arithmetic that upstream could only evaluate through builtins, methods, f-string
 //! formatting or `%`-formatting (`len(x) + 1`, `'a'.upper() + 'b'`, `f'{1}' + 'x'`) is
 //! refused rather than imitated; with no user variables in scope, such a value upstream
-//! is almost always an error as well. Unicode tables (identifier characters, `isprintable`
-//! for `repr`, character names) come from current Unicode data rather than CPython 3.11's
-//! 14.0, and a lone surrogate escape decodes to U+FFFD.
+//! is almost always an error as well. `repr`, `isprintable`, whitespace and case follow
+//! CPython 3.11 exactly (`baton-py`), but identifier characters and character names
+//! (`\N{...}`) come from current Unicode data rather than CPython 3.11's 14.0, and a lone
+//! surrogate escape decodes to U+FFFD.
 //!
 //! # Errors in verdicts
 //!
@@ -153,7 +154,7 @@ pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict 
     };
 
     let decoded = if language.as_str() == Some("Python") {
-        parse_calls(response.trim_matches(decode::py_isspace))
+        parse_calls(baton_py::strip(response))
     } else {
         Err(BfclError::from(value::Raise::new(
             "NotImplementedError",

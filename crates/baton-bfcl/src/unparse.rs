@@ -8,7 +8,9 @@ use crate::ast::{
     Arguments, BoolOp, Comprehension, Constant, Expr, FPart, FormattedValue, UnaryOp,
 };
 use crate::error::BfclError;
-use crate::value::{Raise, bytes_repr, complex_repr, float_repr, is_printable, str_repr};
+use baton_py::{bytes_repr, complex_repr, float_repr, is_printable, str_repr, unicode_escape};
+
+use crate::value::Raise;
 
 // CPython's `_Precedence` values.
 const NAMED_EXPR: u8 = 1;
@@ -87,22 +89,6 @@ struct Unparser {
 const MULTI_QUOTES: [&str; 2] = ["\"\"\"", "'''"];
 const ALL_QUOTES: [&str; 4] = ["'", "\"", "\"\"\"", "'''"];
 
-/// `c.encode("unicode_escape").decode("ascii")` for one character.
-fn unicode_escape(c: char) -> String {
-    match c {
-        '\\' => "\\\\".into(),
-        '\t' => "\\t".into(),
-        '\n' => "\\n".into(),
-        '\r' => "\\r".into(),
-        c if (c as u32) < 0x20 || (0x7f..0x100).contains(&(c as u32)) => {
-            format!("\\x{:02x}", c as u32)
-        }
-        c if (c as u32) < 0x80 => c.to_string(),
-        c if (c as u32) < 0x10000 => format!("\\u{:04x}", c as u32),
-        c => format!("\\U{:08x}", c as u32),
-    }
-}
-
 /// `_Unparser._str_literal_helper`: the escaped body and the usable quote types.
 fn str_literal_helper(
     string: &str,
@@ -114,7 +100,7 @@ fn str_literal_helper(
         if !escape_special_whitespace && (c == '\n' || c == '\t') {
             escaped.push(c);
         } else if c == '\\' || !is_printable(c) {
-            escaped.push_str(&unicode_escape(c));
+            escaped.push_str(&unicode_escape(c.encode_utf8(&mut [0; 4])));
         } else {
             escaped.push(c);
         }

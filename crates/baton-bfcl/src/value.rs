@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use baton_py::{bytes_repr, complex_repr, float_repr, str_repr};
 use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 
@@ -476,185 +477,11 @@ pub fn standardize_string(s: &str) -> String {
         .chars()
         .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
         .collect();
-    kept.to_lowercase().replace('\'', "\"")
+    baton_py::lower(&kept).replace('\'', "\"")
 }
 
 // ---------------------------------------------------------------------------------------------
-// repr
-
-/// `repr(float)` (CPython's shortest round-trip form, `'r'` format with `.0` added).
-pub fn float_repr(f: f64) -> String {
-    format_float(f, true)
-}
-
-/// CPython `format_float_short(x, 'r', 0, flags)`; `add_dot_0` is `Py_DTSF_ADD_DOT_0`.
-pub(crate) fn format_float(f: f64, add_dot_0: bool) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    if f == 0.0 {
-        return format!("{sign}{}", if add_dot_0 { "0.0" } else { "0" });
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits, like CPython's mode 0.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let decpt = exp + 1;
-    let mut out = String::from(sign);
-    if decpt <= -4 || decpt > 16 {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = decpt - 1;
-        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    } else if decpt <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-        out.push_str(&digits);
-    } else if decpt as usize >= digits.len() {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', decpt as usize - digits.len()));
-        if add_dot_0 {
-            out.push_str(".0");
-        }
-    } else {
-        out.push_str(&digits[..decpt as usize]);
-        out.push('.');
-        out.push_str(&digits[decpt as usize..]);
-    }
-    out
-}
-
-/// `repr(complex(re, im))`.
-pub fn complex_repr(re: f64, im: f64) -> String {
-    if re == 0.0 && re.is_sign_positive() {
-        format!("{}j", format_float(im, false))
-    } else {
-        let imag = format_float(im, false);
-        let imag = if imag.starts_with('-') {
-            imag
-        } else {
-            format!("+{imag}")
-        };
-        format!("({}{}j)", format_float(re, false), imag)
-    }
-}
-
-/// Approximation of `str.isprintable` for one character (CPython's Unicode database).
-///
-/// Exact for ASCII and Latin-1 and for the format, separator, private-use and
-/// noncharacter code points; unassigned code points count as printable here.
-pub(crate) fn is_printable(c: char) -> bool {
-    let u = c as u32;
-    if c == ' ' {
-        return true;
-    }
-    if u < 0x20 || (0x7f..=0xa0).contains(&u) {
-        return false;
-    }
-    let excluded = matches!(
-        u,
-        0x00AD
-            | 0x0600..=0x0605
-            | 0x061C
-            | 0x06DD
-            | 0x070F
-            | 0x0890..=0x0891
-            | 0x08E2
-            | 0x1680
-            | 0x180E
-            | 0x2000..=0x200F
-            | 0x2028..=0x202F
-            | 0x205F..=0x2064
-            | 0x2066..=0x206F
-            | 0x3000
-            | 0xD800..=0xF8FF
-            | 0xFDD0..=0xFDEF
-            | 0xFEFF
-            | 0xFFF9..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0001
-            | 0xE0020..=0xE007F
-            | 0xF0000..=0x10FFFF
-    );
-    !excluded && (u & 0xFFFE) != 0xFFFE
-}
-
-/// `repr(str)`.
-pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c => {
-                let u = c as u32;
-                if u < 0x100 {
-                    let _ = write!(out, "\\x{u:02x}");
-                } else if u < 0x10000 {
-                    let _ = write!(out, "\\u{u:04x}");
-                } else {
-                    let _ = write!(out, "\\U{u:08x}");
-                }
-            }
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// `repr(bytes)`.
-pub fn bytes_repr(b: &[u8]) -> String {
-    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    let mut out = String::from("b");
-    out.push(quote as char);
-    for &x in b {
-        match x {
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            x if x == quote => {
-                out.push('\\');
-                out.push(x as char);
-            }
-            0x20..=0x7e => out.push(x as char),
-            x => {
-                let _ = write!(out, "\\x{x:02x}");
-            }
-        }
-    }
-    out.push(quote as char);
-    out
-}
+// repr: containers here, scalars from `baton_py`
 
 fn write_repr(v: &Value, out: &mut String) {
     match v {
@@ -720,30 +547,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn float_repr_matches_cpython() {
-        let cases = [
-            (1.0, "1.0"),
-            (0.5, "0.5"),
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-2.5e-7, "-2.5e-07"),
-            (123456.789, "123456.789"),
-            (1.5e300, "1.5e+300"),
-            (-0.0, "-0.0"),
-            (0.1 + 0.2, "0.30000000000000004"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(float_repr(f), want, "{f}");
-        }
-        assert_eq!(complex_repr(0.0, 2.0), "2j");
-        assert_eq!(complex_repr(0.0, 1e16), "1e+16j");
-        assert_eq!(complex_repr(1.0, -2.0), "(1-2j)");
-        assert_eq!(complex_repr(-0.0, -1.0), "(-0-1j)");
-    }
-
-    #[test]
     fn python_equality() {
         assert!(py_eq(&Value::int(5), &Value::Float(5.0)));
         assert!(py_eq(&Value::Bool(true), &Value::int(1)));
@@ -756,15 +559,6 @@ mod tests {
         let big = BigInt::from(2).pow(1000);
         assert!(py_eq(&Value::Int(big), &Value::Float(2f64.powi(1000))));
         assert!(!py_eq(&Value::None, &Value::str("")));
-    }
-
-    #[test]
-    fn str_and_bytes_repr() {
-        assert_eq!(str_repr("it's"), "\"it's\"");
-        assert_eq!(str_repr("a'b\"c"), "'a\\'b\"c'");
-        assert_eq!(str_repr("tab\there\u{7}é"), "'tab\\there\\x07é'");
-        assert_eq!(str_repr("\u{200b}"), "'\\u200b'");
-        assert_eq!(bytes_repr(b"a\x00'"), "b\"a\\x00'\"");
     }
 
     #[test]

@@ -57,7 +57,8 @@ pub fn skip(what: impl Display) {
     if required() {
         panic!("{what} ({REQUIRE_ENV}=1 makes this a failure)");
     }
-    let line = format!("\nSKIPPED: {what}; the test did not run (set {REQUIRE_ENV}=1 to fail instead)\n");
+    let line =
+        format!("\nSKIPPED: {what}; the test did not run (set {REQUIRE_ENV}=1 to fail instead)\n");
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
@@ -76,7 +77,10 @@ pub fn shared_dir(name: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        skip(format!("shared test folder {} not found ({source})", dir.display()));
+        skip(format!(
+            "shared test folder {} not found ({source})",
+            dir.display()
+        ));
         None
     }
 }
@@ -254,11 +258,11 @@ mod tests {
             }
             Err(panic) => {
                 assert!(required());
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .unwrap_or_default();
-                assert!(message.contains(name) && message.contains(REQUIRE_ENV), "{message}");
+                let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(
+                    message.contains(name) && message.contains(REQUIRE_ENV),
+                    "{message}"
+                );
             }
         }
     }

@@ -148,13 +148,19 @@ mod tests {
         assert_eq!(bytes_repr(b""), "b''");
         assert_eq!(bytes_repr(b"a\x00'"), "b\"a\\x00'\"");
         assert_eq!(bytes_repr(b"'\""), "b'\\'\"'");
-        assert_eq!(bytes_repr(b"\t\n\r\\\x7f\x80"), "b'\\t\\n\\r\\\\\\x7f\\x80'");
+        assert_eq!(
+            bytes_repr(b"\t\n\r\\\x7f\x80"),
+            "b'\\t\\n\\r\\\\\\x7f\\x80'"
+        );
     }
 
     #[test]
     fn unicode_escape_leaves_quotes_and_escapes_non_ascii() {
         assert_eq!(unicode_escape("a'\"\\\t\u{1}"), "a'\"\\\\\\t\\x01");
-        assert_eq!(unicode_escape("\u{7f}\u{ff}\u{100}é"), "\\x7f\\xff\\u0100\\xe9");
+        assert_eq!(
+            unicode_escape("\u{7f}\u{ff}\u{100}é"),
+            "\\x7f\\xff\\u0100\\xe9"
+        );
         assert_eq!(unicode_escape("\u{10ffff}"), "\\U0010ffff");
     }
 }

@@ -36,8 +36,8 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::pystr::decode_utf8_ignore;
 use crate::pyvalue::{Row, Value};
+use baton_py::decode_utf8_ignore;
 
 /// Largest string, blob or row SQLite may build (`SQLITE_LIMIT_LENGTH`), and
 /// the longest SQL text it accepts.

@@ -20,7 +20,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::pystr::{ci_char, is_digit, is_name_start, is_space, is_word, upper};
+use baton_py::{is_space, upper};
+
+use crate::pyre::{ci_char, is_digit, is_name_start, is_word};
 
 /// Token types, named after the sqlparse token types they stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -65,7 +65,7 @@
 mod exec;
 mod extract;
 mod lexer;
-mod pystr;
+mod pyre;
 mod pyvalue;
 mod statement;
 mod values;
@@ -282,7 +282,7 @@ impl SpiderEvaluator {
         // The task wrapper: strip fences, collapse whitespace (the gold keeps
         // its whitespace).
         let pred = extracted.replace("```sql", "").replace("```", "");
-        let pred = pystr::strip(&pystr::collapse_space(&pred)).to_owned();
+        let pred = baton_py::strip(&pyre::collapse_space(&pred)).to_owned();
 
         let pred = match remove_distinct(&postprocess(&pred)) {
             Ok(p) => p,
@@ -292,7 +292,7 @@ impl SpiderEvaluator {
             Ok(g) => g,
             Err(e) => return Verdict::fail(None, format!("gold query could not be parsed: {e}")),
         };
-        let order_matters = pystr::lower(&gold).contains("order by");
+        let order_matters = baton_py::lower(&gold).contains("order by");
         let gold_values = match extract_query_values(&gold) {
             Ok(v) => v.distinct_values(),
             Err(e) => {

@@ -9,6 +9,8 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
+use baton_py::{bytes_repr, float_repr};
+
 /// One value of a result row.
 #[derive(Debug, Clone)]
 pub(crate) enum Value {
@@ -104,93 +106,6 @@ impl Value {
                 _ => 0,
             }
     }
-}
-
-/// Python `repr(float)`: shortest round-trip digits, `.0` on integral values,
-/// exponent form when the decimal exponent is below -4 or at least 16.
-pub(crate) fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // `{:e}` gives the shortest round-trip digit count. When the exact value
-    // lies halfway between two such strings, Rust rounds up and Python (David
-    // Gay's dtoa) rounds to even; `{:.N$e}` rounds exactly, ties to even, and
-    // the nearest string of that length round-trips too.
-    let shortest = format!("{f:e}");
-    let significant = shortest
-        .split_once('e')
-        .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
-    let sci = format!("{:.*e}", significant - 1, f);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
-    let exp: i32 = exp.parse().expect("integer exponent");
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-            out.push_str(&digits);
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
-    }
-    out
-}
-
-/// Python `repr(bytes)`.
-fn bytes_repr(bytes: &[u8]) -> String {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    let mut out = String::with_capacity(bytes.len() + 3);
-    out.push('b');
-    out.push(quote as char);
-    for &b in bytes {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            _ if b == quote => {
-                out.push('\\');
-                out.push(b as char);
-            }
-            0x20..0x7f => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push(quote as char);
-    out
 }
 
 /// A result row.
@@ -328,32 +243,6 @@ fn search(
 mod tests {
     use super::*;
     use Value::*;
-
-    #[test]
-    fn float_repr_matches_python() {
-        let cases = [
-            (1.0, "1.0"),
-            (12.5, "12.5"),
-            (0.1, "0.1"),
-            (1e16, "1e+16"),
-            (1.5e16, "1.5e+16"),
-            (9999999999999998.0, "9999999999999998.0"),
-            (1e-5, "1e-05"),
-            (0.0001, "0.0001"),
-            (123456789012345678.0, "1.2345678901234568e+17"),
-            (-2.5e-300, "-2.5e-300"),
-            (1e300, "1e+300"),
-            (-0.0, "-0.0"),
-            (f64::INFINITY, "inf"),
-            (100.0, "100.0"),
-            (2.675, "2.675"),
-            (247600580198296.62, "247600580198296.62"),
-            (1273812973436447.2, "1273812973436447.2"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(float_repr(f), want, "{f:?}");
-        }
-    }
 
     #[test]
     fn sort_keys() {

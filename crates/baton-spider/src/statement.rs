@@ -14,7 +14,7 @@
 //! nested function calls and subqueries, and that finer count is not copied.
 
 use crate::lexer::{Kind, Token, tokenize};
-use crate::pystr::{rstrip, upper};
+use baton_py::{rstrip, split as py_split, upper};
 
 /// Why sqlparse would raise while parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,7 +208,7 @@ pub(crate) fn split(tokens: Vec<Token>) -> Vec<Vec<Token>> {
             if state.level <= 0 && !state.block_stack.contains(&Block::Begin) {
                 state.consume_ws = true;
             }
-        } else if kind == Kind::Keyword && crate::pystr::split(&token.value).next() == Some("GO") {
+        } else if kind == Kind::Keyword && py_split(&token.value).next() == Some("GO") {
             state.consume_ws = true;
         } else {
             let quiet = matches!(

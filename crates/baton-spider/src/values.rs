@@ -18,8 +18,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::lexer::Kind;
-use crate::pystr::{lower, split, strip};
 use crate::statement::{ParseError, format_keywords_upper, parse_first};
+use baton_py::{lower, split, strip};
 
 /// The slot marker `strip_query` leaves where a value was.
 const VALUE_SYMBOL: &str = "VALUERARE";

@@ -1,27 +1,16 @@
 //! Integration tests: every actions conformance vector from LiC's own evaluator.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
-fn conformance_dir() -> PathBuf {
-    match std::env::var_os("BATON_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/conformance"
-        )),
-    }
-}
-
 #[test]
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stdout)]
 fn all_actions_conformance_vectors_agree() {
-    let path = conformance_dir().join("actions.jsonl");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("SKIPPED: conformance file {} not found", path.display());
+    let Some(dir) = baton_fixture::shared_dir("conformance") else {
         return;
     };
+    let path = dir.join("actions.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let mut total = 0;
     let mut disagreements = Vec::new();
     for (line_no, line) in text.lines().enumerate() {

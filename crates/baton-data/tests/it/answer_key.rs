@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use baton_fixture::run_python;
 use baton_data::{
     Dataset, materialize_sample_databases, reference_response, sample_dataset, wrong_response,
 };
+use baton_fixture::run_python;
 use baton_types::{Family, Task};
 use regex::Regex;
 use rusqlite::Connection;

@@ -17,7 +17,8 @@ fn actions_prompts_hold_pythons_str_of_the_function_list() {
         .collect();
     assert!(!tasks.is_empty(), "the sample set has actions tasks");
     let functions: Vec<&Value> = tasks.iter().map(|t| &t.sample["function"]).collect();
-    let script = "import json,sys\nprint(json.dumps([str(v) for v in json.loads(sys.stdin.read())]))";
+    let script =
+        "import json,sys\nprint(json.dumps([str(v) for v in json.loads(sys.stdin.read())]))";
     let Some(out) = run_python(script, &serde_json::to_string(&functions).expect("json")) else {
         return;
     };

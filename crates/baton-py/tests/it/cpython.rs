@@ -72,9 +72,34 @@ fn strings(mix: &mut Mix) -> Vec<String> {
         .map(|chunk| chunk.iter().collect())
         .collect();
     let alphabet = [
-        'a', 'Z', ' ', '\'', '"', '\\', '\t', '\n', '\r', '\0', '\u{7}', '\u{7f}', '\u{80}',
-        '\u{a0}', '\u{ad}', 'é', '\u{300}', '\u{378}', '\u{200b}', '\u{2028}', '\u{feff}',
-        '\u{fffd}', '\u{ffff}', '🎉', '\u{e0001}', '\u{f0000}', '\u{10ffff}', '中',
+        'a',
+        'Z',
+        ' ',
+        '\'',
+        '"',
+        '\\',
+        '\t',
+        '\n',
+        '\r',
+        '\0',
+        '\u{7}',
+        '\u{7f}',
+        '\u{80}',
+        '\u{a0}',
+        '\u{ad}',
+        'é',
+        '\u{300}',
+        '\u{378}',
+        '\u{200b}',
+        '\u{2028}',
+        '\u{feff}',
+        '\u{fffd}',
+        '\u{ffff}',
+        '🎉',
+        '\u{e0001}',
+        '\u{f0000}',
+        '\u{10ffff}',
+        '中',
     ];
     out.extend((0..3000).map(|_| mix.string(&alphabet, 12)));
     out.push(String::new());
@@ -87,7 +112,9 @@ fn spaced(mix: &mut Mix) -> Vec<String> {
         .into_iter()
         .filter(|c| c.is_whitespace() || baton_py::is_space(*c))
         .collect();
-    alphabet.extend(['a', 'b', '\u{200b}', '\u{180e}', '\u{feff}', '\u{2060}', '\0', 'x']);
+    alphabet.extend([
+        'a', 'b', '\u{200b}', '\u{180e}', '\u{feff}', '\u{2060}', '\0', 'x',
+    ]);
     let mut out: Vec<String> = alphabet.iter().map(|c| format!("{c}a{c}b {c}")).collect();
     out.extend((0..3000).map(|_| mix.string(&alphabet, 10)));
     out
@@ -97,9 +124,33 @@ fn spaced(mix: &mut Mix) -> Vec<String> {
 /// special casings, and every code point in strings of 128.
 fn cased(mix: &mut Mix) -> Vec<String> {
     let alphabet = [
-        'Σ', 'σ', 'ς', 'A', 'a', ' ', '.', '1', '\'', '\u{300}', '\u{345}', '\u{2019}', 'İ', 'ß',
-        'ﬁ', 'ŉ', 'ǅ', 'ɤ', 'ƛ', '\u{a7cb}', '\u{a7dc}', '\u{10d50}', '\u{10d70}', '\u{16ea0}',
-        'Ω', 'ᾈ', '\u{378}',
+        'Σ',
+        'σ',
+        'ς',
+        'A',
+        'a',
+        ' ',
+        '.',
+        '1',
+        '\'',
+        '\u{300}',
+        '\u{345}',
+        '\u{2019}',
+        'İ',
+        'ß',
+        'ﬁ',
+        'ŉ',
+        'ǅ',
+        'ɤ',
+        'ƛ',
+        '\u{a7cb}',
+        '\u{a7dc}',
+        '\u{10d50}',
+        '\u{10d70}',
+        '\u{16ea0}',
+        'Ω',
+        'ᾈ',
+        '\u{378}',
     ];
     let mut out: Vec<String> = (0..5000).map(|_| mix.string(&alphabet, 8)).collect();
     out.extend(
@@ -113,7 +164,9 @@ fn cased(mix: &mut Mix) -> Vec<String> {
 /// Every byte alone, then byte strings heavy in quotes, escapes and high bytes.
 fn byte_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    let alphabet = [b'a', b'\'', b'"', b'\\', b'\t', b'\n', b'\r', 0, 0x1f, 0x7e, 0x7f, 0x80, 0xff];
+    let alphabet = [
+        b'a', b'\'', b'"', b'\\', b'\t', b'\n', b'\r', 0, 0x1f, 0x7e, 0x7f, 0x80, 0xff,
+    ];
     for _ in 0..2000 {
         let len = mix.below(10);
         out.push((0..len).map(|_| mix.pick(&alphabet)).collect());
@@ -154,7 +207,13 @@ fn utf8_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
 /// the fixed/exponent switch points, and values whose shortest digits are a tie.
 fn floats(mix: &mut Mix) -> Vec<f64> {
     let mut out = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
-    out.extend([f64::MAX, f64::MIN_POSITIVE, 5e-324, 2.675, 247_600_580_198_296.62]);
+    out.extend([
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        2.675,
+        247_600_580_198_296.62,
+    ]);
     while out.len() < 20_000 {
         let x = f64::from_bits(mix.next());
         if x.is_finite() {
@@ -176,14 +235,30 @@ fn floats(mix: &mut Mix) -> Vec<f64> {
         let k = 1 + mix.below(12) as i32;
         out.push(m as f64 / 2f64.powi(k));
     }
-    for x in [1e16_f64, 1e-4, 1e-5, 9_999_999_999_999_998.0, 123_456_789.125] {
+    for x in [
+        1e16_f64,
+        1e-4,
+        1e-5,
+        9_999_999_999_999_998.0,
+        123_456_789.125,
+    ] {
         out.extend([x, x.next_up(), x.next_down()]);
     }
     out
 }
 
 fn complexes(floats: &[f64]) -> Vec<(f64, f64)> {
-    let parts = [0.0, -0.0, 1.0, -2.5, 1e16, 1e-5, f64::INFINITY, -f64::INFINITY, f64::NAN];
+    let parts = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        1e16,
+        1e-5,
+        f64::INFINITY,
+        -f64::INFINITY,
+        f64::NAN,
+    ];
     let mut out: Vec<(f64, f64)> = parts
         .iter()
         .flat_map(|&re| parts.iter().map(move |&im| (re, im)))
@@ -198,8 +273,19 @@ fn json_texts(strings: &[String], floats: &[f64]) -> Vec<String> {
         json!([0, -7, i64::MIN, u64::MAX, 1e16, 1e-5, 0.1]),
         json!([{"name": "get_weather", "parameters": {"unit": ["celsius", "it's"]}}]),
     ];
-    values.extend(floats.iter().take(3000).filter(|x| x.is_finite()).map(|&x| json!(x)));
-    values.extend(strings.iter().step_by(7).map(|s| json!({ s.clone(): [s.clone()] })));
+    values.extend(
+        floats
+            .iter()
+            .take(3000)
+            .filter(|x| x.is_finite())
+            .map(|&x| json!(x)),
+    );
+    values.extend(
+        strings
+            .iter()
+            .step_by(7)
+            .map(|s| json!({ s.clone(): [s.clone()] })),
+    );
     values.iter().map(Value::to_string).collect()
 }
 
@@ -228,7 +314,11 @@ impl Report {
         want: &[W],
         got: impl Fn(&T) -> G,
     ) {
-        assert_eq!(inputs.len(), want.len(), "{rule}: CPython answered a different count");
+        assert_eq!(
+            inputs.len(),
+            want.len(),
+            "{rule}: CPython answered a different count"
+        );
         let bad: Vec<String> = inputs
             .iter()
             .zip(want)
@@ -321,18 +411,24 @@ fn every_rule_matches_cpython_311() {
     report.compare("upper()", &cased, &strings_of(&out, "upper"), |s| {
         baton_py::upper(s)
     });
-    report.compare("repr(bytes)", &bytes, &strings_of(&out, "bytes_repr"), |b| {
-        baton_py::bytes_repr(b)
-    });
+    report.compare(
+        "repr(bytes)",
+        &bytes,
+        &strings_of(&out, "bytes_repr"),
+        |b| baton_py::bytes_repr(b),
+    );
     report.compare(
         "decode('utf-8', 'ignore')",
         &utf8,
         &strings_of(&out, "decode_utf8_ignore"),
         |b| baton_py::decode_utf8_ignore(b),
     );
-    report.compare("repr(float)", &floats, &strings_of(&out, "float_repr"), |&x| {
-        baton_py::float_repr(x)
-    });
+    report.compare(
+        "repr(float)",
+        &floats,
+        &strings_of(&out, "float_repr"),
+        |&x| baton_py::float_repr(x),
+    );
     report.compare(
         "repr(complex)",
         &complexes,
@@ -365,16 +461,19 @@ fn every_rule_matches_cpython_311() {
         baton_py::is_space(c)
     });
     for (rule, key, ours) in [
-        ("lower() of each code point", "lower_map", baton_py::lower as fn(&str) -> String),
+        (
+            "lower() of each code point",
+            "lower_map",
+            baton_py::lower as fn(&str) -> String,
+        ),
         ("upper() of each code point", "upper_map", baton_py::upper),
     ] {
-        let want: BTreeMap<u32, String> = serde_json::from_value::<BTreeMap<String, String>>(
-            out[key].clone(),
-        )
-        .expect("a map")
-        .into_iter()
-        .map(|(cp, s)| (cp.parse().expect("a code point"), s))
-        .collect();
+        let want: BTreeMap<u32, String> =
+            serde_json::from_value::<BTreeMap<String, String>>(out[key].clone())
+                .expect("a map")
+                .into_iter()
+                .map(|(cp, s)| (cp.parse().expect("a code point"), s))
+                .collect();
         let got: BTreeMap<u32, String> = chars
             .iter()
             .filter_map(|&c| {

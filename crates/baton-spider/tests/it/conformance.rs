@@ -5,11 +5,11 @@ use std::time::Duration;
 use baton_spider::{SpiderConfig, SpiderEvaluator};
 use serde_json::Value;
 
-use crate::conformance_dir;
+use baton_fixture::shared_dir;
 
 #[test]
 fn all_database_vectors_agree() {
-    let Some(dir) = conformance_dir() else {
+    let Some(dir) = shared_dir("conformance") else {
         return;
     };
     let text = std::fs::read_to_string(dir.join("database.jsonl")).expect("read database.jsonl");

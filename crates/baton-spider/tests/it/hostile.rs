@@ -10,7 +10,7 @@ use baton_spider::{SpiderConfig, SpiderEvaluator};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::conformance_dir;
+use baton_fixture::shared_dir;
 
 const TIMEOUT: Duration = Duration::from_secs(2);
 /// Time allowed on top of the query timeout (slow debug builds, busy machine).
@@ -91,7 +91,7 @@ fn case(name: &'static str, prediction: impl Into<String>, score: f64) -> Case {
 
 #[test]
 fn hostile_predictions_are_contained() {
-    let Some(conformance) = conformance_dir() else {
+    let Some(conformance) = shared_dir("conformance") else {
         return;
     };
     let sandbox = Sandbox::new(&conformance.join("databases"));
@@ -266,7 +266,7 @@ fn hostile_predictions_are_contained() {
 
 #[test]
 fn timeouts_fail_fast_and_name_the_cause() {
-    let Some(conformance) = conformance_dir() else {
+    let Some(conformance) = shared_dir("conformance") else {
         return;
     };
     let sandbox = Sandbox::new(&conformance.join("databases"));
