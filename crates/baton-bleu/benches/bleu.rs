@@ -3,8 +3,9 @@
 //!
 //! Inputs, in order of preference:
 //! 1. `BATON_BLEU_CORPUS` and `BATON_BLEU_SENTENCE`: JSONL files of `{"hyp": .., "refs": [..]}`;
-//! 2. `python3 ../shared/bench/sacrebleu_bench.py dump` (relative to the workspace root) into a
-//!    temporary directory, when that script exists;
+//! 2. `python3 ../shared/bench/sacrebleu_bench.py dump` (relative to the workspace root;
+//!    `BATON_SHARED_DIR` stands for `../shared`) into a temporary directory, when that script
+//!    exists;
 //! 3. synthetic data generated here (no sacreBLEU comparison then).
 //!
 //! sacreBLEU is timed by running the same script's `corpus` and `sentence` modes with
@@ -22,6 +23,7 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use baton_bleu::{corpus_bleu, sentence_bleu};
@@ -30,10 +32,14 @@ use serde_json::Value;
 /// sacreBLEU 2.6.0's corpus score on the script's dumped corpus.
 const DUMPED_CORPUS_SCORE: f64 = 71.155_044_623_438_04;
 
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/sacrebleu_bench.py"
-);
+/// sacreBLEU's side of the comparison, in the shared `bench` folder (`BATON_SHARED_DIR` moves
+/// it).
+static SCRIPT: LazyLock<String> = LazyLock::new(|| {
+    baton_fixture::shared_path("bench")
+        .join("sacrebleu_bench.py")
+        .display()
+        .to_string()
+});
 
 struct Pair {
     hyp: String,
@@ -125,8 +131,8 @@ fn main() {
         println!("\nsacreBLEU not timed: no Python with sacrebleu (set BATON_SACREBLEU_PYTHON)");
         return;
     };
-    if !Path::new(SCRIPT).exists() {
-        println!("\nsacreBLEU not timed: {SCRIPT} not found");
+    if !Path::new(SCRIPT.as_str()).exists() {
+        println!("\nsacreBLEU not timed: {} not found", *SCRIPT);
         return;
     }
     if !matches!(source, Source::Dump) {
@@ -195,24 +201,27 @@ fn load_inputs() -> (Vec<Pair>, Vec<Pair>, Source) {
         println!("inputs: {} and {}", c.display(), s.display());
         return (read_pairs(&c), read_pairs(&s), Source::Files);
     }
-    if Path::new(SCRIPT).exists() {
+    if Path::new(SCRIPT.as_str()).exists() {
         let dir = std::env::temp_dir().join(format!("baton-bleu-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&format!("{}: {e}", dir.display())));
         let (c, s) = (dir.join("corpus.jsonl"), dir.join("sentence.jsonl"));
         let status = Command::new("python3")
-            .arg(SCRIPT)
+            .arg(SCRIPT.as_str())
             .arg("dump")
             .arg(&c)
             .arg(&s)
             .status();
         if status.is_ok_and(|s| s.success()) {
-            println!("inputs: {SCRIPT} dump");
+            println!("inputs: {} dump", *SCRIPT);
             let inputs = (read_pairs(&c), read_pairs(&s), Source::Dump);
             let _ = std::fs::remove_dir_all(&dir);
             return inputs;
         }
         let _ = std::fs::remove_dir_all(&dir);
-        eprintln!("warning: `python3 {SCRIPT} dump` failed; using synthetic inputs");
+        eprintln!(
+            "warning: `python3 {} dump` failed; using synthetic inputs",
+            *SCRIPT
+        );
     }
     println!("inputs: synthetic");
     (synthetic(10_000, 1), synthetic(1_000, 2), Source::Synthetic)
@@ -293,13 +302,16 @@ fn sacrebleu_python() -> Option<String> {
 /// Runs the reference script in `mode` and parses the JSON line it prints.
 fn run_sacrebleu(python: &str, mode: &str) -> Value {
     let out = Command::new(python)
-        .arg(SCRIPT)
+        .arg(SCRIPT.as_str())
         .arg(mode)
         .stderr(Stdio::null())
         .output()
         .unwrap_or_else(|e| fail(&format!("{python}: {e}")));
     if !out.status.success() {
-        fail(&format!("{python} {SCRIPT} {mode} failed: {}", out.status));
+        fail(&format!(
+            "{python} {} {mode} failed: {}",
+            *SCRIPT, out.status
+        ));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout

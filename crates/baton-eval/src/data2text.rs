@@ -1,7 +1,8 @@
 //! Data2text (ToTTo): LiC's BLEU on one segment against every reference, on
 //! `baton-bleu` (a sacreBLEU 2.6.0 port).
 
-use baton_bleu::{corpus_bleu, python_strip};
+use baton_bleu::corpus_bleu;
+use baton_py::strip;
 use baton_types::{Family, Verdict};
 use serde_json::{Value, json};
 
@@ -30,9 +31,9 @@ pub fn evaluate(response: &str, sample: &Value) -> Verdict {
                 format!("references[{i}] is not a string (upstream raises)"),
             );
         };
-        streams.push([python_strip(r)]);
+        streams.push([strip(r)]);
     }
-    match corpus_bleu(&[python_strip(response)], &streams) {
+    match corpus_bleu(&[strip(response)], &streams) {
         Ok(b) => Verdict::new(b.score / 100.0, None).with_details(json!({
             "bleu": b.score, "counts": b.counts, "totals": b.totals, "bp": b.bp,
             "sys_len": b.sys_len, "ref_len": b.ref_len,

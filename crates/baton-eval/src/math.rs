@@ -3,12 +3,12 @@
 
 use std::sync::LazyLock;
 
+use baton_py::{lower, strip};
 use baton_types::{Family, Verdict};
 use regex::Regex;
 use serde_json::Value;
 
 use crate::{EvalError, Evaluator};
-use baton_bleu::python_strip as py_strip;
 
 /// The math evaluator (`lic` profile).
 #[derive(Debug, Default, Clone, Copy)]
@@ -30,7 +30,7 @@ pub fn extract(response: &str) -> String {
     if let Some(m) = BOXED.captures_iter(response).last() {
         return m[1].to_string();
     }
-    let lines = || response.lines().map(py_strip).filter(|l| !l.is_empty());
+    let lines = || response.lines().map(strip).filter(|l| !l.is_empty());
     lines()
         .rfind(|l| ANSWER_LINE.is_match(l))
         .or_else(|| lines().next_back())
@@ -57,8 +57,8 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
             "gold answer has no \"####\" (upstream raises IndexError)",
         );
     };
-    let gold = py_strip(gold).to_lowercase();
-    let stripped = py_strip(extracted);
+    let gold = lower(strip(gold));
+    let stripped = strip(extracted);
     let Some(last) = NUMBER.captures_iter(stripped).last() else {
         return Verdict::fail(None, format!("no number found in {stripped:?}"));
     };

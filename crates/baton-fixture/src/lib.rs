@@ -9,7 +9,8 @@
 //! `BATON_REQUIRE_CONFORMANCE=1` a missing folder or interpreter fails the test instead.
 //!
 //! - [`shared_dir`] finds a folder of the shared test material: `BATON_CONFORMANCE_DIR` for
-//!   `conformance`, else `$BATON_SHARED_DIR/<name>`, else `../shared/<name>`.
+//!   `conformance`, else `$BATON_SHARED_DIR/<name>`, else `../shared/<name>`;
+//!   [`shared_path`] says where it would be, for benchmarks with a fallback of their own.
 //! - [`python3`] and [`cpython_with_unicode`] find an interpreter; [`Python::run`] runs a
 //!   script on it; [`run_python`] does both.
 //! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
@@ -83,6 +84,13 @@ pub fn shared_dir(name: &str) -> Option<PathBuf> {
         ));
         None
     }
+}
+
+/// Where the shared test folder `name` is expected, whether or not it exists: for callers
+/// that have their own fallback (a benchmark that generates inputs instead) and must not skip.
+#[must_use]
+pub fn shared_path(name: &str) -> PathBuf {
+    locate(name).0
 }
 
 /// Where `name` is looked for, and a note on how that was decided.

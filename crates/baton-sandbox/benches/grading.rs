@@ -7,7 +7,6 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -122,18 +121,11 @@ sys.stdout.write(json.dumps({"score": score}))
 "#;
 
 fn main() {
-    let dir = std::env::var_os("BATON_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/conformance"
-            ))
-        });
-    let Ok(text) = std::fs::read_to_string(dir.join("code.jsonl")) else {
-        eprintln!("SKIPPED: conformance folder {} not found", dir.display());
+    let Some(dir) = baton_fixture::shared_dir("conformance") else {
         return;
     };
+    let text = std::fs::read_to_string(dir.join("code.jsonl"))
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.join("code.jsonl").display()));
     let vectors: Vec<Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())

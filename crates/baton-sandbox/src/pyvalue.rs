@@ -470,14 +470,7 @@ impl fmt::Display for PyValue {
             PyValue::Int { negative, digits } => {
                 write!(f, "{}{digits}", if *negative { "-" } else { "" })
             }
-            PyValue::Float(x) if x.is_nan() => f.write_str("nan"),
-            PyValue::Float(x) if x.is_infinite() => {
-                f.write_str(if *x > 0.0 { "inf" } else { "-inf" })
-            }
-            PyValue::Float(x) => {
-                let text = format!("{x:?}");
-                f.write_str(&text)
-            }
+            PyValue::Float(x) => f.write_str(&baton_py::float_repr(*x)),
             PyValue::Str(bytes) => write!(f, "{:?}", String::from_utf8_lossy(bytes)),
             PyValue::List(items) => write_seq(f, "[", items, "]"),
             PyValue::Tuple(items) if items.len() == 1 => write_seq(f, "(", items, ",)"),
@@ -643,6 +636,10 @@ mod tests {
         assert_eq!(
             record("[1, (2), {\"a\": null}, 0.5, true, <set>]").to_string(),
             "[1, (2,), {\"a\": None}, 0.5, True, <set object>]"
+        );
+        assert_eq!(
+            record("[1e16, 1e-7, -0.0, 2.675, NaN, -Infinity]").to_string(),
+            "[1e+16, 1e-07, -0.0, 2.675, nan, -inf]"
         );
         assert_eq!(short("abcdefghij", 4), "ab...ij");
     }

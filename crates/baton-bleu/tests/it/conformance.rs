@@ -2,22 +2,8 @@
 //! `sacrebleu.corpus_bleu([hyp.strip()], [[r.strip()] for r in refs]).score / 100`, with 0.0
 //! where LiC raises (an empty references list).
 
-use std::path::PathBuf;
-
 use baton_bleu::{BleuError, corpus_bleu, python_strip};
 use serde_json::Value;
-
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("BATON_CONFORMANCE_DIR").map_or_else(
-        || {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/conformance"
-            ))
-        },
-        PathBuf::from,
-    )
-}
 
 /// LiC's `TaskData2Text.evaluator_function` score for `response` against `references`.
 fn lic_score(response: &str, references: &[&str]) -> f64 {
@@ -31,11 +17,12 @@ fn lic_score(response: &str, references: &[&str]) -> f64 {
 
 #[test]
 fn data2text_vectors_all_agree() {
-    let path = conformance_dir().join("data2text.jsonl");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("SKIPPED: conformance file {} not found", path.display());
+    let Some(dir) = baton_fixture::shared_dir("conformance") else {
         return;
     };
+    let path = dir.join("data2text.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let mut checked = 0;
     let mut failures = Vec::new();
     for (line_no, line) in text

@@ -1,29 +1,7 @@
-use std::path::PathBuf;
-
 use baton_eval::{EvalConfig, Evaluators};
 use baton_types::Family;
 use rayon::prelude::*;
 use serde_json::Value;
-
-fn conformance_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BATON_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/conformance"
-            ))
-        });
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "\n!!!! SKIPPED: LiC conformance vectors not found at {} (set BATON_CONFORMANCE_DIR) !!!!\n",
-            dir.display()
-        );
-        None
-    }
-}
 
 /// The disagreement of one vector with LiC's verdict, if any.
 fn disagreement(evaluators: &Evaluators, family: Family, case: &Value) -> Option<String> {
@@ -60,7 +38,7 @@ fn disagreement(evaluators: &Evaluators, family: Family, case: &Value) -> Option
 /// Run every vector of one family through the registry; return the count and the
 /// disagreements.
 fn run_family(family: Family) -> Option<(usize, Vec<String>)> {
-    let dir = conformance_dir()?;
+    let dir = baton_fixture::shared_dir("conformance")?;
     let evaluators = Evaluators::lic(&EvalConfig {
         spider_dir: dir.join("databases"),
         ..EvalConfig::default()

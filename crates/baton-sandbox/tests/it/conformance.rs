@@ -1,6 +1,5 @@
 //! LiC conformance: every `code` vector must agree on `score` and `is_correct`.
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -9,28 +8,14 @@ use serde_json::Value;
 
 use crate::common::lic_grader;
 
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("BATON_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/conformance"
-            ))
-        })
-}
-
 #[test]
 fn every_code_vector_agrees_with_lic() {
-    let dir = conformance_dir();
-    let path = dir.join("code.jsonl");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "SKIPPED: conformance folder {} not found (set BATON_CONFORMANCE_DIR)",
-            dir.display()
-        );
+    let Some(dir) = baton_fixture::shared_dir("conformance") else {
         return;
     };
+    let path = dir.join("code.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let vectors: Vec<Value> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
