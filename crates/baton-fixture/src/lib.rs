@@ -95,10 +95,10 @@ pub fn shared_path(name: &str) -> PathBuf {
 
 /// Where `name` is looked for, and a note on how that was decided.
 fn locate(name: &str) -> (PathBuf, String) {
-    if name == "conformance" {
-        if let Some(dir) = std::env::var_os(CONFORMANCE_DIR_ENV) {
-            return (PathBuf::from(dir), format!("from {CONFORMANCE_DIR_ENV}"));
-        }
+    if name == "conformance"
+        && let Some(dir) = std::env::var_os(CONFORMANCE_DIR_ENV)
+    {
+        return (PathBuf::from(dir), format!("from {CONFORMANCE_DIR_ENV}"));
     }
     if let Some(parent) = std::env::var_os(SHARED_DIR_ENV) {
         return (
