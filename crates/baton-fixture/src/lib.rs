@@ -14,6 +14,7 @@
 //! - [`python3`] and [`cpython_with_unicode`] find an interpreter; [`Python::run`] runs a
 //!   script on it; [`run_python`] does both.
 //! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
+//! - [`SplitMix`] generates reproducible test inputs.
 //!
 //! It is not for anything a test can build itself (temporary stores, HTTP servers on
 //! 127.0.0.1:0): those belong in the test. It is a dev-dependency only, and has no dependencies.
@@ -116,6 +117,38 @@ fn locate(name: &str) -> (PathBuf, String) {
         format!("set {SHARED_DIR_ENV}")
     };
     (dir, hint)
+}
+
+/// splitmix64: a fixed, seedable stream of pseudo-random numbers for generated test inputs, so
+/// that a seed gives the same inputs on every machine and a failure can be replayed.
+#[derive(Debug, Clone)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    /// The stream that starts from `seed`.
+    #[must_use]
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// One of `items` (not empty).
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
 }
 
 /// A Python interpreter found on `PATH`.

@@ -25,10 +25,7 @@ pub fn str_repr(s: &str) -> String {
     out.push(quote);
     for c in s.chars() {
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
+            c if let Some(escape) = short_escape(c) => out.push_str(escape),
             c if c == quote => {
                 out.push('\\');
                 out.push(c);
@@ -92,15 +89,23 @@ pub fn unicode_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
+            c if let Some(escape) = short_escape(c) => out.push_str(escape),
             ' '..='~' => out.push(c),
             c => push_hex_escape(&mut out, c),
         }
     }
     out
+}
+
+/// The escapes `repr` and `unicode_escape` write for backslash, tab, newline and return.
+fn short_escape(c: char) -> Option<&'static str> {
+    match c {
+        '\\' => Some("\\\\"),
+        '\t' => Some("\\t"),
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        _ => None,
+    }
 }
 
 /// `\xNN`, `\uNNNN` or `\UNNNNNNNN`, the shortest of the three that holds `c`.

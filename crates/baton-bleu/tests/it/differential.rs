@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use baton_bleu::{Bleu, BleuScore, Smoothing, Tokenizer};
+use baton_fixture::SplitMix;
 use serde_json::{Value, json};
 
 /// Reads one JSON case per line, prints one JSON result per line.
@@ -50,27 +51,6 @@ fn sacrebleu_python() -> Option<String> {
         }
     }
     None
-}
-
-/// splitmix64: a fixed, dependency-free stream of pseudo-random numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
 }
 
 /// Pieces that exercise every 13a rule: separators between and around digits, entities,
@@ -155,7 +135,7 @@ const PIECES: &[&str] = &[
     "日本",
 ];
 
-fn random_line(rng: &mut Rng, max_words: usize) -> String {
+fn random_line(rng: &mut SplitMix, max_words: usize) -> String {
     let n = rng.below(max_words + 1);
     let mut s = String::new();
     for _ in 0..n {
@@ -170,7 +150,7 @@ fn random_line(rng: &mut Rng, max_words: usize) -> String {
 }
 
 /// A reference made by editing `hyp`, so that matches of every order occur.
-fn variant(rng: &mut Rng, hyp: &str) -> String {
+fn variant(rng: &mut SplitMix, hyp: &str) -> String {
     let mut words: Vec<String> = hyp.split(' ').map(str::to_owned).collect();
     for _ in 0..rng.below(4) {
         let i = rng.below(words.len() + 1);
@@ -193,7 +173,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let mut rng = Rng(20_260_101);
+    let mut rng = SplitMix::new(20_260_101);
     let tokenizers = [
         Tokenizer::V13a,
         Tokenizer::V13a,
@@ -245,7 +225,7 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-fn sentence_with(rng: &mut Rng) -> String {
+fn sentence_with(rng: &mut SplitMix) -> String {
     let max = if rng.below(4) == 0 { 3 } else { 20 };
     random_line(rng, max)
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use baton_fixture::SplitMix;
 use serde_json::{Value, json};
 
 /// Reads one JSON object of inputs, prints one JSON object of CPython's answers.
@@ -34,27 +35,13 @@ out = {
 json.dump(out, sys.stdout)
 "#;
 
-/// splitmix64: a fixed, dependency-free stream of pseudo-random numbers.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-
+/// Generated strings.
+trait Strings {
     /// A string of 0 to `max_len` characters drawn from `alphabet`.
+    fn string(&mut self, alphabet: &[char], max_len: usize) -> String;
+}
+
+impl Strings for SplitMix {
     fn string(&mut self, alphabet: &[char], max_len: usize) -> String {
         let len = self.below(max_len + 1);
         (0..len).map(|_| self.pick(alphabet)).collect()
@@ -66,7 +53,7 @@ fn all_chars() -> Vec<char> {
 }
 
 /// Every code point in strings of 128, then strings that exercise quote choice and escapes.
-fn strings(mix: &mut Mix) -> Vec<String> {
+fn strings(mix: &mut SplitMix) -> Vec<String> {
     let mut out: Vec<String> = all_chars()
         .chunks(128)
         .map(|chunk| chunk.iter().collect())
@@ -107,7 +94,7 @@ fn strings(mix: &mut Mix) -> Vec<String> {
 }
 
 /// Strings built around every whitespace character and its near misses.
-fn spaced(mix: &mut Mix) -> Vec<String> {
+fn spaced(mix: &mut SplitMix) -> Vec<String> {
     let mut alphabet: Vec<char> = all_chars()
         .into_iter()
         .filter(|c| c.is_whitespace() || baton_py::is_space(*c))
@@ -122,7 +109,7 @@ fn spaced(mix: &mut Mix) -> Vec<String> {
 
 /// Case contexts: final sigma next to cased, case-ignorable and newly assigned characters,
 /// special casings, and every code point in strings of 128.
-fn cased(mix: &mut Mix) -> Vec<String> {
+fn cased(mix: &mut SplitMix) -> Vec<String> {
     let alphabet = [
         'Σ',
         'σ',
@@ -162,7 +149,7 @@ fn cased(mix: &mut Mix) -> Vec<String> {
 }
 
 /// Every byte alone, then byte strings heavy in quotes, escapes and high bytes.
-fn byte_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
+fn byte_strings(mix: &mut SplitMix) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     let alphabet = [
         b'a', b'\'', b'"', b'\\', b'\t', b'\n', b'\r', 0, 0x1f, 0x7e, 0x7f, 0x80, 0xff,
@@ -176,7 +163,7 @@ fn byte_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
 
 /// Byte strings for the UTF-8 decoder: valid encodings cut short, lone continuation bytes,
 /// overlong forms, surrogates and code points past U+10FFFF.
-fn utf8_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
+fn utf8_strings(mix: &mut SplitMix) -> Vec<Vec<u8>> {
     let pieces: [&[u8]; 16] = [
         b"a",
         "é".as_bytes(),
@@ -205,7 +192,7 @@ fn utf8_strings(mix: &mut Mix) -> Vec<Vec<u8>> {
 
 /// Random bit patterns, every power of two, the neighbours of every power of ten, subnormals,
 /// the fixed/exponent switch points, and values whose shortest digits are a tie.
-fn floats(mix: &mut Mix) -> Vec<f64> {
+fn floats(mix: &mut SplitMix) -> Vec<f64> {
     let mut out = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
     out.extend([
         f64::MAX,
@@ -215,7 +202,7 @@ fn floats(mix: &mut Mix) -> Vec<f64> {
         247_600_580_198_296.62,
     ]);
     while out.len() < 20_000 {
-        let x = f64::from_bits(mix.next());
+        let x = f64::from_bits(mix.next_u64());
         if x.is_finite() {
             out.push(x);
         }
@@ -226,12 +213,12 @@ fn floats(mix: &mut Mix) -> Vec<f64> {
         out.extend([x, x.next_up(), x.next_down(), -x, 9.5 * x, 1.5 * x]);
     }
     for _ in 0..2000 {
-        out.push(f64::from_bits(mix.next() & 0x000F_FFFF_FFFF_FFFF));
+        out.push(f64::from_bits(mix.next_u64() & 0x000F_FFFF_FFFF_FFFF));
     }
     // m / 2^k with a 53-bit m: k fraction bits, so the exact value ends in a 5 and the
     // shortest round-trip form is often a tie between two strings.
     for _ in 0..20_000 {
-        let m = (1u64 << 52) | (mix.next() >> 12);
+        let m = (1u64 << 52) | (mix.next_u64() >> 12);
         let k = 1 + mix.below(12) as i32;
         out.push(m as f64 / 2f64.powi(k));
     }
@@ -363,7 +350,7 @@ fn every_rule_matches_cpython_311() {
     let Some(python) = baton_fixture::cpython_with_unicode("14.0.0") else {
         return;
     };
-    let mut mix = Mix(0x5eed);
+    let mut mix = SplitMix::new(0x5eed);
     let strings = strings(&mut mix);
     let spaced = spaced(&mut mix);
     let cased = cased(&mut mix);
