@@ -8,8 +8,9 @@
 //! `SKIPPED:` line. In CI that would let a test pass by accident, so with
 //! `BATON_REQUIRE_CONFORMANCE=1` a missing folder or interpreter fails the test instead.
 //!
-//! - [`shared_dir`] finds a folder of the shared test material: `BATON_CONFORMANCE_DIR` for
-//!   `conformance`, else `$BATON_SHARED_DIR/<name>`, else `../shared/<name>`;
+//! - [`shared_dir`] finds a folder of the shared test material: `BATON_<NAME>_DIR`
+//!   (`BATON_CONFORMANCE_DIR`, `BATON_HANDOVER_DIR`, ...), else `$BATON_SHARED_DIR/<name>`, else
+//!   `../shared/<name>`;
 //!   [`shared_path`] says where it would be, for benchmarks with a fallback of their own.
 //! - [`python3`] and [`cpython_with_unicode`] find an interpreter; [`Python::run`] runs a
 //!   script on it; [`run_python`] does both.
@@ -38,8 +39,6 @@ use std::process::{Command, Stdio};
 
 /// Environment variable that turns every skip into a failure when set to `1`.
 pub const REQUIRE_ENV: &str = "BATON_REQUIRE_CONFORMANCE";
-/// Environment variable that points at the conformance folder itself.
-pub const CONFORMANCE_DIR_ENV: &str = "BATON_CONFORMANCE_DIR";
 /// Environment variable that points at the parent of all shared test folders.
 pub const SHARED_DIR_ENV: &str = "BATON_SHARED_DIR";
 
@@ -67,8 +66,8 @@ pub fn skip(what: impl Display) {
 /// The shared test folder `name` (`"conformance"`, `"replies"`, `"lic"`, `"handover"`,
 /// `"agent"`, `"bench"`), or `None` after [`skip`] when it does not exist.
 ///
-/// Looked up as `BATON_CONFORMANCE_DIR` (for `"conformance"` only), else
-/// `$BATON_SHARED_DIR/<name>`, else `../shared/<name>` beside the repository.
+/// Looked up as `BATON_<NAME>_DIR` (see [`dir_env`]), else `$BATON_SHARED_DIR/<name>`, else
+/// `../shared/<name>` beside the repository.
 ///
 /// # Panics
 ///
@@ -94,12 +93,28 @@ pub fn shared_path(name: &str) -> PathBuf {
     locate(name).0
 }
 
+/// The environment variable that points at the shared folder `name` on its own:
+/// `BATON_CONFORMANCE_DIR` for `"conformance"`, `BATON_HANDOVER_DIR` for `"handover"`.
+#[must_use]
+pub fn dir_env(name: &str) -> String {
+    let upper: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("BATON_{upper}_DIR")
+}
+
 /// Where `name` is looked for, and a note on how that was decided.
 fn locate(name: &str) -> (PathBuf, String) {
-    if name == "conformance"
-        && let Some(dir) = std::env::var_os(CONFORMANCE_DIR_ENV)
-    {
-        return (PathBuf::from(dir), format!("from {CONFORMANCE_DIR_ENV}"));
+    let own = dir_env(name);
+    if let Some(dir) = std::env::var_os(&own) {
+        return (PathBuf::from(dir), format!("from {own}"));
     }
     if let Some(parent) = std::env::var_os(SHARED_DIR_ENV) {
         return (
@@ -111,12 +126,7 @@ fn locate(name: &str) -> (PathBuf, String) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(name);
-    let hint = if name == "conformance" {
-        format!("set {CONFORMANCE_DIR_ENV} or {SHARED_DIR_ENV}")
-    } else {
-        format!("set {SHARED_DIR_ENV}")
-    };
-    (dir, hint)
+    (dir, format!("set {own} or {SHARED_DIR_ENV}"))
 }
 
 /// splitmix64: a fixed, seedable stream of pseudo-random numbers for generated test inputs, so
@@ -281,11 +291,23 @@ mod tests {
     fn the_default_shared_folder_is_beside_the_repository() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         assert!(root.join("Cargo.toml").is_file() && root.join("crates").is_dir());
-        if std::env::var_os(SHARED_DIR_ENV).is_none() {
+        if std::env::var_os(SHARED_DIR_ENV).is_none()
+            && std::env::var_os(dir_env("replies")).is_none()
+        {
             let (dir, hint) = locate("replies");
             assert_eq!(dir, root.join("../shared/replies"));
-            assert!(hint.contains(SHARED_DIR_ENV), "{hint}");
+            assert!(
+                hint.contains("BATON_REPLIES_DIR or BATON_SHARED_DIR"),
+                "{hint}"
+            );
         }
+    }
+
+    #[test]
+    fn each_folder_has_its_own_variable() {
+        assert_eq!(dir_env("conformance"), "BATON_CONFORMANCE_DIR");
+        assert_eq!(dir_env("handover"), "BATON_HANDOVER_DIR");
+        assert_eq!(dir_env("handover/bench"), "BATON_HANDOVER_BENCH_DIR");
     }
 
     #[test]

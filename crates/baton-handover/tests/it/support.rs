@@ -5,30 +5,8 @@ use std::process::Command;
 
 /// `../shared/handover` (or `BATON_HANDOVER_DIR`); `None` after a loud skip notice when it
 /// is absent, a panic when `BATON_REQUIRE_CONFORMANCE=1`.
-#[allow(clippy::print_stderr)] // a skip says so loudly
 pub fn handover_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BATON_HANDOVER_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/handover"
-            ))
-        });
-    if dir.join("reference-0.4.1.json").is_file() {
-        return Some(dir);
-    }
-    if std::env::var("BATON_REQUIRE_CONFORMANCE").as_deref() == Ok("1") {
-        panic!(
-            "BATON_REQUIRE_CONFORMANCE=1 but the Handover fixtures are not at {}",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n!!!! SKIPPED: Handover fixtures not found at {} (set BATON_HANDOVER_DIR) !!!!\n",
-        dir.display()
-    );
-    None
+    baton_fixture::shared_dir("handover")
 }
 
 /// Run git in `dir`, panicking with its output on failure; returns stdout.

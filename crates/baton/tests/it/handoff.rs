@@ -320,26 +320,8 @@ fn sarif_is_2_1_0_with_locations() {
     assert!(rules.contains(&"header-missing") && rules.contains(&"self-containment"));
 }
 
-#[allow(clippy::print_stderr)] // a skip says so loudly
 fn shared_scenarios() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/handover/bench/scenarios"
-    ));
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("BATON_REQUIRE_CONFORMANCE").as_deref() == Ok("1") {
-        panic!(
-            "BATON_REQUIRE_CONFORMANCE=1 but {} is missing",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n!!!! SKIPPED: Handover scenarios not found at {} !!!!\n",
-        dir.display()
-    );
-    None
+    baton_fixture::shared_dir("handover").map(|dir| dir.join("bench/scenarios"))
 }
 
 #[test]
