@@ -1,0 +1,283 @@
+//! The bubblewrap backend (the default).
+//!
+//! Every command is its own `bwrap` invocation with fresh user, mount, PID, network, IPC,
+//! UTS and cgroup namespaces. Inside: the host's `/usr` (and the `/bin`, `/lib*` links or
+//! folders next to it) read-only; a synthetic `/etc` (passwd and group naming the sandbox
+//! user, hosts, hostname, nsswitch.conf) plus the host's `/etc/alternatives` and loader
+//! cache read-only; fresh `/proc` and `/dev`; the working tree read-write at the working
+//! directory; the environment's own `/tmp` read-write; everything else absent, and the
+//! root itself read-only. No network beyond a private loopback. The sandbox user is uid
+//! 1000 (`baton`) inside; no capabilities; a new session (no terminal injection); the
+//! sandbox dies with baton (`--die-with-parent`), and its PID namespace dies with its first
+//! process, so killing `bwrap` at the timeout kills every process the command started.
+//!
+//! When baton runs as root, `bwrap` runs as an unprivileged host user (65534 by default):
+//! root is exempt from `RLIMIT_NPROC`, which is what stops a fork bomb; the tree is owned
+//! by that user. Unprivileged `bwrap` needs unprivileged user namespaces, which `baton env
+//! check` tests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use crate::config::{BackendKind, EnvConfig, Limits, Setup};
+use crate::env::{EnvInfo, Environment};
+use crate::error::EnvError;
+use crate::exec::{self, Exec, ExecOutput};
+use crate::host::HostDir;
+use crate::shell::{self, SANDBOX_USER, UlimitValues};
+use crate::snapshot::{BlobStore, SnapshotId, SnapshotInfo};
+
+/// The uid and gid of the sandbox user inside the namespace.
+pub const SANDBOX_UID: u32 = 1000;
+
+/// Host folders made visible read-only (or re-created as the same link).
+const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// Host files and folders under `/etc` made visible read-only when present: the
+/// alternatives links (`awk`, `vi` ... point there) and the dynamic loader's cache.
+const HOST_ETC: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+];
+
+/// The bubblewrap backend; see the module docs.
+pub struct BwrapEnv {
+    dir: Option<HostDir>,
+    etc: PathBuf,
+    program: PathBuf,
+    host_user: Option<u32>,
+    limits: Limits,
+    ulimits: UlimitValues,
+    env: BTreeMap<String, String>,
+    info: EnvInfo,
+}
+
+impl BwrapEnv {
+    /// Copy the setup's tree and prepare the sandbox (nothing runs until the first exec).
+    pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
+        if setup.image.is_some() && setup.tree.is_none() {
+            return Err(EnvError::Unsupported {
+                backend: "bwrap",
+                message: format!(
+                    "image {:?} needs the docker backend (bwrap runs on a host tree)",
+                    setup.image.as_deref().unwrap_or_default()
+                ),
+            });
+        }
+        let workdir = setup.workdir().to_string();
+        validate_workdir(&workdir)?;
+        let program = config.bwrap.executable.clone();
+        let host_user = (rustix::process::geteuid().is_root()).then_some(config.bwrap.host_uid);
+        let owner = host_user.map(|u| (u, u));
+        let dir = HostDir::create(config, setup, owner)?;
+        let etc = dir.root().join("etc");
+        write_etc(&etc)?;
+        let env = shell::command_env(BackendKind::Bwrap, &setup.env);
+        let info = EnvInfo {
+            backend: BackendKind::Bwrap,
+            workdir,
+            env: env.clone(),
+            limits: config.limits.clone(),
+            isolation: format!(
+                "bubblewrap ({}): new user/mount/pid/net/ipc/uts namespaces, no capabilities, \
+                 /usr read-only, synthetic /etc, no network; runs as uid {SANDBOX_UID} inside{}",
+                program.display(),
+                host_user.map_or(String::new(), |u| format!(", host uid {u}"))
+            ),
+            image: None,
+        };
+        Ok(BwrapEnv {
+            dir: Some(dir),
+            etc,
+            program,
+            host_user,
+            ulimits: UlimitValues::from_limits(&config.limits).clamped_to_own(),
+            limits: config.limits.clone(),
+            env,
+            info,
+        })
+    }
+
+    fn dir(&mut self) -> Result<&mut HostDir, EnvError> {
+        self.dir.as_mut().ok_or(EnvError::Closed)
+    }
+
+    /// The full `bwrap` argument list for one command.
+    fn args(&self, dir: &HostDir, command: &str) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
+        push(&[
+            "--unshare-all",
+            "--unshare-user",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "sandbox",
+        ]);
+        let id = SANDBOX_UID.to_string();
+        push(&["--uid", &id, "--gid", &id]);
+        for d in SYSTEM_DIRS {
+            let p = Path::new(d);
+            match std::fs::symlink_metadata(p) {
+                Ok(md) if md.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(p) {
+                        push(&["--symlink", &target.to_string_lossy(), d]);
+                    }
+                }
+                Ok(md) if md.is_dir() => push(&["--ro-bind", d, d]),
+                _ => {}
+            }
+        }
+        push(&["--dir", "/etc"]);
+        for name in ETC_FILES.iter().map(|(n, _)| n) {
+            let host = self.etc.join(name).display().to_string();
+            push(&["--ro-bind", &host, &format!("/etc/{name}")]);
+        }
+        for p in HOST_ETC {
+            push(&["--ro-bind-try", p, p]);
+        }
+        push(&["--proc", "/proc", "--dev", "/dev"]);
+        let tmp = dir.tmp.display().to_string();
+        let tree = dir.tree.root().display().to_string();
+        let workdir = &self.info.workdir;
+        push(&["--bind", &tmp, "/tmp", "--bind", &tree, workdir, "--chdir", workdir]);
+        push(&["--clearenv"]);
+        for (k, v) in shell::process_env(&self.env) {
+            push(&["--setenv", k, v]);
+        }
+        push(&["--remount-ro", "/", "--"]);
+        a.extend(shell::wrapped_command(command, self.ulimits, &self.env));
+        a
+    }
+}
+
+impl Environment for BwrapEnv {
+    fn info(&self) -> &EnvInfo {
+        &self.info
+    }
+
+    fn exec(&mut self, req: &Exec) -> Result<ExecOutput, EnvError> {
+        let dir = self.dir.as_ref().ok_or(EnvError::Closed)?;
+        let mut cmd = Command::new(&self.program);
+        cmd.args(self.args(dir, &req.command));
+        cmd.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            // Only for finding `bwrap` itself; the sandbox gets `--clearenv`.
+            cmd.env("PATH", path);
+        }
+        if let Some(uid) = self.host_user {
+            cmd.uid(uid).gid(uid);
+        }
+        let program = self.program.display().to_string();
+        let timeout = req.timeout.unwrap_or_else(|| self.limits.timeout());
+        let result = exec::run(
+            cmd,
+            &program,
+            req.stdin.as_deref(),
+            timeout,
+            self.limits.output_bytes,
+            // bwrap's child is PID 1 of the sandbox's PID namespace and dies with bwrap
+            // (--die-with-parent); the kernel then kills every process in the namespace.
+            &mut |child| {
+                let _ = child.kill();
+            },
+        );
+        match result {
+            Err(EnvError::Spawn { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Err(missing_bwrap(&program))
+            }
+            other => other,
+        }
+    }
+
+    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+        self.dir()?.tree.write_file(path, contents, executable)
+    }
+
+    fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
+        let limit = self.limits.snapshot_bytes;
+        self.dir()?.tree.snapshot(blobs, limit)
+    }
+
+    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
+        self.dir()?.tree.restore(blobs, id)
+    }
+
+    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
+        self.dir.take();
+        Ok(())
+    }
+}
+
+/// The error for a missing `bwrap`, with the fix.
+pub(crate) fn missing_bwrap(program: &str) -> EnvError {
+    EnvError::MissingProgram {
+        program: program.to_string(),
+        hint: "install bubblewrap: `sudo apt-get install -y bubblewrap` (Debian/Ubuntu), \
+               `sudo dnf install bubblewrap` (Fedora); or set BATON_BWRAP to its path"
+            .to_string(),
+    }
+}
+
+/// The working directory must be an absolute, plain path outside the system folders.
+fn validate_workdir(workdir: &str) -> Result<(), EnvError> {
+    let p = Path::new(workdir);
+    let plain = p.is_absolute()
+        && p.components().skip(1).all(|c| matches!(c, std::path::Component::Normal(_)))
+        && p.components().count() > 1;
+    let system = ["/usr", "/bin", "/sbin", "/lib", "/etc", "/proc", "/dev", "/tmp"]
+        .iter()
+        .any(|s| p.starts_with(s));
+    if !plain || system {
+        return Err(EnvError::Unsupported {
+            backend: "bwrap",
+            message: format!("working directory {workdir:?} must be an absolute path outside the system folders"),
+        });
+    }
+    Ok(())
+}
+
+/// The synthetic `/etc`: enough for `whoami`, `id`, `getent hosts localhost` and Python's
+/// `getpass`/`pwd`.
+const ETC_FILES: &[(&str, &str)] = &[
+    (
+        "passwd",
+        "root:x:0:0:root:/root:/bin/bash\n\
+         baton:x:1000:1000:baton:/tmp:/bin/bash\n\
+         nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    ),
+    ("group", "root:x:0:\nbaton:x:1000:\nnogroup:x:65534:\n"),
+    ("hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
+    ("hostname", "sandbox\n"),
+    ("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n"),
+];
+
+fn write_etc(etc: &Path) -> Result<(), EnvError> {
+    std::fs::create_dir(etc).map_err(|e| EnvError::io(etc, "create /etc", e))?;
+    for (name, text) in ETC_FILES {
+        let p = etc.join(name);
+        std::fs::write(&p, text).map_err(|e| EnvError::io(&p, "write /etc file", e))?;
+    }
+    debug_assert!(ETC_FILES.iter().any(|(n, t)| *n == "passwd" && t.contains(SANDBOX_USER)));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workdirs_must_be_plain_and_outside_system_folders() {
+        assert!(validate_workdir("/testbed").is_ok());
+        assert!(validate_workdir("/work/repo").is_ok());
+        for bad in ["testbed", "/", "/usr/x", "/tmp", "/a/../etc", "/etc"] {
+            assert!(validate_workdir(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The Docker backend: one container per environment, started from the task's image with
+//! `sleep infinity` as its first process, no network (`--network none`), and memory, CPU
+//! and process limits (`--memory`, `--memory-swap`, `--cpus`, `--pids-limit`). Commands
+//! are `docker exec` into it, behind the same limit wrapper as the other backends; the
+//! image's own variables stay in force. At a timeout baton kills the `docker exec` client
+//! and then every process in the container but the first (`kill -9 -1`), so nothing the
+//! command started keeps running.
+//!
+//! The working tree lives inside the container. A setup's host tree is copied in as a tar
+//! stream; snapshots stream `tar -c` out of the container and restores stream a tar in, so
+//! the image needs `bash` and `tar` (SWE-bench images have both). State outside the
+//! working directory (installed packages, `/tmp`) persists across commands but is not part
+//! of a snapshot.
+//!
+//! The client is `docker` unless [`DockerConfig::executable`](crate::DockerConfig) or
+//! `BATON_DOCKER` names another; baton uses only `run`, `exec` and `rm`, so a compatible
+//! client (podman) or a test shim works.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::config::{BackendKind, EnvConfig, Limits, Setup};
+use crate::env::{EnvInfo, Environment};
+use crate::error::EnvError;
+use crate::exec::{self, Exec, ExecOutput};
+use crate::shell::{self, UlimitValues};
+use crate::snapshot::{BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo};
+use crate::tree;
+
+const BACKEND: &str = "docker";
+
+/// The Docker backend; see the module docs.
+pub struct DockerEnv {
+    program: PathBuf,
+    container: Option<String>,
+    limits: Limits,
+    ulimits: UlimitValues,
+    env: BTreeMap<String, String>,
+    info: EnvInfo,
+}
+
+impl DockerEnv {
+    /// Start the container (and copy the setup's tree in, if it has one).
+    pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
+        let image = setup
+            .image
+            .clone()
+            .or_else(|| config.docker.default_image.clone())
+            .ok_or_else(|| EnvError::Unsupported {
+                backend: BACKEND,
+                message: "the task names no image and docker.default_image is not set".into(),
+            })?;
+        let workdir = setup.workdir().to_string();
+        let program = config.docker.executable.clone();
+        let limits = config.limits.clone();
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "baton-{}-{nanos:x}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut cmd = Command::new(&program);
+        cmd.args(["run", "-d", "--name", &name, "--label", "org.baton.env=1"])
+            .args(["--network", "none"])
+            .args(["--pids-limit", &limits.processes.to_string()])
+            .args(["--memory", &limits.memory_bytes.to_string()])
+            .args(["--memory-swap", &limits.memory_bytes.to_string()])
+            .args(["--cpus", &config.docker.cpus.to_string()])
+            .args(["-w", &workdir, &image, "sleep", "infinity"]);
+        let out = helper(cmd, &program, "docker run", None)?;
+        let container = String::from_utf8_lossy(&out).trim().to_string();
+        if container.is_empty() {
+            return Err(EnvError::Backend {
+                backend: BACKEND,
+                what: "docker run".into(),
+                status: "no container id".into(),
+                stderr: String::new(),
+            });
+        }
+        let env = shell::command_env(BackendKind::Docker, &setup.env);
+        let info = EnvInfo {
+            backend: BackendKind::Docker,
+            workdir,
+            env: env.clone(),
+            limits: limits.clone(),
+            isolation: format!(
+                "docker container from {image} ({}): --network none, --pids-limit {}, --memory {}",
+                program.display(),
+                limits.processes,
+                limits.memory_bytes
+            ),
+            image: Some(image),
+        };
+        let mut me = DockerEnv {
+            program,
+            container: Some(container),
+            ulimits: UlimitValues::from_limits(&limits),
+            limits,
+            env,
+            info,
+        };
+        if let Some(src) = &setup.tree {
+            me.upload_tree(src)?;
+        }
+        Ok(me)
+    }
+
+    fn container(&self) -> Result<&str, EnvError> {
+        self.container.as_deref().ok_or(EnvError::Closed)
+    }
+
+    /// `docker exec -i CONTAINER bash -c SCRIPT baton WORKDIR`, fed by `feed`.
+    fn stream_in(
+        &self,
+        what: &str,
+        script: &str,
+        feed: &mut dyn FnMut(&mut dyn Write) -> Result<(), EnvError>,
+    ) -> Result<(), EnvError> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(["exec", "-i", self.container()?, "bash", "-c", script, "baton"])
+            .arg(&self.info.workdir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
+        let mut stderr = child.stderr.take();
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(e) = stderr.as_mut() {
+                let _ = e.read_to_string(&mut s);
+            }
+            s
+        });
+        let fed = match child.stdin.take() {
+            Some(mut stdin) => feed(&mut stdin),
+            None => Ok(()),
+        };
+        let status = child.wait().map_err(|e| spawn_error(&self.program, e))?;
+        let stderr = reader.join().unwrap_or_default();
+        fed?;
+        if !status.success() {
+            return Err(EnvError::Backend {
+                backend: BACKEND,
+                what: what.to_string(),
+                status: status.to_string(),
+                stderr: exec::tail(&stderr, 2000),
+            });
+        }
+        Ok(())
+    }
+
+    fn upload_tree(&mut self, src: &std::path::Path) -> Result<(), EnvError> {
+        let src = src.to_path_buf();
+        self.stream_in("copy the tree in", REPLACE_TREE, &mut |w| {
+            let mut b = tar::Builder::new(w);
+            b.follow_symlinks(false);
+            b.mode(tar::HeaderMode::Deterministic);
+            b.append_dir_all(".", &src)
+                .and_then(|_| b.finish())
+                .map_err(|e| EnvError::io(&src, "copy the tree into the container", e))
+        })
+    }
+
+    fn kill_everything(&self) {
+        if let Ok(c) = self.container() {
+            let mut cmd = Command::new(&self.program);
+            cmd.args(["exec", c, "bash", "-c", "kill -9 -1"]);
+            let _ = helper(cmd, &self.program, "docker exec kill", None);
+        }
+    }
+}
+
+/// Empty the working directory and unpack a tar from stdin into it.
+const REPLACE_TREE: &str =
+    "mkdir -p -- \"$1\" && cd -- \"$1\" && find . -mindepth 1 -delete && tar -xf - --no-same-owner";
+
+impl Environment for DockerEnv {
+    fn info(&self) -> &EnvInfo {
+        &self.info
+    }
+
+    fn exec(&mut self, req: &Exec) -> Result<ExecOutput, EnvError> {
+        let container = self.container()?.to_string();
+        let mut cmd = Command::new(&self.program);
+        cmd.arg("exec");
+        if req.stdin.is_some() {
+            cmd.arg("-i");
+        }
+        cmd.args(["-w", &self.info.workdir]);
+        for (k, v) in shell::process_env(&self.env) {
+            cmd.arg("-e").arg(format!("{k}={v}"));
+        }
+        cmd.arg(&container)
+            .args(shell::wrapped_command(&req.command, self.ulimits, &self.env));
+        let timeout = req.timeout.unwrap_or_else(|| self.limits.timeout());
+        let program = self.program.display().to_string();
+        let mut timed_out = false;
+        let out = exec::run(
+            cmd,
+            &program,
+            req.stdin.as_deref(),
+            timeout,
+            self.limits.output_bytes,
+            &mut |child| {
+                timed_out = true;
+                let _ = child.kill();
+            },
+        )
+        .map_err(|e| match e {
+            EnvError::Spawn { source, .. } => spawn_error(&self.program, source),
+            other => other,
+        })?;
+        if timed_out {
+            // Killing the client leaves the command running inside the container.
+            self.kill_everything();
+        }
+        Ok(out)
+    }
+
+    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+        let rel = tree::parse_rel(path)?;
+        let mode = if executable { "755" } else { "644" };
+        let script = format!(
+            "cd -- \"$1\" && p={} && mkdir -p -- \"$(dirname -- \"$p\")\" && rm -rf -- \"$p\" && cat > \"$p\" && chmod {mode} \"$p\"",
+            shell_quote(&rel.display())
+        );
+        self.stream_in("write a file", &script, &mut |w| {
+            w.write_all(contents)
+                .map_err(|e| EnvError::io(path, "write into the container", e))
+        })
+    }
+
+    fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(["exec", self.container()?, "tar", "-C", &self.info.workdir, "-cf", "-", "."])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
+        let mut stderr = child.stderr.take();
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(e) = stderr.as_mut() {
+                let _ = e.read_to_string(&mut s);
+            }
+            s
+        });
+        let stdout = child.stdout.take();
+        let parsed = match stdout {
+            Some(out) => read_tar(out, blobs, self.limits.snapshot_bytes),
+            None => Ok((Vec::new(), Vec::new())),
+        };
+        if parsed.is_err() {
+            let _ = child.kill();
+        }
+        let status = child.wait().map_err(|e| spawn_error(&self.program, e))?;
+        let stderr = reader.join().unwrap_or_default();
+        let (entries, skipped) = parsed?;
+        if !status.success() {
+            return Err(EnvError::Backend {
+                backend: BACKEND,
+                what: "snapshot (tar -c in the container)".into(),
+                status: status.to_string(),
+                stderr: exec::tail(&stderr, 2000),
+            });
+        }
+        let manifest = Manifest::new(entries);
+        let (files, bytes) = manifest.file_stats();
+        Ok(SnapshotInfo {
+            id: manifest.store(blobs)?,
+            files,
+            bytes,
+            skipped,
+        })
+    }
+
+    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
+        let manifest = Manifest::load(blobs, id)?;
+        for e in &manifest.entries {
+            if let EntryKind::File { digest, .. } = &e.kind
+                && !blobs.contains(digest)
+            {
+                return Err(EnvError::MissingBlob {
+                    digest: digest.clone(),
+                    store: PathBuf::from("(snapshot store)"),
+                });
+            }
+        }
+        self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| write_tar(w, &manifest, blobs))
+    }
+
+    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
+        match self.container.take() {
+            Some(c) => remove_container(&self.program, &c),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for DockerEnv {
+    fn drop(&mut self) {
+        if let Some(c) = self.container.take()
+            && let Err(e) = remove_container(&self.program, &c)
+        {
+            tracing::warn!("could not remove container {c}: {e}");
+        }
+    }
+}
+
+fn remove_container(program: &PathBuf, container: &str) -> Result<(), EnvError> {
+    let mut cmd = Command::new(program);
+    cmd.args(["rm", "-f", container]);
+    helper(cmd, program, "docker rm", None).map(|_| ())
+}
+
+fn helper(cmd: Command, program: &PathBuf, what: &str, stdin: Option<&[u8]>) -> Result<Vec<u8>, EnvError> {
+    exec::helper(cmd, BACKEND, what, stdin).map_err(|e| match e {
+        EnvError::Spawn { source, .. } => spawn_error(program, source),
+        other => other,
+    })
+}
+
+fn spawn_error(program: &PathBuf, source: std::io::Error) -> EnvError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        EnvError::MissingProgram {
+            program: program.display().to_string(),
+            hint: "install Docker (https://docs.docker.com/engine/install/) or set BATON_DOCKER \
+                   to a compatible client"
+                .into(),
+        }
+    } else {
+        EnvError::Spawn {
+            program: program.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// Read a `tar -c` stream into manifest entries, storing file contents in `blobs`.
+fn read_tar(
+    stream: impl Read,
+    blobs: &dyn BlobStore,
+    limit: u64,
+) -> Result<(Vec<Entry>, Vec<String>), EnvError> {
+    let bad = |message: String| EnvError::Tar {
+        backend: BACKEND,
+        message,
+    };
+    let mut archive = tar::Archive::new(stream);
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    let mut files: HashMap<Vec<u8>, (String, u64, bool)> = HashMap::new();
+    let mut total = 0u64;
+    for item in archive.entries().map_err(|e| bad(e.to_string()))? {
+        let mut item = item.map_err(|e| bad(e.to_string()))?;
+        let raw = item.path_bytes().into_owned();
+        let name = normalize_tar_path(&raw);
+        if name.is_empty() {
+            continue;
+        }
+        let path = RelPath(name.clone());
+        path.validate()?;
+        let header = item.header();
+        let executable = header.mode().map_err(|e| bad(e.to_string()))? & 0o111 != 0;
+        let kind = match header.entry_type() {
+            tar::EntryType::Directory => EntryKind::Dir,
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                total += item.size();
+                if total > limit {
+                    return Err(EnvError::TreeTooLarge { limit });
+                }
+                let blob = blobs.put(&mut item)?;
+                files.insert(name.clone(), (blob.digest.clone(), blob.size, executable));
+                EntryKind::File {
+                    digest: blob.digest,
+                    size: blob.size,
+                    executable,
+                }
+            }
+            tar::EntryType::Symlink => {
+                let target = item
+                    .link_name_bytes()
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default();
+                EntryKind::Symlink {
+                    target: RelPath(target),
+                }
+            }
+            tar::EntryType::Link => {
+                let target = item
+                    .link_name_bytes()
+                    .map(|t| normalize_tar_path(&t))
+                    .unwrap_or_default();
+                match files.get(&target) {
+                    Some((digest, size, exec)) => EntryKind::File {
+                        digest: digest.clone(),
+                        size: *size,
+                        executable: *exec,
+                    },
+                    None => return Err(bad(format!("hard link to unknown {}", String::from_utf8_lossy(&target)))),
+                }
+            }
+            _ => {
+                skipped.push(path.display());
+                continue;
+            }
+        };
+        entries.push(Entry { path, kind });
+    }
+    Ok((entries, skipped))
+}
+
+/// `./a/b/` -> `a/b`.
+fn normalize_tar_path(raw: &[u8]) -> Vec<u8> {
+    let mut p = raw;
+    while let Some(rest) = p.strip_prefix(b"./") {
+        p = rest;
+    }
+    if p == b"." {
+        p = b"";
+    }
+    let p = p.strip_suffix(b"/").unwrap_or(p);
+    p.to_vec()
+}
+
+/// Write a manifest as a tar stream, with contents from `blobs`.
+fn write_tar(w: &mut dyn Write, manifest: &Manifest, blobs: &dyn BlobStore) -> Result<(), EnvError> {
+    let io = |e| EnvError::io("(tar stream)", "restore into the container", e);
+    let mut b = tar::Builder::new(w);
+    for e in &manifest.entries {
+        let path = std::path::Path::new(OsStr::from_bytes(&e.path.0));
+        let mut h = tar::Header::new_gnu();
+        h.set_mtime(0);
+        match &e.kind {
+            EntryKind::Dir => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_mode(0o755);
+                h.set_size(0);
+                b.append_data(&mut h, path, std::io::empty()).map_err(io)?;
+            }
+            EntryKind::File {
+                digest,
+                size,
+                executable,
+            } => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(if *executable { 0o755 } else { 0o644 });
+                h.set_size(*size);
+                let data = blobs.open(digest)?;
+                b.append_data(&mut h, path, data).map_err(io)?;
+            }
+            EntryKind::Symlink { target } => {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_mode(0o777);
+                h.set_size(0);
+                let target = std::path::Path::new(OsStr::from_bytes(&target.0));
+                b.append_link(&mut h, path, target).map_err(io)?;
+            }
+        }
+    }
+    b.finish().map_err(io)
+}
+
+/// Quote `s` for bash.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::DirBlobStore;
+
+    #[test]
+    fn tar_streams_round_trip_through_a_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = DirBlobStore::new(dir.path().join("blobs")).unwrap();
+        let e = |p: &str, kind: EntryKind| Entry {
+            path: RelPath(p.as_bytes().to_vec()),
+            kind,
+        };
+        let data = blobs.put(&mut b"print(1)\n".as_slice()).unwrap();
+        let long = format!("{}/f.py", "d".repeat(150));
+        let manifest = Manifest::new(vec![
+            e("pkg", EntryKind::Dir),
+            e("pkg/a.py", EntryKind::File { digest: data.digest.clone(), size: data.size, executable: true }),
+            e("link", EntryKind::Symlink { target: RelPath(b"/etc/passwd".to_vec()) }),
+            e(&"d".repeat(150), EntryKind::Dir),
+            e(&long, EntryKind::File { digest: data.digest.clone(), size: data.size, executable: false }),
+        ]);
+        let mut buf = Vec::new();
+        write_tar(&mut buf, &manifest, &blobs).unwrap();
+        let (entries, skipped) = read_tar(buf.as_slice(), &blobs, u64::MAX).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(Manifest::new(entries), manifest);
+    }
+
+    #[test]
+    fn tar_paths_are_normalized() {
+        assert_eq!(normalize_tar_path(b"./a/b/"), b"a/b");
+        assert_eq!(normalize_tar_path(b"./"), b"");
+        assert_eq!(normalize_tar_path(b"."), b"");
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
+    }
+}

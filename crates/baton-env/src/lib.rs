@@ -1,0 +1,93 @@
+//! Sandboxed working trees for coding agents: run one shell command at a time in a task's
+//! repository, under limits, with no network and the rest of the host out of reach, and
+//! snapshot or restore the tree by content.
+//!
+//! This crate is a security boundary, which is why it is a crate of its own: everything a
+//! model writes runs through it. The agent loop, tasks and scoring live in `baton-agent`;
+//! this crate knows nothing of models or tests.
+//!
+//! # The contract
+//!
+//! [`start`] an [`Environment`] from an [`EnvConfig`] (backend, limits) and a [`Setup`]
+//! (a host tree to copy, or a Docker image; the working directory, default `/testbed`;
+//! extra variables). Then:
+//!
+//! * [`Environment::exec`] runs a fresh `bash -c COMMAND` in the working directory and
+//!   returns an [`ExecOutput`]: how it ended ([`ExitStatus`]: a return code, a signal, or a
+//!   timeout), the combined stdout and stderr ([`Output`], the head and tail kept and the
+//!   middle counted when it passes [`Limits::output_bytes`], as mini-SWE-agent truncates),
+//!   and the wall time. Files persist between commands; the shell's directory and
+//!   variables do not (mini-SWE-agent's rule). At the timeout (default 60 s) the whole
+//!   process tree is killed.
+//! * Every command runs under the same limits: processes, address space, CPU seconds and
+//!   file size (`ulimit`, soft and hard, so the command cannot raise them), output size,
+//!   and the timeout. Variables: only [`base_env`] and the setup's; never baton's own
+//!   environment, so API keys cannot leak into a sandbox.
+//! * [`Environment::snapshot`] records the working tree in a [`BlobStore`] and returns a
+//!   content-addressed [`SnapshotId`]; [`Environment::restore`] makes the tree exactly that
+//!   snapshot again (see [`snapshot`](crate::snapshot) for what is recorded). A handoff
+//!   forks from the snapshot after step *s*.
+//!
+//! # Backends
+//!
+//! * `bwrap` (default, [`BwrapEnv`]): bubblewrap, fresh namespaces per command, `/usr`
+//!   read-only, a synthetic `/etc`, no network; about 5 ms per command. Needs bubblewrap
+//!   (0.8 checked) and unprivileged user namespaces.
+//! * `docker` ([`DockerEnv`]): one container per task from its image (SWE-bench), with
+//!   `--network none` and cgroup limits. The client is overridable (`BATON_DOCKER`); the
+//!   tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
+//! * `local` ([`LocalEnv`]): no isolation, only when named.
+//!
+//! `baton env check` ([`check`]) reports which of these work on the machine.
+//!
+//! # Written by hand, and why
+//!
+//! The process handling (merged output pipe, bounded capture, deadline and tree kill) and
+//! the tree walk are written here on `std`, `rustix` (signals, rlimits) and `tar` (the
+//! Docker stream): no crate does "run under bubblewrap and kill the PID namespace", and the
+//! tree walk has to treat links planted by sandboxed code as entries, never as paths
+//! (checked by the tests with hostile links). Landlock and seccomp, a possible second
+//! layer under bwrap, are not used yet.
+//!
+//! Not for: running model-written Python functions for LiC grading (that is
+//! `baton-sandbox`, a WebAssembly sandbox), or deciding whether a task is solved
+//! (`baton-agent`).
+//!
+//! ```no_run
+//! use baton_env::{EnvConfig, Exec, Setup, start};
+//! let mut env = start(&EnvConfig::default(), &Setup::tree("path/to/repo"))?;
+//! let out = env.exec(&Exec::new("python3 -m unittest -q"))?;
+//! println!("{} after {:?}:\n{}", out.status, out.duration, out.output.text());
+//! env.close()?;
+//! # Ok::<(), baton_env::EnvError>(())
+//! ```
+#![deny(missing_docs)]
+
+mod bwrap;
+mod check;
+mod config;
+mod docker;
+mod env;
+mod error;
+mod exec;
+mod host;
+mod local;
+mod output;
+mod shell;
+pub mod snapshot;
+mod tree;
+
+pub use bwrap::{BwrapEnv, SANDBOX_UID};
+pub use check::{CheckItem, CheckReport, CheckStatus, check};
+pub use config::{
+    BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_WORKDIR, DOCKER_ENV, DockerConfig, EnvConfig,
+    Limits, Setup,
+};
+pub use docker::DockerEnv;
+pub use env::{EnvInfo, Environment, start};
+pub use error::EnvError;
+pub use exec::{Exec, ExecOutput, ExitStatus};
+pub use local::LocalEnv;
+pub use output::Output;
+pub use shell::{LIMITS_FAILED, SANDBOX_USER, base_env};
+pub use snapshot::{BlobStore, DirBlobStore, SnapshotId, SnapshotInfo};

@@ -1,0 +1,389 @@
+//! Content-addressed snapshots of a working tree.
+//!
+//! A snapshot is a [`Manifest`]: every directory, regular file (sha256 of its content and
+//! whether it is executable) and symbolic link (its target, never followed) under the
+//! working directory, in a canonical order. File contents live in a [`BlobStore`] under
+//! their sha256; the manifest itself is stored there too, and its digest is the
+//! [`SnapshotId`]. Two trees with the same content have the same id, unchanged files are
+//! stored once however many steps keep them, and a handoff can fork from the snapshot
+//! after step *s* by restoring that id into a fresh environment.
+//!
+//! Not git: a tree may hold its own `.git` (SWE-bench repositories do, agents run `git`),
+//! and that folder is snapshotted like any other. Sockets, pipes and device files are
+//! skipped (and listed); owners, times and permission bits other than "executable" are not
+//! recorded. Bump [`MANIFEST_VERSION`] on any change to the manifest format.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest as _, Sha256};
+
+use crate::error::EnvError;
+
+/// The manifest format's version, stored in every manifest.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// The id of a snapshot: the sha256 (hex) of its manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SnapshotId(pub String);
+
+impl SnapshotId {
+    /// The hex digest.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SnapshotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A path relative to the working tree, as bytes (file names need not be UTF-8).
+/// Serialized as a string when it is UTF-8 and as `{"hex": "..."}` otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RelPath(pub Vec<u8>);
+
+impl RelPath {
+    /// Its components.
+    pub fn components(&self) -> impl Iterator<Item = &[u8]> {
+        self.0.split(|b| *b == b'/')
+    }
+
+    /// The path for display (lossy).
+    pub fn display(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    /// Check that it is a plain relative path: no empty, `.` or `..` components, no NUL.
+    pub fn validate(&self) -> Result<(), EnvError> {
+        let bad = self.0.is_empty()
+            || self.0.contains(&0)
+            || self
+                .components()
+                .any(|c| c.is_empty() || c == b"." || c == b"..");
+        if bad {
+            return Err(EnvError::BadPath {
+                path: self.display(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The host path of this entry under `root`.
+    pub fn under(&self, root: &Path) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        root.join(std::ffi::OsStr::from_bytes(&self.0))
+    }
+}
+
+impl Serialize for RelPath {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(&self.0) {
+            Ok(text) => s.serialize_str(text),
+            Err(_) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("hex", &hex::encode(&self.0))?;
+                m.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RelPath {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Hex { hex: String },
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) => Ok(RelPath(t.into_bytes())),
+            Raw::Hex { hex } => hex::decode(hex)
+                .map(RelPath)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// One entry of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Where it is, relative to the working directory.
+    pub path: RelPath,
+    /// What it is.
+    #[serde(flatten)]
+    pub kind: EntryKind,
+}
+
+/// What an entry is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File {
+        /// sha256 of the content (hex), the key in the blob store.
+        digest: String,
+        /// Size in bytes.
+        size: u64,
+        /// Whether any execute bit is set (restored as mode 755, else 644).
+        executable: bool,
+    },
+    /// A symbolic link (stored, never followed).
+    Symlink {
+        /// The link's target, as written.
+        target: RelPath,
+    },
+}
+
+/// Everything in a working tree, in canonical order (by path components, so a directory
+/// comes right before its contents).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_VERSION`] when written.
+    pub version: u32,
+    /// The entries.
+    pub entries: Vec<Entry>,
+}
+
+impl Manifest {
+    /// A manifest of `entries`, sorted canonically.
+    pub fn new(mut entries: Vec<Entry>) -> Self {
+        entries.sort_by(|a, b| a.path.components().cmp(b.path.components()));
+        Manifest {
+            version: MANIFEST_VERSION,
+            entries,
+        }
+    }
+
+    /// The canonical bytes whose sha256 is the snapshot id.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Store the manifest and return its id.
+    pub fn store(&self, blobs: &dyn BlobStore) -> Result<SnapshotId, EnvError> {
+        let bytes = self.to_bytes();
+        let blob = blobs.put(&mut bytes.as_slice())?;
+        Ok(SnapshotId(blob.digest))
+    }
+
+    /// Load the manifest of `id`, checking that it is well formed.
+    pub fn load(blobs: &dyn BlobStore, id: &SnapshotId) -> Result<Self, EnvError> {
+        let bytes = blobs.get_bytes(id.as_str())?;
+        let bad = |message: String| EnvError::BadSnapshot {
+            id: id.0.clone(),
+            message,
+        };
+        if sha256_hex(&bytes) != id.0 {
+            return Err(bad("the stored manifest does not match its digest".into()));
+        }
+        let manifest: Manifest =
+            serde_json::from_slice(&bytes).map_err(|e| bad(format!("manifest: {e}")))?;
+        if manifest.version != MANIFEST_VERSION {
+            return Err(bad(format!(
+                "manifest version {} (this baton reads {MANIFEST_VERSION})",
+                manifest.version
+            )));
+        }
+        for e in &manifest.entries {
+            e.path.validate()?;
+        }
+        Ok(manifest)
+    }
+
+    /// Files, and their total size.
+    pub fn file_stats(&self) -> (usize, u64) {
+        self.entries.iter().fold((0, 0), |(n, b), e| match e.kind {
+            EntryKind::File { size, .. } => (n + 1, b + size),
+            _ => (n, b),
+        })
+    }
+}
+
+/// What [`Environment::snapshot`](crate::Environment::snapshot) reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotInfo {
+    /// The id to restore.
+    pub id: SnapshotId,
+    /// Regular files in the tree.
+    pub files: usize,
+    /// Their total size.
+    pub bytes: u64,
+    /// Entries that were not recorded (sockets, pipes, devices), for the record.
+    pub skipped: Vec<String>,
+}
+
+/// A stored blob's digest and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// sha256 hex.
+    pub digest: String,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// Where snapshot contents are kept, keyed by sha256. [`DirBlobStore`] is the file-system
+/// implementation; a run's store can provide another.
+pub trait BlobStore: Send + Sync {
+    /// Store what `data` yields and return its digest (a no-op if already present).
+    fn put(&self, data: &mut dyn Read) -> Result<Blob, EnvError>;
+    /// Open a stored blob.
+    fn open(&self, digest: &str) -> Result<Box<dyn Read + Send>, EnvError>;
+    /// Whether a blob is present.
+    fn contains(&self, digest: &str) -> bool;
+
+    /// A stored blob's bytes.
+    fn get_bytes(&self, digest: &str) -> Result<Vec<u8>, EnvError> {
+        let mut out = Vec::new();
+        self.open(digest)?
+            .read_to_end(&mut out)
+            .map_err(|e| EnvError::io(digest, "read blob", e))?;
+        Ok(out)
+    }
+}
+
+/// Blobs as files `<root>/<first two hex digits>/<rest>`, written atomically (a temporary
+/// file renamed into place), so a crash never leaves a partial blob under its digest.
+#[derive(Debug, Clone)]
+pub struct DirBlobStore {
+    root: PathBuf,
+}
+
+impl DirBlobStore {
+    /// A store rooted at `root` (created if missing).
+    pub fn new(root: impl Into<PathBuf>) -> Result<Self, EnvError> {
+        let root = root.into();
+        std::fs::create_dir_all(&root).map_err(|e| EnvError::io(&root, "create blob store", e))?;
+        Ok(DirBlobStore { root })
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path_of(&self, digest: &str) -> Result<PathBuf, EnvError> {
+        let valid = digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(EnvError::BadPath {
+                path: digest.to_string(),
+            });
+        }
+        Ok(self.root.join(&digest[..2]).join(&digest[2..]))
+    }
+}
+
+impl BlobStore for DirBlobStore {
+    fn put(&self, data: &mut dyn Read) -> Result<Blob, EnvError> {
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.root)
+            .map_err(|e| EnvError::io(&self.root, "create blob", e))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut size = 0u64;
+        loop {
+            let n = match data.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(EnvError::io(&self.root, "read blob source", e)),
+            };
+            hasher.update(&buf[..n]);
+            tmp.write_all(&buf[..n])
+                .map_err(|e| EnvError::io(tmp.path(), "write blob", e))?;
+            size += n as u64;
+        }
+        let digest = hex::encode(hasher.finalize());
+        let path = self.path_of(&digest)?;
+        if !path.exists() {
+            let dir = path.parent().unwrap_or(&self.root);
+            std::fs::create_dir_all(dir).map_err(|e| EnvError::io(dir, "create blob folder", e))?;
+            tmp.persist(&path)
+                .map_err(|e| EnvError::io(&path, "store blob", e.error))?;
+        }
+        Ok(Blob { digest, size })
+    }
+
+    fn open(&self, digest: &str) -> Result<Box<dyn Read + Send>, EnvError> {
+        let path = self.path_of(digest)?;
+        match File::open(&path) {
+            Ok(f) => Ok(Box::new(f)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(EnvError::MissingBlob {
+                digest: digest.to_string(),
+                store: self.root.clone(),
+            }),
+            Err(e) => Err(EnvError::io(path, "open blob", e)),
+        }
+    }
+
+    fn contains(&self, digest: &str) -> bool {
+        self.path_of(digest).is_ok_and(|p| p.exists())
+    }
+}
+
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_round_trip_and_dedupe() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirBlobStore::new(dir.path().join("blobs")).unwrap();
+        let a = store.put(&mut b"hello".as_slice()).unwrap();
+        let b = store.put(&mut b"hello".as_slice()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.size, 5);
+        assert_eq!(store.get_bytes(&a.digest).unwrap(), b"hello");
+        assert!(store.contains(&a.digest));
+        let missing = "0".repeat(64);
+        assert!(matches!(
+            store.open(&missing),
+            Err(EnvError::MissingBlob { .. })
+        ));
+        assert!(matches!(store.open("../x"), Err(EnvError::BadPath { .. })));
+    }
+
+    #[test]
+    fn manifests_are_canonical_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirBlobStore::new(dir.path()).unwrap();
+        let e = |p: &str| Entry {
+            path: RelPath(p.as_bytes().to_vec()),
+            kind: EntryKind::Dir,
+        };
+        let m1 = Manifest::new(vec![e("a-b"), e("a/x"), e("a")]);
+        let m2 = Manifest::new(vec![e("a/x"), e("a"), e("a-b")]);
+        assert_eq!(m1, m2);
+        let order: Vec<String> = m1.entries.iter().map(|e| e.path.display()).collect();
+        assert_eq!(order, ["a", "a/x", "a-b"], "a folder comes right before its contents");
+        let id = m1.store(&store).unwrap();
+        assert_eq!(Manifest::load(&store, &id).unwrap(), m1);
+
+        let evil = Manifest::new(vec![e("../etc")]);
+        let id = evil.store(&store).unwrap();
+        assert!(matches!(
+            Manifest::load(&store, &id),
+            Err(EnvError::BadPath { .. })
+        ));
+    }
+
+    #[test]
+    fn non_utf8_names_survive_serialization() {
+        let p = RelPath(vec![b'a', 0xff, b'b']);
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, r#"{"hex":"61ff62"}"#);
+        assert_eq!(serde_json::from_str::<RelPath>(&json).unwrap(), p);
+    }
+}
