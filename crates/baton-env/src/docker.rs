@@ -228,8 +228,14 @@ impl Environment for DockerEnv {
     fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
         let rel = tree::parse_rel(path)?;
         let mode = if executable { "755" } else { "644" };
+        // Like the host backends: a link or file in the way of a folder is replaced, never
+        // followed.
         let script = format!(
-            "cd -- \"$1\" && p={} && mkdir -p -- \"$(dirname -- \"$p\")\" && rm -rf -- \"$p\" && cat > \"$p\" && chmod {mode} \"$p\"",
+            "cd -- \"$1\" && p={} && d= && IFS=/ read -ra parts <<< \"$(dirname -- \"$p\")\" && \
+             for c in \"${{parts[@]}}\"; do [ \"$c\" = . ] && continue; d=${{d:+$d/}}$c; \
+               if [ -L \"$d\" ] || {{ [ -e \"$d\" ] && [ ! -d \"$d\" ]; }}; then rm -f -- \"$d\"; fi; \
+               [ -d \"$d\" ] || mkdir -- \"$d\" || exit 1; done && \
+             rm -rf -- \"$p\" && cat > \"$p\" && chmod {mode} \"$p\"",
             shell_quote(&rel.display())
         );
         self.stream_in("write a file", &script, &mut |w| {

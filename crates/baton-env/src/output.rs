@@ -1,8 +1,6 @@
 //! Bounded capture of a command's combined output: the head and the tail are kept, the
 //! middle is counted and dropped, so a command that prints a gigabyte costs a megabyte.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
 /// A command's combined stdout and stderr, in the order it was written.
@@ -42,24 +40,29 @@ impl Output {
     }
 }
 
-/// Collects bytes as they arrive, keeping at most `limit` of them.
+/// Collects bytes as they arrive, keeping at most `limit` of them: a head buffer, and a
+/// ring buffer for the tail (plain `memcpy`s, so a gigabyte streams through quickly).
 #[derive(Debug)]
 pub(crate) struct Capture {
     head_limit: usize,
-    tail_limit: usize,
     head: Vec<u8>,
-    tail: VecDeque<u8>,
+    ring: Vec<u8>,
+    /// Where the next tail byte goes in `ring`.
+    pos: usize,
+    /// Bytes in `ring` (at most its capacity).
+    filled: usize,
     total: u64,
 }
 
 impl Capture {
     pub(crate) fn new(limit: u64) -> Self {
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(2);
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX / 2).max(2);
         Capture {
             head_limit: limit / 2,
-            tail_limit: limit - limit / 2,
             head: Vec::new(),
-            tail: VecDeque::new(),
+            ring: vec![0; limit - limit / 2],
+            pos: 0,
+            filled: 0,
             total: 0,
         }
     }
@@ -71,22 +74,40 @@ impl Capture {
             self.head.extend_from_slice(&bytes[..n]);
             bytes = &bytes[n..];
         }
-        if bytes.len() >= self.tail_limit {
-            self.tail.clear();
-            self.tail
-                .extend(bytes[bytes.len() - self.tail_limit..].iter().copied());
-        } else {
-            let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_limit);
-            self.tail.drain(..overflow);
-            self.tail.extend(bytes.iter().copied());
+        let cap = self.ring.len();
+        if bytes.len() >= cap {
+            self.ring.copy_from_slice(&bytes[bytes.len() - cap..]);
+            self.pos = 0;
+            self.filled = cap;
+            return;
         }
+        let first = (cap - self.pos).min(bytes.len());
+        self.ring[self.pos..self.pos + first].copy_from_slice(&bytes[..first]);
+        let rest = bytes.len() - first;
+        self.ring[..rest].copy_from_slice(&bytes[first..]);
+        self.pos = (self.pos + bytes.len()) % cap;
+        self.filled = (self.filled + bytes.len()).min(cap);
+    }
+
+    fn tail(&self) -> Vec<u8> {
+        let cap = self.ring.len();
+        let start = (self.pos + cap - self.filled) % cap;
+        let mut out = Vec::with_capacity(self.filled);
+        if start + self.filled <= cap {
+            out.extend_from_slice(&self.ring[start..start + self.filled]);
+        } else {
+            out.extend_from_slice(&self.ring[start..]);
+            out.extend_from_slice(&self.ring[..self.filled - (cap - start)]);
+        }
+        out
     }
 
     pub(crate) fn finish(&self) -> Output {
-        let kept = (self.head.len() + self.tail.len()) as u64;
+        let tail = self.tail();
+        let kept = (self.head.len() + tail.len()) as u64;
         if kept == self.total {
             let mut all = self.head.clone();
-            all.extend(self.tail.iter().copied());
+            all.extend_from_slice(&tail);
             return Output {
                 head: String::from_utf8_lossy(&all).into_owned(),
                 tail: String::new(),
@@ -95,7 +116,6 @@ impl Capture {
             };
         }
         let head = trim_incomplete_end(&self.head);
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
         let tail = trim_incomplete_start(&tail);
         Output {
             head: String::from_utf8_lossy(head).into_owned(),
@@ -177,6 +197,21 @@ mod tests {
         assert_eq!(o.omitted_bytes, 16);
         assert_eq!(o.total_bytes, 26);
         assert!(o.text().contains("[... 16 bytes of output omitted ...]"));
+    }
+
+    #[test]
+    fn the_tail_ring_wraps_correctly() {
+        let text: Vec<u8> = (0..1000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for chunk in [1, 3, 7, 64, 999] {
+            let mut c = Capture::new(20);
+            for piece in text.chunks(chunk) {
+                c.push(piece);
+            }
+            let o = c.finish();
+            assert_eq!(o.head.as_bytes(), &text[..10], "chunk {chunk}");
+            assert_eq!(o.tail.as_bytes(), &text[990..], "chunk {chunk}");
+            assert_eq!(o.omitted_bytes, 980);
+        }
     }
 
     #[test]
