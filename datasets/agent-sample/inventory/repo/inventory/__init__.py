@@ -1,0 +1,5 @@
+"""A tiny stock keeper."""
+
+from .store import OutOfStock, Store
+
+__all__ = ["OutOfStock", "Store"]
