@@ -1,1 +1,66 @@
-//! placeholder
+//! Agent tasks and their scoring: what a coding agent is asked to do, the repository it
+//! works in, the hidden tests that decide whether it succeeded, and the bundled sample.
+//!
+//! This crate will also hold the agent loop (one bash tool, mini-SWE-agent's protocol); the
+//! sandbox it drives is `baton-env`, a crate of its own because it is a security boundary.
+//! Tasks and the loop share one crate because the loop is the only consumer of tasks and
+//! both speak the same nouns (instruction, repository, working directory, submission).
+//!
+//! # Task sources
+//!
+//! * baton's own format, a folder per task ([`own`] documents it); the bundled
+//!   `datasets/agent-sample/` ([`sample_tasks`]) uses it and is compiled in.
+//! * The Aider polyglot benchmark / Exercism layout ([`polyglot`]), with difficulty from a
+//!   `difficulty.json` beside the exercises.
+//! * SWE-bench Verified JSONL ([`swebench`]), run in each instance's Docker image and
+//!   scored by the pinned official harness ([`SweBenchHarness`]).
+//!
+//! [`load_dataset`] picks the right one from what the user names.
+//!
+//! # Scoring
+//!
+//! [`LocalScorer`] scores baton and polyglot tasks: the submitted unified diff is applied
+//! to a pristine copy in a fresh sandbox (`git apply`, then `patch --fuzz=5`), the test
+//! files are restored, and baton's unittest runner reports each `fail_to_pass` /
+//! `pass_to_pass` id; resolved means all of them pass. A patch that does not apply, a test
+//! run that times out, and a run that ends without results are [`Verdict`]s, never errors
+//! or crashes. [`check_tasks`] runs that path on each task's unchanged repository (must
+//! fail) and its reference solution (must pass).
+//!
+//! Main types: [`AgentTask`], [`Difficulty`], [`Repository`], [`HiddenTests`],
+//! [`Reference`], [`LocalScorer`], [`Verdict`], [`SweBenchHarness`], [`AgentError`].
+//!
+//! Written by hand: the unified diff of a reference solution uses `similar`; the unittest
+//! runner is 60 lines of Python kept in `src/runner.py`; the SWE-bench harness is the
+//! official one, only invoked and read here.
+//!
+//! ```no_run
+//! use baton_agent::{LocalScorer, load_dataset};
+//! let dataset = load_dataset("agent-sample")?;
+//! let task = &dataset.tasks[0];
+//! let scorer = LocalScorer::default();
+//! let reference = task.reference_patch()?.unwrap_or_default();
+//! assert!(scorer.score(task, &reference)?.resolved);
+//! # Ok::<(), baton_agent::AgentError>(())
+//! ```
+#![deny(missing_docs)]
+
+mod check;
+mod dataset;
+mod diff;
+mod error;
+pub mod own;
+pub mod polyglot;
+mod sample;
+mod score;
+pub mod swebench;
+mod task;
+
+pub use check::{CheckTasksReport, TaskCheck, check_tasks};
+pub use dataset::{AgentDataset, load_dataset};
+pub use diff::unified_diff;
+pub use error::AgentError;
+pub use sample::{SAMPLE_NAME, sample_tasks};
+pub use score::{Expectation, LocalScorer, PatchOutcome, TestOutcome, TestResult, Verdict};
+pub use swebench::{HarnessStatus, HarnessVerdict, Prediction, SWEBENCH_VERSION, SweBenchHarness, TestLists};
+pub use task::{AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile};

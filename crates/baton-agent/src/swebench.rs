@@ -1,0 +1,483 @@
+//! SWE-bench (Verified) instances: loading and validating the JSONL, and scoring stored
+//! patches with the official harness.
+//!
+//! # Loading
+//!
+//! One JSON object per line (a JSON array is accepted too) with SWE-bench's keys:
+//! `instance_id`, `repo`, `base_commit`, `problem_statement`, `patch` (the gold patch, the
+//! reference), `test_patch`, `FAIL_TO_PASS` and `PASS_TO_PASS` (JSON lists, or strings
+//! holding JSON lists as on Hugging Face), and `difficulty` (Verified's annotated fix
+//! time, bucketed by [`Difficulty::from_swebench`]). The environment is the instance's
+//! image, `image_name` when the row has one, else SWE-bench's naming
+//! (`docker.io/swebench/sweb.eval.x86_64.<id with __ as _1776_>:latest`, lower case), with
+//! the repository at `/testbed`.
+//!
+//! # Scoring
+//!
+//! [`SweBenchHarness::evaluate`] writes the predictions to a JSONL file and runs the pinned
+//! official harness as a subprocess (`python -m swebench.harness.run_evaluation`, version
+//! [`SWEBENCH_VERSION`], which needs Docker), then reads each instance's `report.json`.
+//! Verdicts are cached by (instance, sha256 of the patch) under the harness's work folder,
+//! so a patch is never evaluated twice; an empty patch is unresolved without a harness run
+//! (the harness skips those too), and a harness failure is not cached.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::AgentError;
+use crate::own::DEFAULT_TEST_TIMEOUT;
+use crate::task::{AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat};
+
+/// The pinned version of the official harness (`pip install swebench==5.0.2`).
+pub const SWEBENCH_VERSION: &str = "5.0.2";
+
+/// The `model_name_or_path` baton writes into predictions (the harness files reports under it).
+pub const MODEL_NAME: &str = "baton";
+
+/// Read a SWE-bench JSONL (or JSON array) file.
+pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
+    let text = std::fs::read_to_string(path).map_err(|e| AgentError::io(path, "read", e))?;
+    let file = path.display().to_string();
+    let rows: Vec<(usize, Value)> = if text.trim_start().starts_with('[') {
+        let items: Vec<Value> = serde_json::from_str(&text)
+            .map_err(|e| AgentError::invalid(&file, None, None, format!("not a JSON array: {e}")))?;
+        items.into_iter().enumerate().map(|(i, v)| (i + 1, v)).collect()
+    } else {
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_json::from_str(line)
+                .map_err(|e| AgentError::invalid(format!("{file}: line {}", i + 1), None, None, format!("not JSON: {e}")))?;
+            rows.push((i + 1, v));
+        }
+        rows
+    };
+    let mut tasks = Vec::with_capacity(rows.len());
+    let mut seen = std::collections::HashSet::new();
+    for (line, row) in rows {
+        let task = parse_row(&format!("{file}: line {line}"), &row)?;
+        if !seen.insert(task.id.clone()) {
+            return Err(AgentError::invalid(
+                format!("{file}: line {line}"),
+                Some(&task.id),
+                Some("instance_id"),
+                "appears twice",
+            ));
+        }
+        tasks.push(task);
+    }
+    if tasks.is_empty() {
+        return Err(AgentError::invalid(&file, None, None, "no instances"));
+    }
+    Ok(tasks)
+}
+
+fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
+    let obj = row
+        .as_object()
+        .ok_or_else(|| AgentError::invalid(at, None, None, "not a JSON object"))?;
+    let id = match obj.get("instance_id").and_then(Value::as_str) {
+        Some(id) if valid_instance_id(id) => id.to_string(),
+        Some(id) => {
+            return Err(AgentError::invalid(at, Some(id), Some("instance_id"), "may hold only letters, digits, '_', '-' and '.'"));
+        }
+        None => return Err(AgentError::invalid(at, None, Some("instance_id"), "missing or not a string")),
+    };
+    let string = |key: &str| -> Result<String, AgentError> {
+        obj.get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| AgentError::invalid(at, Some(&id), Some(key), "missing or not a string"))
+    };
+    let list = |key: &str| -> Result<Vec<String>, AgentError> {
+        let bad = || AgentError::invalid(at, Some(&id), Some(key), "expected a list of test names (or a string holding a JSON list)");
+        let value = obj.get(key).ok_or_else(bad)?;
+        let parsed: Value = match value {
+            Value::String(s) => serde_json::from_str(s).map_err(|_| bad())?,
+            other => other.clone(),
+        };
+        parsed
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(bad))
+            .collect()
+    };
+    let problem = string("problem_statement")?;
+    let gold = string("patch")?;
+    let test_patch = string("test_patch")?;
+    string("repo")?;
+    string("base_commit")?;
+    let fail_to_pass = list("FAIL_TO_PASS")?;
+    let pass_to_pass = list("PASS_TO_PASS")?;
+    if fail_to_pass.is_empty() {
+        return Err(AgentError::invalid(at, Some(&id), Some("FAIL_TO_PASS"), "is empty"));
+    }
+    let label = string("difficulty")?;
+    let difficulty = Difficulty::from_swebench(&label).ok_or_else(|| {
+        AgentError::invalid(
+            at,
+            Some(&id),
+            Some("difficulty"),
+            format!("{label:?} is not one of \"<15 min fix\", \"15 min - 1 hour\", \"1-4 hours\", \">4 hours\""),
+        )
+    })?;
+    let image = match obj.get("image_name").and_then(Value::as_str) {
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => image_name(&id),
+    };
+    Ok(AgentTask {
+        id,
+        format: TaskFormat::SweBench,
+        origin: at.to_string(),
+        instruction: problem,
+        difficulty,
+        repository: Repository::Image(image),
+        workdir: baton_env::DEFAULT_WORKDIR.to_string(),
+        tests: HiddenTests {
+            files: Vec::new(),
+            patch: Some(test_patch),
+            fail_to_pass,
+            pass_to_pass,
+            timeout: DEFAULT_TEST_TIMEOUT,
+        },
+        reference: Some(Reference::Patch(gold)),
+    })
+}
+
+/// SWE-bench's image name for an instance.
+pub fn image_name(instance_id: &str) -> String {
+    format!(
+        "docker.io/swebench/sweb.eval.x86_64.{}:latest",
+        instance_id.replace("__", "_1776_")
+    )
+    .to_lowercase()
+}
+
+fn valid_instance_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// One patch to evaluate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prediction {
+    /// The instance.
+    pub instance_id: String,
+    /// The unified diff (empty: no change).
+    pub patch: String,
+}
+
+/// How the harness judged a patch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HarnessStatus {
+    /// Every FAIL_TO_PASS and PASS_TO_PASS test passed.
+    Resolved,
+    /// The harness ran the tests and some did not pass (or the patch did not apply).
+    Unresolved,
+    /// Nothing was submitted.
+    EmptyPatch,
+    /// The harness produced no report for the instance (not cached; retry later).
+    Error,
+}
+
+/// The verdict on one SWE-bench prediction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HarnessVerdict {
+    /// The instance.
+    pub instance_id: String,
+    /// sha256 of the patch (the cache key with the instance).
+    pub patch_sha256: String,
+    /// The outcome.
+    pub status: HarnessStatus,
+    /// The report's `patch_successfully_applied`, when it has one.
+    pub patch_applied: Option<bool>,
+    /// FAIL_TO_PASS tests that passed / failed, from the report.
+    pub fail_to_pass: TestLists,
+    /// PASS_TO_PASS tests that passed / failed.
+    pub pass_to_pass: TestLists,
+    /// The harness version that judged it.
+    pub harness_version: String,
+    /// Why there is no verdict ([`HarnessStatus::Error`]).
+    pub error: Option<String>,
+    /// Served from the cache (not stored in it).
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+/// Passed and failed test names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct TestLists {
+    /// Passed.
+    pub success: Vec<String>,
+    /// Did not pass.
+    pub failure: Vec<String>,
+}
+
+/// The official SWE-bench harness, run as a subprocess.
+#[derive(Debug, Clone)]
+pub struct SweBenchHarness {
+    /// The Python that has `swebench` installed (a venv's `bin/python`).
+    pub python: PathBuf,
+    /// The dataset file the instances come from (passed as `--dataset_name`).
+    pub dataset: PathBuf,
+    /// Where runs, logs and the verdict cache live.
+    pub work_dir: PathBuf,
+    /// `--max_workers`. Default 1.
+    pub max_workers: usize,
+    /// `--timeout` per instance. Default 1800 s (the harness's own default).
+    pub timeout: Duration,
+}
+
+impl SweBenchHarness {
+    /// A harness for `dataset` using `python`, keeping its files under `work_dir`.
+    pub fn new(python: impl Into<PathBuf>, dataset: impl Into<PathBuf>, work_dir: impl Into<PathBuf>) -> Self {
+        SweBenchHarness {
+            python: python.into(),
+            dataset: dataset.into(),
+            work_dir: work_dir.into(),
+            max_workers: 1,
+            timeout: Duration::from_secs(1800),
+        }
+    }
+
+    /// The installed `swebench` version, checked against [`SWEBENCH_VERSION`].
+    pub fn check_version(&self) -> Result<String, AgentError> {
+        let python = self.python.display().to_string();
+        let out = Command::new(&self.python)
+            .args(["-c", "import swebench; print(swebench.__version__)"])
+            .stdin(Stdio::null())
+            .output();
+        let found = match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            Ok(_) => "not installed".to_string(),
+            Err(e) => format!("not runnable ({e})"),
+        };
+        if found != SWEBENCH_VERSION {
+            return Err(AgentError::HarnessVersion {
+                python,
+                found,
+                wanted: SWEBENCH_VERSION.to_string(),
+            });
+        }
+        Ok(found)
+    }
+
+    fn cache_path(&self, instance: &str, sha: &str) -> PathBuf {
+        self.work_dir.join("cache").join(instance).join(format!("{sha}.json"))
+    }
+
+    fn cached(&self, instance: &str, sha: &str) -> Option<HarnessVerdict> {
+        let text = std::fs::read_to_string(self.cache_path(instance, sha)).ok()?;
+        let mut v: HarnessVerdict = serde_json::from_str(&text).ok()?;
+        (v.harness_version == SWEBENCH_VERSION && v.status != HarnessStatus::Error).then(|| {
+            v.cached = true;
+            v
+        })
+    }
+
+    fn store(&self, v: &HarnessVerdict) -> Result<(), AgentError> {
+        let path = self.cache_path(&v.instance_id, &v.patch_sha256);
+        let dir = path.parent().unwrap_or(&self.work_dir);
+        std::fs::create_dir_all(dir).map_err(|e| AgentError::io(dir, "create cache folder", e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| AgentError::io(dir, "write cache", e))?;
+        serde_json::to_writer_pretty(&mut tmp, v).map_err(|e| AgentError::io(&path, "write cache", e.into()))?;
+        tmp.persist(&path).map_err(|e| AgentError::io(&path, "write cache", e.error))?;
+        Ok(())
+    }
+
+    /// Judge every prediction: from the cache, or by one harness run for all the others.
+    /// Verdicts come back in the order of `predictions`.
+    pub fn evaluate(&self, predictions: &[Prediction]) -> Result<Vec<HarnessVerdict>, AgentError> {
+        let mut seen = std::collections::HashSet::new();
+        for p in predictions {
+            if !seen.insert(&p.instance_id) || !valid_instance_id(&p.instance_id) {
+                return Err(AgentError::invalid(
+                    "predictions",
+                    Some(&p.instance_id),
+                    Some("instance_id"),
+                    "repeated or not a valid instance id",
+                ));
+            }
+        }
+        let mut verdicts: BTreeMap<usize, HarnessVerdict> = BTreeMap::new();
+        let mut todo = Vec::new();
+        for (i, p) in predictions.iter().enumerate() {
+            let sha = sha256(&p.patch);
+            if p.patch.trim().is_empty() {
+                verdicts.insert(i, blank(&p.instance_id, &sha, HarnessStatus::EmptyPatch, None));
+            } else if let Some(v) = self.cached(&p.instance_id, &sha) {
+                verdicts.insert(i, v);
+            } else {
+                todo.push((i, p, sha));
+            }
+        }
+        if !todo.is_empty() {
+            self.check_version()?;
+            let run_id = {
+                let mut h = Sha256::new();
+                for (_, p, sha) in &todo {
+                    h.update(p.instance_id.as_bytes());
+                    h.update(b"\0");
+                    h.update(sha.as_bytes());
+                }
+                format!("baton-{}", &hex::encode(h.finalize())[..16])
+            };
+            let run_dir = self.work_dir.join("runs").join(&run_id);
+            std::fs::create_dir_all(&run_dir).map_err(|e| AgentError::io(&run_dir, "create run folder", e))?;
+            let preds = run_dir.join("predictions.jsonl");
+            let mut lines = String::new();
+            for (_, p, _) in &todo {
+                let row = serde_json::json!({
+                    "instance_id": p.instance_id,
+                    "model_name_or_path": MODEL_NAME,
+                    "model_patch": p.patch,
+                });
+                lines.push_str(&row.to_string());
+                lines.push('\n');
+            }
+            std::fs::write(&preds, lines).map_err(|e| AgentError::io(&preds, "write predictions", e))?;
+            let log = run_dir.join("harness.log");
+            let log_file = std::fs::File::create(&log).map_err(|e| AgentError::io(&log, "create log", e))?;
+            let log_err = log_file.try_clone().map_err(|e| AgentError::io(&log, "create log", e))?;
+            let dataset = std::path::absolute(&self.dataset).map_err(|e| AgentError::io(&self.dataset, "resolve", e))?;
+            let preds_abs = std::path::absolute(&preds).map_err(|e| AgentError::io(&preds, "resolve", e))?;
+            let status = Command::new(&self.python)
+                .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
+                .arg(&dataset)
+                .args(["--split", "test", "--predictions_path"])
+                .arg(&preds_abs)
+                .arg("--instance_ids")
+                .args(todo.iter().map(|(_, p, _)| p.instance_id.as_str()))
+                .args(["--max_workers", &self.max_workers.max(1).to_string()])
+                .args(["--timeout", &self.timeout.as_secs().max(1).to_string()])
+                .args(["--run_id", &run_id, "--report_dir", "."])
+                .current_dir(&run_dir)
+                .stdin(Stdio::null())
+                .stdout(log_file)
+                .stderr(log_err)
+                .status()
+                .map_err(|e| AgentError::Harness {
+                    message: format!("cannot run {}: {e}", self.python.display()),
+                    log: log.clone(),
+                })?;
+            let mut any = false;
+            for (i, p, sha) in &todo {
+                let report = run_dir
+                    .join("logs/run_evaluation")
+                    .join(&run_id)
+                    .join(MODEL_NAME)
+                    .join(&p.instance_id)
+                    .join("report.json");
+                let v = match read_report(&report, &p.instance_id) {
+                    Some(parsed) => {
+                        any = true;
+                        let v = HarnessVerdict {
+                            instance_id: p.instance_id.clone(),
+                            patch_sha256: sha.clone(),
+                            ..parsed
+                        };
+                        self.store(&v)?;
+                        v
+                    }
+                    None => blank(
+                        &p.instance_id,
+                        sha,
+                        HarnessStatus::Error,
+                        Some(format!("the harness ({status}) wrote no report; see {}", log.display())),
+                    ),
+                };
+                verdicts.insert(*i, v);
+            }
+            if !any && !status.success() {
+                return Err(AgentError::Harness {
+                    message: format!("run_evaluation failed ({status}) and judged nothing"),
+                    log,
+                });
+            }
+        }
+        Ok(verdicts.into_values().collect())
+    }
+}
+
+fn blank(instance: &str, sha: &str, status: HarnessStatus, error: Option<String>) -> HarnessVerdict {
+    HarnessVerdict {
+        instance_id: instance.to_string(),
+        patch_sha256: sha.to_string(),
+        status,
+        patch_applied: None,
+        fail_to_pass: TestLists::default(),
+        pass_to_pass: TestLists::default(),
+        harness_version: SWEBENCH_VERSION.to_string(),
+        error,
+        cached: false,
+    }
+}
+
+/// An instance's `report.json`: `{id: {resolved, patch_successfully_applied, tests_status}}`.
+fn read_report(path: &Path, instance: &str) -> Option<HarnessVerdict> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let root: Value = serde_json::from_str(&text).ok()?;
+    let r = root.get(instance)?;
+    let resolved = r.get("resolved")?.as_bool()?;
+    let lists = |key: &str| -> TestLists {
+        r.get("tests_status")
+            .and_then(|t| t.get(key))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    };
+    Some(HarnessVerdict {
+        instance_id: instance.to_string(),
+        patch_sha256: String::new(),
+        status: if resolved {
+            HarnessStatus::Resolved
+        } else {
+            HarnessStatus::Unresolved
+        },
+        patch_applied: r.get("patch_successfully_applied").and_then(Value::as_bool),
+        fail_to_pass: lists("FAIL_TO_PASS"),
+        pass_to_pass: lists("PASS_TO_PASS"),
+        harness_version: SWEBENCH_VERSION.to_string(),
+        error: None,
+        cached: false,
+    })
+}
+
+fn sha256(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_names_follow_swebench() {
+        assert_eq!(
+            image_name("django__django-11099"),
+            "docker.io/swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+        );
+        assert_eq!(
+            image_name("Sympy__Sympy-1"),
+            "docker.io/swebench/sweb.eval.x86_64.sympy_1776_sympy-1:latest"
+        );
+    }
+
+    #[test]
+    fn instance_ids_are_safe_path_components() {
+        assert!(valid_instance_id("astropy__astropy-12907"));
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(!valid_instance_id(bad), "{bad}");
+        }
+    }
+}
