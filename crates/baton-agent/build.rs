@@ -16,10 +16,14 @@ fn main() {
          pub(crate) static FILES: &[(&str, &[u8])] = &[\n",
     );
     for (rel, abs) in &files {
-        out.push_str(&format!("    ({rel:?}, include_bytes!({:?})),\n", abs.display().to_string()));
+        out.push_str(&format!(
+            "    ({rel:?}, include_bytes!({:?})),\n",
+            abs.display().to_string()
+        ));
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("agent_sample.rs");
+    let dest =
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("agent_sample.rs");
     std::fs::write(dest, out).expect("write agent_sample.rs");
 }
 

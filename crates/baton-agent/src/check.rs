@@ -45,9 +45,10 @@ impl TaskCheck {
                 (Expectation::FailToPass, TestOutcome::Passed) => {
                     Some(format!("fail_to_pass {} already passes unchanged", t.id))
                 }
-                (Expectation::PassToPass, o) if o != TestOutcome::Passed => {
-                    Some(format!("pass_to_pass {} does not pass unchanged ({o:?})", t.id))
-                }
+                (Expectation::PassToPass, o) if o != TestOutcome::Passed => Some(format!(
+                    "pass_to_pass {} does not pass unchanged ({o:?})",
+                    t.id
+                )),
                 _ => None,
             })
             .collect()
@@ -75,7 +76,11 @@ impl CheckTasksReport {
 
     /// (reference solutions that pass, tasks with a reference).
     pub fn reference_pass(&self) -> (usize, usize) {
-        let with: Vec<_> = self.tasks.iter().filter_map(|t| t.reference_passes()).collect();
+        let with: Vec<_> = self
+            .tasks
+            .iter()
+            .filter_map(|t| t.reference_passes())
+            .collect();
         (with.iter().filter(|p| **p).count(), with.len())
     }
 
@@ -92,16 +97,37 @@ impl std::fmt::Display for CheckTasksReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = self.tasks.len();
         let (b, m) = self.reference_pass();
-        writeln!(f, "{n} tasks: unchanged fail {}/{n}, reference pass {b}/{m}", self.unchanged_fail())?;
+        writeln!(
+            f,
+            "{n} tasks: unchanged fail {}/{n}, reference pass {b}/{m}",
+            self.unchanged_fail()
+        )?;
         for t in &self.tasks {
             if !t.unchanged_fails() {
-                writeln!(f, "  {} ({}): unchanged does not fail: {}", t.task_id, t.difficulty, t.unchanged.summary())?;
+                writeln!(
+                    f,
+                    "  {} ({}): unchanged does not fail: {}",
+                    t.task_id,
+                    t.difficulty,
+                    t.unchanged.summary()
+                )?;
             }
             if let Some(r) = &t.reference
                 && !r.resolved
             {
-                writeln!(f, "  {} ({}): reference does not pass: {}", t.task_id, t.difficulty, r.summary())?;
-                for test in r.tests.iter().filter(|x| x.outcome != TestOutcome::Passed).take(3) {
+                writeln!(
+                    f,
+                    "  {} ({}): reference does not pass: {}",
+                    t.task_id,
+                    t.difficulty,
+                    r.summary()
+                )?;
+                for test in r
+                    .tests
+                    .iter()
+                    .filter(|x| x.outcome != TestOutcome::Passed)
+                    .take(3)
+                {
                     let detail = test.detail.lines().last().unwrap_or("").trim();
                     writeln!(f, "      {} {:?} {detail}", test.id, test.outcome)?;
                 }
@@ -116,7 +142,11 @@ impl std::fmt::Display for CheckTasksReport {
             .flat_map(|t| std::iter::once(&t.unchanged).chain(t.reference.as_ref()))
             .map(|v| v.duration.as_secs_f64())
             .collect();
-        let mean = if per_task.is_empty() { 0.0 } else { per_task.iter().sum::<f64>() / per_task.len() as f64 };
+        let mean = if per_task.is_empty() {
+            0.0
+        } else {
+            per_task.iter().sum::<f64>() / per_task.len() as f64
+        };
         writeln!(
             f,
             "{} scorings in {:.1} s wall ({} at a time; {:.2} s each on average)",
@@ -138,7 +168,8 @@ pub fn check_tasks(
     let started = Instant::now();
     let jobs = jobs.max(1).min(tasks.len().max(1));
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<TaskCheck, AgentError>>>> = Mutex::new((0..tasks.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<TaskCheck, AgentError>>>> =
+        Mutex::new((0..tasks.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {

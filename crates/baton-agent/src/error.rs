@@ -43,13 +43,17 @@ pub enum AgentError {
         source: baton_env::EnvError,
     },
     /// A SWE-bench task was given to the local scorer.
-    #[error("task {task_id:?} is a SWE-bench instance: it is scored by the official harness (SweBenchHarness), not locally")]
+    #[error(
+        "task {task_id:?} is a SWE-bench instance: it is scored by the official harness (SweBenchHarness), not locally"
+    )]
     NeedsHarness {
         /// The instance id.
         task_id: String,
     },
     /// The installed `swebench` is not the pinned version.
-    #[error("the SWE-bench harness at {python} is swebench {found}, baton needs {wanted}: `{python} -m pip install swebench=={wanted}`")]
+    #[error(
+        "the SWE-bench harness at {python} is swebench {found}, baton needs {wanted}: `{python} -m pip install swebench=={wanted}`"
+    )]
     HarnessVersion {
         /// The Python that was asked.
         python: String,
@@ -111,7 +115,12 @@ mod tests {
 
     #[test]
     fn invalid_names_file_task_and_key() {
-        let e = AgentError::invalid("tasks/a/task.toml", Some("a"), Some("difficulty"), "expected easy, medium or hard");
+        let e = AgentError::invalid(
+            "tasks/a/task.toml",
+            Some("a"),
+            Some("difficulty"),
+            "expected easy, medium or hard",
+        );
         assert_eq!(
             e.to_string(),
             "tasks/a/task.toml: task \"a\": key \"difficulty\": expected easy, medium or hard"

@@ -62,5 +62,7 @@ pub use diff::unified_diff;
 pub use error::AgentError;
 pub use sample::{SAMPLE_NAME, sample_tasks};
 pub use score::{Expectation, LocalScorer, PatchOutcome, TestOutcome, TestResult, Verdict};
-pub use swebench::{HarnessStatus, HarnessVerdict, Prediction, SWEBENCH_VERSION, SweBenchHarness, TestLists};
+pub use swebench::{
+    HarnessStatus, HarnessVerdict, Prediction, SWEBENCH_VERSION, SweBenchHarness, TestLists,
+};
 pub use task::{AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile};

@@ -31,7 +31,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::AgentError;
-use crate::task::{AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile, valid_test_id};
+use crate::task::{
+    AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile, valid_test_id,
+};
 
 /// The default limit of one test run.
 pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -63,13 +65,21 @@ pub(crate) struct TaskFolder<'a> {
 pub fn load_task_dir(dir: &Path) -> Result<AgentTask, AgentError> {
     let repo = dir.join("repo");
     if !repo.is_dir() {
-        return Err(AgentError::invalid(dir.display(), None, None, "no repo/ folder"));
+        return Err(AgentError::invalid(
+            dir.display(),
+            None,
+            None,
+            "no repo/ folder",
+        ));
     }
     let mut owned: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for name in ["task.toml", "instruction.md", "solution.patch"] {
         let p = dir.join(name);
         if p.is_file() {
-            owned.insert(name.to_string(), std::fs::read(&p).map_err(|e| AgentError::io(&p, "read", e))?);
+            owned.insert(
+                name.to_string(),
+                std::fs::read(&p).map_err(|e| AgentError::io(&p, "read", e))?,
+            );
         }
     }
     for sub in ["hidden", "solution"] {
@@ -86,7 +96,10 @@ pub fn load_task_dir(dir: &Path) -> Result<AgentTask, AgentError> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        files: owned.iter().map(|(k, v)| (k.clone(), v.as_slice())).collect(),
+        files: owned
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_slice()))
+            .collect(),
         repository: Repository::Dir(repo),
     };
     parse_task(&folder)
@@ -101,7 +114,12 @@ pub(crate) fn parse_task(folder: &TaskFolder<'_>) -> Result<AgentTask, AgentErro
             .get(name)
             .map(|b| {
                 String::from_utf8(b.to_vec()).map_err(|_| {
-                    AgentError::invalid(format!("{}/{name}", folder.display), Some(&folder.name), None, "not UTF-8 text")
+                    AgentError::invalid(
+                        format!("{}/{name}", folder.display),
+                        Some(&folder.name),
+                        None,
+                        "not UTF-8 text",
+                    )
                 })
             })
             .transpose()
@@ -110,32 +128,56 @@ pub(crate) fn parse_task(folder: &TaskFolder<'_>) -> Result<AgentTask, AgentErro
         .ok_or_else(|| AgentError::invalid(&toml_path, Some(&folder.name), None, "missing"))?;
     let spec: TaskToml = toml::from_str(&raw).map_err(|e| {
         let message = e.message().to_string();
-        let key = e
-            .span()
-            .and_then(|span| key_at(&raw, span.start));
+        let key = e.span().and_then(|span| key_at(&raw, span.start));
         AgentError::invalid(&toml_path, Some(&folder.name), key.as_deref(), message)
     })?;
     let id = spec.id.clone().unwrap_or_else(|| folder.name.clone());
-    let bad = |key: &str, message: String| AgentError::invalid(&toml_path, Some(&id), Some(key), message);
+    let bad =
+        |key: &str, message: String| AgentError::invalid(&toml_path, Some(&id), Some(key), message);
     if spec.fail_to_pass.is_empty() {
         return Err(bad("fail_to_pass", "must name at least one test".into()));
     }
-    for (key, ids) in [("fail_to_pass", &spec.fail_to_pass), ("pass_to_pass", &spec.pass_to_pass)] {
+    for (key, ids) in [
+        ("fail_to_pass", &spec.fail_to_pass),
+        ("pass_to_pass", &spec.pass_to_pass),
+    ] {
         if let Some(t) = ids.iter().find(|t| !valid_test_id(t)) {
-            return Err(bad(key, format!("{t:?} is not a unittest id (dotted Python names)")));
+            return Err(bad(
+                key,
+                format!("{t:?} is not a unittest id (dotted Python names)"),
+            ));
         }
     }
-    if let Some(t) = spec.fail_to_pass.iter().find(|t| spec.pass_to_pass.contains(t)) {
-        return Err(bad("pass_to_pass", format!("{t:?} is also in fail_to_pass")));
+    if let Some(t) = spec
+        .fail_to_pass
+        .iter()
+        .find(|t| spec.pass_to_pass.contains(t))
+    {
+        return Err(bad(
+            "pass_to_pass",
+            format!("{t:?} is also in fail_to_pass"),
+        ));
     }
     let timeout = match spec.test_timeout_secs {
         None => DEFAULT_TEST_TIMEOUT,
         Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-        Some(s) => return Err(bad("test_timeout_secs", format!("{s} is not a positive number of seconds"))),
+        Some(s) => {
+            return Err(bad(
+                "test_timeout_secs",
+                format!("{s} is not a positive number of seconds"),
+            ));
+        }
     };
     let instruction = text("instruction.md")?
         .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| AgentError::invalid(format!("{}/instruction.md", folder.display), Some(&id), None, "missing or empty"))?;
+        .ok_or_else(|| {
+            AgentError::invalid(
+                format!("{}/instruction.md", folder.display),
+                Some(&id),
+                None,
+                "missing or empty",
+            )
+        })?;
     let under = |prefix: &str| -> Vec<TreeFile> {
         folder
             .files
@@ -186,10 +228,13 @@ pub(crate) fn parse_task(folder: &TaskFolder<'_>) -> Result<AgentTask, AgentErro
 
 /// The `key =` on the line of byte `offset`, for error messages.
 fn key_at(text: &str, offset: usize) -> Option<String> {
-    let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
     let line = text[line_start..].lines().next()?;
     let key = line.split('=').next()?.trim();
-    (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then(|| key.to_string())
+    (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| key.to_string())
 }
 
 /// Every task folder directly under `dir` (folders holding a `task.toml`), sorted by name.
@@ -200,7 +245,10 @@ pub fn load_task_set(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
         .filter(|p| p.join("task.toml").is_file())
         .collect();
     dirs.sort();
-    let tasks = dirs.iter().map(|d| load_task_dir(d)).collect::<Result<Vec<_>, _>>()?;
+    let tasks = dirs
+        .iter()
+        .map(|d| load_task_dir(d))
+        .collect::<Result<Vec<_>, _>>()?;
     check_unique(&dir.display().to_string(), &tasks)?;
     Ok(tasks)
 }
@@ -209,7 +257,12 @@ pub(crate) fn check_unique(origin: &str, tasks: &[AgentTask]) -> Result<(), Agen
     let mut seen = std::collections::HashSet::new();
     for t in tasks {
         if !seen.insert(&t.id) {
-            return Err(AgentError::invalid(origin, Some(&t.id), Some("id"), "two tasks have this id"));
+            return Err(AgentError::invalid(
+                origin,
+                Some(&t.id),
+                Some("id"),
+                "two tasks have this id",
+            ));
         }
     }
     Ok(())
@@ -246,17 +299,57 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_the_task_and_the_key() {
-        let f = folder(&[("task.toml", b"difficulty = \"tricky\"\nfail_to_pass = [\"a\"]\n"), ("instruction.md", b"x")]);
+        let f = folder(&[
+            (
+                "task.toml",
+                b"difficulty = \"tricky\"\nfail_to_pass = [\"a\"]\n",
+            ),
+            ("instruction.md", b"x"),
+        ]);
         let e = parse_task(&f).unwrap_err().to_string();
-        assert!(e.starts_with("tasks/t1/task.toml: task \"t1\": key \"difficulty\": "), "{e}");
-        let f = folder(&[("task.toml", b"difficulty = \"easy\"\nfail_to_pass = [\"a; rm -rf /\"]\n"), ("instruction.md", b"x")]);
+        assert!(
+            e.starts_with("tasks/t1/task.toml: task \"t1\": key \"difficulty\": "),
+            "{e}"
+        );
+        let f = folder(&[
+            (
+                "task.toml",
+                b"difficulty = \"easy\"\nfail_to_pass = [\"a; rm -rf /\"]\n",
+            ),
+            ("instruction.md", b"x"),
+        ]);
         let e = parse_task(&f).unwrap_err().to_string();
-        assert!(e.contains("key \"fail_to_pass\"") && e.contains("not a unittest id"), "{e}");
-        let f = folder(&[("task.toml", b"difficulty = \"easy\"\nfail_to_pass = []\n"), ("instruction.md", b"x")]);
-        assert!(parse_task(&f).unwrap_err().to_string().contains("at least one test"));
-        let f = folder(&[("task.toml", b"difficulty = \"easy\"\nfail_to_pass = [\"a\"]\n")]);
-        assert!(parse_task(&f).unwrap_err().to_string().contains("instruction.md: task \"t1\": missing"));
-        let f = folder(&[("task.toml", b"difficulty = \"easy\"\nfail_to_pass = [\"a\"]\nextra = 1\n"), ("instruction.md", b"x")]);
+        assert!(
+            e.contains("key \"fail_to_pass\"") && e.contains("not a unittest id"),
+            "{e}"
+        );
+        let f = folder(&[
+            ("task.toml", b"difficulty = \"easy\"\nfail_to_pass = []\n"),
+            ("instruction.md", b"x"),
+        ]);
+        assert!(
+            parse_task(&f)
+                .unwrap_err()
+                .to_string()
+                .contains("at least one test")
+        );
+        let f = folder(&[(
+            "task.toml",
+            b"difficulty = \"easy\"\nfail_to_pass = [\"a\"]\n",
+        )]);
+        assert!(
+            parse_task(&f)
+                .unwrap_err()
+                .to_string()
+                .contains("instruction.md: task \"t1\": missing")
+        );
+        let f = folder(&[
+            (
+                "task.toml",
+                b"difficulty = \"easy\"\nfail_to_pass = [\"a\"]\nextra = 1\n",
+            ),
+            ("instruction.md", b"x"),
+        ]);
         let e = parse_task(&f).unwrap_err().to_string();
         assert!(e.contains("extra"), "{e}");
     }

@@ -23,8 +23,8 @@ use serde::Deserialize;
 use crate::error::AgentError;
 use crate::own::DEFAULT_TEST_TIMEOUT;
 use crate::task::{
-    AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile, read_tree, valid_rel_path,
-    valid_test_id,
+    AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile, read_tree,
+    valid_rel_path, valid_test_id,
 };
 
 /// The file beside the exercises that holds Exercism's ratings.
@@ -69,7 +69,12 @@ pub fn load_exercises(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
             )
         })?;
         serde_json::from_str(&raw).map_err(|e| {
-            AgentError::invalid(ratings_path.display(), None, Some("difficulty"), e.to_string())
+            AgentError::invalid(
+                ratings_path.display(),
+                None,
+                Some("difficulty"),
+                e.to_string(),
+            )
         })?
     };
     let mut exercises: Vec<_> = std::fs::read_dir(dir)
@@ -84,23 +89,37 @@ pub fn load_exercises(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
         .collect()
 }
 
-fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Path) -> Result<AgentTask, AgentError> {
+fn load_exercise(
+    dir: &Path,
+    ratings: &BTreeMap<String, u32>,
+    ratings_path: &Path,
+) -> Result<AgentTask, AgentError> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let config_path = dir.join(".meta/config.json");
-    let bad = |key: &str, message: String| AgentError::invalid(config_path.display(), Some(&name), Some(key), message);
-    let raw = std::fs::read_to_string(&config_path).map_err(|e| AgentError::io(&config_path, "read", e))?;
+    let bad = |key: &str, message: String| {
+        AgentError::invalid(config_path.display(), Some(&name), Some(key), message)
+    };
+    let raw = std::fs::read_to_string(&config_path)
+        .map_err(|e| AgentError::io(&config_path, "read", e))?;
     let config: Config = serde_json::from_str(&raw).map_err(|e| bad("files", e.to_string()))?;
     let Files {
         solution,
         test,
         example,
     } = config.files;
-    for (key, list) in [("files.solution", &solution), ("files.test", &test), ("files.example", &example)] {
+    for (key, list) in [
+        ("files.solution", &solution),
+        ("files.test", &test),
+        ("files.example", &example),
+    ] {
         if let Some(p) = list.iter().find(|p| !valid_rel_path(p)) {
-            return Err(bad(key, format!("{p:?} is not a relative path inside the exercise")));
+            return Err(bad(
+                key,
+                format!("{p:?} is not a relative path inside the exercise"),
+            ));
         }
     }
     if solution.is_empty() {
@@ -110,11 +129,20 @@ fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Pat
         return Err(bad("files.test", "names no file".into()));
     }
     let rating = *ratings.get(&name).ok_or_else(|| {
-        AgentError::invalid(ratings_path.display(), Some(&name), Some("difficulty"), "no rating for this exercise")
+        AgentError::invalid(
+            ratings_path.display(),
+            Some(&name),
+            Some("difficulty"),
+            "no rating for this exercise",
+        )
     })?;
 
     let mut instruction = String::new();
-    for part in ["introduction.md", "instructions.md", "instructions.append.md"] {
+    for part in [
+        "introduction.md",
+        "instructions.md",
+        "instructions.append.md",
+    ] {
         let p = dir.join(".docs").join(part);
         if p.is_file() {
             let text = std::fs::read_to_string(&p).map_err(|e| AgentError::io(&p, "read", e))?;
@@ -126,7 +154,12 @@ fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Pat
         }
     }
     if instruction.trim().is_empty() {
-        return Err(AgentError::invalid(dir.join(".docs").display(), Some(&name), None, "no instructions"));
+        return Err(AgentError::invalid(
+            dir.join(".docs").display(),
+            Some(&name),
+            None,
+            "no instructions",
+        ));
     }
 
     let read = |rel: &str, key: &str| -> Result<TreeFile, AgentError> {
@@ -138,13 +171,22 @@ fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Pat
             executable: false,
         })
     };
-    let tests: Vec<TreeFile> = test.iter().map(|t| read(t, "files.test")).collect::<Result<_, _>>()?;
+    let tests: Vec<TreeFile> = test
+        .iter()
+        .map(|t| read(t, "files.test"))
+        .collect::<Result<_, _>>()?;
     let repository: Vec<TreeFile> = read_tree(dir, &|rel| {
-        rel == ".meta" || rel == ".docs" || rel.ends_with("__pycache__") || test.iter().any(|t| t == rel)
+        rel == ".meta"
+            || rel == ".docs"
+            || rel.ends_with("__pycache__")
+            || test.iter().any(|t| t == rel)
     })?;
     for s in &solution {
         if !repository.iter().any(|f| &f.path == s) {
-            return Err(bad("files.solution", format!("{s} is not in the exercise folder")));
+            return Err(bad(
+                "files.solution",
+                format!("{s} is not in the exercise folder"),
+            ));
         }
     }
     let reference = if example.is_empty() {
@@ -153,7 +195,11 @@ fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Pat
         if example.len() != solution.len() {
             return Err(bad(
                 "files.example",
-                format!("{} example files for {} solution files", example.len(), solution.len()),
+                format!(
+                    "{} example files for {} solution files",
+                    example.len(),
+                    solution.len()
+                ),
             ));
         }
         let files = example
@@ -174,10 +220,16 @@ fn load_exercise(dir: &Path, ratings: &BTreeMap<String, u32>, ratings_path: &Pat
         .map(|t| t.trim_end_matches(".py").replace('/', "."))
         .collect();
     if ids.is_empty() {
-        ids = test.iter().map(|t| t.trim_end_matches(".py").replace('/', ".")).collect();
+        ids = test
+            .iter()
+            .map(|t| t.trim_end_matches(".py").replace('/', "."))
+            .collect();
     }
     if let Some(id) = ids.iter().find(|i| !valid_test_id(i)) {
-        return Err(bad("files.test", format!("{id:?} is not an importable module name")));
+        return Err(bad(
+            "files.test",
+            format!("{id:?} is not an importable module name"),
+        ));
     }
     Ok(AgentTask {
         id: name,

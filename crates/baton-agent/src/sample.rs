@@ -18,7 +18,10 @@ pub fn sample_tasks() -> Result<Vec<AgentTask>, AgentError> {
     let mut by_task: BTreeMap<&str, BTreeMap<String, &'static [u8]>> = BTreeMap::new();
     for (path, bytes) in FILES {
         if let Some((task, rest)) = path.split_once('/') {
-            by_task.entry(task).or_default().insert(rest.to_string(), bytes);
+            by_task
+                .entry(task)
+                .or_default()
+                .insert(rest.to_string(), bytes);
         }
     }
     let mut tasks = Vec::new();
@@ -62,7 +65,10 @@ mod tests {
         let tasks = sample_tasks().unwrap();
         assert!((10..=12).contains(&tasks.len()), "{}", tasks.len());
         for d in Difficulty::ALL {
-            assert!(tasks.iter().filter(|t| t.difficulty == d).count() >= 3, "{d}");
+            assert!(
+                tasks.iter().filter(|t| t.difficulty == d).count() >= 3,
+                "{d}"
+            );
         }
         for t in &tasks {
             assert!(matches!(t.reference, Some(Reference::Files(_))), "{}", t.id);

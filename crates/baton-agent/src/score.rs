@@ -118,8 +118,17 @@ pub struct Verdict {
 impl Verdict {
     /// The ids with `expected` that passed, and how many there are.
     pub fn passed(&self, expected: Expectation) -> (usize, usize) {
-        let of: Vec<_> = self.tests.iter().filter(|t| t.expected == expected).collect();
-        (of.iter().filter(|t| t.outcome == TestOutcome::Passed).count(), of.len())
+        let of: Vec<_> = self
+            .tests
+            .iter()
+            .filter(|t| t.expected == expected)
+            .collect();
+        (
+            of.iter()
+                .filter(|t| t.outcome == TestOutcome::Passed)
+                .count(),
+            of.len(),
+        )
     }
 
     /// One line for people: `resolved`, or why not.
@@ -132,13 +141,20 @@ impl Verdict {
         }
         let (f, fn_) = self.passed(Expectation::FailToPass);
         let (p, pn) = self.passed(Expectation::PassToPass);
-        let state = if self.resolved { "resolved" } else { "not resolved" };
+        let state = if self.resolved {
+            "resolved"
+        } else {
+            "not resolved"
+        };
         format!("{state}: fail_to_pass {f}/{fn_}, pass_to_pass {p}/{pn}")
     }
 }
 
 fn first_line(s: &str) -> &str {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 /// Scores baton and polyglot tasks in sandboxed environments.
@@ -166,10 +182,16 @@ impl LocalScorer {
             task_id: task.id.clone(),
             source,
         };
-        let staging = tempfile::tempdir().map_err(|e| AgentError::io(std::env::temp_dir(), "create a temporary folder", e))?;
+        let staging = tempfile::tempdir()
+            .map_err(|e| AgentError::io(std::env::temp_dir(), "create a temporary folder", e))?;
         let tree = task.repository.materialize(staging.path())?;
         let mut restore: BTreeMap<String, TreeFile> = BTreeMap::new();
-        for f in task.repository.test_files()?.into_iter().chain(task.tests.files.iter().cloned()) {
+        for f in task
+            .repository
+            .test_files()?
+            .into_iter()
+            .chain(task.tests.files.iter().cloned())
+        {
             restore.insert(f.path.clone(), f);
         }
         let mut setup = Setup::tree(&tree);
@@ -210,10 +232,16 @@ impl LocalScorer {
             }
         }
         for f in restore.values() {
-            env.write_file(&f.path, &f.contents, f.executable).map_err(env_err)?;
+            env.write_file(&f.path, &f.contents, f.executable)
+                .map_err(env_err)?;
         }
         let marker = fresh_marker(&task.id, patch);
-        let ids: Vec<&String> = task.tests.fail_to_pass.iter().chain(&task.tests.pass_to_pass).collect();
+        let ids: Vec<&String> = task
+            .tests
+            .fail_to_pass
+            .iter()
+            .chain(&task.tests.pass_to_pass)
+            .collect();
         let command = format!(
             "python3 - {marker} {}",
             ids.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
@@ -229,12 +257,19 @@ impl LocalScorer {
             .fail_to_pass
             .iter()
             .map(|id| (id, crate::score::Expectation::FailToPass))
-            .chain(task.tests.pass_to_pass.iter().map(|id| (id, Expectation::PassToPass)));
+            .chain(
+                task.tests
+                    .pass_to_pass
+                    .iter()
+                    .map(|id| (id, Expectation::PassToPass)),
+            );
         let results = match parsed {
             Some(map) => map,
             None => {
                 verdict.run_error = Some(match out.status {
-                    ExitStatus::TimedOut => format!("the test run passed its {:?} limit", task.tests.timeout),
+                    ExitStatus::TimedOut => {
+                        format!("the test run passed its {:?} limit", task.tests.timeout)
+                    }
                     other => format!("the test run ended ({other}) without baton's result line"),
                 });
                 BTreeMap::new()
@@ -255,14 +290,20 @@ impl LocalScorer {
         }
         verdict.resolved = verdict.run_error.is_none()
             && !verdict.tests.is_empty()
-            && verdict.tests.iter().all(|t| t.outcome == TestOutcome::Passed);
+            && verdict
+                .tests
+                .iter()
+                .all(|t| t.outcome == TestOutcome::Passed);
         Ok(verdict)
     }
 }
 
 /// `git apply`, then `patch --fuzz=5` if git refuses (git leaves the tree untouched when
 /// it refuses).
-fn apply_patch(env: &mut dyn Environment, patch: &str) -> Result<PatchOutcome, baton_env::EnvError> {
+fn apply_patch(
+    env: &mut dyn Environment,
+    patch: &str,
+) -> Result<PatchOutcome, baton_env::EnvError> {
     let timeout = Duration::from_secs(60);
     let git = env.exec(
         &Exec::new("git apply --verbose --whitespace=nowarn -")

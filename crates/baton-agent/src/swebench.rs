@@ -45,17 +45,28 @@ pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
     let text = std::fs::read_to_string(path).map_err(|e| AgentError::io(path, "read", e))?;
     let file = path.display().to_string();
     let rows: Vec<(usize, Value)> = if text.trim_start().starts_with('[') {
-        let items: Vec<Value> = serde_json::from_str(&text)
-            .map_err(|e| AgentError::invalid(&file, None, None, format!("not a JSON array: {e}")))?;
-        items.into_iter().enumerate().map(|(i, v)| (i + 1, v)).collect()
+        let items: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
+            AgentError::invalid(&file, None, None, format!("not a JSON array: {e}"))
+        })?;
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i + 1, v))
+            .collect()
     } else {
         let mut rows = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let v: Value = serde_json::from_str(line)
-                .map_err(|e| AgentError::invalid(format!("{file}: line {}", i + 1), None, None, format!("not JSON: {e}")))?;
+            let v: Value = serde_json::from_str(line).map_err(|e| {
+                AgentError::invalid(
+                    format!("{file}: line {}", i + 1),
+                    None,
+                    None,
+                    format!("not JSON: {e}"),
+                )
+            })?;
             rows.push((i + 1, v));
         }
         rows
@@ -87,9 +98,21 @@ fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
     let id = match obj.get("instance_id").and_then(Value::as_str) {
         Some(id) if valid_instance_id(id) => id.to_string(),
         Some(id) => {
-            return Err(AgentError::invalid(at, Some(id), Some("instance_id"), "may hold only letters, digits, '_', '-' and '.'"));
+            return Err(AgentError::invalid(
+                at,
+                Some(id),
+                Some("instance_id"),
+                "may hold only letters, digits, '_', '-' and '.'",
+            ));
         }
-        None => return Err(AgentError::invalid(at, None, Some("instance_id"), "missing or not a string")),
+        None => {
+            return Err(AgentError::invalid(
+                at,
+                None,
+                Some("instance_id"),
+                "missing or not a string",
+            ));
+        }
     };
     let string = |key: &str| -> Result<String, AgentError> {
         obj.get(key)
@@ -98,7 +121,14 @@ fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
             .ok_or_else(|| AgentError::invalid(at, Some(&id), Some(key), "missing or not a string"))
     };
     let list = |key: &str| -> Result<Vec<String>, AgentError> {
-        let bad = || AgentError::invalid(at, Some(&id), Some(key), "expected a list of test names (or a string holding a JSON list)");
+        let bad = || {
+            AgentError::invalid(
+                at,
+                Some(&id),
+                Some(key),
+                "expected a list of test names (or a string holding a JSON list)",
+            )
+        };
         let value = obj.get(key).ok_or_else(bad)?;
         let parsed: Value = match value {
             Value::String(s) => serde_json::from_str(s).map_err(|_| bad())?,
@@ -119,7 +149,12 @@ fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
     let fail_to_pass = list("FAIL_TO_PASS")?;
     let pass_to_pass = list("PASS_TO_PASS")?;
     if fail_to_pass.is_empty() {
-        return Err(AgentError::invalid(at, Some(&id), Some("FAIL_TO_PASS"), "is empty"));
+        return Err(AgentError::invalid(
+            at,
+            Some(&id),
+            Some("FAIL_TO_PASS"),
+            "is empty",
+        ));
     }
     let label = string("difficulty")?;
     let difficulty = Difficulty::from_swebench(&label).ok_or_else(|| {
@@ -165,7 +200,9 @@ pub fn image_name(instance_id: &str) -> String {
 fn valid_instance_id(id: &str) -> bool {
     !id.is_empty()
         && !id.starts_with('.')
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// One patch to evaluate.
@@ -241,7 +278,11 @@ pub struct SweBenchHarness {
 
 impl SweBenchHarness {
     /// A harness for `dataset` using `python`, keeping its files under `work_dir`.
-    pub fn new(python: impl Into<PathBuf>, dataset: impl Into<PathBuf>, work_dir: impl Into<PathBuf>) -> Self {
+    pub fn new(
+        python: impl Into<PathBuf>,
+        dataset: impl Into<PathBuf>,
+        work_dir: impl Into<PathBuf>,
+    ) -> Self {
         SweBenchHarness {
             python: python.into(),
             dataset: dataset.into(),
@@ -274,7 +315,10 @@ impl SweBenchHarness {
     }
 
     fn cache_path(&self, instance: &str, sha: &str) -> PathBuf {
-        self.work_dir.join("cache").join(instance).join(format!("{sha}.json"))
+        self.work_dir
+            .join("cache")
+            .join(instance)
+            .join(format!("{sha}.json"))
     }
 
     fn cached(&self, instance: &str, sha: &str) -> Option<HarnessVerdict> {
@@ -290,9 +334,12 @@ impl SweBenchHarness {
         let path = self.cache_path(&v.instance_id, &v.patch_sha256);
         let dir = path.parent().unwrap_or(&self.work_dir);
         std::fs::create_dir_all(dir).map_err(|e| AgentError::io(dir, "create cache folder", e))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| AgentError::io(dir, "write cache", e))?;
-        serde_json::to_writer_pretty(&mut tmp, v).map_err(|e| AgentError::io(&path, "write cache", e.into()))?;
-        tmp.persist(&path).map_err(|e| AgentError::io(&path, "write cache", e.error))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| AgentError::io(dir, "write cache", e))?;
+        serde_json::to_writer_pretty(&mut tmp, v)
+            .map_err(|e| AgentError::io(&path, "write cache", e.into()))?;
+        tmp.persist(&path)
+            .map_err(|e| AgentError::io(&path, "write cache", e.error))?;
         Ok(())
     }
 
@@ -315,7 +362,10 @@ impl SweBenchHarness {
         for (i, p) in predictions.iter().enumerate() {
             let sha = sha256(&p.patch);
             if p.patch.trim().is_empty() {
-                verdicts.insert(i, blank(&p.instance_id, &sha, HarnessStatus::EmptyPatch, None));
+                verdicts.insert(
+                    i,
+                    blank(&p.instance_id, &sha, HarnessStatus::EmptyPatch, None),
+                );
             } else if let Some(v) = self.cached(&p.instance_id, &sha) {
                 verdicts.insert(i, v);
             } else {
@@ -334,7 +384,8 @@ impl SweBenchHarness {
                 format!("baton-{}", &hex::encode(h.finalize())[..16])
             };
             let run_dir = self.work_dir.join("runs").join(&run_id);
-            std::fs::create_dir_all(&run_dir).map_err(|e| AgentError::io(&run_dir, "create run folder", e))?;
+            std::fs::create_dir_all(&run_dir)
+                .map_err(|e| AgentError::io(&run_dir, "create run folder", e))?;
             let preds = run_dir.join("predictions.jsonl");
             let mut lines = String::new();
             for (_, p, _) in &todo {
@@ -346,12 +397,18 @@ impl SweBenchHarness {
                 lines.push_str(&row.to_string());
                 lines.push('\n');
             }
-            std::fs::write(&preds, lines).map_err(|e| AgentError::io(&preds, "write predictions", e))?;
+            std::fs::write(&preds, lines)
+                .map_err(|e| AgentError::io(&preds, "write predictions", e))?;
             let log = run_dir.join("harness.log");
-            let log_file = std::fs::File::create(&log).map_err(|e| AgentError::io(&log, "create log", e))?;
-            let log_err = log_file.try_clone().map_err(|e| AgentError::io(&log, "create log", e))?;
-            let dataset = std::path::absolute(&self.dataset).map_err(|e| AgentError::io(&self.dataset, "resolve", e))?;
-            let preds_abs = std::path::absolute(&preds).map_err(|e| AgentError::io(&preds, "resolve", e))?;
+            let log_file =
+                std::fs::File::create(&log).map_err(|e| AgentError::io(&log, "create log", e))?;
+            let log_err = log_file
+                .try_clone()
+                .map_err(|e| AgentError::io(&log, "create log", e))?;
+            let dataset = std::path::absolute(&self.dataset)
+                .map_err(|e| AgentError::io(&self.dataset, "resolve", e))?;
+            let preds_abs =
+                std::path::absolute(&preds).map_err(|e| AgentError::io(&preds, "resolve", e))?;
             let status = Command::new(&self.python)
                 .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
                 .arg(&dataset)
@@ -394,7 +451,10 @@ impl SweBenchHarness {
                         &p.instance_id,
                         sha,
                         HarnessStatus::Error,
-                        Some(format!("the harness ({status}) wrote no report; see {}", log.display())),
+                        Some(format!(
+                            "the harness ({status}) wrote no report; see {}",
+                            log.display()
+                        )),
                     ),
                 };
                 verdicts.insert(*i, v);
@@ -410,7 +470,12 @@ impl SweBenchHarness {
     }
 }
 
-fn blank(instance: &str, sha: &str, status: HarnessStatus, error: Option<String>) -> HarnessVerdict {
+fn blank(
+    instance: &str,
+    sha: &str,
+    status: HarnessStatus,
+    error: Option<String>,
+) -> HarnessVerdict {
     HarnessVerdict {
         instance_id: instance.to_string(),
         patch_sha256: sha.to_string(),

@@ -144,7 +144,9 @@ impl Repository {
             name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
         };
         match self {
-            Repository::Files(files) => Ok(files.iter().filter(|f| is_test(&f.path)).cloned().collect()),
+            Repository::Files(files) => {
+                Ok(files.iter().filter(|f| is_test(&f.path)).cloned().collect())
+            }
             Repository::Dir(dir) => {
                 let mut out = Vec::new();
                 for f in read_tree(dir, &|rel| rel.split('/').any(|c| c == ".git"))? {
@@ -218,7 +220,12 @@ impl AgentTask {
                     let old = self.repository.read(&f.path)?;
                     let text = |bytes: &[u8], which: &str| {
                         String::from_utf8(bytes.to_vec()).map_err(|_| {
-                            AgentError::invalid(&self.origin, Some(&self.id), None, format!("{which} {} is not UTF-8 text", f.path))
+                            AgentError::invalid(
+                                &self.origin,
+                                Some(&self.id),
+                                None,
+                                format!("{which} {} is not UTF-8 text", f.path),
+                            )
                         })
                     };
                     let new = text(&f.contents, "reference file")?;
@@ -247,13 +254,20 @@ pub(crate) fn valid_test_id(id: &str) -> bool {
 pub(crate) fn valid_rel_path(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
-        && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 pub(crate) fn write_tree_file(root: &Path, f: &TreeFile) -> Result<(), AgentError> {
     use std::os::unix::fs::PermissionsExt;
     if !valid_rel_path(&f.path) {
-        return Err(AgentError::invalid(&f.path, None, None, "not a relative path inside the repository"));
+        return Err(AgentError::invalid(
+            &f.path,
+            None,
+            None,
+            "not a relative path inside the repository",
+        ));
     }
     let p = root.join(&f.path);
     if let Some(dir) = p.parent() {
@@ -261,15 +275,28 @@ pub(crate) fn write_tree_file(root: &Path, f: &TreeFile) -> Result<(), AgentErro
     }
     std::fs::write(&p, &f.contents).map_err(|e| AgentError::io(&p, "write", e))?;
     let mode = if f.executable { 0o755 } else { 0o644 };
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).map_err(|e| AgentError::io(&p, "set permissions", e))
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| AgentError::io(&p, "set permissions", e))
 }
 
 /// Every regular file under `root` (paths relative to it), skipping paths `skip` names;
 /// links and special files are left out.
-pub(crate) fn read_tree(root: &Path, skip: &dyn Fn(&str) -> bool) -> Result<Vec<TreeFile>, AgentError> {
+pub(crate) fn read_tree(
+    root: &Path,
+    skip: &dyn Fn(&str) -> bool,
+) -> Result<Vec<TreeFile>, AgentError> {
     use std::os::unix::fs::PermissionsExt;
-    fn walk(root: &Path, rel: &str, skip: &dyn Fn(&str) -> bool, out: &mut Vec<TreeFile>) -> Result<(), AgentError> {
-        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    fn walk(
+        root: &Path,
+        rel: &str,
+        skip: &dyn Fn(&str) -> bool,
+        out: &mut Vec<TreeFile>,
+    ) -> Result<(), AgentError> {
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(rel)
+        };
         let mut entries: Vec<_> = std::fs::read_dir(&dir)
             .map_err(|e| AgentError::io(&dir, "list folder", e))?
             .collect::<Result<_, _>>()
@@ -277,15 +304,21 @@ pub(crate) fn read_tree(root: &Path, skip: &dyn Fn(&str) -> bool) -> Result<Vec<
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
             let name = e.file_name().to_string_lossy().into_owned();
-            let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let child = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             if skip(&child) {
                 continue;
             }
-            let md = std::fs::symlink_metadata(e.path()).map_err(|err| AgentError::io(e.path(), "inspect", err))?;
+            let md = std::fs::symlink_metadata(e.path())
+                .map_err(|err| AgentError::io(e.path(), "inspect", err))?;
             if md.is_dir() {
                 walk(root, &child, skip, out)?;
             } else if md.is_file() {
-                let contents = std::fs::read(e.path()).map_err(|err| AgentError::io(e.path(), "read", err))?;
+                let contents =
+                    std::fs::read(e.path()).map_err(|err| AgentError::io(e.path(), "read", err))?;
                 out.push(TreeFile {
                     path: child,
                     contents,
@@ -312,10 +345,22 @@ mod tests {
         assert_eq!(Difficulty::from_exercism(5), Difficulty::Medium);
         assert_eq!(Difficulty::from_exercism(6), Difficulty::Hard);
         assert_eq!(Difficulty::from_exercism(9), Difficulty::Hard);
-        assert_eq!(Difficulty::from_swebench("<15 min fix"), Some(Difficulty::Easy));
-        assert_eq!(Difficulty::from_swebench("15 min - 1 hour"), Some(Difficulty::Medium));
-        assert_eq!(Difficulty::from_swebench("1-4 hours"), Some(Difficulty::Hard));
-        assert_eq!(Difficulty::from_swebench(">4 hours"), Some(Difficulty::Hard));
+        assert_eq!(
+            Difficulty::from_swebench("<15 min fix"),
+            Some(Difficulty::Easy)
+        );
+        assert_eq!(
+            Difficulty::from_swebench("15 min - 1 hour"),
+            Some(Difficulty::Medium)
+        );
+        assert_eq!(
+            Difficulty::from_swebench("1-4 hours"),
+            Some(Difficulty::Hard)
+        );
+        assert_eq!(
+            Difficulty::from_swebench(">4 hours"),
+            Some(Difficulty::Hard)
+        );
         assert_eq!(Difficulty::from_swebench("a week"), None);
     }
 
@@ -334,9 +379,23 @@ mod tests {
 
     #[test]
     fn repository_test_files_follow_the_naming_rule() {
-        let f = |p: &str| TreeFile { path: p.into(), contents: vec![], executable: false };
-        let repo = Repository::Files(vec![f("test_a.py"), f("pkg/b_test.py"), f("pkg/mod.py"), f("testdata.txt")]);
-        let names: Vec<String> = repo.test_files().unwrap().into_iter().map(|f| f.path).collect();
+        let f = |p: &str| TreeFile {
+            path: p.into(),
+            contents: vec![],
+            executable: false,
+        };
+        let repo = Repository::Files(vec![
+            f("test_a.py"),
+            f("pkg/b_test.py"),
+            f("pkg/mod.py"),
+            f("testdata.txt"),
+        ]);
+        let names: Vec<String> = repo
+            .test_files()
+            .unwrap()
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
         assert_eq!(names, ["test_a.py", "pkg/b_test.py"]);
     }
 }

@@ -30,7 +30,11 @@ fn main() {
     let tree = dir.path().join("tree");
     std::fs::create_dir(&tree).unwrap();
     for i in 0..50 {
-        std::fs::write(tree.join(format!("m{i}.py")), format!("X = {i}\n").repeat(40)).unwrap();
+        std::fs::write(
+            tree.join(format!("m{i}.py")),
+            format!("X = {i}\n").repeat(40),
+        )
+        .unwrap();
     }
     let blobs = DirBlobStore::new(dir.path().join("blobs")).unwrap();
     for backend in [BackendKind::Bwrap, BackendKind::Local] {
@@ -44,20 +48,28 @@ fn main() {
         };
         let mut time = |cmd: &str| -> Vec<Duration> {
             (0..n)
-                .map(|_| env.exec(&Exec::new(cmd)).map(|o| o.duration).unwrap_or_default())
+                .map(|_| {
+                    env.exec(&Exec::new(cmd))
+                        .map(|o| o.duration)
+                        .unwrap_or_default()
+                })
                 .collect()
         };
         println!("{backend:<6} true          {}", stats(time("true")));
         println!("{backend:<6} python3 -c 1  {}", stats(time("python3 -c 1")));
         let snaps: Vec<Duration> = (0..n)
             .map(|i| {
-                env.write_file("edit.py", format!("Y = {i}\n").as_bytes(), false).unwrap();
+                env.write_file("edit.py", format!("Y = {i}\n").as_bytes(), false)
+                    .unwrap();
                 let t = Instant::now();
                 env.snapshot(&blobs).unwrap();
                 t.elapsed()
             })
             .collect();
-        println!("{backend:<6} snapshot (51 files, one changed) {}", stats(snaps));
+        println!(
+            "{backend:<6} snapshot (51 files, one changed) {}",
+            stats(snaps)
+        );
         let _ = env.close();
     }
 }

@@ -17,8 +17,8 @@
 //! check` tests.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::{BackendKind, EnvConfig, Limits, Setup};
@@ -33,7 +33,9 @@ use crate::snapshot::{BlobStore, SnapshotId, SnapshotInfo};
 pub const SANDBOX_UID: u32 = 1000;
 
 /// Host folders made visible read-only (or re-created as the same link).
-const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
 
 /// Host files and folders under `/etc` made visible read-only when present: the
 /// alternatives links (`awk`, `vi` ... point there) and the dynamic loader's cache.
@@ -146,7 +148,9 @@ impl BwrapEnv {
         let tmp = dir.tmp.display().to_string();
         let tree = dir.tree.root().display().to_string();
         let workdir = &self.info.workdir;
-        push(&["--bind", &tmp, "/tmp", "--bind", &tree, workdir, "--chdir", workdir]);
+        push(&[
+            "--bind", &tmp, "/tmp", "--bind", &tree, workdir, "--chdir", workdir,
+        ]);
         push(&["--clearenv"]);
         for (k, v) in shell::process_env(&self.env) {
             push(&["--setenv", k, v]);
@@ -189,14 +193,21 @@ impl Environment for BwrapEnv {
             },
         );
         match result {
-            Err(EnvError::Spawn { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(EnvError::Spawn { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
                 Err(missing_bwrap(&program))
             }
             other => other,
         }
     }
 
-    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+    fn write_file(
+        &mut self,
+        path: &str,
+        contents: &[u8],
+        executable: bool,
+    ) -> Result<(), EnvError> {
         self.dir()?.tree.write_file(path, contents, executable)
     }
 
@@ -229,15 +240,21 @@ pub(crate) fn missing_bwrap(program: &str) -> EnvError {
 fn validate_workdir(workdir: &str) -> Result<(), EnvError> {
     let p = Path::new(workdir);
     let plain = p.is_absolute()
-        && p.components().skip(1).all(|c| matches!(c, std::path::Component::Normal(_)))
+        && p.components()
+            .skip(1)
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
         && p.components().count() > 1;
-    let system = ["/usr", "/bin", "/sbin", "/lib", "/etc", "/proc", "/dev", "/tmp"]
-        .iter()
-        .any(|s| p.starts_with(s));
+    let system = [
+        "/usr", "/bin", "/sbin", "/lib", "/etc", "/proc", "/dev", "/tmp",
+    ]
+    .iter()
+    .any(|s| p.starts_with(s));
     if !plain || system {
         return Err(EnvError::Unsupported {
             backend: "bwrap",
-            message: format!("working directory {workdir:?} must be an absolute path outside the system folders"),
+            message: format!(
+                "working directory {workdir:?} must be an absolute path outside the system folders"
+            ),
         });
     }
     Ok(())
@@ -253,9 +270,15 @@ const ETC_FILES: &[(&str, &str)] = &[
          nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
     ),
     ("group", "root:x:0:\nbaton:x:1000:\nnogroup:x:65534:\n"),
-    ("hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n"),
+    (
+        "hosts",
+        "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n",
+    ),
     ("hostname", "sandbox\n"),
-    ("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n"),
+    (
+        "nsswitch.conf",
+        "passwd: files\ngroup: files\nhosts: files\n",
+    ),
 ];
 
 fn write_etc(etc: &Path) -> Result<(), EnvError> {
@@ -264,7 +287,11 @@ fn write_etc(etc: &Path) -> Result<(), EnvError> {
         let p = etc.join(name);
         std::fs::write(&p, text).map_err(|e| EnvError::io(&p, "write /etc file", e))?;
     }
-    debug_assert!(ETC_FILES.iter().any(|(n, t)| *n == "passwd" && t.contains(SANDBOX_USER)));
+    debug_assert!(
+        ETC_FILES
+            .iter()
+            .any(|(n, t)| *n == "passwd" && t.contains(SANDBOX_USER))
+    );
     Ok(())
 }
 

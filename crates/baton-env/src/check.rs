@@ -88,7 +88,13 @@ impl Items {
     fn warn(&mut self, name: &str, detail: impl Into<String>, fix: impl Into<String>) {
         self.push(name, CheckStatus::Warn, detail, Some(fix.into()));
     }
-    fn push(&mut self, name: &str, status: CheckStatus, detail: impl Into<String>, fix: Option<String>) {
+    fn push(
+        &mut self,
+        name: &str,
+        status: CheckStatus,
+        detail: impl Into<String>,
+        fix: Option<String>,
+    ) {
         self.0.push(CheckItem {
             name: name.to_string(),
             status,
@@ -100,7 +106,9 @@ impl Items {
 
 /// The fix for a missing system program, by Debian/Ubuntu package.
 fn apt(package: &str) -> String {
-    format!("install it under /usr: `sudo apt-get install -y {package}` (or your distribution's {package} package)")
+    format!(
+        "install it under /usr: `sudo apt-get install -y {package}` (or your distribution's {package} package)"
+    )
 }
 
 /// Check the configured backend: the executables it needs, that a sandbox starts, that
@@ -170,7 +178,11 @@ pub fn check(config: &EnvConfig) -> CheckReport {
     let tree = match tempfile::tempdir() {
         Ok(t) => t,
         Err(e) => {
-            items.fail("temp", format!("cannot create a temporary folder: {e}"), "check TMPDIR");
+            items.fail(
+                "temp",
+                format!("cannot create a temporary folder: {e}"),
+                "check TMPDIR",
+            );
             return CheckReport {
                 backend: config.backend,
                 items: items.0,
@@ -181,7 +193,11 @@ pub fn check(config: &EnvConfig) -> CheckReport {
     let mut env = match start(config, &Setup::tree(tree.path())) {
         Ok(env) => env,
         Err(e) => {
-            items.fail("sandbox", format!("cannot start: {e}"), "see the error above");
+            items.fail(
+                "sandbox",
+                format!("cannot start: {e}"),
+                "see the error above",
+            );
             return CheckReport {
                 backend: config.backend,
                 items: items.0,
@@ -221,7 +237,11 @@ pub fn check(config: &EnvConfig) -> CheckReport {
             };
         }
         Err(e) => {
-            items.fail("sandbox", format!("cannot run a command: {e}"), "see the error above");
+            items.fail(
+                "sandbox",
+                format!("cannot run a command: {e}"),
+                "see the error above",
+            );
             return CheckReport {
                 backend: config.backend,
                 items: items.0,
@@ -234,20 +254,34 @@ pub fn check(config: &EnvConfig) -> CheckReport {
         ("git", "git --version", "git"),
     ] {
         match run(&mut env, cmd) {
-            Ok(out) if out.status.success() => items.ok(name, format!("{} inside", out.output.text().trim())),
+            Ok(out) if out.status.success() => {
+                items.ok(name, format!("{} inside", out.output.text().trim()))
+            }
             Ok(out) => items.fail(
                 name,
-                format!("not runnable inside ({}): {}", out.status, out.output.text().trim()),
+                format!(
+                    "not runnable inside ({}): {}",
+                    out.status,
+                    out.output.text().trim()
+                ),
                 apt(package),
             ),
             Err(e) => items.fail(name, e.to_string(), apt(package)),
         }
     }
     match run(&mut env, "patch --version | head -1") {
-        Ok(out) if out.status.success() && !out.output.text().trim().is_empty() => {
-            items.ok("patch", format!("{} (fallback when `git apply` refuses a patch)", out.output.text().trim()))
-        }
-        _ => items.warn("patch", "not found; patches are applied with `git apply` only", apt("patch")),
+        Ok(out) if out.status.success() && !out.output.text().trim().is_empty() => items.ok(
+            "patch",
+            format!(
+                "{} (fallback when `git apply` refuses a patch)",
+                out.output.text().trim()
+            ),
+        ),
+        _ => items.warn(
+            "patch",
+            "not found; patches are applied with `git apply` only",
+            apt("patch"),
+        ),
     }
     if config.backend != BackendKind::Local {
         isolation_checks(&mut items, &mut env, config);
@@ -285,7 +319,9 @@ fn isolation_checks(items: &mut Items, env: &mut Box<dyn Environment>, config: &
     drop(listener);
     let write = "touch /usr/.baton-check 2>/dev/null && echo wrote; echo done";
     match env.exec(&Exec::new(write)) {
-        Ok(out) if out.output.text().trim() == "done" => items.ok("filesystem", "system folders read-only"),
+        Ok(out) if out.output.text().trim() == "done" => {
+            items.ok("filesystem", "system folders read-only")
+        }
         Ok(out) => items.fail(
             "filesystem",
             format!("a write to /usr succeeded: {}", out.output.text().trim()),
@@ -295,12 +331,20 @@ fn isolation_checks(items: &mut Items, env: &mut Box<dyn Environment>, config: &
     }
     let want = config.limits.processes;
     match env.exec(&Exec::new("ulimit -u")) {
-        Ok(out) if out.output.text().trim() == want.to_string() => {
-            items.ok("limits", format!("{want} processes, {} MiB memory, {} s per command", config.limits.memory_bytes >> 20, config.limits.timeout_secs))
-        }
+        Ok(out) if out.output.text().trim() == want.to_string() => items.ok(
+            "limits",
+            format!(
+                "{want} processes, {} MiB memory, {} s per command",
+                config.limits.memory_bytes >> 20,
+                config.limits.timeout_secs
+            ),
+        ),
         Ok(out) => items.warn(
             "limits",
-            format!("process limit is {} (wanted {want}; baton's own hard limit is lower)", out.output.text().trim()),
+            format!(
+                "process limit is {} (wanted {want}; baton's own hard limit is lower)",
+                out.output.text().trim()
+            ),
             "raise the hard limit of the user running baton (`ulimit -Hu`)",
         ),
         Err(e) => items.fail("limits", e.to_string(), "see the error"),

@@ -125,11 +125,19 @@ impl DockerEnv {
         feed: &mut dyn FnMut(&mut dyn Write) -> Result<(), EnvError>,
     ) -> Result<(), EnvError> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(["exec", "-i", self.container()?, "bash", "-c", script, "baton"])
-            .arg(&self.info.workdir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "exec",
+            "-i",
+            self.container()?,
+            "bash",
+            "-c",
+            script,
+            "baton",
+        ])
+        .arg(&self.info.workdir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
         let mut stderr = child.stderr.take();
         let reader = std::thread::spawn(move || {
@@ -198,8 +206,11 @@ impl Environment for DockerEnv {
         for (k, v) in shell::process_env(&self.env) {
             cmd.arg("-e").arg(format!("{k}={v}"));
         }
-        cmd.arg(&container)
-            .args(shell::wrapped_command(&req.command, self.ulimits, &self.env));
+        cmd.arg(&container).args(shell::wrapped_command(
+            &req.command,
+            self.ulimits,
+            &self.env,
+        ));
         let timeout = req.timeout.unwrap_or_else(|| self.limits.timeout());
         let program = self.program.display().to_string();
         let mut timed_out = false;
@@ -225,7 +236,12 @@ impl Environment for DockerEnv {
         Ok(out)
     }
 
-    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+    fn write_file(
+        &mut self,
+        path: &str,
+        contents: &[u8],
+        executable: bool,
+    ) -> Result<(), EnvError> {
         let rel = tree::parse_rel(path)?;
         let mode = if executable { "755" } else { "644" };
         // Like the host backends: a link or file in the way of a folder is replaced, never
@@ -246,10 +262,19 @@ impl Environment for DockerEnv {
 
     fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(["exec", self.container()?, "tar", "-C", &self.info.workdir, "-cf", "-", "."])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "exec",
+            self.container()?,
+            "tar",
+            "-C",
+            &self.info.workdir,
+            "-cf",
+            "-",
+            ".",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
         let mut stderr = child.stderr.take();
         let reader = std::thread::spawn(move || {
@@ -300,7 +325,9 @@ impl Environment for DockerEnv {
                 });
             }
         }
-        self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| write_tar(w, &manifest, blobs))
+        self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| {
+            write_tar(w, &manifest, blobs)
+        })
     }
 
     fn close(mut self: Box<Self>) -> Result<(), EnvError> {
@@ -327,7 +354,12 @@ fn remove_container(program: &PathBuf, container: &str) -> Result<(), EnvError> 
     helper(cmd, program, "docker rm", None).map(|_| ())
 }
 
-fn helper(cmd: Command, program: &PathBuf, what: &str, stdin: Option<&[u8]>) -> Result<Vec<u8>, EnvError> {
+fn helper(
+    cmd: Command,
+    program: &PathBuf,
+    what: &str,
+    stdin: Option<&[u8]>,
+) -> Result<Vec<u8>, EnvError> {
     exec::helper(cmd, BACKEND, what, stdin).map_err(|e| match e {
         EnvError::Spawn { source, .. } => spawn_error(program, source),
         other => other,
@@ -411,7 +443,12 @@ fn read_tar(
                         size: *size,
                         executable: *exec,
                     },
-                    None => return Err(bad(format!("hard link to unknown {}", String::from_utf8_lossy(&target)))),
+                    None => {
+                        return Err(bad(format!(
+                            "hard link to unknown {}",
+                            String::from_utf8_lossy(&target)
+                        )));
+                    }
                 }
             }
             _ => {
@@ -438,7 +475,11 @@ fn normalize_tar_path(raw: &[u8]) -> Vec<u8> {
 }
 
 /// Write a manifest as a tar stream, with contents from `blobs`.
-fn write_tar(w: &mut dyn Write, manifest: &Manifest, blobs: &dyn BlobStore) -> Result<(), EnvError> {
+fn write_tar(
+    w: &mut dyn Write,
+    manifest: &Manifest,
+    blobs: &dyn BlobStore,
+) -> Result<(), EnvError> {
     let io = |e| EnvError::io("(tar stream)", "restore into the container", e);
     let mut b = tar::Builder::new(w);
     for e in &manifest.entries {
@@ -497,10 +538,29 @@ mod tests {
         let long = format!("{}/f.py", "d".repeat(150));
         let manifest = Manifest::new(vec![
             e("pkg", EntryKind::Dir),
-            e("pkg/a.py", EntryKind::File { digest: data.digest.clone(), size: data.size, executable: true }),
-            e("link", EntryKind::Symlink { target: RelPath(b"/etc/passwd".to_vec()) }),
+            e(
+                "pkg/a.py",
+                EntryKind::File {
+                    digest: data.digest.clone(),
+                    size: data.size,
+                    executable: true,
+                },
+            ),
+            e(
+                "link",
+                EntryKind::Symlink {
+                    target: RelPath(b"/etc/passwd".to_vec()),
+                },
+            ),
             e(&"d".repeat(150), EntryKind::Dir),
-            e(&long, EntryKind::File { digest: data.digest.clone(), size: data.size, executable: false }),
+            e(
+                &long,
+                EntryKind::File {
+                    digest: data.digest.clone(),
+                    size: data.size,
+                    executable: false,
+                },
+            ),
         ]);
         let mut buf = Vec::new();
         write_tar(&mut buf, &manifest, &blobs).unwrap();

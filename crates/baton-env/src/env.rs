@@ -27,7 +27,8 @@ pub trait Environment: Send {
 
     /// Write one file at `path` (relative to the working directory), creating folders and
     /// replacing whatever is there, without following links.
-    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError>;
+    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool)
+    -> Result<(), EnvError>;
 
     /// Record the working tree in `blobs` and return its content-addressed id.
     fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError>;

@@ -235,7 +235,9 @@ fn convert(status: std::process::ExitStatus) -> ExitStatus {
 }
 
 fn lock(capture: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
-    capture.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    capture
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Run a short helper command of the backend itself (not the user's command) and return

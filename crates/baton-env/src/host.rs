@@ -17,11 +17,12 @@ pub(crate) struct HostDir {
 
 impl HostDir {
     /// Make the folder and copy the setup's tree into `tree/`, owned by `owner`.
-    pub(crate) fn create(config: &EnvConfig, setup: &Setup, owner: Owner) -> Result<Self, EnvError> {
-        let base = config
-            .work_dir
-            .clone()
-            .unwrap_or_else(std::env::temp_dir);
+    pub(crate) fn create(
+        config: &EnvConfig,
+        setup: &Setup,
+        owner: Owner,
+    ) -> Result<Self, EnvError> {
+        let base = config.work_dir.clone().unwrap_or_else(std::env::temp_dir);
         std::fs::create_dir_all(&base).map_err(|e| EnvError::io(&base, "create work folder", e))?;
         let root = tempfile::Builder::new()
             .prefix("baton-env-")

@@ -93,7 +93,12 @@ impl Environment for LocalEnv {
         )
     }
 
-    fn write_file(&mut self, path: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+    fn write_file(
+        &mut self,
+        path: &str,
+        contents: &[u8],
+        executable: bool,
+    ) -> Result<(), EnvError> {
         self.dir()?.tree.write_file(path, contents, executable)
     }
 

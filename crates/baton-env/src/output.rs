@@ -220,7 +220,10 @@ mod tests {
         let mut c = Capture::new(9);
         c.push(text.as_bytes());
         let o = c.finish();
-        assert!(!o.head.contains('\u{FFFD}') && !o.tail.contains('\u{FFFD}'), "{o:?}");
+        assert!(
+            !o.head.contains('\u{FFFD}') && !o.tail.contains('\u{FFFD}'),
+            "{o:?}"
+        );
         assert_eq!(
             o.head.len() as u64 + o.tail.len() as u64 + o.omitted_bytes,
             o.total_bytes

@@ -124,7 +124,9 @@ pub(crate) fn wrapped_command(
 
 /// The variables to pass to the process itself: [`command_env`] without `BASH_ENV`, which
 /// [`wrapped_command`] exports for the inner shell only.
-pub(crate) fn process_env(env: &BTreeMap<String, String>) -> impl Iterator<Item = (&String, &String)> {
+pub(crate) fn process_env(
+    env: &BTreeMap<String, String>,
+) -> impl Iterator<Item = (&String, &String)> {
     env.iter().filter(|(k, _)| k.as_str() != "BASH_ENV")
 }
 

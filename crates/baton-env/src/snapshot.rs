@@ -367,7 +367,11 @@ mod tests {
         let m2 = Manifest::new(vec![e("a/x"), e("a"), e("a-b")]);
         assert_eq!(m1, m2);
         let order: Vec<String> = m1.entries.iter().map(|e| e.path.display()).collect();
-        assert_eq!(order, ["a", "a/x", "a-b"], "a folder comes right before its contents");
+        assert_eq!(
+            order,
+            ["a", "a/x", "a-b"],
+            "a folder comes right before its contents"
+        );
         let id = m1.store(&store).unwrap();
         assert_eq!(Manifest::load(&store, &id).unwrap(), m1);
 

@@ -154,7 +154,11 @@ impl HostTree {
 
     /// Make the tree exactly the snapshot `id`: remove what it does not hold, write what
     /// differs, leave identical files alone.
-    pub(crate) fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
+    pub(crate) fn restore(
+        &mut self,
+        blobs: &dyn BlobStore,
+        id: &SnapshotId,
+    ) -> Result<(), EnvError> {
         let manifest = Manifest::load(blobs, id)?;
         // Fetch every blob up front, so a missing one fails before the tree is touched.
         for e in &manifest.entries {
@@ -167,8 +171,11 @@ impl HostTree {
                 });
             }
         }
-        let target: HashMap<&RelPath, &EntryKind> =
-            manifest.entries.iter().map(|e| (&e.path, &e.kind)).collect();
+        let target: HashMap<&RelPath, &EntryKind> = manifest
+            .entries
+            .iter()
+            .map(|e| (&e.path, &e.kind))
+            .collect();
         let current = walk(&self.root, true)?;
         let mut keep: HashMap<RelPath, ()> = HashMap::new();
         // Children come after their folder, so going backwards removes contents first.
@@ -218,7 +225,8 @@ impl HostTree {
             let path = e.path.under(&self.root);
             match &e.kind {
                 EntryKind::Dir => {
-                    fs::create_dir(&path).map_err(|err| EnvError::io(&path, "create folder", err))?;
+                    fs::create_dir(&path)
+                        .map_err(|err| EnvError::io(&path, "create folder", err))?;
                     set_mode(&path, 0o755)?;
                 }
                 EntryKind::File {
@@ -239,7 +247,12 @@ impl HostTree {
 
     /// Write one file at `rel` (creating folders, replacing whatever is in the way,
     /// including a symbolic link at any level).
-    pub(crate) fn write_file(&self, rel: &str, contents: &[u8], executable: bool) -> Result<(), EnvError> {
+    pub(crate) fn write_file(
+        &self,
+        rel: &str,
+        contents: &[u8],
+        executable: bool,
+    ) -> Result<(), EnvError> {
         let rel = parse_rel(rel)?;
         let parts: Vec<&[u8]> = rel.components().collect();
         let mut dir = self.root.clone();
@@ -298,7 +311,8 @@ pub(crate) fn copy_tree(src: &Path, dst: &Path, owner: Owner) -> Result<usize, E
             }
             WalkedKind::File(md) => {
                 let from = w.path.under(src);
-                let mut f = fs::File::open(&from).map_err(|e| EnvError::io(&from, "read file", e))?;
+                let mut f =
+                    fs::File::open(&from).map_err(|e| EnvError::io(&from, "read file", e))?;
                 write_new(&to, &mut f, md.mode() & 0o111 != 0)?;
                 files += 1;
             }
@@ -343,7 +357,12 @@ fn walk(root: &Path, repair: bool) -> Result<Vec<Walked>, EnvError> {
     Ok(out)
 }
 
-fn walk_into(root: &Path, rel: &RelPath, repair: bool, out: &mut Vec<Walked>) -> Result<(), EnvError> {
+fn walk_into(
+    root: &Path,
+    rel: &RelPath,
+    repair: bool,
+    out: &mut Vec<Walked>,
+) -> Result<(), EnvError> {
     let dir = if rel.0.is_empty() {
         root.to_path_buf()
     } else {
@@ -463,11 +482,23 @@ mod tests {
 
         tree.restore(&blobs, &s1.id).unwrap();
         assert_eq!(tree.snapshot(&blobs, u64::MAX).unwrap().id, s1.id);
-        assert_eq!(fs::read_to_string(root.join("pkg/mod.py")).unwrap(), "x = 1\n");
-        assert_eq!(fs::read_to_string(root.join("pkg/.git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+        assert_eq!(
+            fs::read_to_string(root.join("pkg/mod.py")).unwrap(),
+            "x = 1\n"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("pkg/.git/HEAD")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
         assert!(!root.join("new").exists());
-        assert_eq!(fs::read_link(root.join("evil")).unwrap(), Path::new("/etc/passwd"));
-        assert_eq!(fs::metadata(root.join("a.py")).unwrap().mode() & 0o777, 0o755);
+        assert_eq!(
+            fs::read_link(root.join("evil")).unwrap(),
+            Path::new("/etc/passwd")
+        );
+        assert_eq!(
+            fs::metadata(root.join("a.py")).unwrap().mode() & 0o777,
+            0o755
+        );
 
         tree.restore(&blobs, &s2.id).unwrap();
         assert_eq!(tree.snapshot(&blobs, u64::MAX).unwrap().id, s2.id);
@@ -485,10 +516,19 @@ mod tests {
         let tree = HostTree::new(root.clone(), None);
         tree.write_file("tests/test_a.py", b"ok", false).unwrap();
         tree.write_file("top.py", b"ok", false).unwrap();
-        assert!(fs::read_dir(&outside).unwrap().next().is_none(), "nothing written outside");
+        assert!(
+            fs::read_dir(&outside).unwrap().next().is_none(),
+            "nothing written outside"
+        );
         assert_eq!(fs::read(root.join("tests/test_a.py")).unwrap(), b"ok");
-        assert!(matches!(tree.write_file("../x", b"", false), Err(EnvError::BadPath { .. })));
-        assert!(matches!(tree.write_file("/etc/x", b"", false), Err(EnvError::BadPath { .. })));
+        assert!(matches!(
+            tree.write_file("../x", b"", false),
+            Err(EnvError::BadPath { .. })
+        ));
+        assert!(matches!(
+            tree.write_file("/etc/x", b"", false),
+            Err(EnvError::BadPath { .. })
+        ));
     }
 
     #[test]
@@ -499,6 +539,9 @@ mod tests {
         fs::create_dir(&root).unwrap();
         write(&root, "big", &"x".repeat(100));
         let mut tree = HostTree::new(root, None);
-        assert!(matches!(tree.snapshot(&blobs, 50), Err(EnvError::TreeTooLarge { limit: 50 })));
+        assert!(matches!(
+            tree.snapshot(&blobs, 50),
+            Err(EnvError::TreeTooLarge { limit: 50 })
+        ));
     }
 }

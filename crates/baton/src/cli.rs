@@ -41,6 +41,9 @@ pub enum Command {
     /// Check handoff documents (Handover-compatible) and run Handover's trap bench.
     #[command(subcommand)]
     Handoff(HandoffCommand),
+    /// Sandboxed environments for coding agents: check them, run a command, check tasks.
+    #[command(subcommand)]
+    Env(EnvCommand),
 }
 
 /// `baton handoff`.
@@ -117,6 +120,74 @@ pub struct HandoffBenchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `baton env`.
+#[derive(Debug, Subcommand)]
+pub enum EnvCommand {
+    /// Say which sandbox works on this machine (isolation, python3, git, limits, overhead);
+    /// fails with the fix when bwrap, python3 or git is missing.
+    Check(EnvArgs),
+    /// Run one command in the sandbox on a copy of TREE; prints its output, then its return
+    /// code and duration on stderr.
+    Exec {
+        /// The folder to copy into the sandbox (it is never modified).
+        tree: PathBuf,
+        /// The command (several words are joined with spaces), run as `bash -c`.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+        /// Seconds before the command's process tree is killed.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Environment settings.
+        #[command(flatten)]
+        env: EnvArgs,
+    },
+    /// Run every task's tests on its unchanged repository (they must fail) and with its
+    /// reference solution (they must pass).
+    CheckTasks {
+        /// `agent-sample` (bundled), a folder of baton tasks or Exercism exercises, or a
+        /// SWE-bench .jsonl.
+        dataset: String,
+        /// Scorings at a time (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// For a SWE-bench file: the Python with the pinned `swebench` harness, to check
+        /// the gold patches (needs Docker).
+        #[arg(long)]
+        swebench_python: Option<PathBuf>,
+        /// Environment settings.
+        #[command(flatten)]
+        env: EnvArgs,
+    },
+}
+
+/// Environment backends on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EnvBackend {
+    /// bubblewrap (default): namespaces, read-only system, no network.
+    Bwrap,
+    /// One Docker container per task.
+    Docker,
+    /// No isolation (only when you name it).
+    Local,
+}
+
+/// Settings shared by the `baton env` commands.
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// The sandbox backend.
+    #[arg(long, value_enum, default_value = "bwrap")]
+    pub backend: EnvBackend,
+    /// The bwrap executable.
+    #[arg(long, env = "BATON_BWRAP")]
+    pub bwrap: Option<PathBuf>,
+    /// The docker client (a compatible client or a shim works).
+    #[arg(long, env = "BATON_DOCKER")]
+    pub docker: Option<PathBuf>,
+    /// The image for tasks that bring a tree but no image (docker backend).
+    #[arg(long)]
+    pub docker_image: Option<String>,
 }
 
 /// `baton sandbox`.

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Command::Sandbox(cmd) => commands::sandbox::sandbox(cmd, &printer),
         Command::SimServer(args) => commands::sim_server::sim_server(args, &printer),
         Command::Handoff(cmd) => commands::handoff::handoff(cmd, &printer),
+        Command::Env(cmd) => commands::env::env(cmd, &printer),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

@@ -288,7 +288,7 @@ pub fn a_fork_bomb_ends_at_the_timeout_without_leftovers_case(h: &Harness) {
             &Exec::new(format!(
                 "{marker}(){{ {marker}|{marker}& }};{marker}; while :; do :; done"
             ))
-                .timeout(Duration::from_secs(2)),
+            .timeout(Duration::from_secs(2)),
         )
         .unwrap();
     assert_eq!(out.status, ExitStatus::TimedOut, "{}", h.name);
@@ -472,7 +472,13 @@ pub fn snapshots_round_trip_with_a_nested_git_repository_case(h: &Harness) {
              git log --oneline | wc -l"
         ),
     );
-    assert_eq!(out.output.text(), "1\n", "{}: {}", h.name, out.output.text());
+    assert_eq!(
+        out.output.text(),
+        "1\n",
+        "{}: {}",
+        h.name,
+        out.output.text()
+    );
     let status_before = run(&mut env, "git -C sub status --porcelain").output.text();
     let s1 = env.snapshot(&blobs).unwrap();
     assert!(s1.files > 5, "{}: {s1:?}", h.name);
@@ -596,8 +602,11 @@ fn docker_backend_without_an_image_is_refused() {
     let Some(h) = Harness::docker_shim() else {
         return;
     };
-    let err = baton_env::start(&h.config, &baton_env::Setup::tree(Path::new("/nonexistent")))
-        .err()
-        .unwrap();
+    let err = baton_env::start(
+        &h.config,
+        &baton_env::Setup::tree(Path::new("/nonexistent")),
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("no image"), "{err}");
 }

@@ -20,7 +20,10 @@ fn local_files_persist_but_directory_and_variables_do_not() {
     let h = local();
     let tree = crate::sample_tree();
     let mut env = h.start(tree.path());
-    let out = crate::run(&mut env, "cd pkg && export BATON_X=1 && echo kept > made.txt");
+    let out = crate::run(
+        &mut env,
+        "cd pkg && export BATON_X=1 && echo kept > made.txt",
+    );
     assert!(out.status.success());
     let out = crate::run(
         &mut env,

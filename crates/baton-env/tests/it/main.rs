@@ -122,7 +122,11 @@ pub fn run(env: &mut Box<dyn Environment>, cmd: &str) -> ExecOutput {
 /// A temporary tree with a few files.
 pub fn sample_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("hello.py"), "print('hello from the tree')\n").unwrap();
+    std::fs::write(
+        dir.path().join("hello.py"),
+        "print('hello from the tree')\n",
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("pkg")).unwrap();
     std::fs::write(dir.path().join("pkg/__init__.py"), "VALUE = 1\n").unwrap();
     dir

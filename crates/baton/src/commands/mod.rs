@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod data;
+pub mod env;
 pub mod handoff;
 pub mod report;
 pub mod run;
