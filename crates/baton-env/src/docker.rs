@@ -348,7 +348,7 @@ impl Drop for DockerEnv {
     }
 }
 
-fn remove_container(program: &PathBuf, container: &str) -> Result<(), EnvError> {
+fn remove_container(program: &std::path::Path, container: &str) -> Result<(), EnvError> {
     let mut cmd = Command::new(program);
     cmd.args(["rm", "-f", container]);
     helper(cmd, program, "docker rm", None).map(|_| ())
@@ -356,7 +356,7 @@ fn remove_container(program: &PathBuf, container: &str) -> Result<(), EnvError> 
 
 fn helper(
     cmd: Command,
-    program: &PathBuf,
+    program: &std::path::Path,
     what: &str,
     stdin: Option<&[u8]>,
 ) -> Result<Vec<u8>, EnvError> {
@@ -366,7 +366,7 @@ fn helper(
     })
 }
 
-fn spawn_error(program: &PathBuf, source: std::io::Error) -> EnvError {
+fn spawn_error(program: &std::path::Path, source: std::io::Error) -> EnvError {
     if source.kind() == std::io::ErrorKind::NotFound {
         EnvError::MissingProgram {
             program: program.display().to_string(),
