@@ -5,7 +5,10 @@
 //! Without a working `bwrap` these tests print a loud SKIPPED line and pass, unless
 //! `BATON_REQUIRE_CONFORMANCE=1` (set in CI), in which case they fail.
 
-#![allow(clippy::print_stderr, reason = "a skipped boundary test says so loudly")]
+#![allow(
+    clippy::print_stderr,
+    reason = "a skipped boundary test says so loudly"
+)]
 
 mod boundary;
 mod local;
