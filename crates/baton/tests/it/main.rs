@@ -1,6 +1,7 @@
 //! End-to-end tests of the `baton` binary.
 
 mod cli;
+mod env;
 mod handoff;
 mod resume;
 
