@@ -68,6 +68,13 @@ macro_rules! boundary_tests {
             }
 
             #[test]
+            fn cpu_time_and_file_size_are_limited() {
+                if let Some(h) = harness() {
+                    cpu_time_and_file_size_are_limited_case(&h)
+                }
+            }
+
+            #[test]
             fn a_timeout_kills_grandchildren() {
                 if let Some(h) = harness() {
                     a_timeout_kills_grandchildren_case(&h, true)
@@ -385,6 +392,48 @@ pub fn memory_is_limited_case(h: &Harness) {
         "python3 -c 'b = bytearray(64 * 1024**2); print(len(b))'",
     );
     assert!(ok.status.success(), "{}: {}", h.name, ok.output.text());
+}
+
+pub fn cpu_time_and_file_size_are_limited_case(h: &Harness) {
+    let tree = sample_tree();
+    let mut config = h.config.clone();
+    config.limits.cpu_secs = Some(1);
+    config.limits.file_size_bytes = 1 << 20;
+    let mut env = h.start_with(&config, tree.path());
+    let t = Instant::now();
+    let out = env
+        .exec(&Exec::new("python3 -c 'while True: pass'").timeout(Duration::from_secs(30)))
+        .unwrap();
+    // Soft and hard limits are equal: SIGXCPU (24) or straight SIGKILL (9).
+    assert!(
+        matches!(out.return_code(), Some(152) | Some(137)),
+        "{}: {:?}",
+        h.name,
+        out.status
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "{}: took {:?}",
+        h.name,
+        t.elapsed()
+    );
+    let out = run(
+        &mut env,
+        "head -c 2000000 /dev/zero > big; echo rc=$?; stat -c %s big",
+    );
+    assert_eq!(
+        out.output.text().trim_end().lines().last(),
+        Some("1048576"),
+        "{}: {}",
+        h.name,
+        out.output.text()
+    );
+    assert!(
+        out.output.text().contains("rc=153"),
+        "{}: SIGXFSZ expected: {}",
+        h.name,
+        out.output.text()
+    );
 }
 
 pub fn a_timeout_kills_grandchildren_case(h: &Harness, with_setsid: bool) {
