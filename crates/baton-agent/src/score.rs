@@ -249,8 +249,7 @@ impl LocalScorer {
         let out = env
             .exec(&Exec::new(command).timeout(task.tests.timeout).stdin(RUNNER))
             .map_err(env_err)?;
-        let text = out.output.text();
-        verdict.log_tail = tail(&text, 4000);
+        verdict.log_tail = out.output.last(4000);
         let parsed = parse_results(&out.output.head, &out.output.tail, &marker);
         let expectations = task
             .tests
@@ -325,10 +324,10 @@ fn apply_patch(
             tool: "patch --fuzz=5".into(),
         });
     }
-    let mut reason = tail(&git.output.text(), 2000);
+    let mut reason = git.output.last(2000);
     if fuzz.return_code() != Some(127) {
         reason.push_str("\npatch: ");
-        reason.push_str(&tail(&fuzz.output.text(), 1000));
+        reason.push_str(&fuzz.output.last(1000));
     }
     Ok(PatchOutcome::DidNotApply { reason })
 }
@@ -378,18 +377,6 @@ fn fresh_marker(task: &str, patch: &str) -> String {
         .unwrap_or_default();
     h.update(now.as_nanos().to_le_bytes());
     format!("BATON-RESULTS-{}", &hex::encode(h.finalize())[..24])
-}
-
-fn tail(text: &str, max: usize) -> String {
-    let text = text.trim_end();
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_string()
 }
 
 #[cfg(test)]

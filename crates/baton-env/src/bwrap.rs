@@ -19,15 +19,13 @@
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 
-use crate::config::{BackendKind, EnvConfig, Limits, Setup};
-use crate::env::{EnvInfo, Environment};
+use crate::config::{BackendKind, EnvConfig, Setup};
+use crate::env::EnvInfo;
 use crate::error::EnvError;
-use crate::exec::{self, Exec, ExecOutput};
-use crate::host::HostDir;
+use crate::host::{HostDir, HostEnv, Launcher};
 use crate::shell::{self, SANDBOX_USER, UlimitValues};
-use crate::snapshot::{BlobStore, SnapshotId, SnapshotInfo};
 
 /// The uid and gid of the sandbox user inside the namespace.
 pub const SANDBOX_UID: u32 = 1000;
@@ -46,21 +44,19 @@ const HOST_ETC: &[&str] = &[
     "/etc/ld.so.conf.d",
 ];
 
-/// The bubblewrap backend; see the module docs.
-pub struct BwrapEnv {
-    dir: Option<HostDir>,
-    etc: PathBuf,
+/// Runs each command in a fresh bubblewrap sandbox.
+pub(crate) struct Bwrap {
     program: PathBuf,
+    etc: PathBuf,
     host_user: Option<u32>,
-    limits: Limits,
-    ulimits: UlimitValues,
-    env: BTreeMap<String, String>,
-    info: EnvInfo,
 }
+
+/// The bubblewrap backend; see the module docs.
+pub(crate) type BwrapEnv = HostEnv<Bwrap>;
 
 impl BwrapEnv {
     /// Copy the setup's tree and prepare the sandbox (nothing runs until the first exec).
-    pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
+    pub(crate) fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
         if setup.image.is_some() && setup.tree.is_none() {
             return Err(EnvError::Unsupported {
                 backend: "bwrap",
@@ -92,24 +88,24 @@ impl BwrapEnv {
             ),
             image: None,
         };
-        Ok(BwrapEnv {
+        Ok(HostEnv {
             dir: Some(dir),
-            etc,
-            program,
-            host_user,
+            launcher: Bwrap {
+                program,
+                etc,
+                host_user,
+            },
             ulimits: UlimitValues::from_limits(&config.limits).clamped_to_own(),
             limits: config.limits.clone(),
             env,
             info,
         })
     }
+}
 
-    fn dir(&mut self) -> Result<&mut HostDir, EnvError> {
-        self.dir.as_mut().ok_or(EnvError::Closed)
-    }
-
+impl Bwrap {
     /// The full `bwrap` argument list for one command.
-    fn args(&self, dir: &HostDir, command: &str) -> Vec<String> {
+    fn args(&self, dir: &HostDir, workdir: &str, env: &BTreeMap<String, String>) -> Vec<String> {
         let mut a: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
         push(&[
@@ -147,29 +143,28 @@ impl BwrapEnv {
         push(&["--proc", "/proc", "--dev", "/dev"]);
         let tmp = dir.tmp.display().to_string();
         let tree = dir.tree.root().display().to_string();
-        let workdir = &self.info.workdir;
         push(&[
             "--bind", &tmp, "/tmp", "--bind", &tree, workdir, "--chdir", workdir,
         ]);
         push(&["--clearenv"]);
-        for (k, v) in shell::process_env(&self.env) {
+        for (k, v) in shell::process_env(env) {
             push(&["--setenv", k, v]);
         }
         push(&["--remount-ro", "/", "--"]);
-        a.extend(shell::wrapped_command(command, self.ulimits, &self.env));
         a
     }
 }
 
-impl Environment for BwrapEnv {
-    fn info(&self) -> &EnvInfo {
-        &self.info
-    }
-
-    fn exec(&mut self, req: &Exec) -> Result<ExecOutput, EnvError> {
-        let dir = self.dir.as_ref().ok_or(EnvError::Closed)?;
+impl Launcher for Bwrap {
+    fn command(
+        &self,
+        dir: &HostDir,
+        workdir: &str,
+        env: &BTreeMap<String, String>,
+        argv: Vec<String>,
+    ) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(self.args(dir, &req.command));
+        cmd.args(self.args(dir, workdir, env)).args(argv);
         cmd.env_clear();
         if let Some(path) = std::env::var_os("PATH") {
             // Only for finding `bwrap` itself; the sandbox gets `--clearenv`.
@@ -178,51 +173,26 @@ impl Environment for BwrapEnv {
         if let Some(uid) = self.host_user {
             cmd.uid(uid).gid(uid);
         }
-        let program = self.program.display().to_string();
-        let timeout = req.timeout.unwrap_or_else(|| self.limits.timeout());
-        let result = exec::run(
-            cmd,
-            &program,
-            req.stdin.as_deref(),
-            timeout,
-            self.limits.output_bytes,
-            // bwrap's child is PID 1 of the sandbox's PID namespace and dies with bwrap
-            // (--die-with-parent); the kernel then kills every process in the namespace.
-            &mut |child| {
-                let _ = child.kill();
-            },
-        );
-        match result {
-            Err(EnvError::Spawn { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                Err(missing_bwrap(&program))
+        cmd
+    }
+
+    fn program(&self) -> String {
+        self.program.display().to_string()
+    }
+
+    /// bwrap's child is PID 1 of the sandbox's PID namespace and dies with bwrap
+    /// (`--die-with-parent`); the kernel then kills every process in the namespace.
+    fn kill(&self, child: &mut Child) {
+        let _ = child.kill();
+    }
+
+    fn spawn_error(&self, err: EnvError) -> EnvError {
+        match err {
+            EnvError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                missing_bwrap(&self.program())
             }
             other => other,
         }
-    }
-
-    fn write_file(
-        &mut self,
-        path: &str,
-        contents: &[u8],
-        executable: bool,
-    ) -> Result<(), EnvError> {
-        self.dir()?.tree.write_file(path, contents, executable)
-    }
-
-    fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
-        let limit = self.limits.snapshot_bytes;
-        self.dir()?.tree.snapshot(blobs, limit)
-    }
-
-    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
-        self.dir()?.tree.restore(blobs, id)
-    }
-
-    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
-        self.dir.take();
-        Ok(())
     }
 }
 

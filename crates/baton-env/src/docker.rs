@@ -35,7 +35,7 @@ use crate::tree;
 const BACKEND: &str = "docker";
 
 /// The Docker backend; see the module docs.
-pub struct DockerEnv {
+pub(crate) struct DockerEnv {
     program: PathBuf,
     container: Option<String>,
     limits: Limits,
@@ -46,7 +46,7 @@ pub struct DockerEnv {
 
 impl DockerEnv {
     /// Start the container (and copy the setup's tree in, if it has one).
-    pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
+    pub(crate) fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
         let image = setup
             .image
             .clone()
@@ -138,15 +138,7 @@ impl DockerEnv {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
-        let mut stderr = child.stderr.take();
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(e) = stderr.as_mut() {
-                let _ = e.read_to_string(&mut s);
-            }
-            s
-        });
+        let (mut child, reader) = spawn_reading_stderr(cmd, &self.program)?;
         let fed = match child.stdin.take() {
             Some(mut stdin) => feed(&mut stdin),
             None => Ok(()),
@@ -159,7 +151,7 @@ impl DockerEnv {
                 backend: BACKEND,
                 what: what.to_string(),
                 status: status.to_string(),
-                stderr: exec::tail(&stderr, 2000),
+                stderr: crate::output::tail(&stderr, 2000),
             });
         }
         Ok(())
@@ -184,6 +176,26 @@ impl DockerEnv {
             let _ = helper(cmd, &self.program, "docker exec kill", None);
         }
     }
+}
+
+/// Spawn `cmd` (stderr piped) with a thread collecting its stderr.
+fn spawn_reading_stderr(
+    mut cmd: Command,
+    program: &std::path::Path,
+) -> Result<(std::process::Child, std::thread::JoinHandle<String>), EnvError> {
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| spawn_error(program, e))?;
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    Ok((child, reader))
 }
 
 /// Empty the working directory and unpack a tar from stdin into it.
@@ -275,15 +287,7 @@ impl Environment for DockerEnv {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| spawn_error(&self.program, e))?;
-        let mut stderr = child.stderr.take();
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(e) = stderr.as_mut() {
-                let _ = e.read_to_string(&mut s);
-            }
-            s
-        });
+        let (mut child, reader) = spawn_reading_stderr(cmd, &self.program)?;
         let stdout = child.stdout.take();
         let parsed = match stdout {
             Some(out) => read_tar(out, blobs, self.limits.snapshot_bytes),
@@ -300,7 +304,7 @@ impl Environment for DockerEnv {
                 backend: BACKEND,
                 what: "snapshot (tar -c in the container)".into(),
                 status: status.to_string(),
-                stderr: exec::tail(&stderr, 2000),
+                stderr: crate::output::tail(&stderr, 2000),
             });
         }
         let manifest = Manifest::new(entries);
@@ -315,16 +319,7 @@ impl Environment for DockerEnv {
 
     fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
         let manifest = Manifest::load(blobs, id)?;
-        for e in &manifest.entries {
-            if let EntryKind::File { digest, .. } = &e.kind
-                && !blobs.contains(digest)
-            {
-                return Err(EnvError::MissingBlob {
-                    digest: digest.clone(),
-                    store: PathBuf::from("(snapshot store)"),
-                });
-            }
-        }
+        manifest.check_blobs(blobs)?;
         self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| {
             write_tar(w, &manifest, blobs)
         })
@@ -458,6 +453,10 @@ fn read_tar(
         };
         entries.push(Entry { path, kind });
     }
+    // The archive ends with zero blocks padded to tar's record size; read them too, or tar
+    // dies of SIGPIPE writing them.
+    std::io::copy(&mut archive.into_inner(), &mut std::io::sink())
+        .map_err(|e| bad(e.to_string()))?;
     Ok((entries, skipped))
 }
 
@@ -564,7 +563,12 @@ mod tests {
         ]);
         let mut buf = Vec::new();
         write_tar(&mut buf, &manifest, &blobs).unwrap();
-        let (entries, skipped) = read_tar(buf.as_slice(), &blobs, u64::MAX).unwrap();
+        // Padding after the end-of-archive blocks, as GNU tar writes it, is read too (or
+        // tar would die of SIGPIPE).
+        buf.extend_from_slice(&[0u8; 8192]);
+        let mut stream = std::io::Cursor::new(&buf);
+        let (entries, skipped) = read_tar(&mut stream, &blobs, u64::MAX).unwrap();
+        assert_eq!(stream.position() as usize, buf.len());
         assert!(skipped.is_empty());
         assert_eq!(Manifest::new(entries), manifest);
     }

@@ -277,23 +277,10 @@ pub(crate) fn helper(
             backend,
             what: what.to_string(),
             status: out.status.to_string(),
-            stderr: tail(&String::from_utf8_lossy(&out.stderr), 2000),
+            stderr: crate::output::tail(&String::from_utf8_lossy(&out.stderr), 2000),
         });
     }
     Ok(out.stdout)
-}
-
-/// The last `max` bytes of `text`, trimmed, on a character boundary.
-pub(crate) fn tail(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("...{}", &text[start..])
 }
 
 #[cfg(test)]

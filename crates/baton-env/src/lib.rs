@@ -30,13 +30,17 @@
 //!
 //! # Backends
 //!
-//! * `bwrap` (default, [`BwrapEnv`]): bubblewrap, fresh namespaces per command, `/usr`
+//! * `bwrap` (default): bubblewrap, fresh namespaces per command, `/usr`
 //!   read-only, a synthetic `/etc`, no network; about 5 ms per command. Needs bubblewrap
 //!   (0.8 checked) and unprivileged user namespaces.
-//! * `docker` ([`DockerEnv`]): one container per task from its image (SWE-bench), with
+//! * `docker`: one container per task from its image (SWE-bench), with
 //!   `--network none` and cgroup limits. The client is overridable (`BATON_DOCKER`); the
 //!   tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
-//! * `local` ([`LocalEnv`]): no isolation, only when named.
+//! * `local`: no isolation, only when named.
+//!
+//! The bwrap and local backends keep the working tree in a private folder on the host
+//! (one `Environment` implementation over it, with a launcher per backend); Docker keeps
+//! it in the container.
 //!
 //! `baton env check` ([`check`]) reports which of these work on the machine.
 //!
@@ -77,17 +81,15 @@ mod shell;
 pub mod snapshot;
 mod tree;
 
-pub use bwrap::{BwrapEnv, SANDBOX_UID};
+pub use bwrap::SANDBOX_UID;
 pub use check::{CheckItem, CheckReport, CheckStatus, check};
 pub use config::{
     BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_WORKDIR, DOCKER_ENV, DockerConfig, EnvConfig,
     Limits, Setup,
 };
-pub use docker::DockerEnv;
 pub use env::{EnvInfo, Environment, start};
 pub use error::EnvError;
 pub use exec::{Exec, ExecOutput, ExitStatus};
-pub use local::LocalEnv;
 pub use output::Output;
 pub use shell::{LIMITS_FAILED, SANDBOX_USER, base_env};
 pub use snapshot::{BlobStore, DirBlobStore, SnapshotId, SnapshotInfo};

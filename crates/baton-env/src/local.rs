@@ -8,28 +8,23 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::process::{Child, Command};
 
-use crate::config::{BackendKind, EnvConfig, Limits, Setup};
-use crate::env::{EnvInfo, Environment};
+use crate::config::{BackendKind, EnvConfig, Setup};
+use crate::env::EnvInfo;
 use crate::error::EnvError;
-use crate::exec::{self, Exec, ExecOutput};
-use crate::host::HostDir;
+use crate::host::{HostDir, HostEnv, Launcher};
 use crate::shell::{self, UlimitValues};
-use crate::snapshot::{BlobStore, SnapshotId, SnapshotInfo};
+
+/// Runs commands straight on the host, each in its own process group.
+pub(crate) struct Local;
 
 /// The local backend; see the module docs.
-pub struct LocalEnv {
-    dir: Option<HostDir>,
-    limits: Limits,
-    ulimits: UlimitValues,
-    env: BTreeMap<String, String>,
-    info: EnvInfo,
-}
+pub(crate) type LocalEnv = HostEnv<Local>;
 
 impl LocalEnv {
     /// Copy the setup's tree into a private folder.
-    pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
+    pub(crate) fn start(config: &EnvConfig, setup: &Setup) -> Result<Self, EnvError> {
         if setup.image.is_some() && setup.tree.is_none() {
             return Err(EnvError::Unsupported {
                 backend: "local",
@@ -50,69 +45,41 @@ impl LocalEnv {
             isolation: "none: runs on the host as the current user (local backend)".to_string(),
             image: None,
         };
-        Ok(LocalEnv {
+        Ok(HostEnv {
             dir: Some(dir),
+            launcher: Local,
             ulimits: UlimitValues::from_limits(&config.limits).clamped_to_own(),
             limits: config.limits.clone(),
             env,
             info,
         })
     }
-
-    fn dir(&mut self) -> Result<&mut HostDir, EnvError> {
-        self.dir.as_mut().ok_or(EnvError::Closed)
-    }
 }
 
-impl Environment for LocalEnv {
-    fn info(&self) -> &EnvInfo {
-        &self.info
-    }
-
-    fn exec(&mut self, req: &Exec) -> Result<ExecOutput, EnvError> {
-        let dir = self.dir.as_ref().ok_or(EnvError::Closed)?;
-        let argv = shell::wrapped_command(&req.command, self.ulimits, &self.env);
+impl Launcher for Local {
+    fn command(
+        &self,
+        dir: &HostDir,
+        _workdir: &str,
+        env: &BTreeMap<String, String>,
+        argv: Vec<String>,
+    ) -> Command {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .current_dir(dir.tree.root())
             .env_clear()
-            .envs(shell::process_env(&self.env))
+            .envs(shell::process_env(env))
             .process_group(0);
-        let timeout = req.timeout.unwrap_or_else(|| self.limits.timeout());
-        exec::run(
-            cmd,
-            "bash",
-            req.stdin.as_deref(),
-            timeout,
-            self.limits.output_bytes,
-            &mut |child| {
-                let pid = rustix::process::Pid::from_child(child);
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                let _ = child.kill();
-            },
-        )
+        cmd
     }
 
-    fn write_file(
-        &mut self,
-        path: &str,
-        contents: &[u8],
-        executable: bool,
-    ) -> Result<(), EnvError> {
-        self.dir()?.tree.write_file(path, contents, executable)
+    fn program(&self) -> String {
+        "bash".to_string()
     }
 
-    fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
-        let limit = self.limits.snapshot_bytes;
-        self.dir()?.tree.snapshot(blobs, limit)
-    }
-
-    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
-        self.dir()?.tree.restore(blobs, id)
-    }
-
-    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
-        self.dir.take();
-        Ok(())
+    fn kill(&self, child: &mut Child) {
+        let pid = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = child.kill();
     }
 }

@@ -26,6 +26,12 @@ impl Output {
         self.omitted_bytes > 0
     }
 
+    /// The last `max` bytes of [`text`](Output::text), trimmed, on a character boundary,
+    /// prefixed with `...` when cut: for error messages and logs.
+    pub fn last(&self, max: usize) -> String {
+        tail(&self.text(), max)
+    }
+
     /// The output as one string; a cut middle is replaced by one line saying how many bytes
     /// were dropped.
     pub fn text(&self) -> String {
@@ -124,6 +130,19 @@ impl Capture {
             total_bytes: self.total,
         }
     }
+}
+
+/// The last `max` bytes of `text`, trimmed, on a character boundary.
+pub(crate) fn tail(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &text[start..])
 }
 
 /// Drop a UTF-8 sequence cut off at the end.

@@ -200,6 +200,22 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// Fail with [`EnvError::MissingBlob`] unless every file's blob is in `blobs` (checked
+    /// before a restore touches anything).
+    pub fn check_blobs(&self, blobs: &dyn BlobStore) -> Result<(), EnvError> {
+        for e in &self.entries {
+            if let EntryKind::File { digest, .. } = &e.kind
+                && !blobs.contains(digest)
+            {
+                return Err(EnvError::MissingBlob {
+                    digest: digest.clone(),
+                    store: PathBuf::from("(the snapshot store)"),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Files, and their total size.
     pub fn file_stats(&self) -> (usize, u64) {
         self.entries.iter().fold((0, 0), |(n, b), e| match e.kind {

@@ -160,17 +160,7 @@ impl HostTree {
         id: &SnapshotId,
     ) -> Result<(), EnvError> {
         let manifest = Manifest::load(blobs, id)?;
-        // Fetch every blob up front, so a missing one fails before the tree is touched.
-        for e in &manifest.entries {
-            if let EntryKind::File { digest, .. } = &e.kind
-                && !blobs.contains(digest)
-            {
-                return Err(EnvError::MissingBlob {
-                    digest: digest.clone(),
-                    store: PathBuf::from("(snapshot store)"),
-                });
-            }
-        }
+        manifest.check_blobs(blobs)?;
         let target: HashMap<&RelPath, &EntryKind> = manifest
             .entries
             .iter()

@@ -439,13 +439,14 @@ pub fn cpu_time_and_file_size_are_limited_case(h: &Harness) {
 pub fn a_timeout_kills_grandchildren_case(h: &Harness, with_setsid: bool) {
     let tree = sample_tree();
     let mut env = h.start(tree.path());
+    // Each loop writes a counter with builtins first, so the file exists at once.
     let setsid = if with_setsid {
-        "setsid bash -c 'while true; do date +%s%N > tick2; sleep 0.05; done' & "
+        "setsid bash -c 'i=0; while true; do i=$((i+1)); echo $i > tick2; sleep 0.05; done' & "
     } else {
         ""
     };
     let cmd = format!(
-        "(while true; do date +%s%N > tick; sleep 0.05; done) & {setsid}\
+        "(i=0; while true; do i=$((i+1)); echo $i > tick; sleep 0.05; done) & {setsid}\
          bash -c 'sleep 100' & sleep 100"
     );
     let t = Instant::now();
