@@ -274,8 +274,8 @@ PY"#;
     assert!(peak > 20, "{}: the bomb did not run: {text}", h.name);
     // RLIMIT_NPROC holds exactly (256 of 256) when the bomb runs alone; while other
     // sandboxes' bombs are being killed at the same time, the count seen in /proc has
-    // briefly reached 280-321 on a 2-core machine (tasks that have exited but are not yet
-    // reaped are listed, not counted). Bounded either way, and ended by the timeout.
+    // briefly reached 280-321 on a 2-core machine (the cause is in the kernel's accounting
+    // and was not pinned down). Bounded either way, and ended by the timeout.
     assert!(
         peak <= limit + limit / 2,
         "{}: {peak} processes over a limit of {limit}",
