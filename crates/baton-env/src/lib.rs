@@ -53,6 +53,20 @@
 //! (checked by the tests with hostile links). Landlock and seccomp, a possible second
 //! layer under bwrap, are not used yet.
 //!
+//! # Known limits
+//!
+//! * The process limit is `RLIMIT_NPROC`, counted per sandbox in its own user namespace.
+//!   It holds exactly when one sandbox runs; with several fork bombs dying at once the
+//!   count seen inside one sandbox has briefly passed it by up to a quarter (the boundary
+//!   tests allow half). The PID namespace and the timeout end every process regardless;
+//!   Docker's `--pids-limit` is a cgroup and exact.
+//! * Memory is address space per process (`RLIMIT_AS`), not a cgroup: many processes can
+//!   together use more, within the process limit.
+//! * Inside bwrap, `/proc/1/cmdline` is bwrap's own command line, which names the
+//!   environment's temporary folder on the host.
+//! * Under `local`, a command that calls `setsid` escapes the timeout's kill.
+//! * Docker snapshots cover the working directory only, not the rest of the container.
+//!
 //! Not for: running model-written Python functions for LiC grading (that is
 //! `baton-sandbox`, a WebAssembly sandbox), or deciding whether a task is solved
 //! (`baton-agent`).
