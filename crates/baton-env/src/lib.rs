@@ -25,7 +25,7 @@
 //!   environment, so API keys cannot leak into a sandbox.
 //! * [`Environment::snapshot`] records the working tree in a [`BlobStore`] and returns a
 //!   content-addressed [`SnapshotId`]; [`Environment::restore`] makes the tree exactly that
-//!   snapshot again (see [`snapshot`](crate::snapshot) for what is recorded). A handoff
+//!   snapshot again (see [`snapshot`] for what is recorded). A handoff
 //!   forks from the snapshot after step *s*.
 //!
 //! # Backends
