@@ -4,8 +4,6 @@
 //! Without a working sandbox the scoring tests print a loud SKIPPED line and pass, unless
 //! `BATON_REQUIRE_CONFORMANCE=1` (set in CI), in which case they fail.
 
-#![allow(clippy::print_stderr, reason = "a skipped test says so loudly")]
-
 mod docker;
 mod loaders;
 mod scoring;
@@ -32,11 +30,7 @@ pub fn scorer() -> Option<LocalScorer> {
     match ok {
         Ok(()) => Some(LocalScorer::new(config)),
         Err(why) => {
-            let msg = format!("\n!!!! SKIPPED: the bwrap sandbox does not work here:\n{why}!!!!\n");
-            if std::env::var("BATON_REQUIRE_CONFORMANCE").is_ok_and(|v| v == "1") {
-                panic!("BATON_REQUIRE_CONFORMANCE=1 but {msg}");
-            }
-            eprintln!("{msg}");
+            baton_fixture::skip(format!("the bwrap sandbox does not work here:\n{why}"));
             None
         }
     }
@@ -55,16 +49,14 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// `../shared/agent/polyglot-python` from the repository root, if present.
+/// The polyglot exercises in the shared agent material (`BATON_AGENT_DIR`, else
+/// `../shared/agent`), or `None` after a loud skip.
 pub fn polyglot_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/agent/polyglot-python");
+    let dir = baton_fixture::shared_dir("agent")?.join("polyglot-python");
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "\n!!!! SKIPPED: {} not found (the polyglot exercises are downloaded by the user) !!!!\n",
-            dir.display()
-        );
+        baton_fixture::skip(format!("{} not found", dir.display()));
         None
     }
 }

@@ -36,14 +36,9 @@ fn bwrap_works() -> bool {
     match result {
         Ok(()) => true,
         Err(why) => {
-            let msg = format!(
-                "\n!!!! SKIPPED: bubblewrap does not work here ({why}); install it with \
-                 `apt-get install -y bubblewrap` !!!!\n"
-            );
-            if std::env::var("BATON_REQUIRE_CONFORMANCE").is_ok_and(|v| v == "1") {
-                panic!("BATON_REQUIRE_CONFORMANCE=1 but {msg}");
-            }
-            eprintln!("{msg}");
+            baton_fixture::skip(format!(
+                "bubblewrap does not work here ({why}); install it with `apt-get install -y bubblewrap`"
+            ));
             false
         }
     }

@@ -40,14 +40,7 @@ fn sandbox_works() -> bool {
     match result {
         Ok(()) => true,
         Err(why) => {
-            let msg = format!("\n!!!! SKIPPED: `baton env check` fails here:\n{why}!!!!\n");
-            if std::env::var("BATON_REQUIRE_CONFORMANCE").is_ok_and(|v| v == "1") {
-                panic!("BATON_REQUIRE_CONFORMANCE=1 but {msg}");
-            }
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("{msg}");
-            }
+            baton_fixture::skip(format!("`baton env check` fails here:\n{why}"));
             false
         }
     }
@@ -218,19 +211,15 @@ fn env_check_tasks_on_the_polyglot_exercises() {
     if !sandbox_works() {
         return;
     }
-    let dir = repo_root().join("../shared/agent/polyglot-python");
+    let Some(agent) = baton_fixture::shared_dir("agent") else {
+        return;
+    };
+    let dir = agent.join("polyglot-python");
     if !dir.is_dir() {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("\n!!!! SKIPPED: {} not found !!!!\n", dir.display());
-        }
+        baton_fixture::skip(format!("{} not found", dir.display()));
         return;
     }
-    let out = baton_env(
-        &repo_root(),
-        &["check-tasks", "../shared/agent/polyglot-python"],
-        &[],
-    );
+    let out = baton_env(&repo_root(), &["check-tasks", dir.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("34 tasks: unchanged fail 34/34, reference pass 34/34\n"),
