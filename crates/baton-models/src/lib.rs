@@ -7,7 +7,7 @@
 //! * [`Model`] is one model role in an experiment: it holds a provider, the provider-side
 //!   model id, generation settings, a concurrency limit, a retry policy and its
 //!   [`Price`] from a [`PriceCard`] (LiteLLM's JSON format). Costs are exact integers in
-//!   picodollars ([`Cost`]).
+//!   picodollars ([`baton_types::Cost`]).
 //! * [`SimProvider`] serves the deterministic simulated models (`sim/<name>`) whose rules
 //!   are documented in [`sim`].
 //!
@@ -20,10 +20,13 @@ mod model;
 mod price;
 mod provider;
 pub mod sim;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub mod tokens;
 
 pub use limit::RateLimits;
 pub use model::{Completion, Model, ModelObserver, RetryBudget, RetryPolicy};
-pub use price::{Cost, EMBEDDED_PRICE_CARD, Price, PriceCard};
+pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
     GenerateConfig, Provider, ProviderConfig, ProviderError, ProviderFactory, Request, Response,
     RetryDecision, classify_default,

@@ -10,12 +10,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton_types::Message;
+use baton_types::{Cost, Message};
 use rand::Rng;
 
 use crate::ModelError;
 use crate::limit::{Concurrency, RateLimits, TokenBucket};
-use crate::price::{Cost, Price};
+use crate::price::Price;
 use crate::provider::{GenerateConfig, Provider, ProviderError, Request, Response, RetryDecision};
 
 /// How a model retries failed calls.
@@ -310,70 +310,25 @@ impl Model {
 }
 
 /// What a request may count against a tokens-per-minute limit: its prompt estimated
-/// like the simulated models count it, plus its output cap.
+/// by the [`crate::tokens`] heuristic, plus its output cap.
 fn estimate_tokens(request: &Request) -> u64 {
     let prompt: u64 = request
         .messages
         .iter()
-        .map(crate::sim::message_tokens)
+        .map(crate::tokens::message_tokens)
         .sum();
     prompt + u64::from(request.config.max_tokens.unwrap_or(0))
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
-
-    use async_trait::async_trait;
-    use baton_types::Usage;
-
     use super::*;
     use crate::PriceCard;
     use crate::limit::RateLimits;
+    use crate::testing::ScriptedProvider;
 
-    /// A provider that plays back a script of results, then succeeds.
-    struct Scripted {
-        script: Mutex<VecDeque<ProviderError>>,
-        calls: Mutex<Vec<tokio::time::Instant>>,
-        usage: Usage,
-    }
-
-    impl Scripted {
-        fn new(errors: Vec<ProviderError>) -> Arc<Self> {
-            Arc::new(Scripted {
-                script: Mutex::new(errors.into()),
-                calls: Mutex::new(Vec::new()),
-                usage: Usage {
-                    uncached_in: 10,
-                    output: 5,
-                    ..Usage::default()
-                },
-            })
-        }
-        fn calls(&self) -> Vec<Duration> {
-            let calls = self.calls.lock().unwrap();
-            calls.iter().map(|t| t.duration_since(calls[0])).collect()
-        }
-    }
-
-    #[async_trait]
-    impl Provider for Scripted {
-        fn kind(&self) -> &str {
-            "scripted"
-        }
-        async fn generate(&self, _request: &Request) -> Result<Response, ProviderError> {
-            self.calls.lock().unwrap().push(tokio::time::Instant::now());
-            if let Some(e) = self.script.lock().unwrap().pop_front() {
-                return Err(e);
-            }
-            Ok(Response {
-                text: "ok".into(),
-                usage: self.usage,
-                model_served: "scripted-1".into(),
-                finish_reason: Some("stop".into()),
-                raw: None,
-            })
-        }
+    fn scripted(errors: Vec<ProviderError>) -> Arc<ScriptedProvider> {
+        Arc::new(ScriptedProvider::new().then_errs(errors))
     }
 
     fn status(status: u16, kind: &str, retry_after: Option<Duration>) -> ProviderError {
@@ -385,7 +340,7 @@ mod tests {
         }
     }
 
-    fn model(p: Arc<Scripted>, concurrency: usize) -> Model {
+    fn model(p: Arc<ScriptedProvider>, concurrency: usize) -> Model {
         let price = PriceCard::embedded().get("sim/lc").unwrap();
         Model::new("m", p, "x", "sim/lc", price, concurrency)
     }
@@ -398,7 +353,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn transient_errors_back_off_exponentially_with_jitter() {
-        let p = Scripted::new(vec![
+        let p = scripted(vec![
             status(500, "api_error", None),
             status(529, "overloaded_error", None),
             ProviderError::Connection("reset".into()),
@@ -406,7 +361,7 @@ mod tests {
         let m = model(p.clone(), 4);
         let c = m.generate(request(&m)).await.unwrap();
         assert_eq!(c.attempts, 4);
-        let t = p.calls();
+        let t = p.call_offsets();
         let gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
         for (gap, full) in gaps.iter().zip([0.5, 1.0, 2.0]) {
             assert!(*gap > full * 0.75 - 1e-9 && *gap <= full, "{gaps:?}");
@@ -419,14 +374,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_server_delay_is_followed_exactly_and_rate_limits_shrink_concurrency() {
-        let p = Scripted::new(vec![status(
+        let p = scripted(vec![status(
             429,
             "rate_limit_exceeded",
             Some(Duration::from_secs(7)),
         )]);
         let m = model(p.clone(), 8);
         m.generate(request(&m)).await.unwrap();
-        assert_eq!(p.calls()[1], Duration::from_secs(7));
+        assert_eq!(p.call_offsets()[1], Duration::from_secs(7));
         // halved by the 429, then the success starts a window to grow back
         assert_eq!(m.effective_concurrency(), 4);
         for _ in 0..4 {
@@ -442,20 +397,20 @@ mod tests {
             "billing_error",
             "enforced_spend_limit_reached",
         ] {
-            let p = Scripted::new(vec![status(429, kind, Some(Duration::from_secs(1)))]);
+            let p = scripted(vec![status(429, kind, Some(Duration::from_secs(1)))]);
             let m = model(p.clone(), 1);
             let err = m.generate(request(&m)).await.unwrap_err();
             assert!(
                 matches!(err, ModelError::Provider { attempts: 1, .. }),
                 "{err}"
             );
-            assert_eq!(p.calls().len(), 1);
+            assert_eq!(p.call_offsets().len(), 1);
         }
     }
 
     #[tokio::test(start_paused = true)]
     async fn retries_run_out_and_the_budget_is_a_distinct_error() {
-        let p = Scripted::new((0..10).map(|_| status(500, "", None)).collect());
+        let p = scripted((0..10).map(|_| status(500, "", None)).collect());
         let m = model(p.clone(), 1).with_retry(RetryPolicy {
             max_retries: 2,
             ..RetryPolicy::default()
@@ -466,7 +421,7 @@ mod tests {
             "{err}"
         );
 
-        let p = Scripted::new(vec![status(
+        let p = scripted(vec![status(
             429,
             "rate_limit_exceeded",
             Some(Duration::from_secs(60)),
@@ -483,7 +438,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn requests_per_minute_pace_calls() {
-        let p = Scripted::new(vec![]);
+        let p = scripted(vec![]);
         let m = Arc::new(model(p.clone(), 8).with_rate_limits(RateLimits {
             requests_per_minute: Some(3),
             ..RateLimits::default()
@@ -497,14 +452,14 @@ mod tests {
         for h in handles {
             h.await.unwrap();
         }
-        let t = p.calls();
+        let t = p.call_offsets();
         let secs: Vec<u64> = t.iter().map(|d| d.as_secs()).collect();
         assert_eq!(secs, vec![0, 0, 0, 20, 40]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn tokens_per_minute_reserve_the_estimate_and_settle_to_usage() {
-        let p = Scripted::new(vec![]);
+        let p = scripted(vec![]);
         // each request is estimated at 14 prompt tokens + 100 output cap = 114,
         // and settles to 15 tokens of actual usage
         let m = model(p.clone(), 1).with_rate_limits(RateLimits {

@@ -7,10 +7,9 @@
 //! rejected rather than rounded.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
 
-use baton_types::Usage;
+use baton_types::{Cost, Usage};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -18,53 +17,6 @@ use crate::ModelError;
 
 /// The price card compiled into the binary (a LiteLLM subset plus the simulated models).
 pub const EMBEDDED_PRICE_CARD: &str = include_str!("../data/price_card.json");
-
-/// An amount of money in picodollars (1e-12 USD).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(transparent)]
-pub struct Cost(pub i64);
-
-impl Cost {
-    /// Zero dollars.
-    pub const ZERO: Cost = Cost(0);
-
-    /// The amount in US dollars, for display and metrics.
-    pub fn usd(self) -> f64 {
-        self.0 as f64 / 1e12
-    }
-
-    /// Picodollars from a USD float, rounding to the nearest picodollar.
-    pub fn from_usd(usd: f64) -> Cost {
-        Cost((usd * 1e12).round() as i64)
-    }
-}
-
-impl std::ops::Add for Cost {
-    type Output = Cost;
-    fn add(self, o: Cost) -> Cost {
-        Cost(self.0 + o.0)
-    }
-}
-
-impl std::ops::AddAssign for Cost {
-    fn add_assign(&mut self, o: Cost) {
-        self.0 += o.0;
-    }
-}
-
-impl std::iter::Sum for Cost {
-    fn sum<I: Iterator<Item = Cost>>(iter: I) -> Cost {
-        Cost(iter.map(|c| c.0).sum())
-    }
-}
-
-impl fmt::Display for Cost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "${:.6}", self.usd())
-    }
-}
 
 /// One model's rates, in picodollars per token. `None` means the card has no rate for
 /// that token class; using such a class is an error, never $0.

@@ -24,8 +24,8 @@
 //!   exactly what it was handed.
 //! * A right final answer is the task's reference in the family's answer format (it
 //!   passes the real evaluator); a wrong one is a plausible wrong answer (it fails).
-//! * Usage comes from text length: one token per four characters (rounded up) plus four
-//!   per message; no prompt caching.
+//! * Usage comes from text length ([`crate::tokens`]): one token per four characters
+//!   (rounded up) plus four per message; no prompt caching.
 //!
 //! Any report built from sim models says that its numbers come from simulated models:
 //! they show the pipeline, not a finding about real LLMs.
@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::provider::{Provider, ProviderError, Request, Response};
+use crate::tokens::{message_tokens, text_tokens};
 
 /// The knobs of one simulated model. Every rule is in the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -167,7 +168,7 @@ impl SimProvider {
         Ok(Response {
             usage: Usage {
                 uncached_in: input,
-                output: tokens(&text),
+                output: text_tokens(&text),
                 ..Usage::default()
             },
             model_served: format!("sim/{}", request.model),
@@ -266,16 +267,6 @@ impl Provider for SimProvider {
         }
         self.reply(request)
     }
-}
-
-/// The prompt tokens one message counts for: its text plus four for the framing.
-pub fn message_tokens(message: &Message) -> u64 {
-    tokens(&message.content) + 4
-}
-
-/// One token per four characters, rounded up.
-pub fn tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
 }
 
 /// A uniform draw in [0, 1) from the seed, the task, the model and the visible history.

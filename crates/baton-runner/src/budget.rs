@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use baton_models::{Cost, Model};
-use baton_types::Message;
+use baton_models::Model;
+use baton_types::{Cost, Message};
 
 /// The spending cap of a run, over everything the experiment has paid.
 #[derive(Debug)]

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use baton_data::Schedule;
-use baton_models::{Cost, Model};
-use baton_types::{Cell, Message};
+use baton_models::Model;
+use baton_types::{Cell, Cost, Message};
 
 use crate::RunError;
 use crate::budget::prompt_tokens_upper_bound;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use baton_data::Schedule;
 use baton_eval::{EvalError, Evaluators};
-use baton_models::{Cost, Model};
+use baton_models::Model;
 use baton_store::{CallRow, NewCall, Outcome, Store};
-use baton_types::{EpisodeStatus, Message, Phase, Task};
+use baton_types::{Cost, EpisodeStatus, Message, Phase, Task};
 
 use crate::RunError;
 use crate::budget::{Budget, call_upper_bound};

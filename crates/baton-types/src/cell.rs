@@ -149,8 +149,9 @@ impl FromStr for Interface {
     }
 }
 
-/// Which part of a handoff episode a call belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Which part of a handoff episode a call belongs to, in the order calls of one turn
+/// are made (a turn's prefix call, then the handoff call after it, then suffix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// A sender turn (every turn of a single-model episode is a prefix turn).
@@ -168,6 +169,21 @@ impl Phase {
             Phase::Prefix => "prefix",
             Phase::Handoff => "handoff",
             Phase::Suffix => "suffix",
+        }
+    }
+}
+
+impl FromStr for Phase {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "prefix" => Ok(Phase::Prefix),
+            "handoff" => Ok(Phase::Handoff),
+            "suffix" => Ok(Phase::Suffix),
+            other => Err(format!(
+                "unknown phase {other:?} (expected prefix, handoff or suffix)"
+            )),
         }
     }
 }
@@ -261,5 +277,14 @@ mod tests {
         assert_eq!(SwitchPoint::Middle.k(1), None);
         assert_eq!("k3".parse::<SwitchPoint>(), Ok(SwitchPoint::At(3)));
         assert_eq!("2".parse::<SwitchPoint>(), Ok(SwitchPoint::At(2)));
+    }
+
+    #[test]
+    fn phases_parse_their_own_names_only() {
+        for p in [Phase::Prefix, Phase::Handoff, Phase::Suffix] {
+            assert_eq!(p.as_str().parse::<Phase>(), Ok(p));
+        }
+        let err = "Suffix".parse::<Phase>().unwrap_err();
+        assert!(err.contains("\"Suffix\""), "{err}");
     }
 }

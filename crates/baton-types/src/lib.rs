@@ -2,8 +2,10 @@
 //!
 //! This crate holds the nouns every other crate talks about: a [`Task`] with its
 //! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
-//! [`Cell`]s (single-model anchors and handoffs), normalized token [`Usage`], and the
-//! [`Verdict`] an evaluator returns. It does no I/O and depends only on serde.
+//! [`Cell`]s (single-model anchors and handoffs) and the [`Phase`] of a call, normalized
+//! token [`Usage`], money as exact integer picodollars ([`Cost`]), the [`Verdict`] an
+//! evaluator returns and an episode's [`EpisodeStatus`]. It does no I/O and depends
+//! only on serde.
 //!
 //! It is not the place for behaviour: loading lives in `baton-data`, model calls in
 //! `baton-models`, scoring in `baton-eval`.
@@ -17,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod cell;
+mod cost;
 mod message;
 mod status;
 mod task;
@@ -24,6 +27,7 @@ mod usage;
 mod verdict;
 
 pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
+pub use cost::Cost;
 pub use message::{Message, Role};
 pub use status::EpisodeStatus;
 pub use task::{Family, Shard, Task};

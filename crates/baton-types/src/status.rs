@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 ///
 /// Only `Scored` episodes enter metrics. `Incomplete` (a budget stop, exhausted
 /// retries, an interrupted run) is never a score of 0: it is counted and listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// The order (`Ord`) is the declaration order; it only serves as a map key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EpisodeStatus {
     /// Not every turn has a stored response yet.
@@ -22,6 +24,14 @@ pub enum EpisodeStatus {
 }
 
 impl EpisodeStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [EpisodeStatus; 4] = [
+        EpisodeStatus::Incomplete,
+        EpisodeStatus::Scored,
+        EpisodeStatus::Unscored,
+        EpisodeStatus::Errored,
+    ];
+
     /// The lowercase name used in the store and in reports.
     pub fn as_str(self) -> &'static str {
         match self {

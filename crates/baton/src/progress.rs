@@ -2,9 +2,8 @@
 
 use std::sync::Mutex;
 
-use baton_models::Cost;
 use baton_runner::Observer;
-use baton_types::EpisodeStatus;
+use baton_types::{Cost, EpisodeStatus};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Shows a run's progress on stderr.

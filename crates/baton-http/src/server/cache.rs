@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use baton_models::sim::message_tokens;
+use baton_models::tokens::message_tokens;
 use baton_types::{Message, Usage};
 use sha2::{Digest, Sha256};
 

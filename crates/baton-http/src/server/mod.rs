@@ -40,7 +40,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use baton_models::sim::tokens;
+use baton_models::tokens::text_tokens;
 use baton_models::{SimProvider, SimSettings};
 use baton_types::{Task, Usage};
 use serde_json::{Value, json};
@@ -435,7 +435,7 @@ async fn handle(
                 .request
                 .messages
                 .iter()
-                .map(baton_models::sim::message_tokens)
+                .map(baton_models::tokens::message_tokens)
                 .sum(),
             output: reasoning,
             reasoning,
@@ -446,7 +446,7 @@ async fn handle(
     let mut usage = s
         .cache
         .prompt_usage(api, &model, &parsed.request.messages, parsed.cache);
-    usage.output = tokens(&answer.text) + reasoning;
+    usage.output = text_tokens(&answer.text) + reasoning;
     usage.reasoning = reasoning;
     let reply = api::reply(api, &id, &served, &answer.text, &usage);
     if fault == Some(FaultKind::Malformed) {
