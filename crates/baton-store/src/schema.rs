@@ -4,25 +4,52 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables:
+//! Tables (version 2):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
 //! * `tasks`: task id, family, number of turns, schedule sha256, the sample as JSON.
 //! * `episodes`: one per (task, cell, replicate): seed, K, the anchor episode it forks its
 //!   prefix from (if any), schedule sha256, status, final response, extracted answer,
-//!   verdict, reason, attributed and paid cost.
+//!   verdict (score, `is_correct`, error, details), reason, attributed and paid cost.
 //! * `calls`: one per completed model call: episode, turn, phase (prefix, handoff,
-//!   suffix), model name, model served, the exact request (messages and settings as
-//!   JSON), its sha256, response text and raw body, normalized usage, cost, latency,
-//!   attempts, finish reason. A forked prefix is not copied: the episode's `forked_from`
-//!   and `k` reference the anchor's calls.
+//!   suffix), model name, model served, the exact request, its sha256, response text
+//!   and raw body, normalized usage, cost, latency, attempts, finish reason. A forked
+//!   prefix is not copied: the episode's `forked_from` and `k` reference the anchor's
+//!   calls.
+//! * `messages(id, sha256, json)`: every chat message any request carried, once, keyed
+//!   by the sha256 of its JSON text as it appeared in the request.
+//! * `message_lists(id, parent, message)`: message lists as a prefix tree: a node is
+//!   its parent list (0 for the empty list) plus one message. A conversation's calls
+//!   share every node but their newest ones, and handoff episodes share the anchor's.
+//!
+//! # How a request is stored
+//!
+//! A call's request is a JSON object whose `messages` array repeats the whole
+//! conversation so far, so storing it whole makes the file grow with the square of a
+//! conversation. Version 2 stores it by reference instead: `request_params` is the
+//! request text with the array emptied (`"messages":[]`, so it stays valid JSON that
+//! SQL can query), `request_messages_at` the byte offset just inside that array, and
+//! `request_messages` the `message_lists` node of its messages (0 for none). The
+//! exact bytes are `params[..at] + join(",", messages) + params[at..]`; the writer
+//! checks that this gives back the request before it stores the split, and the
+//! reader checks the result against `request_sha256`. A request that does not split
+//! this way (not an object with one `messages` array, or not compact JSON) is kept
+//! whole in `request_json`, as every call of a version-1 file is after migration:
+//! exactly one of `request_json` and `request_params` is set.
+//!
+//! Growth is linear in the transcript: each message is stored once, each call adds
+//! one prefix-tree node per message that is new to its conversation (usually two: the
+//! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// Version 1: the first shipped schema; each call stores its whole request.
+const V1: &str = r#"
 CREATE TABLE experiment (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     name TEXT NOT NULL,
@@ -91,4 +118,60 @@ CREATE TABLE calls (
     UNIQUE (episode_id, turn, phase)
 );
 CREATE INDEX calls_request ON calls(request_sha256);
-"#];
+"#;
+
+/// Version 2: requests stored as content-addressed messages plus their parameters.
+/// Version-1 calls keep their whole request in `request_json`.
+const V2: &str = r#"
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    sha256 BLOB NOT NULL UNIQUE,
+    json TEXT NOT NULL
+);
+CREATE TABLE message_lists (
+    id INTEGER PRIMARY KEY,
+    parent INTEGER NOT NULL,
+    message INTEGER NOT NULL REFERENCES messages(id),
+    UNIQUE (parent, message)
+);
+ALTER TABLE calls RENAME TO calls_v1;
+CREATE TABLE calls (
+    id INTEGER PRIMARY KEY,
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    turn INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    model TEXT NOT NULL,
+    model_served TEXT NOT NULL,
+    request_json TEXT,
+    request_params TEXT,
+    request_messages_at INTEGER,
+    request_messages INTEGER,
+    request_sha256 TEXT NOT NULL,
+    response_text TEXT NOT NULL,
+    raw_response TEXT,
+    uncached_in INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write_5m INTEGER NOT NULL,
+    cache_write_1h INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    reasoning INTEGER NOT NULL,
+    cost INTEGER NOT NULL,
+    latency_ms INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    finish_reason TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (episode_id, turn, phase),
+    CHECK ((request_json IS NULL) = (request_params IS NOT NULL)),
+    CHECK ((request_params IS NULL) = (request_messages_at IS NULL)),
+    CHECK ((request_params IS NULL) = (request_messages IS NULL))
+);
+INSERT INTO calls (id, episode_id, turn, phase, model, model_served, request_json,
+    request_sha256, response_text, raw_response, uncached_in, cache_read, cache_write_5m,
+    cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason, created_at)
+SELECT id, episode_id, turn, phase, model, model_served, request_json,
+    request_sha256, response_text, raw_response, uncached_in, cache_read, cache_write_5m,
+    cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason, created_at
+FROM calls_v1;
+DROP TABLE calls_v1;
+CREATE INDEX calls_request ON calls(request_sha256);
+"#;

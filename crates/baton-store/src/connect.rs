@@ -1,0 +1,137 @@
+//! Opening a store file: pragmas, the schema version check and migrations.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use crate::error::{Result, StoreError};
+use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
+
+/// A closure that wraps a SQLite error with the file it happened in.
+pub(crate) fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Open for writing (creating the file and its folder as needed), in WAL mode, and
+/// migrate it to [`SCHEMA_VERSION`]; a newer file is refused.
+pub(crate) fn open_rw(path: &Path) -> Result<Connection> {
+    let err = sqlite_err(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(format!("cannot create {}: {e}", dir.display())),
+            ))
+        })?;
+    }
+    let mut conn = Connection::open(path).map_err(&err)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(&err)?;
+    // NORMAL in WAL mode: a killed process loses nothing committed; only a power cut
+    // can lose the last commits.
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(&err)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(&err)?;
+    conn.busy_timeout(Duration::from_secs(30)).map_err(&err)?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Open an existing store read-only. A file of an older schema is migrated first
+/// (through a short-lived writable connection); a newer one is refused.
+pub(crate) fn open_ro(path: &Path) -> Result<Connection> {
+    let err = sqlite_err(path);
+    let open = || {
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(&err)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(&err)?;
+        Ok::<_, StoreError>(conn)
+    };
+    let conn = open()?;
+    match schema_version(&conn, path)? {
+        0 => Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+        }),
+        v if v > SCHEMA_VERSION => Err(too_new(path, v)),
+        SCHEMA_VERSION => Ok(conn),
+        _ => {
+            drop(conn);
+            drop(open_rw(path)?);
+            open()
+        }
+    }
+}
+
+/// The file's schema version; 0 when it has none yet.
+pub(crate) fn schema_version(conn: &Connection, path: &Path) -> Result<i64> {
+    let err = sqlite_err(path);
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(&err)?
+        > 0;
+    if !has_meta {
+        return Ok(0);
+    }
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(&err)?;
+    match text {
+        None => Ok(0),
+        Some(t) => match t.parse::<i64>() {
+            Ok(v) if v >= 0 => Ok(v),
+            _ => Err(StoreError::Decode {
+                path: path.to_path_buf(),
+                what: "meta.schema_version".into(),
+                message: format!("{t:?} is not a version number"),
+            }),
+        },
+    }
+}
+
+fn too_new(path: &Path, found: i64) -> StoreError {
+    StoreError::TooNew {
+        path: path.to_path_buf(),
+        found,
+        supported: SCHEMA_VERSION,
+    }
+}
+
+/// Apply every migration past the file's version, each in its own transaction.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let err = sqlite_err(path);
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        [],
+    )
+    .map_err(&err)?;
+    let version = schema_version(conn, path)?;
+    if version > SCHEMA_VERSION {
+        return Err(too_new(path, version));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction().map_err(&err)?;
+        tx.execute_batch(sql).map_err(&err)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [(i as i64 + 1).to_string()],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)?;
+    }
+    Ok(())
+}

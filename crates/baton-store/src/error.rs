@@ -1,0 +1,92 @@
+//! The store's error type.
+
+use std::path::PathBuf;
+
+/// Errors from the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("store {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer baton.
+    #[error(
+        "store {path} has schema version {found}, newer than this baton understands ({supported}); upgrade baton"
+    )]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// The newest version this build reads and writes.
+        supported: i64,
+    },
+    /// The file holds no baton store (no schema version).
+    #[error("{path} is not a baton store (it has no schema version)")]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file belongs to a different experiment spec.
+    #[error(
+        "store {path} was created for a different experiment (spec sha256 {stored}, now {current}); use another --out folder or restore the original experiment file"
+    )]
+    SpecMismatch {
+        /// The database file.
+        path: PathBuf,
+        /// The stored spec hash.
+        stored: String,
+        /// The current spec hash.
+        current: String,
+    },
+    /// A task's schedule changed between runs: resuming would mix two protocols.
+    #[error(
+        "task {task_id:?}: schedule sha256 changed from {stored} to {current}; the stored episodes were run with other prompts"
+    )]
+    ScheduleMismatch {
+        /// The task.
+        task_id: String,
+        /// The stored hash.
+        stored: String,
+        /// The current hash.
+        current: String,
+    },
+    /// A call to record carries a request hash that is not the sha256 of its request.
+    #[error(
+        "episode {episode_id} turn {turn} ({phase}): request_sha256 {given} is not the sha256 of the request ({actual}); not stored"
+    )]
+    RequestHash {
+        /// The episode.
+        episode_id: i64,
+        /// The turn.
+        turn: u32,
+        /// The phase.
+        phase: &'static str,
+        /// The hash given.
+        given: String,
+        /// The request's hash.
+        actual: String,
+    },
+    /// The writer thread is gone (it failed earlier).
+    #[error("store writer stopped")]
+    WriterGone,
+    /// A stored value could not be decoded, or a stored request no longer matches its
+    /// sha256.
+    #[error("store {path}: bad value in {what}: {message}")]
+    Decode {
+        /// The database file.
+        path: PathBuf,
+        /// Where: the table, row id and column.
+        what: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -1,0 +1,377 @@
+//! Reading a store back: the [`Reader`] for reports and checks, and the row decoding
+//! the writer shares.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use baton_types::{Cost, Phase, Usage, Verdict};
+use rusqlite::Connection;
+
+use crate::connect::{open_ro, sqlite_err};
+use crate::error::{Result, StoreError};
+use crate::request::{join, list_messages, sha256_hex};
+use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewCall};
+use crate::rows::{Outcome, TaskMeta};
+
+/// Read-only access to a store, for reports and checks. Opening a file of an older
+/// schema migrates it first; a newer one is refused.
+pub struct Reader {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Reader {
+    /// Open an existing store read-only.
+    pub fn open(path: &Path) -> Result<Reader> {
+        Ok(Reader {
+            conn: open_ro(path)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The experiment row.
+    pub fn experiment(&self) -> Result<ExperimentRow> {
+        self.conn
+            .query_row(
+                "SELECT name, spec_toml, spec_sha256, price_card_sha256, eval_profile,
+                 eval_version, baton_version, git_revision, simulated, created_at
+                 FROM experiment WHERE id = 1",
+                [],
+                |r| {
+                    Ok(ExperimentRow {
+                        meta: ExperimentMeta {
+                            name: r.get(0)?,
+                            spec_toml: r.get(1)?,
+                            spec_sha256: r.get(2)?,
+                            price_card_sha256: r.get(3)?,
+                            eval_profile: r.get(4)?,
+                            eval_version: r.get(5)?,
+                            baton_version: r.get(6)?,
+                            git_revision: r.get(7)?,
+                            simulated: r.get(8)?,
+                        },
+                        created_at: r.get(9)?,
+                    })
+                },
+            )
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// Every task, ordered by id.
+    pub fn tasks(&self) -> Result<Vec<TaskMeta>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT task_id, family, n_turns, schedule_sha256, sample_json FROM tasks
+                 ORDER BY task_id",
+            )
+            .map_err(&err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            })
+            .map_err(&err)?;
+        rows.map(|row| {
+            let (task_id, family, n_turns, schedule_sha256, sample_json) = row.map_err(&err)?;
+            Ok(TaskMeta {
+                family: parse(&self.path, || format!("tasks.family of {task_id:?}"), &family)?,
+                task_id,
+                n_turns,
+                schedule_sha256,
+                sample_json,
+            })
+        })
+        .collect()
+    }
+
+    /// Every episode, ordered by id.
+    pub fn episodes(&self) -> Result<Vec<EpisodeRow>> {
+        episodes_where(&self.conn, &self.path, "1 ORDER BY e.id", [])
+    }
+
+    /// The calls of one episode, in order, each request rebuilt and checked against
+    /// its sha256.
+    pub fn calls(&self, episode_id: i64) -> Result<Vec<CallRow>> {
+        calls_of(&self.conn, &self.path, episode_id)
+    }
+
+    /// Number of stored calls.
+    pub fn call_count(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT count(*) FROM calls", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// The cost of every stored call (money actually spent).
+    pub fn total_paid(&self) -> Result<Cost> {
+        self.conn
+            .query_row("SELECT coalesce(sum(cost), 0) FROM calls", [], |r| {
+                r.get(0).map(Cost)
+            })
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// What each episode paid in each phase, for the episodes and phases that have
+    /// calls (no request is read).
+    pub fn paid_by_phase(&self) -> Result<HashMap<(i64, Phase), Cost>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT episode_id, phase, sum(cost) FROM calls GROUP BY episode_id, phase")
+            .map_err(&err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            })
+            .map_err(&err)?;
+        rows.map(|row| {
+            let (episode, phase, cost) = row.map_err(&err)?;
+            let phase = parse(&self.path, || format!("calls.phase of episode {episode}"), &phase)?;
+            Ok(((episode, phase), Cost(cost)))
+        })
+        .collect()
+    }
+}
+
+/// Parse a stored text column, naming `what` when it is not a known value.
+fn parse<T: FromStr<Err = String>>(path: &Path, what: impl Fn() -> String, s: &str) -> Result<T> {
+    s.parse().map_err(|message| StoreError::Decode {
+        path: path.to_path_buf(),
+        what: what(),
+        message,
+    })
+}
+
+const EPISODE_COLUMNS: &str = "e.id, t.family, t.n_turns, e.task_id, e.cell_key, e.cell_json,
+    e.replicate, e.seed, e.k, e.forked_from, e.schedule_sha256, e.status, e.final_response,
+    e.extracted, e.score, e.is_correct, e.eval_error, e.eval_details, e.reason,
+    e.cost_attributed, e.cost_paid, e.updated_at";
+
+/// The columns of one episode row before the text ones are decoded.
+struct RawEpisode {
+    id: i64,
+    family: String,
+    n_turns: u32,
+    init: EpisodeInit,
+    status: String,
+    final_response: Option<String>,
+    extracted: Option<String>,
+    score: Option<f64>,
+    is_correct: Option<bool>,
+    eval_error: Option<String>,
+    eval_details: Option<String>,
+    reason: Option<String>,
+    cost_attributed: i64,
+    cost_paid: i64,
+    updated_at: String,
+}
+
+fn raw_episode(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEpisode> {
+    Ok(RawEpisode {
+        id: r.get(0)?,
+        family: r.get(1)?,
+        n_turns: r.get(2)?,
+        init: EpisodeInit {
+            task_id: r.get(3)?,
+            cell_key: r.get(4)?,
+            cell_json: r.get(5)?,
+            replicate: r.get(6)?,
+            seed: r.get::<_, i64>(7)? as u64,
+            k: r.get(8)?,
+            forked_from: r.get(9)?,
+            schedule_sha256: r.get(10)?,
+        },
+        status: r.get(11)?,
+        final_response: r.get(12)?,
+        extracted: r.get(13)?,
+        score: r.get(14)?,
+        is_correct: r.get(15)?,
+        eval_error: r.get(16)?,
+        eval_details: r.get(17)?,
+        reason: r.get(18)?,
+        cost_attributed: r.get(19)?,
+        cost_paid: r.get(20)?,
+        updated_at: r.get(21)?,
+    })
+}
+
+impl RawEpisode {
+    fn decode(self, path: &Path) -> Result<EpisodeRow> {
+        let id = self.id;
+        let what = |column: &str| format!("episodes.{column} of episode {id}");
+        let verdict = match self.score {
+            None => None,
+            Some(score) => Some(Verdict {
+                score,
+                is_correct: self.is_correct,
+                error: self.eval_error,
+                details: match &self.eval_details {
+                    None => serde_json::Value::Null,
+                    Some(text) => {
+                        serde_json::from_str(text).map_err(|e| StoreError::Decode {
+                            path: path.to_path_buf(),
+                            what: what("eval_details"),
+                            message: e.to_string(),
+                        })?
+                    }
+                },
+            }),
+        };
+        Ok(EpisodeRow {
+            id,
+            family: parse(path, || what("family"), &self.family)?,
+            n_turns: self.n_turns,
+            init: self.init,
+            outcome: Outcome {
+                status: parse(path, || what("status"), &self.status)?,
+                final_response: self.final_response,
+                extracted: self.extracted,
+                verdict,
+                reason: self.reason,
+                cost_attributed: Cost(self.cost_attributed),
+                cost_paid: Cost(self.cost_paid),
+            },
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+fn episodes_where(
+    conn: &Connection,
+    path: &Path,
+    condition: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<EpisodeRow>> {
+    let err = sqlite_err(path);
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes e JOIN tasks t USING (task_id) WHERE {condition}"
+        ))
+        .map_err(&err)?;
+    let rows = stmt.query_map(params, raw_episode).map_err(&err)?;
+    rows.map(|r| r.map_err(&err)?.decode(path)).collect()
+}
+
+pub(crate) fn episode_by_id(conn: &Connection, path: &Path, id: i64) -> Result<EpisodeRow> {
+    episodes_where(conn, path, "e.id = ?1", [id])?
+        .pop()
+        .ok_or_else(|| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source: rusqlite::Error::QueryReturnedNoRows,
+        })
+}
+
+/// How a call's request is stored: whole, or as parameters plus a message list.
+enum StoredRequest {
+    Whole(String),
+    Split {
+        params: String,
+        at: i64,
+        list: i64,
+    },
+}
+
+/// The calls of an episode in order (by turn; within a turn prefix, handoff, suffix),
+/// each request rebuilt and checked against its sha256.
+pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Result<Vec<CallRow>> {
+    let err = sqlite_err(path);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, turn, phase, model, model_served, request_json, request_params,
+             request_messages_at, request_messages, request_sha256, response_text,
+             raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
+             reasoning, cost, latency_ms, attempts, finish_reason, created_at
+             FROM calls WHERE episode_id = ?1
+             ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
+        )
+        .map_err(&err)?;
+    let rows = stmt
+        .query_map([episode_id], |r| {
+            let request = match r.get::<_, Option<String>>(5)? {
+                Some(whole) => StoredRequest::Whole(whole),
+                None => StoredRequest::Split {
+                    params: r.get(6)?,
+                    at: r.get(7)?,
+                    list: r.get(8)?,
+                },
+            };
+            let phase: String = r.get(2)?;
+            let call = NewCall {
+                episode_id,
+                turn: r.get(1)?,
+                // decoded below, where a bad value can name the call
+                phase: Phase::Prefix,
+                model: r.get(3)?,
+                model_served: r.get(4)?,
+                request_json: String::new(),
+                request_sha256: r.get(9)?,
+                response_text: r.get(10)?,
+                raw_response: r.get(11)?,
+                usage: Usage {
+                    uncached_in: r.get::<_, i64>(12)? as u64,
+                    cache_read: r.get::<_, i64>(13)? as u64,
+                    cache_write_5m: r.get::<_, i64>(14)? as u64,
+                    cache_write_1h: r.get::<_, i64>(15)? as u64,
+                    output: r.get::<_, i64>(16)? as u64,
+                    reasoning: r.get::<_, i64>(17)? as u64,
+                },
+                cost: Cost(r.get(18)?),
+                latency_ms: r.get::<_, i64>(19)? as u64,
+                attempts: r.get(20)?,
+                finish_reason: r.get(21)?,
+            };
+            let row = CallRow {
+                id: r.get(0)?,
+                call,
+                created_at: r.get(22)?,
+            };
+            Ok((row, phase, request))
+        })
+        .map_err(&err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut row, phase, request) = row.map_err(&err)?;
+        let id = row.id;
+        row.call.phase = parse(path, || format!("calls.phase of call {id}"), &phase)?;
+        row.call.request_json = rebuild(conn, path, id, request)?;
+        let actual = sha256_hex(&row.call.request_json);
+        if actual != row.call.request_sha256 {
+            return Err(StoreError::Decode {
+                path: path.to_path_buf(),
+                what: format!("the request of call {id}"),
+                message: format!(
+                    "its sha256 is {actual}, but {} was stored",
+                    row.call.request_sha256
+                ),
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn rebuild(conn: &Connection, path: &Path, call: i64, request: StoredRequest) -> Result<String> {
+    match request {
+        StoredRequest::Whole(text) => Ok(text),
+        StoredRequest::Split { params, at, list } => {
+            let messages = list_messages(conn, list).map_err(sqlite_err(path))?;
+            usize::try_from(at)
+                .ok()
+                .and_then(|at| join(&params, at, &messages))
+                .ok_or_else(|| StoreError::Decode {
+                    path: path.to_path_buf(),
+                    what: format!("calls.request_messages_at of call {call}"),
+                    message: format!("{at} is not a position in its request_params"),
+                })
+        }
+    }
+}

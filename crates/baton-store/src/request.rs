@@ -1,0 +1,171 @@
+//! Content-addressed request storage: a request is split into its parameters and its
+//! messages, each message is stored once, and the message list is a node of a prefix
+//! tree. The layout and the reconstruction rule are documented in [`crate::schema`].
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+/// The id of the empty message list (the prefix tree's root).
+pub(crate) const EMPTY_LIST: i64 = 0;
+
+/// A request cut into its parameters and the exact text of each message.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Split<'a> {
+    /// The request with an empty `messages` array.
+    pub params: String,
+    /// The byte offset in `params` just inside that array.
+    pub messages_at: usize,
+    /// Each message's JSON text, as it appears in the request.
+    pub messages: Vec<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct Messages<'a> {
+    #[serde(borrow)]
+    messages: &'a RawValue,
+}
+
+/// Split `request` if it is a JSON object with one `messages` array whose exact bytes
+/// [`join`] gives back; `None` means "store it whole".
+pub(crate) fn split(request: &str) -> Option<Split<'_>> {
+    let array = serde_json::from_str::<Messages<'_>>(request).ok()?.messages;
+    let items: Vec<&RawValue> = serde_json::from_str(array.get()).ok()?;
+    let start = offset_in(request, array.get())?;
+    let end = start + array.get().len();
+    let split = Split {
+        params: format!("{}[]{}", &request[..start], &request[end..]),
+        messages_at: start + 1,
+        messages: items.iter().map(|m| m.get()).collect(),
+    };
+    (join(&split.params, split.messages_at, &split.messages)? == request).then_some(split)
+}
+
+/// Where `part` (a slice of `whole`) starts in `whole`.
+fn offset_in(whole: &str, part: &str) -> Option<usize> {
+    let offset = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (offset + part.len() <= whole.len()).then_some(offset)
+}
+
+/// The request text from its parameters and messages; `None` when `at` is not a
+/// character boundary of `params`.
+pub(crate) fn join<S: AsRef<str>>(params: &str, at: usize, messages: &[S]) -> Option<String> {
+    if !params.is_char_boundary(at) {
+        return None;
+    }
+    let len = params.len() + messages.iter().map(|m| m.as_ref().len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(len);
+    out.push_str(&params[..at]);
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(m.as_ref());
+    }
+    out.push_str(&params[at..]);
+    Some(out)
+}
+
+/// The sha256 of `text` in lowercase hex.
+pub(crate) fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// Store each message once and return the prefix-tree node of the whole list.
+pub(crate) fn intern_list(conn: &Connection, messages: &[&str]) -> rusqlite::Result<i64> {
+    let mut node = EMPTY_LIST;
+    let mut find_message = conn.prepare_cached("SELECT id FROM messages WHERE sha256 = ?1")?;
+    let mut add_message =
+        conn.prepare_cached("INSERT INTO messages (sha256, json) VALUES (?1, ?2)")?;
+    let mut find_node =
+        conn.prepare_cached("SELECT id FROM message_lists WHERE parent = ?1 AND message = ?2")?;
+    let mut add_node =
+        conn.prepare_cached("INSERT INTO message_lists (parent, message) VALUES (?1, ?2)")?;
+    for m in messages {
+        let sha = Sha256::digest(m.as_bytes()).to_vec();
+        let message = match find_message
+            .query_row([&sha], |r| r.get::<_, i64>(0))
+            .optional()?
+        {
+            Some(id) => id,
+            None => {
+                add_message.execute(params![sha, m])?;
+                conn.last_insert_rowid()
+            }
+        };
+        node = match find_node
+            .query_row([node, message], |r| r.get::<_, i64>(0))
+            .optional()?
+        {
+            Some(id) => id,
+            None => {
+                add_node.execute([node, message])?;
+                conn.last_insert_rowid()
+            }
+        };
+    }
+    Ok(node)
+}
+
+/// The messages of list `node`, first to last.
+pub(crate) fn list_messages(conn: &Connection, node: i64) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE chain (id, parent, message, depth) AS (
+             SELECT id, parent, message, 0 FROM message_lists WHERE id = ?1
+             UNION ALL
+             SELECT l.id, l.parent, l.message, c.depth + 1
+             FROM message_lists l JOIN chain c ON l.id = c.parent
+         )
+         SELECT m.json FROM chain JOIN messages m ON m.id = chain.message
+         ORDER BY chain.depth DESC",
+    )?;
+    let rows = stmt.query_map([node], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compact_request_splits_and_joins_back_exactly() {
+        let request = r#"{"model":"lc","messages":[{"role":"system","content":"s"},{"role":"user","content":"[a, b] \"messages\":[]"}],"config":{"temperature":1.0},"seed":7}"#;
+        let s = split(request).expect("splits");
+        assert_eq!(
+            s.params,
+            r#"{"model":"lc","messages":[],"config":{"temperature":1.0},"seed":7}"#
+        );
+        assert_eq!(s.messages.len(), 2);
+        assert_eq!(
+            join(&s.params, s.messages_at, &s.messages).as_deref(),
+            Some(request)
+        );
+        // space around the array is kept in the parameters
+        let spaced = r#"{"model":"lc", "messages": [{"role":"user","content":"x"}] }"#;
+        let s = split(spaced).expect("splits");
+        assert_eq!(join(&s.params, s.messages_at, &s.messages).as_deref(), Some(spaced));
+        let empty = split(r#"{"messages":[],"seed":null}"#).expect("splits");
+        assert!(empty.messages.is_empty());
+    }
+
+    #[test]
+    fn requests_that_do_not_split_exactly_are_kept_whole() {
+        for request in [
+            r#"{"model":"lc","messages":[{"role":"user","content":"x"}, {"role":"user","content":"y"}]}"#,
+            r#"{"model":"lc","messages":[{"role":"user","content":"x"} ]}"#,
+            r#"{"model":"lc","messages":[1,2],"messages":[3]}"#,
+            r#"{"model":"lc"}"#,
+            r#"{"messages":{"a":1}}"#,
+            r#"[1,2]"#,
+            "not json",
+        ] {
+            assert_eq!(split(request), None, "{request}");
+        }
+    }
+
+    #[test]
+    fn a_split_between_bytes_of_a_character_is_refused() {
+        assert_eq!(join("é", 1, &["x"]), None);
+    }
+}

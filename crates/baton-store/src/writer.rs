@@ -1,0 +1,332 @@
+//! The writer: one thread owns the read-write connection and commits each command as
+//! it arrives; [`Store`] is the async handle that sends it commands.
+
+use std::path::{Path, PathBuf};
+use std::thread;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::connect::{open_rw, sqlite_err};
+use crate::error::{Result, StoreError};
+use crate::reader::{calls_of, episode_by_id};
+use crate::request::{intern_list, sha256_hex, split};
+use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewCall, Outcome, TaskMeta};
+
+type Reply<T> = oneshot::Sender<Result<T>>;
+
+enum Command {
+    InitExperiment(Box<ExperimentMeta>, Reply<()>),
+    UpsertTask(Box<TaskMeta>, Reply<()>),
+    Episode(Box<EpisodeInit>, Reply<(EpisodeRow, Vec<CallRow>)>),
+    RecordCall(Box<NewCall>, Reply<i64>),
+    Finish(i64, Box<Outcome>, Reply<()>),
+    Calls(i64, Reply<Vec<CallRow>>),
+}
+
+/// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
+/// the same writer thread, which commits each write before it answers.
+#[derive(Clone, Debug)]
+pub struct Store {
+    tx: mpsc::UnboundedSender<Command>,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating and migrating as needed) the store at `path` and start its writer.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = open_rw(path)?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Command>();
+        let mut db = Db {
+            conn,
+            path: path.to_path_buf(),
+        };
+        thread::Builder::new()
+            .name("baton-store-writer".into())
+            .spawn(move || {
+                while let Some(cmd) = rx.blocking_recv() {
+                    db.handle(cmd);
+                }
+            })
+            .expect("spawning the store writer thread");
+        Ok(Store {
+            tx,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(make(tx)).map_err(|_| StoreError::WriterGone)?;
+        rx.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Record the experiment, or check that the stored one has the same spec.
+    pub async fn init_experiment(&self, meta: ExperimentMeta) -> Result<()> {
+        self.ask(|tx| Command::InitExperiment(Box::new(meta), tx))
+            .await
+    }
+
+    /// Record a task, or check that its stored schedule hash is unchanged.
+    pub async fn upsert_task(&self, task: TaskMeta) -> Result<()> {
+        self.ask(|tx| Command::UpsertTask(Box::new(task), tx)).await
+    }
+
+    /// Find or create an episode, returning it with its stored calls in order. A
+    /// stored episode with another schedule hash is refused.
+    pub async fn episode(&self, init: EpisodeInit) -> Result<(EpisodeRow, Vec<CallRow>)> {
+        self.ask(|tx| Command::Episode(Box::new(init), tx)).await
+    }
+
+    /// Commit one completed call; returns its row id once it is on disk.
+    pub async fn record_call(&self, call: NewCall) -> Result<i64> {
+        self.ask(|tx| Command::RecordCall(Box::new(call), tx)).await
+    }
+
+    /// Store how an episode ended.
+    pub async fn finish(&self, episode_id: i64, outcome: Outcome) -> Result<()> {
+        self.ask(|tx| Command::Finish(episode_id, Box::new(outcome), tx))
+            .await
+    }
+
+    /// The stored calls of an episode, in order.
+    pub async fn calls(&self, episode_id: i64) -> Result<Vec<CallRow>> {
+        self.ask(|tx| Command::Calls(episode_id, tx)).await
+    }
+}
+
+struct Db {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// The current time as the store writes it (UTC, ISO 8601 with milliseconds).
+pub(crate) const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+impl Db {
+    fn handle(&mut self, cmd: Command) {
+        // A dropped receiver means the caller gave up; nothing to do about it.
+        match cmd {
+            Command::InitExperiment(meta, tx) => drop(tx.send(self.init_experiment(&meta))),
+            Command::UpsertTask(task, tx) => drop(tx.send(self.upsert_task(&task))),
+            Command::Episode(init, tx) => drop(tx.send(self.episode(&init))),
+            Command::RecordCall(call, tx) => drop(tx.send(self.record_call(&call))),
+            Command::Finish(id, outcome, tx) => drop(tx.send(self.finish(id, &outcome))),
+            Command::Calls(id, tx) => drop(tx.send(calls_of(&self.conn, &self.path, id))),
+        }
+    }
+
+    fn init_experiment(&self, m: &ExperimentMeta) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let stored: Option<String> = self
+            .conn
+            .query_row("SELECT spec_sha256 FROM experiment WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(&err)?;
+        match stored {
+            Some(s) if s == m.spec_sha256 => Ok(()),
+            Some(s) => Err(StoreError::SpecMismatch {
+                path: self.path.clone(),
+                stored: s,
+                current: m.spec_sha256.clone(),
+            }),
+            None => {
+                self.conn
+                    .execute(
+                        &format!(
+                            "INSERT INTO experiment (id, name, spec_toml, spec_sha256, price_card_sha256,
+                             eval_profile, eval_version, baton_version, git_revision, simulated, created_at)
+                             VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, {NOW})"
+                        ),
+                        params![
+                            m.name,
+                            m.spec_toml,
+                            m.spec_sha256,
+                            m.price_card_sha256,
+                            m.eval_profile,
+                            m.eval_version,
+                            m.baton_version,
+                            m.git_revision,
+                            m.simulated
+                        ],
+                    )
+                    .map_err(&err)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn upsert_task(&self, t: &TaskMeta) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let stored: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT schedule_sha256 FROM tasks WHERE task_id = ?1",
+                [&t.task_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(&err)?;
+        match stored {
+            Some(s) if s == t.schedule_sha256 => Ok(()),
+            Some(s) => Err(StoreError::ScheduleMismatch {
+                task_id: t.task_id.clone(),
+                stored: s,
+                current: t.schedule_sha256.clone(),
+            }),
+            None => {
+                self.conn
+                    .execute(
+                        "INSERT INTO tasks (task_id, family, n_turns, schedule_sha256, sample_json)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            t.task_id,
+                            t.family.as_str(),
+                            t.n_turns,
+                            t.schedule_sha256,
+                            t.sample_json
+                        ],
+                    )
+                    .map_err(&err)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn episode(&self, init: &EpisodeInit) -> Result<(EpisodeRow, Vec<CallRow>)> {
+        let err = sqlite_err(&self.path);
+        self.conn
+            .execute(
+                &format!(
+                    "INSERT INTO episodes (task_id, cell_key, cell_json, replicate, seed, k, forked_from,
+                     schedule_sha256, status, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'incomplete', {NOW})
+                     ON CONFLICT (task_id, cell_key, replicate) DO NOTHING"
+                ),
+                params![
+                    init.task_id,
+                    init.cell_key,
+                    init.cell_json,
+                    init.replicate,
+                    init.seed as i64,
+                    init.k,
+                    init.forked_from,
+                    init.schedule_sha256
+                ],
+            )
+            .map_err(&err)?;
+        let id: i64 = self
+            .conn
+            .query_row(
+                "SELECT id FROM episodes WHERE task_id = ?1 AND cell_key = ?2 AND replicate = ?3",
+                params![init.task_id, init.cell_key, init.replicate],
+                |r| r.get(0),
+            )
+            .map_err(&err)?;
+        let row = episode_by_id(&self.conn, &self.path, id)?;
+        if row.init.schedule_sha256 != init.schedule_sha256 {
+            return Err(StoreError::ScheduleMismatch {
+                task_id: init.task_id.clone(),
+                stored: row.init.schedule_sha256,
+                current: init.schedule_sha256.clone(),
+            });
+        }
+        Ok((row, calls_of(&self.conn, &self.path, id)?))
+    }
+
+    /// One transaction: the call's new messages and list nodes, then the call row.
+    fn record_call(&mut self, c: &NewCall) -> Result<i64> {
+        let actual = sha256_hex(&c.request_json);
+        if actual != c.request_sha256 {
+            return Err(StoreError::RequestHash {
+                episode_id: c.episode_id,
+                turn: c.turn,
+                phase: c.phase.as_str(),
+                given: c.request_sha256.clone(),
+                actual,
+            });
+        }
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.transaction().map_err(&err)?;
+        let (whole, params_json, at, list) = match split(&c.request_json) {
+            Some(s) => {
+                let list = intern_list(&tx, &s.messages).map_err(&err)?;
+                (None, Some(s.params), Some(s.messages_at as i64), Some(list))
+            }
+            None => (Some(c.request_json.as_str()), None, None, None),
+        };
+        tx.execute(
+            &format!(
+                "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
+                 request_params, request_messages_at, request_messages, request_sha256,
+                 response_text, raw_response, uncached_in, cache_read, cache_write_5m,
+                 cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
+                 created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17, ?18, ?19, ?20, ?21, ?22, {NOW})"
+            ),
+            params![
+                c.episode_id,
+                c.turn,
+                c.phase.as_str(),
+                c.model,
+                c.model_served,
+                whole,
+                params_json,
+                at,
+                list,
+                c.request_sha256,
+                c.response_text,
+                c.raw_response,
+                c.usage.uncached_in as i64,
+                c.usage.cache_read as i64,
+                c.usage.cache_write_5m as i64,
+                c.usage.cache_write_1h as i64,
+                c.usage.output as i64,
+                c.usage.reasoning as i64,
+                c.cost.0,
+                c.latency_ms as i64,
+                c.attempts,
+                c.finish_reason
+            ],
+        )
+        .map_err(&err)?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(&err)?;
+        Ok(id)
+    }
+
+    fn finish(&self, id: i64, o: &Outcome) -> Result<()> {
+        let v = o.verdict.as_ref();
+        self.conn
+            .execute(
+                &format!(
+                    "UPDATE episodes SET status = ?2, final_response = ?3, extracted = ?4, score = ?5,
+                     is_correct = ?6, eval_error = ?7, eval_details = ?8, reason = ?9,
+                     cost_attributed = ?10, cost_paid = ?11, updated_at = {NOW} WHERE id = ?1"
+                ),
+                params![
+                    id,
+                    o.status.as_str(),
+                    o.final_response,
+                    o.extracted,
+                    v.map(|v| v.score),
+                    v.and_then(|v| v.is_correct),
+                    v.and_then(|v| v.error.clone()),
+                    v.map(|v| v.details.to_string()),
+                    o.reason,
+                    o.cost_attributed.0,
+                    o.cost_paid.0
+                ],
+            )
+            .map_err(sqlite_err(&self.path))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,160 @@
+use baton_store::{Outcome, Reader};
+use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
+use rusqlite::Connection;
+
+use crate::{TestContext, call, conversation, init, meta, request_json, task};
+
+#[tokio::test]
+async fn every_column_round_trips() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    store.upsert_task(task("t2")).await.unwrap();
+    let (fresh, none) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    assert!(none.is_empty());
+    assert_eq!(fresh.init, init("t1", "single(lc)"));
+    assert_eq!(fresh.outcome, Outcome::unfinished());
+    assert_eq!((fresh.family, fresh.n_turns), (task("t1").family, 3));
+
+    let mut handoff = init("t2", "handoff(lc -> hc, early, raw)");
+    handoff.k = Some(1);
+    handoff.forked_from = Some(fresh.id);
+    let (h, _) = store.episode(handoff.clone()).await.unwrap();
+
+    // One request that splits, one that is kept whole (not compact JSON).
+    let a = call(fresh.id, 1, Phase::Prefix, request_json(&conversation(1), 9));
+    let b = call(
+        fresh.id,
+        1,
+        Phase::Handoff,
+        "{ \"model\": \"lc\", \"messages\": [ ] }".into(),
+    );
+    let mut c = call(h.id, 2, Phase::Suffix, request_json(&conversation(2), 9));
+    c.raw_response = None;
+    c.finish_reason = None;
+    let mut ids = Vec::new();
+    for x in [&a, &b, &c] {
+        ids.push(store.record_call(x.clone()).await.unwrap());
+    }
+
+    let scored = Outcome {
+        status: EpisodeStatus::Scored,
+        final_response: Some("Answer: 6".into()),
+        extracted: Some("6".into()),
+        verdict: Some(Verdict {
+            score: 0.625,
+            is_correct: Some(true),
+            error: Some("partial".into()),
+            details: serde_json::json!({"bleu": [1, 2.5, "x"]}),
+        }),
+        reason: Some("why".into()),
+        cost_attributed: Cost(99),
+        cost_paid: Cost(42),
+    };
+    store.finish(fresh.id, scored.clone()).await.unwrap();
+    let mut errored = Outcome::unfinished();
+    errored.status = EpisodeStatus::Errored;
+    errored.final_response = Some("final".into());
+    errored.reason = Some("no database".into());
+    store.finish(h.id, errored.clone()).await.unwrap();
+
+    let reader = Reader::open(&cx.path()).unwrap();
+    let exp = reader.experiment().unwrap();
+    assert_eq!(exp.meta, meta());
+    assert!(exp.created_at.ends_with('Z'), "{}", exp.created_at);
+    assert_eq!(reader.tasks().unwrap(), vec![task("t1"), task("t2")]);
+
+    let episodes = reader.episodes().unwrap();
+    assert_eq!(episodes.len(), 2);
+    assert_eq!(episodes[0].outcome, scored);
+    assert_eq!(episodes[0].init, init("t1", "single(lc)"));
+    assert_eq!(episodes[0].score(), Some(0.625));
+    assert_eq!(episodes[1].init, handoff);
+    assert_eq!(episodes[1].outcome, errored);
+    assert_eq!(episodes[1].status(), EpisodeStatus::Errored);
+
+    let calls = reader.calls(fresh.id).unwrap();
+    assert_eq!(
+        calls.iter().map(|r| (r.id, &r.call)).collect::<Vec<_>>(),
+        vec![(ids[0], &a), (ids[1], &b)],
+        "prefix before handoff within a turn, every field as written"
+    );
+    assert!(calls.iter().all(|r| r.created_at.ends_with('Z')));
+    assert_eq!(reader.calls(h.id).unwrap()[0].call, c);
+    // the async handle reads the same rows
+    assert_eq!(store.calls(fresh.id).await.unwrap(), calls);
+
+    assert_eq!(reader.call_count().unwrap(), 3);
+    assert_eq!(reader.total_paid().unwrap(), a.cost + b.cost + c.cost);
+    let by_phase = reader.paid_by_phase().unwrap();
+    assert_eq!(by_phase[&(fresh.id, Phase::Prefix)], a.cost);
+    assert_eq!(by_phase[&(fresh.id, Phase::Handoff)], b.cost);
+    assert_eq!(by_phase[&(h.id, Phase::Suffix)], c.cost);
+    assert_eq!(by_phase.len(), 3);
+}
+
+#[tokio::test]
+async fn a_reopened_episode_comes_back_with_its_calls() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let first = call(e.id, 1, Phase::Prefix, request_json(&conversation(1), 1));
+    store.record_call(first.clone()).await.unwrap();
+    drop(store);
+    let store = baton_store::Store::open(&cx.path()).unwrap();
+    let (again, calls) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    assert_eq!(again.id, e.id);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].call, first);
+}
+
+/// Each message is stored once and each call adds a node per new message, so a long
+/// conversation grows linearly; requests still come back byte for byte.
+#[tokio::test]
+async fn a_conversation_stores_each_message_once() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let turns = 150;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let (e2, _) = store.episode(init("t1", "single(hc)")).await.unwrap();
+    let mut written = Vec::new();
+    for t in 1..=turns {
+        let c = call(e.id, t as u32, Phase::Prefix, request_json(&conversation(t), 3));
+        store.record_call(c.clone()).await.unwrap();
+        written.push(c);
+    }
+    // a second episode that shares the first ten turns' messages
+    let c = call(e2.id, 10, Phase::Prefix, request_json(&conversation(10), 3));
+    store.record_call(c).await.unwrap();
+
+    let reader = Reader::open(&cx.path()).unwrap();
+    let back: Vec<_> = reader
+        .calls(e.id)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.call)
+        .collect();
+    assert_eq!(back, written);
+
+    let db = Connection::open(cx.path()).unwrap();
+    let count = |table: &str| -> i64 {
+        db.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    // system prompt + 150 user turns + 149 replies
+    assert_eq!(count("messages"), 1 + 150 + 149);
+    assert_eq!(count("message_lists"), 1 + 150 + 149, "one node per message");
+    let whole: i64 = db
+        .query_row(
+            "SELECT count(*) FROM calls WHERE request_json IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(whole, 0, "every request stored by reference");
+    let params: i64 = db
+        .query_row("SELECT max(length(request_params)) FROM calls", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(params < 200, "parameters only: {params} bytes");
+}
