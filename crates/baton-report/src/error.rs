@@ -1,4 +1,4 @@
-use baton_types::{EpisodeStatus, Family};
+use baton_types::{Cost, EpisodeStatus, Family};
 
 use crate::EpisodeId;
 
@@ -55,14 +55,14 @@ pub enum ReportError {
         /// Its status.
         status: EpisodeStatus,
     },
-    /// A negative or non-finite cost.
-    #[error("episode ({id}) has {what} = {value}, expected a finite non-negative amount")]
+    /// A negative cost.
+    #[error("episode ({id}) has {what} = {value}, expected a non-negative amount")]
     BadCost {
         /// The episode.
         id: EpisodeId,
         /// Which cost field.
         what: &'static str,
         /// Its value.
-        value: f64,
+        value: Cost,
     },
 }

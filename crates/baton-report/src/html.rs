@@ -16,7 +16,7 @@ use crate::markdown::{
 };
 use crate::plot::{DIRECTIONS, pair_slugs};
 use crate::report::{CellRow, Report};
-use crate::svg::escape;
+use crate::plot::svg::escape;
 
 const STYLE: &str = "\
 :root { color-scheme: light; }

@@ -2,12 +2,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use baton_types::{Cell, EpisodeStatus, Family};
+use baton_types::{Cell, Cost, EpisodeStatus, Family};
 use serde::{Deserialize, Serialize};
 
 use crate::ReportError;
 
-/// Everything a report needs; the binary fills it from the store.
+/// Everything a report needs; `baton-runner` fills it from the store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportInput {
     /// The experiment's name, used as the report title.
@@ -51,21 +51,21 @@ pub struct EpisodeRecord {
     pub status: EpisodeStatus,
     /// The final answer's score in 0..=1, present only when `Scored`.
     pub score: Option<f64>,
-    /// Attributed cost in USD: the prefix is priced at the sender's rates even when
-    /// it was forked rather than paid again.
-    pub cost_attributed: f64,
-    /// Money this episode actually spent, in USD.
-    pub cost_paid: f64,
+    /// Attributed cost: the prefix is priced at the sender's rates even when it was
+    /// forked rather than paid again.
+    pub cost_attributed: Cost,
+    /// Money this episode actually spent.
+    pub cost_paid: Cost,
     /// Number of assistant turns answered.
     pub n_turns: usize,
     /// Sender turns (K) for handoff episodes.
     pub k: Option<usize>,
     /// Why the episode is incomplete or errored, when known.
     pub reason: Option<String>,
-    /// Attributed cost in USD of the sender's turns 1..=K of a handoff episode
-    /// (priced at the sender's rates); feeds the `abort+HC` restart control.
+    /// Attributed cost of the sender's turns 1..=K of a handoff episode (priced at
+    /// the sender's rates); feeds the `abort+HC` restart control.
     #[serde(default)]
-    pub prefix_cost: Option<f64>,
+    pub prefix_cost: Option<Cost>,
 }
 
 /// Paired task-level bootstrap settings.
@@ -97,11 +97,7 @@ impl EpisodeRecord {
     /// finite score.
     pub(crate) fn usable_score(&self) -> Option<f64> {
         match (self.status, self.score) {
-            (EpisodeStatus::Scored, Some(s))
-                if s.is_finite() && self.cost_attributed.is_finite() =>
-            {
-                Some(s)
-            }
+            (EpisodeStatus::Scored, Some(s)) if s.is_finite() => Some(s),
             _ => None,
         }
     }
@@ -110,7 +106,7 @@ impl EpisodeRecord {
 impl ReportInput {
     /// Checks what [`crate::build`] assumes but does not enforce: one record per
     /// (task, cell, replicate), one family per task, scores present and in 0..=1 exactly
-    /// when scored, finite non-negative costs, distinct pair names with two distinct
+    /// when scored, non-negative costs, distinct pair names with two distinct
     /// models, and a positive bootstrap size.
     pub fn validate(&self) -> Result<(), ReportError> {
         let mut names = HashSet::new();
@@ -170,7 +166,7 @@ impl ReportInput {
                 ("prefix_cost", e.prefix_cost),
             ] {
                 if let Some(v) = v
-                    && !(v.is_finite() && v >= 0.0)
+                    && v < Cost::ZERO
                 {
                     return Err(ReportError::BadCost {
                         id: id(),

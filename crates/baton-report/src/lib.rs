@@ -9,8 +9,10 @@
 //! by switch point; QRec against CSRet), hand-written so they stay small, exact and
 //! byte-for-byte reproducible.
 //!
-//! It is pure: no store, no files, no clock. The binary reads the SQLite store,
-//! fills a [`ReportInput`] and writes the strings this crate returns. It does not
+//! It is pure: no store, no files, no clock. `baton-runner` reads the SQLite store
+//! into a [`ReportInput`] (costs as exact [`baton_types::Cost`]s, turned into dollars
+//! here only where they are averaged), and the binary writes the strings this crate
+//! returns. It does not
 //! score answers (`baton-eval`) or price calls (`baton-models`): it takes the scores
 //! and attributed costs as recorded. It sees no conversations, so the HTML page has
 //! no transcript view.
@@ -36,12 +38,12 @@
 //!
 //! ```
 //! use baton_report::{build, EpisodeRecord, PairSpec, ReportInput};
-//! use baton_types::{Cell, EpisodeStatus, Family, Interface, SwitchPoint};
+//! use baton_types::{Cell, Cost, EpisodeStatus, Family, Interface, SwitchPoint};
 //!
-//! let ep = |cell: Cell, score: f64, cost: f64| EpisodeRecord {
+//! let ep = |cell: Cell, score: f64, usd: f64| EpisodeRecord {
 //!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
-//!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: cost,
-//!     cost_paid: cost, n_turns: 4, k: None, reason: None, prefix_cost: None,
+//!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: Cost::from_usd(usd),
+//!     cost_paid: Cost::from_usd(usd), n_turns: 4, k: None, reason: None, prefix_cost: None,
 //! };
 //! let input = ReportInput {
 //!     title: "demo".into(),
@@ -69,8 +71,7 @@
 #![deny(missing_docs)]
 
 mod bootstrap;
-mod build;
-mod chart;
+mod assemble;
 mod csv;
 mod error;
 mod format;
@@ -82,9 +83,8 @@ mod metrics;
 mod plot;
 mod report;
 mod restart;
-mod svg;
 
-pub use build::build;
+pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
 pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput};

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use baton_types::{Cell, Direction, Family};
 
-use crate::build::{CellData, Index, Unit, endpoints};
+use crate::assemble::{CellData, Index, Unit, endpoints};
 use crate::input::PairSpec;
 use crate::report::{ALL_FAMILIES, RestartControl};
 

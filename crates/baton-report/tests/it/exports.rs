@@ -1,5 +1,5 @@
 use baton_report::{BootstrapConfig, CSV_COLUMNS, ReportInput, build};
-use baton_types::{EpisodeStatus, Family, Interface, SwitchPoint};
+use baton_types::{Cost, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::*;
 
@@ -38,7 +38,7 @@ pub fn tiny() -> ReportInput {
     ];
     for e in &mut eps {
         if e.cell == early {
-            e.prefix_cost = Some(0.0003);
+            e.prefix_cost = Some(Cost::from_usd(0.0003));
         }
     }
     ReportInput {

@@ -7,7 +7,7 @@ mod html;
 mod metrics;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};
-use baton_types::{Cell, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
+use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
 pub const LC: &str = "sim/lc";
 pub const HC: &str = "sim/hc";
@@ -30,7 +30,7 @@ pub fn down(switch: SwitchPoint, interface: Interface) -> Cell {
     Cell::handoff(HC, LC, switch, interface)
 }
 
-/// A scored episode.
+/// A scored episode costing `cost` US dollars (to the nearest picodollar).
 pub fn scored(
     task: &str,
     family: Family,
@@ -46,8 +46,8 @@ pub fn scored(
         replicate,
         status: EpisodeStatus::Scored,
         score: Some(score),
-        cost_attributed: cost,
-        cost_paid: cost,
+        cost_attributed: Cost::from_usd(cost),
+        cost_paid: Cost::from_usd(cost),
         n_turns: 4,
         k: match cell {
             Cell::Handoff { switch, .. } => switch.k(4),

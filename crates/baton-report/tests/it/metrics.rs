@@ -1,5 +1,5 @@
 use baton_report::{AnchorRole, Omission, build};
-use baton_types::{Direction, EpisodeStatus, Family, Interface, SwitchPoint};
+use baton_types::{Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::*;
 
@@ -383,7 +383,7 @@ fn restart_controls_compose_recorded_prefix_costs() {
     let mut handoff = series("math", Family::Math, &esc(EARLY, RAW), &[(1.0, 0.05); 4]);
     for (i, e) in handoff.iter_mut().enumerate() {
         // Prefix costs .004, .005, .006 on tasks 0..=2; task 3 records none.
-        e.prefix_cost = (i < 3).then_some(0.004 + 0.001 * i as f64);
+        e.prefix_cost = (i < 3).then_some(Cost::from_usd(0.004 + 0.001 * i as f64));
     }
     eps.extend(handoff);
     let report = build(&input(eps));

@@ -1,7 +1,8 @@
-//! Chart parts shared by the plots: the layout, the palette, the legend, axes,
-//! markers and point-label placement. The plots themselves are in [`crate::plot`].
+//! Chart parts shared by the plots (the middle layer): the layout, the palette, the
+//! legend, axes, markers and point-label placement, written through [`super::svg`].
+//! The plots themselves are in [`super`].
 
-use crate::svg::{AttrValue, Svg, num};
+use super::svg::{AttrValue, Svg, num};
 
 const WIDTH: f64 = 720.0;
 /// The plot area.

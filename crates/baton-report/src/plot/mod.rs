@@ -1,17 +1,24 @@
 //! SVG plots per pair and direction: the score by switch point, and QRec against
 //! CSRet (the trade-off view).
 //!
-//! Hand-written SVG (see [`crate::svg`] and [`crate::chart`]): no scripts, no
-//! stylesheet, no ids, so a plot can be written to its own file or placed inline in
-//! the HTML report any number of times. Colours follow the Okabe–Ito palette, and
+//! Three layers, each on the one below: this module draws the two plots from report
+//! rows, using [`chart`] (layout, palette, legend, axes, markers, label placement),
+//! which writes through [`svg`] (a minimal escaping SVG writer, also used by the HTML
+//! page to escape text).
+//!
+//! Hand-written SVG: no scripts, no stylesheet, no ids, so a plot can be written to
+//! its own file or placed inline in the HTML report any number of times. Colours follow the Okabe–Ito palette, and
 //! every interface also gets its own marker shape so the plots survive grey-scale
 //! printing.
+
+mod chart;
+pub(crate) mod svg;
 
 use std::collections::HashSet;
 
 use baton_types::Direction;
 
-use crate::chart::{
+use self::chart::{
     BOTTOM, GRID, HC_DASH, LC_DASH, LEFT, LabelPlacer, LegendEntry, MIX_DASH, POINT_LABEL,
     REFERENCE, RIGHT, Rect, Scale, Styles, TOP, anchor_mark, axes, empty_note, error_bar, frame,
     marker, x_tick, y_tick,
@@ -20,7 +27,7 @@ use crate::format::{dollars, interval, one_decimal};
 use crate::input::PairSpec;
 use crate::markdown::direction_title;
 use crate::report::{AVERAGE_K, AnchorRole, CellRow, Report};
-use crate::svg::{num, ticks};
+use self::svg::{num, ticks};
 
 /// One plot as a standalone SVG document.
 #[derive(Debug, Clone, PartialEq, Eq)]

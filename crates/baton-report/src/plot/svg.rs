@@ -1,4 +1,4 @@
-//! A minimal SVG writer for the plots.
+//! A minimal SVG writer for the plots (the bottom layer, under [`super::chart`]).
 //!
 //! Every attribute value and every text node goes through [`escape`], so a pair or
 //! model name can never open a tag or end an attribute. Tag and attribute names

@@ -1,8 +1,9 @@
-//! From episode records to rows: indexing, matching and the evaluation plan.
+//! Assembling the report: from episode records to rows through indexing, matching
+//! and the evaluation plan ([`build`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use baton_types::{Cell, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
+use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::input::{EpisodeRecord, PairSpec, ReportInput};
 use crate::metrics::{Means, Omission, Plan, PlanRow, Source, Sums};
@@ -87,9 +88,9 @@ impl<'a> Index<'a> {
                 EpisodeStatus::Incomplete => data.counts.incomplete += 1,
             }
             if let Some(s) = e.usable_score() {
-                data.usable.entry(unit).or_insert((s, e.cost_attributed));
+                data.usable.entry(unit).or_insert((s, e.cost_attributed.usd()));
             }
-            if let Some(p) = e.prefix_cost.filter(|p| p.is_finite()) {
+            if let Some(p) = e.prefix_cost.map(Cost::usd) {
                 let slot = data.prefix.entry(unit).or_insert((0.0, 0));
                 slot.0 += p;
                 slot.1 += 1;
