@@ -8,7 +8,7 @@
 //!   normalizes its usage ([`usage`]); retries, backoff, rate limits and pricing live
 //!   in [`baton_models::Model`]. Error statuses become
 //!   [`baton_models::ProviderError::Status`] with the server's requested delay
-//!   ([`errors`]).
+//!   ([`status_body`]).
 //! * Keys come from environment variables and live in an [`ApiKey`], which prints
 //!   `****`; header values are marked sensitive and error texts are redacted, so a key
 //!   never reaches a log, an error, the store or a report.
@@ -33,11 +33,11 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod errors;
 mod factory;
 mod key;
 mod provider;
 pub mod server;
+pub mod status_body;
 pub mod usage;
 pub mod wire;
 

@@ -7,8 +7,8 @@ use baton_models::{Provider, ProviderError, Request, Response};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use crate::errors::status_error;
 use crate::key::ApiKey;
+use crate::status_body::status_error;
 use crate::wire::{anthropic, openai_chat, openai_responses};
 
 /// The wire format a provider speaks.

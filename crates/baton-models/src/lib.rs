@@ -15,6 +15,7 @@
 //! loop and forking (`baton-runner`).
 #![deny(missing_docs)]
 
+pub mod defaults;
 mod limit;
 mod model;
 mod price;

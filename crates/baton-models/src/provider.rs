@@ -9,12 +9,13 @@ use async_trait::async_trait;
 use baton_types::{Message, Usage};
 use serde::{Deserialize, Serialize};
 
-/// Generation settings sent with every call of one model role.
+/// Generation settings sent with every call of one model role. `None` sends nothing
+/// for that setting; the runner fills in its documented defaults before a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerateConfig {
-    /// Sampling temperature (LiC's default is 1.0).
+    /// Sampling temperature.
     pub temperature: Option<f64>,
-    /// Output token cap (LiC's default is 1000).
+    /// Output token cap.
     pub max_tokens: Option<u32>,
     /// Reasoning effort for models that take one (`low`, `medium`, `high`).
     pub reasoning_effort: Option<String>,

@@ -96,10 +96,7 @@ impl ScriptedProvider {
     }
 
     fn push(&self, outcome: Result<Response, ProviderError>) {
-        self.script
-            .lock()
-            .expect("script lock")
-            .push_back(outcome);
+        self.script.lock().expect("script lock").push_back(outcome);
     }
 
     /// When each call came, as offsets from the first call.

@@ -88,7 +88,9 @@ impl<'a> Index<'a> {
                 EpisodeStatus::Incomplete => data.counts.incomplete += 1,
             }
             if let Some(s) = e.usable_score() {
-                data.usable.entry(unit).or_insert((s, e.cost_attributed.usd()));
+                data.usable
+                    .entry(unit)
+                    .or_insert((s, e.cost_attributed.usd()));
             }
             if let Some(p) = e.prefix_cost.map(Cost::usd) {
                 let slot = data.prefix.entry(unit).or_insert((0.0, 0));

@@ -14,9 +14,9 @@ use crate::markdown::{
     ALL_FAMILIES_SUFFIX, INCOMPLETE_HEADING, NO_HANDOFFS, RESTART_HEADING, RESTART_INTRO,
     SIMULATED_NOTICE, SMALL_GAP_MARK, anchor_table, direction_title, handoff_table,
 };
+use crate::plot::svg::escape;
 use crate::plot::{DIRECTIONS, pair_slugs};
 use crate::report::{CellRow, Report};
-use crate::plot::svg::escape;
 
 const STYLE: &str = "\
 :root { color-scheme: light; }

@@ -70,8 +70,8 @@
 //! ```
 #![deny(missing_docs)]
 
-mod bootstrap;
 mod assemble;
+mod bootstrap;
 mod csv;
 mod error;
 mod format;

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use baton_models::Model;
+use baton_models::{Model, defaults};
 use baton_types::{Cost, Message};
 
 /// The spending cap of a run, over everything the experiment has paid.
@@ -36,14 +36,14 @@ impl Budget {
     /// The call returned: replace its reservation by what it cost.
     pub fn settle(&self, upper: Cost, actual: Cost) {
         let mut s = self.state.lock().expect("budget lock");
-        s.1 = Cost(s.1.0 - upper.0);
+        s.1 -= upper;
         s.0 += actual;
     }
 
     /// The call failed without a bill: drop its reservation.
     pub fn release(&self, upper: Cost) {
         let mut s = self.state.lock().expect("budget lock");
-        s.1 = Cost(s.1.0 - upper.0);
+        s.1 -= upper;
     }
 
     /// The cap, if any.
@@ -59,12 +59,17 @@ pub(crate) fn prompt_tokens_upper_bound(messages: &[Message]) -> u64 {
     messages.iter().map(|m| m.content.len() as u64 + 8).sum()
 }
 
+/// The most output tokens one call of `model` can bill: its cap, or baton's default cap
+/// for a model built without one.
+pub(crate) fn output_cap(model: &Model) -> u64 {
+    u64::from(model.config().max_tokens.unwrap_or(defaults::MAX_TOKENS))
+}
+
 /// The most one call of `model` with these messages can cost.
 pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
-    let output = u64::from(model.config().max_tokens.unwrap_or(1000));
     model
         .price()
-        .upper_bound(prompt_tokens_upper_bound(messages), output)
+        .upper_bound(prompt_tokens_upper_bound(messages), output_cap(model))
 }
 
 #[cfg(test)]

@@ -8,9 +8,10 @@ use baton_models::Model;
 use baton_types::{Cell, Cost, Message};
 
 use crate::RunError;
-use crate::budget::prompt_tokens_upper_bound;
+use crate::budget::{output_cap, prompt_tokens_upper_bound};
 use crate::plan::Plan;
-use crate::run::{RunOptions, Setup};
+use crate::run::RunOptions;
+use crate::setup::Setup;
 use crate::spec::ExperimentSpec;
 
 /// The estimate for one cell.
@@ -125,7 +126,7 @@ fn turn_costs<'a>(schedule: &Schedule, who: impl Fn(usize) -> &'a Model) -> Vec<
     for (i, turn) in schedule.user_turns.iter().enumerate() {
         messages.push(Message::user(turn.clone()));
         let model = who(i + 1);
-        let max_out = u64::from(model.config().max_tokens.unwrap_or(1000));
+        let max_out = output_cap(model);
         costs.push(
             model
                 .price()

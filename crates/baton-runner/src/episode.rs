@@ -1,18 +1,41 @@
-//! One episode's turn loop: replay what is stored, call for what is missing, score the
-//! final answer.
+//! One episode's turn loop: replay what is stored, call for what is missing.
+//!
+//! The loop asks a [`UserSide`] for each user message. Today that is the task's
+//! [`Schedule`] (one shard per turn); an agent episode's next user message will be an
+//! environment's observation of the last reply, and will plug in here without the loop
+//! knowing the difference.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use baton_data::Schedule;
-use baton_eval::{EvalError, Evaluators};
+use baton_eval::Evaluators;
 use baton_models::Model;
-use baton_store::{CallRow, NewCall, Outcome, Store};
-use baton_types::{Cost, EpisodeStatus, Message, Phase, Task};
+use baton_store::{CallRow, NewCall, Store};
+use baton_types::{Message, Phase, Role};
 
 use crate::RunError;
 use crate::budget::{Budget, call_upper_bound};
 use crate::run::{Observer, StopSignal};
+
+/// Where an episode's system prompt and user messages come from.
+pub(crate) trait UserSide: Sync {
+    /// The system prompt.
+    fn system(&self) -> &str;
+    /// The user message of turn `turn` (1-based), given the conversation so far.
+    fn user_message(&self, turn: usize, history: &[Message]) -> String;
+}
+
+/// A LiC schedule: the shards, one per turn, whatever the model said.
+impl UserSide for Schedule {
+    fn system(&self) -> &str {
+        &self.system
+    }
+
+    fn user_message(&self, turn: usize, _history: &[Message]) -> String {
+        self.user_turns[turn - 1].clone()
+    }
+}
 
 /// What the loop shares with every episode.
 pub(crate) struct Shared {
@@ -25,10 +48,10 @@ pub(crate) struct Shared {
 
 /// The transcript an episode builds, with the calls stored for it so far.
 pub(crate) struct Transcript<'a> {
-    pub episode_id: i64,
-    pub schedule: &'a Schedule,
-    pub seed: u64,
-    pub messages: Vec<Message>,
+    episode_id: i64,
+    users: &'a dyn UserSide,
+    seed: u64,
+    messages: Vec<Message>,
     /// Text put before the next user turn (an interface's note or handoff message).
     pending: Option<String>,
     stored: HashMap<(u32, Phase), CallRow>,
@@ -38,14 +61,17 @@ pub(crate) struct Transcript<'a> {
 pub(crate) struct Unfinished(pub String);
 
 impl<'a> Transcript<'a> {
-    pub fn new(episode_id: i64, schedule: &'a Schedule, seed: u64, stored: Vec<CallRow>) -> Self {
+    pub fn new(episode_id: i64, users: &'a dyn UserSide, seed: u64, stored: Vec<CallRow>) -> Self {
         Transcript {
             episode_id,
-            schedule,
+            users,
             seed,
-            messages: vec![Message::system(schedule.system.clone())],
+            messages: vec![Message::system(users.system())],
             pending: None,
-            stored: stored.into_iter().map(|c| ((c.turn, c.phase), c)).collect(),
+            stored: stored
+                .into_iter()
+                .map(|c| ((c.call.turn, c.call.phase), c))
+                .collect(),
         }
     }
 
@@ -71,7 +97,7 @@ impl<'a> Transcript<'a> {
         let users: Vec<String> = self
             .messages
             .drain(1..)
-            .filter(|m| m.role == baton_types::Role::User)
+            .filter(|m| m.role == Role::User)
             .map(|m| m.content)
             .collect();
         if !users.is_empty() {
@@ -86,11 +112,13 @@ impl<'a> Transcript<'a> {
         self.prepend_to_next_turn(text);
     }
 
+    /// The user message of turn `t`, after any pending interface text. The only place
+    /// the loop asks for a user message.
     fn user_turn(&mut self, t: usize) -> String {
-        let shard = &self.schedule.user_turns[t - 1];
+        let message = self.users.user_message(t, &self.messages);
         match self.pending.take() {
-            Some(p) => format!("{p}\n\n{shard}"),
-            None => shard.clone(),
+            Some(p) => format!("{p}\n\n{message}"),
+            None => message,
         }
     }
 
@@ -141,7 +169,7 @@ impl<'a> Transcript<'a> {
         phase: Phase,
     ) -> Result<Result<String, Unfinished>, RunError> {
         if let Some(call) = self.stored.get(&(turn, phase)) {
-            return Ok(Ok(call.response_text.clone()));
+            return Ok(Ok(call.call.response_text.clone()));
         }
         if shared.stop.is_stopped() {
             return Ok(Err(Unfinished(format!("run stopped before turn {turn}"))));
@@ -182,7 +210,7 @@ impl<'a> Transcript<'a> {
                 response_text: text.clone(),
                 raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
                 usage: completion.response.usage,
-                cost: completion.cost.0,
+                cost: completion.cost,
                 latency_ms: completion.latency.as_millis() as u64,
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
@@ -196,69 +224,7 @@ impl<'a> Transcript<'a> {
     pub fn final_response(&self) -> Option<&str> {
         self.messages
             .last()
-            .filter(|m| m.role == baton_types::Role::Assistant)
+            .filter(|m| m.role == Role::Assistant)
             .map(|m| m.content.as_str())
     }
-}
-
-/// Score a finished transcript and store the outcome.
-pub(crate) async fn finish(
-    shared: &Shared,
-    episode_id: i64,
-    task: &Arc<Task>,
-    result: Result<String, Unfinished>,
-    cost_attributed: Cost,
-    cost_paid: Cost,
-) -> Result<EpisodeStatus, RunError> {
-    let outcome = match result {
-        Err(Unfinished(reason)) => Outcome {
-            status: EpisodeStatus::Incomplete,
-            final_response: None,
-            extracted: None,
-            verdict: None,
-            reason: Some(reason),
-            cost_attributed: cost_attributed.0,
-            cost_paid: cost_paid.0,
-        },
-        Ok(response) => {
-            let evaluators = shared.evaluators.clone();
-            let task2 = task.clone();
-            let resp2 = response.clone();
-            let scored = tokio::task::spawn_blocking(move || {
-                evaluators.score_response(task2.family, &resp2, &task2.sample)
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(EvalError::Setup {
-                    family: task.family,
-                    message: format!("evaluator panicked: {e}"),
-                })
-            });
-            let (status, extracted, verdict, reason) = match scored {
-                Ok(s) => (
-                    EpisodeStatus::Scored,
-                    Some(s.extracted),
-                    Some(s.verdict),
-                    None,
-                ),
-                Err(e @ EvalError::Unavailable(_)) => {
-                    (EpisodeStatus::Unscored, None, None, Some(e.to_string()))
-                }
-                Err(e) => (EpisodeStatus::Errored, None, None, Some(e.to_string())),
-            };
-            Outcome {
-                status,
-                final_response: Some(response),
-                extracted,
-                verdict,
-                reason,
-                cost_attributed: cost_attributed.0,
-                cost_paid: cost_paid.0,
-            }
-        }
-    };
-    let status = outcome.status;
-    shared.store.finish(episode_id, outcome).await?;
-    shared.observer.episode(status);
-    Ok(status)
 }

@@ -21,14 +21,19 @@ mod dry_run;
 mod episode;
 mod interface;
 mod plan;
+mod report_input;
 mod run;
+mod scoring;
+mod setup;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;
 pub use dry_run::{CellEstimate, DryRun, dry_run};
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use plan::{Plan, TaskGroup};
+pub use report_input::{prefix_cost, report_input};
 pub use run::{Observer, RunOptions, RunSummary, Runner, SilentObserver, StopSignal};
+pub use scoring::{EvaluatorFactory, LicEvaluators};
 pub use spec::{ExperimentSpec, ModelSpec, PairSpec};
 
 use std::path::PathBuf;
@@ -65,4 +70,7 @@ pub enum RunError {
     /// `--resume` was asked for, but there is nothing to resume.
     #[error("nothing to resume: {0} does not exist")]
     NothingToResume(PathBuf),
+    /// A report was asked for, but there is no store.
+    #[error("no results at {}", .0.display())]
+    NoResults(PathBuf),
 }

@@ -1,26 +1,25 @@
-//! Preparing and running an experiment.
+//! The public API of a run and its loop: prepare an experiment, run its task groups,
+//! and run each episode (an anchor or a handoff) through the turn loop.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use baton_data::{Schedule, Templates};
-use baton_eval::{EvalConfig, Evaluators};
-use baton_models::{
-    Cost, GenerateConfig, Model, ModelObserver, PriceCard, Provider, ProviderConfig,
-    ProviderFactory, RateLimits, RetryBudget, SimProvider, SimSettings,
-};
-use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store};
-use baton_types::{Cell, EpisodeStatus, Interface, Phase, Task};
+use baton_data::Schedule;
+use baton_models::{Model, ProviderFactory};
+use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta};
+use baton_types::{Cell, Cost, EpisodeStatus, Interface, Phase, Task};
 use futures::future::join_all;
 use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
-use crate::episode::{Shared, Transcript, Unfinished, finish};
+use crate::episode::{Shared, Transcript, Unfinished};
 use crate::interface::InterfaceTemplates;
 use crate::plan::{Plan, TaskGroup};
+use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
+use crate::setup::Setup;
 use crate::spec::ExperimentSpec;
 use crate::{RunError, STORE_FILE};
 
@@ -34,15 +33,6 @@ pub trait Observer: Send + Sync {
     fn episode(&self, _status: EpisodeStatus) {}
     /// A model will retry a call after `wait` (`rate_limited`: the server said 429).
     fn retry(&self, _model: &str, _wait: Duration, _rate_limited: bool) {}
-}
-
-/// Passes a model's retry events on to the run's observer.
-struct RetryEvents(Arc<dyn Observer>);
-
-impl ModelObserver for RetryEvents {
-    fn retrying(&self, model: &str, _attempt: u32, wait: Duration, rate_limited: bool) {
-        self.0.retry(model, wait, rate_limited);
-    }
 }
 
 /// An observer that ignores everything.
@@ -88,14 +78,17 @@ pub struct RunOptions {
     pub max_cost: Option<Cost>,
     /// Stop request.
     pub stop: StopSignal,
-    /// Extra provider kinds (HTTP providers).
+    /// Extra provider kinds (HTTP providers); `sim` is built in.
     pub providers: Vec<Arc<dyn ProviderFactory>>,
+    /// The evaluators that score final answers; default [`LicEvaluators`].
+    pub evaluators: Arc<dyn EvaluatorFactory>,
     /// Progress events.
     pub observer: Arc<dyn Observer>,
 }
 
 impl RunOptions {
-    /// Options with defaults: no resume requirement, no overrides, no extra providers.
+    /// Options with defaults: no resume requirement, no overrides, no extra providers,
+    /// LiC's evaluators.
     pub fn new(
         out_dir: impl Into<PathBuf>,
         base_dir: impl Into<PathBuf>,
@@ -112,6 +105,7 @@ impl RunOptions {
             max_cost: None,
             stop: StopSignal::default(),
             providers: Vec::new(),
+            evaluators: Arc::new(LicEvaluators),
             observer: Arc::new(SilentObserver),
         }
     }
@@ -122,8 +116,8 @@ impl RunOptions {
 pub struct RunSummary {
     /// The store.
     pub store_path: PathBuf,
-    /// Episodes by status.
-    pub episodes: BTreeMap<String, usize>,
+    /// Episodes by status (statuses with none are absent).
+    pub episodes: BTreeMap<EpisodeStatus, usize>,
     /// Calls stored in total.
     pub calls_total: u64,
     /// Calls this run made.
@@ -138,6 +132,13 @@ pub struct RunSummary {
     pub saved_by_forking: Cost,
 }
 
+impl RunSummary {
+    /// Episodes with this status.
+    pub fn count(&self, status: EpisodeStatus) -> usize {
+        self.episodes.get(&status).copied().unwrap_or(0)
+    }
+}
+
 /// A prepared experiment.
 pub struct Runner {
     spec: ExperimentSpec,
@@ -150,6 +151,9 @@ pub struct Runner {
     concurrency: usize,
     store_path: PathBuf,
 }
+
+/// An anchor episode as its handoffs fork it: its id and its stored calls in order.
+type Anchor = (i64, Vec<CallRow>);
 
 impl Runner {
     /// Load the dataset, build schedules and models (every model must have a price:
@@ -168,10 +172,7 @@ impl Runner {
             spider_dir,
             interfaces,
         } = Setup::load(spec, &options)?;
-        let evaluators = Evaluators::lic(&EvalConfig {
-            spider_dir,
-            ..EvalConfig::default()
-        });
+        let evaluators = options.evaluators.make(&spider_dir);
 
         let store = Store::open(&store_path)?;
         store
@@ -180,8 +181,8 @@ impl Runner {
                 spec_toml: options.spec_text.clone(),
                 spec_sha256: spec.sha256(),
                 price_card_sha256: card.sha256().to_string(),
-                eval_profile: baton_eval::PROFILE.to_string(),
-                eval_version: Evaluators::version().to_string(),
+                eval_profile: options.evaluators.profile(),
+                eval_version: options.evaluators.version(),
                 baton_version: env!("CARGO_PKG_VERSION").to_string(),
                 git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
                 simulated: spec.simulated(),
@@ -189,13 +190,13 @@ impl Runner {
             .await?;
         for (task, schedule) in tasks.iter().zip(&schedules) {
             store
-                .upsert_task(
-                    &task.task_id,
-                    task.family.as_str(),
-                    task.n_turns() as u32,
-                    &schedule.sha256,
-                    task.sample.to_string(),
-                )
+                .upsert_task(TaskMeta {
+                    task_id: task.task_id.clone(),
+                    family: task.family,
+                    n_turns: task.n_turns() as u32,
+                    schedule_sha256: schedule.sha256.clone(),
+                    sample_json: task.sample.to_string(),
+                })
                 .await?;
         }
         let plan = Plan::new(&spec, &tasks);
@@ -203,7 +204,7 @@ impl Runner {
             .observer
             .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
         let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
-        let paid = Cost(Reader::open(&store_path)?.total_paid()?);
+        let paid = Reader::open(&store_path)?.total_paid()?;
         Ok(Runner {
             concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
             spec,
@@ -276,30 +277,23 @@ impl Runner {
         let mut summary = RunSummary {
             store_path: runner.store_path.clone(),
             calls_total: reader.call_count()?,
-            paid_total: Cost(reader.total_paid()?),
+            paid_total: reader.total_paid()?,
             ..RunSummary::default()
         };
         summary.calls_new = summary.calls_total - calls_before;
-        summary.spent_now = Cost(summary.paid_total.0 - paid_before);
+        summary.spent_now = summary.paid_total - paid_before;
         for e in reader.episodes()? {
-            *summary.episodes.entry(e.status.to_string()).or_default() += 1;
-            summary.attributed_total += Cost(e.cost_attributed);
-            if e.forked_from.is_some() {
-                summary.saved_by_forking += Cost(e.cost_attributed - e.cost_paid);
+            *summary.episodes.entry(e.status()).or_default() += 1;
+            summary.attributed_total += e.outcome.cost_attributed;
+            if e.init.forked_from.is_some() {
+                summary.saved_by_forking += e.outcome.cost_attributed - e.outcome.cost_paid;
             }
         }
         Ok(summary)
     }
 
     async fn run_group(&self, g: &TaskGroup) -> Result<(), RunError> {
-        let task = &self.tasks[g.task];
-        let schedule = &self.schedules[g.task];
-        let anchors = join_all(
-            g.anchors
-                .iter()
-                .map(|m| self.run_single(task, schedule, g, m)),
-        )
-        .await;
+        let anchors = join_all(g.anchors.iter().map(|m| self.run_single(g, m))).await;
         let mut by_model = BTreeMap::new();
         for (m, a) in g.anchors.iter().zip(anchors) {
             by_model.insert(m.clone(), a?);
@@ -308,7 +302,7 @@ impl Runner {
             let Cell::Handoff { sender, .. } = cell else {
                 unreachable!("plan holds handoff cells only")
             };
-            self.run_handoff(task, schedule, g, cell, *k, &by_model[sender])
+            self.run_handoff(g, cell, *k, &by_model[sender])
         });
         for r in join_all(handoffs).await {
             r?;
@@ -316,68 +310,69 @@ impl Runner {
         Ok(())
     }
 
-    fn init(
+    /// Find or create the episode of `cell` in group `g`, with its stored calls.
+    async fn open_episode(
         &self,
-        task: &Task,
-        schedule: &Schedule,
         g: &TaskGroup,
         cell: &Cell,
         k: Option<usize>,
         forked_from: Option<i64>,
-    ) -> EpisodeInit {
-        EpisodeInit {
-            task_id: task.task_id.clone(),
+    ) -> Result<(baton_store::EpisodeRow, Vec<CallRow>), RunError> {
+        let init = EpisodeInit {
+            task_id: self.tasks[g.task].task_id.clone(),
             cell_key: cell.label(),
             cell_json: serde_json::to_string(cell).expect("a cell always serializes"),
             replicate: g.replicate,
             seed: g.seed,
             k: k.map(|k| k as u32),
             forked_from,
-            schedule_sha256: schedule.sha256.clone(),
-        }
+            schedule_sha256: self.schedules[g.task].sha256.clone(),
+        };
+        Ok(self.shared.store.episode(init).await?)
+    }
+
+    /// The end every episode shares: read back what it paid, score its final reply
+    /// (or record why it has none) and store the outcome. `forked` is the cost of a
+    /// prefix taken from its anchor. Returns the episode's stored calls.
+    async fn end_episode(
+        &self,
+        episode_id: i64,
+        g: &TaskGroup,
+        tr: &Transcript<'_>,
+        result: Result<(), Unfinished>,
+        forked: Cost,
+    ) -> Result<Vec<CallRow>, RunError> {
+        let calls = self.shared.store.calls(episode_id).await?;
+        let paid: Cost = calls.iter().map(|c| c.call.cost).sum();
+        let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
+        let task = &self.tasks[g.task];
+        finish(&self.shared, episode_id, task, result, forked + paid, paid).await?;
+        Ok(calls)
     }
 
     /// Run (or resume) `single(model)` and return its episode id and stored calls.
-    async fn run_single(
-        &self,
-        task: &Arc<Task>,
-        schedule: &Schedule,
-        g: &TaskGroup,
-        model: &str,
-    ) -> Result<(i64, Vec<CallRow>), RunError> {
-        let cell = Cell::single(model);
+    async fn run_single(&self, g: &TaskGroup, model: &str) -> Result<Anchor, RunError> {
         let (row, stored) = self
-            .shared
-            .store
-            .episode(self.init(task, schedule, g, &cell, None, None))
+            .open_episode(g, &Cell::single(model), None, None)
             .await?;
-        if row.status == EpisodeStatus::Scored {
+        if row.status() == EpisodeStatus::Scored {
             return Ok((row.id, stored));
         }
-        let mut tr = Transcript::new(row.id, schedule, g.seed, stored);
+        let n = self.tasks[g.task].n_turns();
+        let mut tr = Transcript::new(row.id, &self.schedules[g.task], g.seed, stored);
         let result = tr
-            .answer(
-                &self.shared,
-                &self.models[model],
-                Phase::Prefix,
-                1..=task.n_turns(),
-            )
+            .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=n)
             .await?;
-        let calls = self.shared.store.calls(row.id).await?;
-        let paid: Cost = calls.iter().map(|c| Cost(c.cost)).sum();
-        let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
-        finish(&self.shared, row.id, task, result, paid, paid).await?;
+        let calls = self.end_episode(row.id, g, &tr, result, Cost::ZERO).await?;
         Ok((row.id, calls))
     }
 
     async fn run_handoff(
         &self,
-        task: &Arc<Task>,
-        schedule: &Schedule,
         g: &TaskGroup,
         cell: &Cell,
         k: usize,
-        anchor: &(i64, Vec<CallRow>),
+        anchor: &Anchor,
     ) -> Result<(), RunError> {
         let Cell::Handoff {
             sender,
@@ -389,21 +384,23 @@ impl Runner {
             unreachable!("handoff cell")
         };
         let fork = self.spec.fork_prefixes;
-        let init = self.init(task, schedule, g, cell, Some(k), fork.then_some(anchor.0));
-        let (row, stored) = self.shared.store.episode(init).await?;
-        if row.status == EpisodeStatus::Scored {
+        let (row, stored) = self
+            .open_episode(g, cell, Some(k), fork.then_some(anchor.0))
+            .await?;
+        if row.status() == EpisodeStatus::Scored {
             return Ok(());
         }
-        let mut tr = Transcript::new(row.id, schedule, g.seed, stored);
+        let n = self.tasks[g.task].n_turns();
+        let mut tr = Transcript::new(row.id, &self.schedules[g.task], g.seed, stored);
         let (sender, receiver) = (&self.models[sender], &self.models[receiver]);
-        let mut prefix_cost = Cost::ZERO;
+        let mut forked = Cost::ZERO;
         let result: Result<(), Unfinished> = 'episode: {
             // The sender's turns 1..=K: forked from the anchor, or answered here.
             if fork {
                 let prefix: Vec<&CallRow> = anchor
                     .1
                     .iter()
-                    .filter(|c| c.phase == Phase::Prefix && (c.turn as usize) <= k)
+                    .filter(|c| c.call.phase == Phase::Prefix && (c.call.turn as usize) <= k)
                     .collect();
                 if prefix.len() < k {
                     break 'episode Err(Unfinished(format!(
@@ -413,8 +410,8 @@ impl Runner {
                     )));
                 }
                 for c in &prefix {
-                    tr.replay(c.turn as usize, &c.response_text);
-                    prefix_cost += Cost(c.cost);
+                    tr.replay(c.call.turn as usize, &c.call.response_text);
+                    forked += c.call.cost;
                 }
             } else if let Err(u) = tr
                 .answer(&self.shared, sender, Phase::Prefix, 1..=k)
@@ -443,191 +440,10 @@ impl Runner {
                 }
             }
             // The receiver's turns K+1..=N.
-            tr.answer(
-                &self.shared,
-                receiver,
-                Phase::Suffix,
-                k + 1..=task.n_turns(),
-            )
-            .await?
+            tr.answer(&self.shared, receiver, Phase::Suffix, k + 1..=n)
+                .await?
         };
-        let calls = self.shared.store.calls(row.id).await?;
-        let paid: Cost = calls.iter().map(|c| Cost(c.cost)).sum();
-        let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
-        finish(&self.shared, row.id, task, result, prefix_cost + paid, paid).await?;
+        self.end_episode(row.id, g, &tr, result, forked).await?;
         Ok(())
     }
-}
-
-/// What a run needs before it touches the store.
-pub(crate) struct Setup {
-    pub spec: ExperimentSpec,
-    pub tasks: Vec<Task>,
-    pub schedules: Vec<Schedule>,
-    pub models: BTreeMap<String, Arc<Model>>,
-    pub card: PriceCard,
-    pub spider_dir: PathBuf,
-    pub interfaces: InterfaceTemplates,
-}
-
-impl Setup {
-    /// Apply command-line overrides, load the dataset and templates, build schedules,
-    /// and build every model with its price (a missing price fails here).
-    pub fn load(mut spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
-        if options.independent {
-            spec.fork_prefixes = false;
-        }
-        if let Some(limit) = options.limit {
-            spec.limit = Some(limit);
-        }
-        let resolve = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                options.base_dir.join(p)
-            }
-        };
-        let sample = spec.dataset == "sample";
-        let mut dataset = if sample {
-            baton_data::sample_dataset()
-        } else {
-            baton_data::load(&resolve(Path::new(&spec.dataset)))?
-        };
-        if !spec.families.is_empty() {
-            dataset.filter_families(&spec.families);
-        }
-        let tasks = select_tasks(dataset.tasks, spec.limit);
-        let (templates, interfaces) = match &spec.templates {
-            Some(dir) => (
-                Templates::from_dir(&resolve(dir))?,
-                InterfaceTemplates::from_dir(&resolve(dir))?,
-            ),
-            None => (Templates::embedded(), InterfaceTemplates::embedded()),
-        };
-        let schedules = tasks
-            .iter()
-            .map(|t| baton_data::build_schedule(t, &templates))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut card = PriceCard::embedded();
-        if let Some(p) = &spec.prices {
-            card = card
-                .with_override_file(&resolve(p))
-                .map_err(|e| RunError::Model {
-                    name: "*".into(),
-                    message: e.to_string(),
-                })?;
-        }
-        let models = build_models(&spec, &tasks, &card, options)?;
-        let spider_dir = match (&spec.spider_dir, sample) {
-            (Some(d), _) => resolve(d),
-            (None, true) => {
-                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
-            }
-            (None, false) => resolve(Path::new("datasets/spider/databases")),
-        };
-        Ok(Setup {
-            spec,
-            tasks,
-            schedules,
-            models,
-            card,
-            spider_dir,
-            interfaces,
-        })
-    }
-}
-
-fn select_tasks(tasks: Vec<Task>, limit: Option<usize>) -> Vec<Task> {
-    let Some(limit) = limit else { return tasks };
-    let mut taken: BTreeMap<baton_types::Family, usize> = BTreeMap::new();
-    tasks
-        .into_iter()
-        .filter(|t| {
-            let n = taken.entry(t.family).or_default();
-            *n += 1;
-            *n <= limit
-        })
-        .collect()
-}
-
-fn build_models(
-    spec: &ExperimentSpec,
-    tasks: &[Task],
-    card: &PriceCard,
-    options: &RunOptions,
-) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
-    let factories = &options.providers;
-    let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
-    let events: Arc<dyn ModelObserver> = Arc::new(RetryEvents(options.observer.clone()));
-    let sim_settings: BTreeMap<String, SimSettings> = spec
-        .models
-        .values()
-        .filter(|m| m.provider_and_id().0 == "sim")
-        .map(|m| {
-            let id = m.provider_and_id().1.to_string();
-            let s = m.sim.unwrap_or_else(|| SimSettings::preset(&id));
-            (id, s)
-        })
-        .collect();
-    let sim: Option<Arc<dyn Provider>> = if sim_settings.is_empty() {
-        None
-    } else {
-        let p =
-            SimProvider::new(tasks.to_vec(), sim_settings).map_err(|message| RunError::Model {
-                name: "sim".into(),
-                message,
-            })?;
-        Some(Arc::new(p))
-    };
-    let mut models = BTreeMap::new();
-    for (name, m) in &spec.models {
-        let err = |message: String| RunError::Model {
-            name: name.clone(),
-            message,
-        };
-        let (kind, id) = m.provider_and_id();
-        let price_key = m.price_key();
-        let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
-        let provider: Arc<dyn Provider> = match (kind, &sim) {
-            ("sim", Some(p)) => p.clone(),
-            _ => {
-                let factory = factories
-                    .iter()
-                    .find(|f| f.kinds().iter().any(|k| k == kind))
-                    .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
-                factory
-                    .make(&ProviderConfig {
-                        name: name.clone(),
-                        kind: kind.to_string(),
-                        model_id: id.to_string(),
-                        base_url: m.base_url.clone(),
-                        api_key_env: m.api_key_env.clone(),
-                    })
-                    .map_err(err)?
-            }
-        };
-        let config = GenerateConfig {
-            temperature: Some(m.temperature.unwrap_or(1.0)),
-            max_tokens: Some(m.max_tokens.unwrap_or(1000)),
-            reasoning_effort: m.reasoning_effort.clone(),
-        };
-        let model = Model::new(
-            name,
-            provider,
-            id,
-            price_key,
-            price,
-            m.concurrency.unwrap_or(8),
-        )
-        .with_config(config)
-        .with_budget(budget.clone())
-        .with_observer(events.clone())
-        .with_rate_limits(RateLimits {
-            requests_per_minute: m.requests_per_minute,
-            tokens_per_minute: m.tokens_per_minute,
-            adaptive_concurrency: true,
-        });
-        models.insert(name.clone(), Arc::new(model));
-    }
-    Ok(models)
 }

@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use baton_models::SimSettings;
+use baton_models::{GenerateConfig, SimSettings, defaults};
 use baton_types::{Direction, Family, Interface, SwitchPoint};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -104,17 +104,17 @@ pub struct ModelSpec {
     /// The environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Sampling temperature; default 1.0 (LiC's).
+    /// Sampling temperature; default 1.0 (LiC's, [`defaults::TEMPERATURE`]).
     #[serde(default)]
     pub temperature: Option<f64>,
-    /// Output token cap; default 1000 (LiC's).
+    /// Output token cap; default 1000 (LiC's, [`defaults::MAX_TOKENS`]).
     #[serde(default)]
     pub max_tokens: Option<u32>,
     /// Reasoning effort, for models that take one.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
-    /// Calls in flight at once for this model; default 8 (halved on a 429, regained
-    /// after a window of successes).
+    /// Calls in flight at once for this model; default 8 ([`defaults::CONCURRENCY`];
+    /// halved on a 429, regained after a window of successes).
     #[serde(default)]
     pub concurrency: Option<usize>,
     /// Requests per minute this model may make; default unlimited.
@@ -134,6 +134,21 @@ impl ModelSpec {
         self.model
             .split_once('/')
             .unwrap_or(("", self.model.as_str()))
+    }
+
+    /// The generation settings sent with every call: the file's, with baton's
+    /// [`defaults`] for temperature and output cap.
+    pub fn generate_config(&self) -> GenerateConfig {
+        GenerateConfig {
+            temperature: Some(self.temperature.unwrap_or(defaults::TEMPERATURE)),
+            max_tokens: Some(self.max_tokens.unwrap_or(defaults::MAX_TOKENS)),
+            reasoning_effort: self.reasoning_effort.clone(),
+        }
+    }
+
+    /// Calls in flight at once for this model.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(defaults::CONCURRENCY)
     }
 
     /// The price-card key.

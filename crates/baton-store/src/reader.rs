@@ -82,7 +82,11 @@ impl Reader {
         rows.map(|row| {
             let (task_id, family, n_turns, schedule_sha256, sample_json) = row.map_err(&err)?;
             Ok(TaskMeta {
-                family: parse(&self.path, || format!("tasks.family of {task_id:?}"), &family)?,
+                family: parse(
+                    &self.path,
+                    || format!("tasks.family of {task_id:?}"),
+                    &family,
+                )?,
                 task_id,
                 n_turns,
                 schedule_sha256,
@@ -135,7 +139,11 @@ impl Reader {
             .map_err(&err)?;
         rows.map(|row| {
             let (episode, phase, cost) = row.map_err(&err)?;
-            let phase = parse(&self.path, || format!("calls.phase of episode {episode}"), &phase)?;
+            let phase = parse(
+                &self.path,
+                || format!("calls.phase of episode {episode}"),
+                &phase,
+            )?;
             Ok(((episode, phase), Cost(cost)))
         })
         .collect()
@@ -216,13 +224,11 @@ impl RawEpisode {
                 error: self.eval_error,
                 details: match &self.eval_details {
                     None => serde_json::Value::Null,
-                    Some(text) => {
-                        serde_json::from_str(text).map_err(|e| StoreError::Decode {
-                            path: path.to_path_buf(),
-                            what: what("eval_details"),
-                            message: e.to_string(),
-                        })?
-                    }
+                    Some(text) => serde_json::from_str(text).map_err(|e| StoreError::Decode {
+                        path: path.to_path_buf(),
+                        what: what("eval_details"),
+                        message: e.to_string(),
+                    })?,
                 },
             }),
         };
@@ -273,11 +279,7 @@ pub(crate) fn episode_by_id(conn: &Connection, path: &Path, id: i64) -> Result<E
 /// How a call's request is stored: whole, or as parameters plus a message list.
 enum StoredRequest {
     Whole(String),
-    Split {
-        params: String,
-        at: i64,
-        list: i64,
-    },
+    Split { params: String, at: i64, list: i64 },
 }
 
 /// The calls of an episode in order (by turn; within a turn prefix, handoff, suffix),

@@ -144,7 +144,10 @@ mod tests {
         // space around the array is kept in the parameters
         let spaced = r#"{"model":"lc", "messages": [{"role":"user","content":"x"}] }"#;
         let s = split(spaced).expect("splits");
-        assert_eq!(join(&s.params, s.messages_at, &s.messages).as_deref(), Some(spaced));
+        assert_eq!(
+            join(&s.params, s.messages_at, &s.messages).as_deref(),
+            Some(spaced)
+        );
         let empty = split(r#"{"messages":[],"seed":null}"#).expect("splits");
         assert!(empty.messages.is_empty());
     }

@@ -12,9 +12,6 @@ use crate::usage::anthropic_usage;
 /// The API version header value.
 pub const VERSION: &str = "2023-06-01";
 
-/// The output cap when a model sets none (`max_tokens` is required; LiC uses 1000).
-pub const DEFAULT_MAX_TOKENS: u32 = 1000;
-
 /// The request body. With `prompt_caching`, the last user turn's content is a text
 /// block carrying `cache_control: {type: ephemeral}`, so the whole prompt up to it is
 /// written to (and on the next turn read from) the 5-minute cache.
@@ -37,7 +34,13 @@ pub fn body(request: &Request, prompt_caching: bool) -> Value {
     b.insert("model".into(), json!(request.model));
     b.insert(
         "max_tokens".into(),
-        json!(request.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+        // required by the API: a config without a cap gets baton's default
+        json!(
+            request
+                .config
+                .max_tokens
+                .unwrap_or(baton_models::defaults::MAX_TOKENS)
+        ),
     );
     if let Some(s) = system {
         b.insert("system".into(), json!(s));

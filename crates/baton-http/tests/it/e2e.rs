@@ -101,38 +101,42 @@ async fn a_faulty_http_experiment_completes_prices_exactly_and_resumes_without_c
     let mut cache_reads = 0u64;
     let mut anthropic_writes = 0u64;
     for e in &episodes {
-        match e.status {
+        match e.status() {
             EpisodeStatus::Scored | EpisodeStatus::Unscored => {}
             EpisodeStatus::Incomplete => assert!(
-                e.reason.as_deref().is_some_and(|r| !r.is_empty()),
+                e.outcome.reason.as_deref().is_some_and(|r| !r.is_empty()),
                 "incomplete episode {} has no reason",
                 e.id
             ),
-            other => panic!("episode {} ended {other}: {:?}", e.id, e.reason),
+            other => panic!("episode {} ended {other}: {:?}", e.id, e.outcome.reason),
         }
         for c in reader.calls(e.id).unwrap() {
-            let key = match c.model.as_str() {
+            let key = match c.call.model.as_str() {
                 "oa_lc" | "an_lc" => "sim/lc",
                 _ => "sim/hc",
             };
             assert_eq!(
-                c.cost,
-                hand_cost(key, &c.usage),
+                c.call.cost.0,
+                hand_cost(key, &c.call.usage),
                 "call {} of {}",
                 c.id,
-                c.model
+                c.call.model
             );
-            assert!(!c.request_json.contains(SECRET));
-            assert!(c.model_served.starts_with("sim/"), "{}", c.model_served);
-            cache_reads += c.usage.cache_read;
-            if c.model == "an_lc" {
-                anthropic_writes += c.usage.cache_write_5m;
+            assert!(!c.call.request_json.contains(SECRET));
+            assert!(
+                c.call.model_served.starts_with("sim/"),
+                "{}",
+                c.call.model_served
+            );
+            cache_reads += c.call.usage.cache_read;
+            if c.call.model == "an_lc" {
+                anthropic_writes += c.call.usage.cache_write_5m;
             }
-            sum += c.cost;
+            sum += c.call.cost.0;
             calls += 1;
         }
     }
-    assert_eq!(sum, reader.total_paid().unwrap());
+    assert_eq!(sum, reader.total_paid().unwrap().0);
     assert_eq!(sum, summary.paid_total.0);
     assert!(cache_reads > 0, "later turns read the prompt cache");
     assert!(anthropic_writes > 0, "anthropic turns write the cache");
@@ -151,7 +155,7 @@ async fn a_faulty_http_experiment_completes_prices_exactly_and_resumes_without_c
     );
     let incomplete = episodes
         .iter()
-        .filter(|e| e.status == EpisodeStatus::Incomplete)
+        .filter(|e| e.status() == EpisodeStatus::Incomplete)
         .count();
     eprintln!(
         "e2e: {} episodes ({incomplete} incomplete), {calls} stored calls, {} requests \

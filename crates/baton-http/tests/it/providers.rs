@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use baton_http::{HttpProviders, errors};
+use baton_http::{HttpProviders, status_body};
 use baton_models::{GenerateConfig, ProviderConfig, ProviderError};
 use baton_types::Message;
 use serde_json::json;
@@ -148,7 +148,7 @@ async fn keys_never_reach_debug_output_or_errors() {
     }
     // a server that echoes the key in its error message is redacted too
     let headers = reqwest::header::HeaderMap::new();
-    let echoed = errors::status_error(
+    let echoed = status_body::status_error(
         401,
         &headers,
         json!({"error": {"message": format!("Incorrect API key provided: {SECRET}"), "type": "invalid_request_error", "code": "invalid_api_key"}})

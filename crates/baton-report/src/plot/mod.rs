@@ -23,11 +23,11 @@ use self::chart::{
     REFERENCE, RIGHT, Rect, Scale, Styles, TOP, anchor_mark, axes, empty_note, error_bar, frame,
     marker, x_tick, y_tick,
 };
+use self::svg::{num, ticks};
 use crate::format::{dollars, interval, one_decimal};
 use crate::input::PairSpec;
 use crate::markdown::direction_title;
 use crate::report::{AVERAGE_K, AnchorRole, CellRow, Report};
-use self::svg::{num, ticks};
 
 /// One plot as a standalone SVG document.
 #[derive(Debug, Clone, PartialEq, Eq)]

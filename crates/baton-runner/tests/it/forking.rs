@@ -1,7 +1,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use baton_store::Reader;
-use baton_types::{Cell, Message, Phase, Role};
+use baton_types::{Cell, Cost, Message, Phase, Role};
 
 use crate::{run, spec_text};
 
@@ -11,9 +11,9 @@ fn requests(reader: &Reader, episode: i64) -> Vec<(u32, Phase, Vec<Message>)> {
         .unwrap()
         .into_iter()
         .map(|c| {
-            let req: serde_json::Value = serde_json::from_str(&c.request_json).unwrap();
+            let req: serde_json::Value = serde_json::from_str(&c.call.request_json).unwrap();
             let msgs: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap();
-            (c.turn, c.phase, msgs)
+            (c.call.turn, c.call.phase, msgs)
         })
         .collect()
 }
@@ -34,8 +34,8 @@ async fn user_turns_are_identical_across_every_cell_of_a_task() {
     let episodes = reader.episodes().unwrap();
     let mut by_task: BTreeMap<String, (BTreeSet<String>, BTreeSet<Vec<String>>)> = BTreeMap::new();
     for e in &episodes {
-        let entry = by_task.entry(e.task_id.clone()).or_default();
-        entry.0.insert(e.schedule_sha256.clone());
+        let entry = by_task.entry(e.init.task_id.clone()).or_default();
+        entry.0.insert(e.init.schedule_sha256.clone());
         // The last call of an episode saw every user turn.
         let last = requests(&reader, e.id)
             .pop()
@@ -43,7 +43,7 @@ async fn user_turns_are_identical_across_every_cell_of_a_task() {
         assert_eq!(
             last.0, e.n_turns,
             "{}: last call answers the last turn",
-            e.cell_key
+            e.init.cell_key
         );
         entry.1.insert(user_turns(&last.2));
     }
@@ -67,7 +67,7 @@ async fn forked_prefixes_are_paid_once_and_equal_the_anchor() {
     let by_id: BTreeMap<i64, _> = episodes.iter().map(|e| (e.id, e)).collect();
     let mut handoffs = 0;
     for e in &episodes {
-        let cell: Cell = serde_json::from_str(&e.cell_json).unwrap();
+        let cell: Cell = serde_json::from_str(&e.init.cell_json).unwrap();
         let Cell::Handoff {
             sender, receiver, ..
         } = &cell
@@ -79,17 +79,17 @@ async fn forked_prefixes_are_paid_once_and_equal_the_anchor() {
         assert!(
             calls
                 .iter()
-                .all(|c| c.phase == Phase::Suffix && &c.model == receiver),
+                .all(|c| c.call.phase == Phase::Suffix && &c.call.model == receiver),
             "no paid prefix in {}",
-            e.cell_key
+            e.init.cell_key
         );
-        let k = e.k.unwrap();
+        let k = e.init.k.unwrap();
         assert_eq!(calls.len() as u32, e.n_turns - k);
-        let anchor = by_id[&e.forked_from.expect("forked")];
-        assert_eq!(anchor.cell_key, format!("single({sender})"));
+        let anchor = by_id[&e.init.forked_from.expect("forked")];
+        assert_eq!(anchor.init.cell_key, format!("single({sender})"));
         assert_eq!(
-            (anchor.task_id.as_str(), anchor.replicate),
-            (e.task_id.as_str(), e.replicate)
+            (anchor.init.task_id.as_str(), anchor.init.replicate),
+            (e.init.task_id.as_str(), e.init.replicate)
         );
         // The receiver's first request carries the anchor's first K replies verbatim.
         let anchor_calls = reader.calls(anchor.id).unwrap();
@@ -101,14 +101,14 @@ async fn forked_prefixes_are_paid_once_and_equal_the_anchor() {
             .collect();
         let expected: Vec<&str> = anchor_calls[..k as usize]
             .iter()
-            .map(|c| c.response_text.as_str())
+            .map(|c| c.call.response_text.as_str())
             .collect();
         assert_eq!(replies, expected);
         // Attributed = the anchor's first K calls (sender's rates) + own calls, exactly.
-        let prefix: i64 = anchor_calls[..k as usize].iter().map(|c| c.cost).sum();
-        let own: i64 = calls.iter().map(|c| c.cost).sum();
-        assert_eq!(e.cost_paid, own);
-        assert_eq!(e.cost_attributed, prefix + own);
+        let prefix: Cost = anchor_calls[..k as usize].iter().map(|c| c.call.cost).sum();
+        let own: Cost = calls.iter().map(|c| c.call.cost).sum();
+        assert_eq!(e.outcome.cost_paid, own);
+        assert_eq!(e.outcome.cost_attributed, prefix + own);
     }
     assert!(handoffs > 0);
     // Every paid prefix call belongs to an anchor: once per (task, replicate, sender).
@@ -118,12 +118,12 @@ async fn forked_prefixes_are_paid_once_and_equal_the_anchor() {
             .calls(e.id)
             .unwrap()
             .iter()
-            .filter(|c| c.phase == Phase::Prefix)
+            .filter(|c| c.call.phase == Phase::Prefix)
             .count();
     }
     let anchors_turns: u32 = episodes
         .iter()
-        .filter(|e| e.cell_key.starts_with("single("))
+        .filter(|e| e.init.cell_key.starts_with("single("))
         .map(|e| e.n_turns)
         .sum();
     assert_eq!(prefix_calls as u32, anchors_turns);
@@ -135,15 +135,23 @@ async fn independent_prefixes_are_paid_by_the_handoff_cell() {
     let dir = tempfile::tempdir().unwrap();
     let summary = run(dir.path(), &spec_text(1, 1, false)).await;
     let reader = Reader::open(&summary.store_path).unwrap();
-    for e in reader.episodes().unwrap().iter().filter(|e| e.k.is_some()) {
+    for e in reader
+        .episodes()
+        .unwrap()
+        .iter()
+        .filter(|e| e.init.k.is_some())
+    {
         let calls = reader.calls(e.id).unwrap();
         assert_eq!(calls.len() as u32, e.n_turns);
         assert_eq!(
-            calls.iter().filter(|c| c.phase == Phase::Prefix).count() as u32,
-            e.k.unwrap()
+            calls
+                .iter()
+                .filter(|c| c.call.phase == Phase::Prefix)
+                .count() as u32,
+            e.init.k.unwrap()
         );
-        assert_eq!(e.forked_from, None);
-        assert_eq!(e.cost_attributed, e.cost_paid);
+        assert_eq!(e.init.forked_from, None);
+        assert_eq!(e.outcome.cost_attributed, e.outcome.cost_paid);
     }
     assert_eq!(summary.saved_by_forking.0, 0);
 }
@@ -158,7 +166,15 @@ async fn a_second_run_makes_no_call_and_changes_nothing() {
         .episodes()
         .unwrap()
         .into_iter()
-        .map(|e| (e.id, e.status, e.final_response, e.score, e.cost_attributed))
+        .map(|e| {
+            (
+                e.id,
+                e.status(),
+                e.score(),
+                e.outcome.final_response,
+                e.outcome.cost_attributed,
+            )
+        })
         .collect();
     let second = run(dir.path(), &text).await;
     assert_eq!(second.calls_new, 0);
@@ -168,7 +184,15 @@ async fn a_second_run_makes_no_call_and_changes_nothing() {
         .episodes()
         .unwrap()
         .into_iter()
-        .map(|e| (e.id, e.status, e.final_response, e.score, e.cost_attributed))
+        .map(|e| {
+            (
+                e.id,
+                e.status(),
+                e.score(),
+                e.outcome.final_response,
+                e.outcome.cost_attributed,
+            )
+        })
         .collect();
     assert_eq!(before, after);
 }
@@ -193,7 +217,6 @@ async fn a_changed_experiment_is_refused_by_an_existing_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spending_cap_leaves_episodes_incomplete_never_zero_and_is_never_passed() {
-    use baton_models::Cost;
     use baton_runner::{ExperimentSpec, RunOptions, Runner};
     use baton_types::EpisodeStatus;
 
@@ -220,17 +243,19 @@ async fn a_spending_cap_leaves_episodes_incomplete_never_zero_and_is_never_passe
     let episodes = reader.episodes().unwrap();
     let incomplete: Vec<_> = episodes
         .iter()
-        .filter(|e| e.status == EpisodeStatus::Incomplete)
+        .filter(|e| e.status() == EpisodeStatus::Incomplete)
         .collect();
     assert!(!incomplete.is_empty());
-    assert!(
-        incomplete
-            .iter()
-            .any(|e| e.reason.as_deref().unwrap_or("").contains("spending cap"))
-    );
+    assert!(incomplete.iter().any(|e| {
+        e.outcome
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("spending cap")
+    }));
     for e in &incomplete {
-        assert_eq!(e.score, None, "an incomplete episode has no score");
-        let reason = e.reason.as_deref().unwrap_or("");
+        assert_eq!(e.score(), None, "an incomplete episode has no score");
+        let reason = e.outcome.reason.as_deref().unwrap_or("");
         assert!(
             reason.contains("spending cap") || reason.contains("prefix is incomplete"),
             "{reason}"
@@ -239,7 +264,7 @@ async fn a_spending_cap_leaves_episodes_incomplete_never_zero_and_is_never_passe
 
     // Without the cap, the same command finishes the rest and pays what is left.
     let finished = run(dir.path(), &text).await;
-    assert_eq!(finished.episodes.get("incomplete"), None);
+    assert_eq!(finished.count(EpisodeStatus::Incomplete), 0);
     assert_eq!(finished.paid_total, full.paid_total);
 }
 

@@ -1,6 +1,6 @@
 use baton_runner::InterfaceTemplates;
 use baton_store::Reader;
-use baton_types::{Cell, EpisodeStatus, Interface, Message, Phase, Role};
+use baton_types::{Cell, Cost, EpisodeStatus, Interface, Message, Phase, Role};
 
 use crate::run;
 
@@ -38,30 +38,33 @@ high = "hc"
     let mut seen = std::collections::BTreeSet::new();
     for e in reader.episodes().unwrap() {
         assert_eq!(
-            e.status,
+            e.status(),
             EpisodeStatus::Scored,
             "{} {:?}",
-            e.cell_key,
-            e.reason
+            e.init.cell_key,
+            e.outcome.reason
         );
         let Cell::Handoff {
             sender,
             receiver,
             interface,
             ..
-        } = serde_json::from_str(&e.cell_json).unwrap()
+        } = serde_json::from_str(&e.init.cell_json).unwrap()
         else {
             continue;
         };
         seen.insert(interface);
-        let k = e.k.unwrap();
+        let k = e.init.k.unwrap();
         let calls = reader.calls(e.id).unwrap();
-        let handoff: Vec<_> = calls.iter().filter(|c| c.phase == Phase::Handoff).collect();
+        let handoff: Vec<_> = calls
+            .iter()
+            .filter(|c| c.call.phase == Phase::Handoff)
+            .collect();
         let first_suffix = calls
             .iter()
-            .find(|c| c.phase == Phase::Suffix && c.turn == k + 1)
+            .find(|c| c.call.phase == Phase::Suffix && c.call.turn == k + 1)
             .unwrap();
-        let first = messages(&first_suffix.request_json);
+        let first = messages(&first_suffix.call.request_json);
         let users: Vec<&str> = first
             .iter()
             .filter(|m| m.role == Role::User)
@@ -95,18 +98,19 @@ high = "hc"
                 } else {
                     &receiver
                 };
-                assert_eq!(&handoff[0].model, summarizer);
-                let asked = messages(&handoff[0].request_json);
+                assert_eq!(&handoff[0].call.model, summarizer);
+                let asked = messages(&handoff[0].call.request_json);
                 assert_eq!(asked.last().unwrap().content, t.compact_request);
                 assert_eq!(first.len(), 2, "system prompt + handoff message");
                 assert!(
-                    users[0].starts_with(before) && users[0].contains(&handoff[0].response_text)
+                    users[0].starts_with(before)
+                        && users[0].contains(&handoff[0].call.response_text)
                 );
                 assert!(users[0].contains(after));
                 // The summary is paid by the episode and part of its attributed cost.
-                let own: i64 = calls.iter().map(|c| c.cost).sum();
-                assert_eq!(e.cost_paid, own);
-                assert!(e.cost_attributed > own);
+                let own: Cost = calls.iter().map(|c| c.call.cost).sum();
+                assert_eq!(e.outcome.cost_paid, own);
+                assert!(e.outcome.cost_attributed > own);
             }
         }
     }

@@ -2,6 +2,7 @@
 
 mod forking;
 mod interfaces;
+mod results;
 
 use std::path::Path;
 

@@ -90,7 +90,9 @@ fn a_killed_writer_loses_at_most_the_call_in_flight() {
 
     let reader = Reader::open(&cx.path()).expect("the store opens after the kill");
     let episode = reader.episodes().unwrap()[0].id;
-    let calls = reader.calls(episode).expect("every stored request is intact");
+    let calls = reader
+        .calls(episode)
+        .expect("every stored request is intact");
     let turns: Vec<u32> = calls.iter().map(|c| c.call.turn).collect();
     assert!(
         turns.len() as u32 == ACKED || turns.len() as u32 == ACKED + 1,

@@ -138,7 +138,10 @@ fn a_version_1_file_migrates_and_loses_nothing() {
         .into_iter()
         .map(|r| r.call)
         .collect();
-    assert_eq!(back, calls, "old requests are kept whole and read back exactly");
+    assert_eq!(
+        back, calls,
+        "old requests are kept whole and read back exactly"
+    );
     drop(reader);
 }
 

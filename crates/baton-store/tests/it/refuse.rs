@@ -52,7 +52,10 @@ async fn a_call_whose_hash_is_not_its_request_is_not_stored() {
     let mut c = call(e.id, 1, Phase::Prefix, request_json(&conversation(1), 1));
     c.request_sha256 = "0".repeat(64);
     let err = store.record_call(c).await.unwrap_err();
-    assert!(matches!(err, StoreError::RequestHash { turn: 1, .. }), "{err}");
+    assert!(
+        matches!(err, StoreError::RequestHash { turn: 1, .. }),
+        "{err}"
+    );
     assert_eq!(Reader::open(&cx.path()).unwrap().call_count().unwrap(), 0);
 }
 

@@ -21,7 +21,12 @@ async fn every_column_round_trips() {
     let (h, _) = store.episode(handoff.clone()).await.unwrap();
 
     // One request that splits, one that is kept whole (not compact JSON).
-    let a = call(fresh.id, 1, Phase::Prefix, request_json(&conversation(1), 9));
+    let a = call(
+        fresh.id,
+        1,
+        Phase::Prefix,
+        request_json(&conversation(1), 9),
+    );
     let b = call(
         fresh.id,
         1,
@@ -118,7 +123,12 @@ async fn a_conversation_stores_each_message_once() {
     let (e2, _) = store.episode(init("t1", "single(hc)")).await.unwrap();
     let mut written = Vec::new();
     for t in 1..=turns {
-        let c = call(e.id, t as u32, Phase::Prefix, request_json(&conversation(t), 3));
+        let c = call(
+            e.id,
+            t as u32,
+            Phase::Prefix,
+            request_json(&conversation(t), 3),
+        );
         store.record_call(c.clone()).await.unwrap();
         written.push(c);
     }
@@ -142,7 +152,11 @@ async fn a_conversation_stores_each_message_once() {
     };
     // system prompt + 150 user turns + 149 replies
     assert_eq!(count("messages"), 1 + 150 + 149);
-    assert_eq!(count("message_lists"), 1 + 150 + 149, "one node per message");
+    assert_eq!(
+        count("message_lists"),
+        1 + 150 + 149,
+        "one node per message"
+    );
     let whole: i64 = db
         .query_row(
             "SELECT count(*) FROM calls WHERE request_json IS NOT NULL",

@@ -3,11 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use baton_models::Cost;
-use baton_report::{BootstrapConfig, EpisodeRecord, PairSpec, Report, ReportInput};
-use baton_runner::{ExperimentSpec, STORE_FILE};
-use baton_store::Reader;
-use baton_types::{Cell, Family, Phase};
+use baton_report::{BootstrapConfig, Report};
+use baton_runner::STORE_FILE;
 
 use crate::Outcome;
 use crate::cli::{Format, ReportArgs};
@@ -37,69 +34,15 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Read a store into report records and build the report.
+/// Read a store and build the report.
 pub fn build_report(path: &Path, bootstrap: usize, seed: u64) -> Result<Report> {
-    if !path.exists() {
-        anyhow::bail!("no results at {}", path.display());
-    }
-    let reader = Reader::open(path)?;
-    let exp = reader.experiment()?;
-    let spec = ExperimentSpec::parse(
-        &format!("{} (stored experiment)", path.display()),
-        &exp.spec_toml,
-    )?;
-    let mut episodes = Vec::new();
-    for e in reader.episodes()? {
-        let cell: Cell = serde_json::from_str(&e.cell_json)
-            .with_context(|| format!("{}: episode {} has a bad cell", path.display(), e.id))?;
-        let family: Family = e.family.parse().map_err(anyhow::Error::msg)?;
-        let prefix_cost = match &cell {
-            Cell::Single { .. } => None,
-            Cell::Handoff { .. } => {
-                let own_prefix: i64 = reader
-                    .calls(e.id)?
-                    .iter()
-                    .filter(|c| c.phase == Phase::Prefix)
-                    .map(|c| c.cost)
-                    .sum();
-                let forked = e.cost_attributed - e.cost_paid;
-                Some(Cost(own_prefix + forked).usd())
-            }
-        };
-        episodes.push(EpisodeRecord {
-            task_id: e.task_id,
-            family,
-            cell,
-            replicate: e.replicate,
-            status: e.status,
-            score: e.score,
-            cost_attributed: Cost(e.cost_attributed).usd(),
-            cost_paid: Cost(e.cost_paid).usd(),
-            n_turns: e.n_turns as usize,
-            k: e.k.map(|k| k as usize),
-            reason: e.reason.or(e.eval_error),
-            prefix_cost,
-        });
-    }
-    let input = ReportInput {
-        title: exp.name,
-        simulated: exp.simulated,
-        pairs: spec
-            .pairs
-            .iter()
-            .map(|p| PairSpec {
-                name: p.label(),
-                lc: p.low.clone(),
-                hc: p.high.clone(),
-            })
-            .collect(),
-        episodes,
-        bootstrap: (bootstrap > 0).then_some(BootstrapConfig {
-            replicates: bootstrap,
-            seed,
-        }),
-    };
-    Ok(baton_report::build(&input))
+    let bootstrap = (bootstrap > 0).then_some(BootstrapConfig {
+        replicates: bootstrap,
+        seed,
+    });
+    Ok(baton_report::build(&baton_runner::report_input(
+        path, bootstrap,
+    )?))
 }
 
 /// Write a file atomically, creating its folder.

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use baton_types::Cost;
 use baton_runner::{ExperimentSpec, RunOptions, RunSummary, Runner, STORE_FILE, StopSignal};
+use baton_types::{Cost, EpisodeStatus};
 
 use crate::Outcome;
 use crate::cli::{DemoArgs, RunArgs};
@@ -139,7 +139,7 @@ fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
     baton_store::Reader::open(store)
         .and_then(|r| r.experiment())
         .map(|e| {
-            ExperimentSpec::parse("stored", &e.spec_toml)
+            ExperimentSpec::parse("stored", &e.meta.spec_toml)
                 .map_or(true, |s| s.sha256() != spec.sha256())
         })
         .unwrap_or(true)
@@ -171,14 +171,17 @@ fn execute(
     });
     progress.finish();
     let summary = summary?;
-    if summary.episodes.get("incomplete").copied().unwrap_or(0) > 0 {
+    if summary.count(EpisodeStatus::Incomplete) > 0 {
         printer.error("some episodes are incomplete; run the same command again to finish them");
     }
     Ok(summary)
 }
 
 fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
-    let statuses: Vec<String> = s.episodes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    // statuses by name, as the line has always listed them
+    let mut counts: Vec<_> = s.episodes.iter().collect();
+    counts.sort_by_key(|(status, _)| status.as_str());
+    let statuses: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     printer.line(&format!(
         "episodes: {}; calls: {} new, {} stored; spent now {}, paid in total {}, attributed {}, saved by forking {}; store: {}",
         statuses.join(", "),
@@ -194,10 +197,7 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
 }
 
 fn outcome(s: &RunSummary) -> Outcome {
-    let bad = ["incomplete", "errored"]
-        .iter()
-        .map(|k| s.episodes.get(*k).copied().unwrap_or(0))
-        .sum::<usize>();
+    let bad = s.count(EpisodeStatus::Incomplete) + s.count(EpisodeStatus::Errored);
     if bad > 0 {
         Outcome::Partial
     } else {

@@ -1,5 +1,5 @@
-//! Error statuses: parse OpenAI and Anthropic error bodies and the server's requested
-//! delay into [`ProviderError::Status`].
+//! Parsing a non-success response: its OpenAI or Anthropic error body and the delay
+//! the server asks for become a [`ProviderError::Status`].
 //!
 //! The retry decision itself is [`baton_models::classify_default`]: 429 is a rate
 //! limit, 408/409/5xx (529 overload included) are transient, and `insufficient_quota`,

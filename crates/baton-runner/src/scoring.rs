@@ -1,0 +1,107 @@
+//! Scoring a finished episode and storing its outcome, with evaluators the caller
+//! chooses through [`crate::RunOptions::evaluators`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use baton_eval::{EvalConfig, EvalError, Evaluators};
+use baton_store::Outcome;
+use baton_types::{Cost, EpisodeStatus, Task};
+
+use crate::RunError;
+use crate::episode::{Shared, Unfinished};
+
+/// Builds the evaluators of a run, as [`crate::ProviderFactory`] builds providers.
+///
+/// The runner gives it the folders the experiment names (the Spider databases); the
+/// profile and version it reports are stored with the run.
+pub trait EvaluatorFactory: Send + Sync {
+    /// The profile recorded with the run (`lic`).
+    fn profile(&self) -> String;
+    /// The implementation version recorded with the run.
+    fn version(&self) -> String;
+    /// The evaluators, reading databases from `spider_dir`.
+    fn make(&self, spider_dir: &Path) -> Evaluators;
+}
+
+/// LiC's evaluators ([`Evaluators::lic`]) with the default limits: the default.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LicEvaluators;
+
+impl EvaluatorFactory for LicEvaluators {
+    fn profile(&self) -> String {
+        baton_eval::PROFILE.to_string()
+    }
+
+    fn version(&self) -> String {
+        Evaluators::version().to_string()
+    }
+
+    fn make(&self, spider_dir: &Path) -> Evaluators {
+        Evaluators::lic(&EvalConfig {
+            spider_dir: spider_dir.to_path_buf(),
+            ..EvalConfig::default()
+        })
+    }
+}
+
+/// Score a finished transcript (or record why it did not finish) and store the
+/// outcome. An evaluator that is missing leaves the episode `unscored`, one that
+/// cannot run leaves it `errored`; neither is a score of 0.
+pub(crate) async fn finish(
+    shared: &Shared,
+    episode_id: i64,
+    task: &Arc<Task>,
+    result: Result<String, Unfinished>,
+    cost_attributed: Cost,
+    cost_paid: Cost,
+) -> Result<EpisodeStatus, RunError> {
+    let outcome = match result {
+        Err(Unfinished(reason)) => Outcome {
+            reason: Some(reason),
+            cost_attributed,
+            cost_paid,
+            ..Outcome::unfinished()
+        },
+        Ok(response) => {
+            let evaluators = shared.evaluators.clone();
+            let task2 = task.clone();
+            let resp2 = response.clone();
+            let scored = tokio::task::spawn_blocking(move || {
+                evaluators.score_response(task2.family, &resp2, &task2.sample)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(EvalError::Setup {
+                    family: task.family,
+                    message: format!("evaluator panicked: {e}"),
+                })
+            });
+            let (status, extracted, verdict, reason) = match scored {
+                Ok(s) => (
+                    EpisodeStatus::Scored,
+                    Some(s.extracted),
+                    Some(s.verdict),
+                    None,
+                ),
+                Err(e @ EvalError::Unavailable(_)) => {
+                    (EpisodeStatus::Unscored, None, None, Some(e.to_string()))
+                }
+                Err(e) => (EpisodeStatus::Errored, None, None, Some(e.to_string())),
+            };
+            Outcome {
+                status,
+                final_response: Some(response),
+                extracted,
+                verdict,
+                reason,
+                cost_attributed,
+                cost_paid,
+            }
+        }
+    };
+    let status = outcome.status;
+    shared.store.finish(episode_id, outcome).await?;
+    shared.observer.episode(status);
+    Ok(status)
+}

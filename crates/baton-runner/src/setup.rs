@@ -1,0 +1,201 @@
+//! What a run needs before it touches the store: the dataset, schedules, templates,
+//! price cards, and a model (with its provider) for every name in the experiment.
+//! `--dry-run` uses the same setup, so an estimate fails where the run would.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_data::{Schedule, Templates};
+use baton_models::{
+    Model, ModelObserver, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget,
+    SimProvider, SimSettings,
+};
+use baton_types::{Family, Task};
+
+use crate::RunError;
+use crate::interface::InterfaceTemplates;
+use crate::run::{Observer, RunOptions};
+use crate::spec::ExperimentSpec;
+
+/// A prepared experiment, before the store.
+pub(crate) struct Setup {
+    /// The spec, with the command-line overrides applied.
+    pub spec: ExperimentSpec,
+    /// The tasks to run, in order.
+    pub tasks: Vec<Task>,
+    /// Each task's turn schedule, in the same order.
+    pub schedules: Vec<Schedule>,
+    /// Every model by its name in the experiment.
+    pub models: BTreeMap<String, Arc<Model>>,
+    /// The price card in use (embedded, with the experiment's overrides).
+    pub card: PriceCard,
+    /// The Spider test-suite folder the database evaluator reads.
+    pub spider_dir: PathBuf,
+    /// The handoff interface texts.
+    pub interfaces: InterfaceTemplates,
+}
+
+impl Setup {
+    /// Apply command-line overrides, load the dataset and templates, build schedules,
+    /// and build every model with its price (a missing price fails here).
+    pub fn load(mut spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
+        if options.independent {
+            spec.fork_prefixes = false;
+        }
+        if let Some(limit) = options.limit {
+            spec.limit = Some(limit);
+        }
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                options.base_dir.join(p)
+            }
+        };
+        let sample = spec.dataset == "sample";
+        let mut dataset = if sample {
+            baton_data::sample_dataset()
+        } else {
+            baton_data::load(&resolve(Path::new(&spec.dataset)))?
+        };
+        if !spec.families.is_empty() {
+            dataset.filter_families(&spec.families);
+        }
+        let tasks = select_tasks(dataset.tasks, spec.limit);
+        let (templates, interfaces) = match &spec.templates {
+            Some(dir) => (
+                Templates::from_dir(&resolve(dir))?,
+                InterfaceTemplates::from_dir(&resolve(dir))?,
+            ),
+            None => (Templates::embedded(), InterfaceTemplates::embedded()),
+        };
+        let schedules = tasks
+            .iter()
+            .map(|t| baton_data::build_schedule(t, &templates))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut card = PriceCard::embedded();
+        if let Some(p) = &spec.prices {
+            card = card
+                .with_override_file(&resolve(p))
+                .map_err(|e| RunError::Model {
+                    name: "*".into(),
+                    message: e.to_string(),
+                })?;
+        }
+        let models = build_models(&spec, &tasks, &card, options)?;
+        let spider_dir = match (&spec.spider_dir, sample) {
+            (Some(d), _) => resolve(d),
+            (None, true) => {
+                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
+            }
+            (None, false) => resolve(Path::new("datasets/spider/databases")),
+        };
+        Ok(Setup {
+            spec,
+            tasks,
+            schedules,
+            models,
+            card,
+            spider_dir,
+            interfaces,
+        })
+    }
+}
+
+/// At most `limit` tasks per family, in dataset order.
+fn select_tasks(tasks: Vec<Task>, limit: Option<usize>) -> Vec<Task> {
+    let Some(limit) = limit else { return tasks };
+    let mut taken: BTreeMap<Family, usize> = BTreeMap::new();
+    tasks
+        .into_iter()
+        .filter(|t| {
+            let n = taken.entry(t.family).or_default();
+            *n += 1;
+            *n <= limit
+        })
+        .collect()
+}
+
+/// Passes a model's retry events on to the run's observer.
+struct RetryEvents(Arc<dyn Observer>);
+
+impl ModelObserver for RetryEvents {
+    fn retrying(&self, model: &str, _attempt: u32, wait: Duration, rate_limited: bool) {
+        self.0.retry(model, wait, rate_limited);
+    }
+}
+
+/// One [`Model`] per name: the simulated provider for `sim/...` (one for all of them,
+/// knowing the run's tasks), else the first factory of `options.providers` that
+/// serves the kind.
+fn build_models(
+    spec: &ExperimentSpec,
+    tasks: &[Task],
+    card: &PriceCard,
+    options: &RunOptions,
+) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
+    let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
+    let events: Arc<dyn ModelObserver> = Arc::new(RetryEvents(options.observer.clone()));
+    let sim_settings: BTreeMap<String, SimSettings> = spec
+        .models
+        .values()
+        .filter(|m| m.provider_and_id().0 == "sim")
+        .map(|m| {
+            let id = m.provider_and_id().1.to_string();
+            let s = m.sim.unwrap_or_else(|| SimSettings::preset(&id));
+            (id, s)
+        })
+        .collect();
+    let sim: Option<Arc<dyn Provider>> = if sim_settings.is_empty() {
+        None
+    } else {
+        let p =
+            SimProvider::new(tasks.to_vec(), sim_settings).map_err(|message| RunError::Model {
+                name: "sim".into(),
+                message,
+            })?;
+        Some(Arc::new(p))
+    };
+    let mut models = BTreeMap::new();
+    for (name, m) in &spec.models {
+        let err = |message: String| RunError::Model {
+            name: name.clone(),
+            message,
+        };
+        let (kind, id) = m.provider_and_id();
+        let price_key = m.price_key();
+        let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
+        let provider: Arc<dyn Provider> = match (kind, &sim) {
+            ("sim", Some(p)) => p.clone(),
+            _ => {
+                let factory = options
+                    .providers
+                    .iter()
+                    .find(|f| f.kinds().iter().any(|k| k == kind))
+                    .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
+                factory
+                    .make(&ProviderConfig {
+                        name: name.clone(),
+                        kind: kind.to_string(),
+                        model_id: id.to_string(),
+                        base_url: m.base_url.clone(),
+                        api_key_env: m.api_key_env.clone(),
+                    })
+                    .map_err(err)?
+            }
+        };
+        let model = Model::new(name, provider, id, price_key, price, m.concurrency())
+            .with_config(m.generate_config())
+            .with_budget(budget.clone())
+            .with_observer(events.clone())
+            .with_rate_limits(RateLimits {
+                requests_per_minute: m.requests_per_minute,
+                tokens_per_minute: m.tokens_per_minute,
+                adaptive_concurrency: true,
+            });
+        models.insert(name.clone(), Arc::new(model));
+    }
+    Ok(models)
+}
