@@ -16,7 +16,7 @@ use baton_types::{Message, Phase, Role};
 
 use crate::RunError;
 use crate::budget::{Budget, call_upper_bound};
-use crate::run::{Observer, StopSignal};
+use crate::control::{Observer, StopSignal};
 
 /// Where an episode's system prompt and user messages come from.
 pub(crate) trait UserSide: Sync {

@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 mod budget;
+mod control;
 mod dry_run;
 mod episode;
 mod interface;
@@ -28,11 +29,12 @@ mod setup;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;
+pub use control::{Observer, SilentObserver, StopSignal};
 pub use dry_run::{CellEstimate, DryRun, dry_run};
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use plan::{Plan, TaskGroup};
 pub use report_input::{prefix_cost, report_input};
-pub use run::{Observer, RunOptions, RunSummary, Runner, SilentObserver, StopSignal};
+pub use run::{RunOptions, RunSummary, Runner};
 pub use scoring::{EvaluatorFactory, LicEvaluators};
 pub use spec::{ExperimentSpec, ModelSpec, PairSpec};
 

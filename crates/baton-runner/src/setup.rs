@@ -15,8 +15,9 @@ use baton_models::{
 use baton_types::{Family, Task};
 
 use crate::RunError;
+use crate::control::Observer;
 use crate::interface::InterfaceTemplates;
-use crate::run::{Observer, RunOptions};
+use crate::run::RunOptions;
 use crate::spec::ExperimentSpec;
 
 /// A prepared experiment, before the store.

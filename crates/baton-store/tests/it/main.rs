@@ -4,6 +4,7 @@ mod killed;
 mod migrate;
 mod refuse;
 mod roundtrip;
+pub mod v1;
 
 use std::path::PathBuf;
 

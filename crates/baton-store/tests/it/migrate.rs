@@ -1,11 +1,11 @@
 //! Files of every shipped schema version open, migrate and read back in full.
 
 use baton_store::schema::{MIGRATIONS, SCHEMA_VERSION};
-use baton_store::{Reader, Store, StoreError};
-use baton_types::{Cost, EpisodeStatus, Phase};
-use rusqlite::{Connection, params};
+use baton_store::{EpisodeInit, Outcome, Reader, Store, StoreError};
+use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
+use rusqlite::Connection;
 
-use crate::{TestContext, call, conversation, meta, request_json, task};
+use crate::{TestContext, call, conversation, init, meta, request_json, task, v1};
 
 fn version(path: &std::path::Path) -> i64 {
     Connection::open(path)
@@ -20,54 +20,24 @@ fn version(path: &std::path::Path) -> i64 {
         .unwrap()
 }
 
-/// A version-1 file as baton 0.1 wrote it: its DDL, and rows inserted with its SQL.
-fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64) {
+/// A version-1 file as baton 0.1 wrote it: one scored episode with two calls.
+fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64, EpisodeInit, Outcome) {
     let db = Connection::open(path).unwrap();
-    db.execute_batch(
-        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-         INSERT INTO meta VALUES ('schema_version', '1');",
-    )
-    .unwrap();
-    db.execute_batch(MIGRATIONS[0]).unwrap();
-    let m = meta();
-    db.execute(
-        "INSERT INTO experiment (id, name, spec_toml, spec_sha256, price_card_sha256,
-         eval_profile, eval_version, baton_version, git_revision, simulated, created_at)
-         VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '2026-11-30T10:00:00.000Z')",
-        params![
-            m.name,
-            m.spec_toml,
-            m.spec_sha256,
-            m.price_card_sha256,
-            m.eval_profile,
-            m.eval_version,
-            m.baton_version,
-            m.git_revision,
-            m.simulated
-        ],
-    )
-    .unwrap();
-    let t = task("t1");
-    db.execute(
-        "INSERT INTO tasks VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            t.task_id,
-            t.family.as_str(),
-            t.n_turns,
-            t.schedule_sha256,
-            t.sample_json
-        ],
-    )
-    .unwrap();
-    db.execute(
-        "INSERT INTO episodes (id, task_id, cell_key, cell_json, replicate, seed, k, forked_from,
-         schedule_sha256, status, final_response, extracted, score, is_correct, eval_error,
-         eval_details, reason, cost_attributed, cost_paid, updated_at)
-         VALUES (1, 't1', 'single(lc)', '{}', 0, 5, NULL, NULL, ?1, 'scored', 'Answer: 6', '6',
-         1.0, NULL, NULL, '{\"k\":1}', NULL, 300, 300, '2026-11-30T10:00:01.000Z')",
-        [t.schedule_sha256],
-    )
-    .unwrap();
+    v1::create(&db);
+    v1::insert_experiment(&db, &meta(), "2026-11-30T10:00:00.000Z");
+    v1::insert_task(&db, &task("t1"));
+    let mut init = init("t1", "single(lc)");
+    init.replicate = 0;
+    let outcome = Outcome {
+        status: EpisodeStatus::Scored,
+        final_response: Some("Answer: 6".into()),
+        extracted: Some("6".into()),
+        verdict: Some(Verdict::new(1.0, None).with_details(serde_json::json!({"k": 1}))),
+        reason: None,
+        cost_attributed: Cost(300),
+        cost_paid: Cost(300),
+    };
+    v1::insert_episode(&db, 1, &init, &outcome, "2026-11-30T10:00:01.000Z");
     let calls: Vec<_> = (1..=2)
         .map(|turn| {
             call(
@@ -79,43 +49,15 @@ fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64) {
         })
         .collect();
     for c in &calls {
-        db.execute(
-            "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
-             request_sha256, response_text, raw_response, uncached_in, cache_read, cache_write_5m,
-             cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, '2026-11-30T10:00:00.500Z')",
-            params![
-                c.episode_id,
-                c.turn,
-                c.phase.as_str(),
-                c.model,
-                c.model_served,
-                c.request_json,
-                c.request_sha256,
-                c.response_text,
-                c.raw_response,
-                c.usage.uncached_in as i64,
-                c.usage.cache_read as i64,
-                c.usage.cache_write_5m as i64,
-                c.usage.cache_write_1h as i64,
-                c.usage.output as i64,
-                c.usage.reasoning as i64,
-                c.cost.0,
-                c.latency_ms as i64,
-                c.attempts,
-                c.finish_reason
-            ],
-        )
-        .unwrap();
+        v1::insert_call(&db, c, "2026-11-30T10:00:00.500Z");
     }
-    (calls, 1)
+    (calls, 1, init, outcome)
 }
 
 #[test]
 fn a_version_1_file_migrates_and_loses_nothing() {
     let cx = TestContext::new();
-    let (calls, episode) = write_v1(&cx.path());
+    let (calls, episode, init, outcome) = write_v1(&cx.path());
     let reader = Reader::open(&cx.path()).expect("an old file opens for reading");
     assert_eq!(version(&cx.path()), SCHEMA_VERSION);
     assert_eq!(reader.experiment().unwrap().meta, meta());
@@ -125,13 +67,8 @@ fn a_version_1_file_migrates_and_loses_nothing() {
     );
     assert_eq!(reader.tasks().unwrap(), vec![task("t1")]);
     let e = &reader.episodes().unwrap()[0];
-    assert_eq!(e.status(), EpisodeStatus::Scored);
-    assert_eq!(e.score(), Some(1.0));
-    assert_eq!(
-        e.outcome.verdict.as_ref().unwrap().details,
-        serde_json::json!({"k": 1})
-    );
-    assert_eq!(e.outcome.cost_paid, Cost(300));
+    assert_eq!((&e.init, &e.outcome), (&init, &outcome));
+    assert_eq!(e.updated_at, "2026-11-30T10:00:01.000Z");
     let back: Vec<_> = reader
         .calls(episode)
         .unwrap()
@@ -148,7 +85,7 @@ fn a_version_1_file_migrates_and_loses_nothing() {
 #[tokio::test]
 async fn a_version_1_file_resumes_with_new_calls_stored_by_reference() {
     let cx = TestContext::new();
-    let (mut calls, episode) = write_v1(&cx.path());
+    let (mut calls, episode, ..) = write_v1(&cx.path());
     let store = Store::open(&cx.path()).expect("an old file opens for writing");
     store.init_experiment(meta()).await.unwrap();
     store.upsert_task(task("t1")).await.unwrap();
