@@ -78,7 +78,7 @@ pub enum HttpError {
     Bind {
         /// The address asked for.
         addr: SocketAddr,
-        /// Why.
+        /// The operating system's reason.
         source: std::io::Error,
     },
     /// The simulated server's settings are unusable.

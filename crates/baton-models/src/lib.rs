@@ -9,7 +9,12 @@
 //!   [`Price`] from a [`PriceCard`] (LiteLLM's JSON format). Costs are exact integers in
 //!   picodollars ([`baton_types::Cost`]).
 //! * [`SimProvider`] serves the deterministic simulated models (`sim/<name>`) whose rules
-//!   are documented in [`sim`].
+//!   are documented in [`sim`]; they answer from the answer key next to them.
+//! * [`tokens`] is the token-count heuristic (four characters a token) the simulated
+//!   models, the simulated HTTP server and the tokens-per-minute limit share;
+//!   [`defaults`] holds what baton fills in for a model setting left out.
+//! * With the `testing` feature, `testing::ScriptedProvider` plays back a script of
+//!   replies and errors for other crates' tests.
 //!
 //! Not here: the HTTP providers and the simulated HTTP server (`baton-http`), the turn
 //! loop and forking (`baton-runner`).

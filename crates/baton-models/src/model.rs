@@ -208,7 +208,7 @@ impl Model {
         &self.price_key
     }
 
-    /// The rates.
+    /// Its rates from the price card.
     pub fn price(&self) -> &Price {
         &self.price
     }

@@ -17,7 +17,7 @@ use crate::spec::ExperimentSpec;
 /// The estimate for one cell.
 #[derive(Debug, Clone, Default)]
 pub struct CellEstimate {
-    /// Episodes.
+    /// Episodes of this cell in the plan.
     pub episodes: usize,
     /// Calls this cell pays for.
     pub calls: usize,
@@ -32,7 +32,7 @@ pub struct CellEstimate {
 pub struct DryRun {
     /// By cell label.
     pub cells: BTreeMap<String, CellEstimate>,
-    /// Tasks.
+    /// Tasks the run would cover.
     pub tasks: usize,
 }
 

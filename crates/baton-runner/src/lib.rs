@@ -12,8 +12,20 @@
 //! the run stopped) is `incomplete`, never scored 0.
 //!
 //! Main types: [`ExperimentSpec`], [`Runner`], [`RunOptions`], [`RunSummary`],
-//! [`Observer`]. Not here: HTTP providers (`baton-http`, plugged in through
-//! [`ProviderFactory`]), metrics (`baton-report`), the CLI (`baton`).
+//! [`Observer`]. What the run uses is injected through [`RunOptions`]: providers by
+//! [`ProviderFactory`] (`sim` is built in), evaluators by [`EvaluatorFactory`]
+//! (default [`LicEvaluators`]). [`report_input`] reads a finished store into
+//! `baton-report`'s input, applying the runner's cost rules ([`prefix_cost`]).
+//!
+//! Modules by job: `setup` (dataset, schedules, templates, price card, models), `run`
+//! (the public API, the group loop, the anchor and handoff episodes and the end they
+//! share), `episode` (the turn loop: replay what is stored, call for the rest; the
+//! user side is a trait, so a later environment can supply the next user message in
+//! place of the schedule), `scoring`, `budget` (the spending cap), `dry_run`, `plan`,
+//! `interface`, `control` (observer and stop signal), `report_input`, [`spec`].
+//! Model defaults (temperature, output cap, concurrency) are `baton_models::defaults`.
+//!
+//! Not here: HTTP providers (`baton-http`), metrics (`baton-report`), the CLI (`baton`).
 #![deny(missing_docs)]
 
 mod budget;

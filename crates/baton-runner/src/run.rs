@@ -79,7 +79,7 @@ impl RunOptions {
 /// What a run did.
 #[derive(Debug, Clone, Default)]
 pub struct RunSummary {
-    /// The store.
+    /// The experiment's store file.
     pub store_path: PathBuf,
     /// Episodes by status (statuses with none are absent).
     pub episodes: BTreeMap<EpisodeStatus, usize>,
@@ -189,7 +189,7 @@ impl Runner {
         })
     }
 
-    /// The plan.
+    /// The task groups this run covers.
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
