@@ -17,11 +17,17 @@ pub struct TestContext {
     pub dir: tempfile::TempDir,
 }
 
-impl TestContext {
-    pub fn new() -> Self {
+impl Default for TestContext {
+    fn default() -> Self {
         TestContext {
             dir: tempfile::tempdir().expect("temp dir"),
         }
+    }
+}
+
+impl TestContext {
+    pub fn new() -> Self {
+        Self::default()
     }
 
     pub fn path(&self) -> PathBuf {
