@@ -20,28 +20,25 @@
 //! - **The sample set** ([`sample_dataset`], [`materialize_sample_databases`]):
 //!   hand-sharded tasks for all five families with small Spider-style
 //!   databases, compiled in so the demo runs anywhere.
-//! - **The answer key** ([`reference_response`], [`wrong_response`]): a final
-//!   response that passes each family's evaluator and plausible ones that
-//!   fail, for the simulated models.
 //!
-//! It is not the place for scoring (`baton-eval`), for calling models
-//! (`baton-models`) or for handoff interfaces (`baton-runner`). It keeps the
+//! It is not the place for scoring (`baton-eval`), for calling models or the
+//! simulated models' answer key (`baton-models`) or for handoff interfaces
+//! (`baton-runner`). It keeps the
 //! schedule, the templates and the sample together because all three must
 //! agree byte for byte: the schedule hash recorded on every episode is a pure
 //! function of a task and the templates.
 //!
 //! ```
-//! use baton_data::{Templates, build_schedule, reference_response, sample_dataset};
+//! use baton_data::{Templates, build_schedule, sample_dataset};
 //!
 //! let dataset = sample_dataset();
 //! let task = dataset.task("sample-math/01").expect("bundled");
 //! let schedule = build_schedule(task, &Templates::embedded()).expect("valid task");
 //! assert_eq!(schedule.user_turns.len(), task.shards.len());
-//! assert!(reference_response(task).expect("math has a key").ends_with("Answer: 605"));
+//! assert!(schedule.user_turns[0].contains(&task.shards[0].shard));
 //! ```
 #![deny(missing_docs)]
 
-mod answer_key;
 mod error;
 mod load;
 mod sample;
@@ -49,9 +46,6 @@ mod schedule;
 mod stats;
 mod templates;
 
-pub use answer_key::{
-    REFERENCE_SOLUTION_KEY, WRONG_SOLUTIONS_KEY, WRONG_SQL_KEY, reference_response, wrong_response,
-};
 pub use error::{DataError, Problems};
 pub use load::{Dataset, SKIPPED_FAMILIES, load, parse};
 pub use sample::{

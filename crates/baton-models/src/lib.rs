@@ -9,7 +9,8 @@
 //!   [`Price`] from a [`PriceCard`] (LiteLLM's JSON format). Costs are exact integers in
 //!   picodollars ([`baton_types::Cost`]).
 //! * [`SimProvider`] serves the deterministic simulated models (`sim/<name>`) whose rules
-//!   are documented in [`sim`]; they answer from the answer key next to them.
+//!   are documented in [`sim`]; they answer from the answer key next to them
+//!   ([`reference_response`] passes each family's evaluator, [`wrong_response`] fails it).
 //! * [`tokens`] is the token-count heuristic (four characters a token) the simulated
 //!   models, the simulated HTTP server and the tokens-per-minute limit share;
 //!   [`defaults`] holds what baton fills in for a model setting left out.
@@ -20,6 +21,7 @@
 //! loop and forking (`baton-runner`).
 #![deny(missing_docs)]
 
+mod answer_key;
 pub mod defaults;
 mod limit;
 mod model;
@@ -30,6 +32,9 @@ pub mod sim;
 pub mod testing;
 pub mod tokens;
 
+pub use answer_key::{
+    REFERENCE_SOLUTION_KEY, WRONG_SOLUTIONS_KEY, WRONG_SQL_KEY, reference_response, wrong_response,
+};
 pub use limit::RateLimits;
 pub use model::{Completion, Model, ModelObserver, RetryBudget, RetryPolicy};
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
@@ -95,6 +100,16 @@ pub enum ModelError {
         /// The last error.
         source: ProviderError,
     },
+    /// A task lacks what the simulated models' answer key needs.
+    #[error("task {task_id:?}: key {key:?}: {message}")]
+    AnswerKey {
+        /// The task's id.
+        task_id: String,
+        /// The sample key involved.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
     /// Waiting for another retry would exceed the run's retry-time budget.
     #[error(
         "model {model:?}: retry-time budget exhausted after {attempts} attempt(s) (next wait {wait:?}); last error: {last}"
@@ -109,4 +124,14 @@ pub enum ModelError {
         /// The last error.
         last: String,
     },
+}
+
+impl ModelError {
+    pub(crate) fn answer_key(task_id: &str, key: &str, message: impl Into<String>) -> Self {
+        ModelError::AnswerKey {
+            task_id: task_id.to_owned(),
+            key: key.to_owned(),
+            message: message.into(),
+        }
+    }
 }

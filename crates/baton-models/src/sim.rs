@@ -39,6 +39,7 @@ use baton_types::{Message, Role, Task, Usage};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::answer_key::{reference_response, wrong_response};
 use crate::provider::{Provider, ProviderError, Request, Response};
 use crate::tokens::{message_tokens, text_tokens};
 
@@ -185,8 +186,8 @@ impl SimProvider {
         request: &Request,
         turn: usize,
     ) -> Result<String, ProviderError> {
-        let key_err = |e: baton_data::DataError| ProviderError::Config(e.to_string());
-        let reference = baton_data::reference_response(task).map_err(key_err)?;
+        let key_err = |e: crate::ModelError| ProviderError::Config(e.to_string());
+        let reference = reference_response(task).map_err(key_err)?;
         let chance = match latest_draft(request) {
             None => s.skill,
             Some(draft) if draft.contains(reference.as_str()) => {
@@ -201,7 +202,7 @@ impl SimProvider {
             reference
         } else {
             let variant = (draw * 1e6) as u64;
-            baton_data::wrong_response(task, variant).map_err(key_err)?
+            wrong_response(task, variant).map_err(key_err)?
         };
         Ok(if turn < n {
             format!("{DRAFT_LEAD}{answer}{DRAFT_TAIL}")
@@ -211,8 +212,10 @@ impl SimProvider {
     }
 }
 
-const DRAFT_LEAD: &str = "Thanks, noted. From what I know so far, my current answer is:\n\n";
-const DRAFT_TAIL: &str = "\n\nTell me if there is more to consider.";
+/// How a reply before the last turn opens: the draft answer follows.
+pub const DRAFT_LEAD: &str = "Thanks, noted. From what I know so far, my current answer is:\n\n";
+/// How a reply before the last turn ends, after the draft answer.
+pub const DRAFT_TAIL: &str = "\n\nTell me if there is more to consider.";
 const SUMMARY_DRAFT: &str = "\nCurrent answer:\n";
 
 /// The text of the most recent answer in view: the last assistant reply, or a summary
@@ -285,64 +288,4 @@ fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
     let digest = h.finalize();
     let x = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
     (x >> 11) as f64 / (1u64 << 53) as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use baton_types::Message;
-
-    /// The chance of a right final answer follows the documented rule: about
-    /// `skill · (1 − anchoring)` after a wrong draft and `skill + carry · (1 − skill)`
-    /// after a right one, whatever the family.
-    #[test]
-    fn final_answers_follow_the_documented_chances() {
-        let tasks = baton_data::sample_dataset().tasks;
-        let s = SimSettings::preset("lc");
-        let sim = SimProvider::new(tasks.clone(), [("lc".to_string(), s)].into()).unwrap();
-        for task in tasks.iter().filter(|t| t.shards.len() >= 2) {
-            let reference = baton_data::reference_response(task).unwrap();
-            let wrong = baton_data::wrong_response(task, 1).unwrap();
-            let n = task.shards.len();
-            let mut right = [0u32; 2];
-            let trials = 400;
-            for seed in 0..trials {
-                for (i, prev) in [&wrong, &reference].into_iter().enumerate() {
-                    let mut messages = vec![Message::system("s")];
-                    for (t, shard) in task.shards.iter().enumerate() {
-                        messages.push(Message::user(shard.shard.clone()));
-                        if t + 1 < n {
-                            messages.push(Message::assistant(format!(
-                                "{DRAFT_LEAD}{prev}{DRAFT_TAIL}"
-                            )));
-                        }
-                    }
-                    let request = Request {
-                        model: "lc".into(),
-                        messages,
-                        config: Default::default(),
-                        seed: Some(seed),
-                    };
-                    right[i] += u32::from(sim.reply(&request).unwrap().text == reference);
-                }
-            }
-            let rate = |k: usize| f64::from(right[k]) / f64::from(trials as u32);
-            let (after_wrong, after_right) = (
-                s.skill * (1.0 - s.anchoring),
-                s.skill + s.carry * (1.0 - s.skill),
-            );
-            assert!(
-                (rate(0) - after_wrong).abs() < 0.08,
-                "{}: {} after a wrong draft",
-                task.task_id,
-                rate(0)
-            );
-            assert!(
-                (rate(1) - after_right).abs() < 0.08,
-                "{}: {} after a right draft",
-                task.task_id,
-                rate(1)
-            );
-        }
-    }
 }

@@ -1,7 +1,7 @@
 //! Integration tests for baton-data: dataset errors, schedules, the actions
-//! prompt's Python `str()`, the sample set and its answer key.
+//! prompt's Python `str()` and the sample set. (The simulated models' answer key on
+//! the sample set is tested in `baton-runner`, where both meet.)
 
-mod answer_key;
 mod errors;
 mod python;
 mod schedule;

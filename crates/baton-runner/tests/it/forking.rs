@@ -166,7 +166,10 @@ async fn a_second_run_makes_no_call_and_changes_nothing() {
     assert_eq!(second.calls_new, 0);
     assert_eq!(second.spent_now.0, 0);
     // every column of every episode, timestamps included
-    let after = Reader::open(&second.store_path).unwrap().episodes().unwrap();
+    let after = Reader::open(&second.store_path)
+        .unwrap()
+        .episodes()
+        .unwrap();
     assert_eq!(before, after);
 }
 

@@ -1,8 +1,11 @@
-//! Runner behaviour on real stores, with the simulated models.
+//! Runner behaviour on real stores, with the simulated models; and the simulated
+//! models on the sample set.
 
+mod answer_key;
 mod forking;
 mod interfaces;
 mod results;
+mod sim;
 
 use std::path::Path;
 

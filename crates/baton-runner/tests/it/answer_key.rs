@@ -1,4 +1,5 @@
-//! The answer key on the sample set: references pass, wrong responses fail.
+//! The simulated models' answer key on the sample set: references pass, wrong
+//! responses fail.
 //!
 //! Math is checked with LiC's exact rule. The other evaluators live in other
 //! crates, so this file checks what can be checked here: SQL on every database
@@ -8,10 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use baton_data::{
-    Dataset, materialize_sample_databases, reference_response, sample_dataset, wrong_response,
-};
+use baton_data::{Dataset, materialize_sample_databases, sample_dataset};
 use baton_fixture::run_python;
+use baton_models::{reference_response, wrong_response};
 use baton_types::{Family, Task};
 use regex::Regex;
 use rusqlite::Connection;
@@ -309,7 +309,7 @@ fn generic_database_wrong_answer_returns_nothing() {
         bare.sample
             .as_object_mut()
             .expect("object")
-            .remove(baton_data::WRONG_SQL_KEY);
+            .remove(baton_models::WRONG_SQL_KEY);
         let db_id = task.sample["db_id"].as_str().expect("db_id");
         let conn =
             Connection::open(root.join(db_id).join(format!("{db_id}.sqlite"))).expect("open");

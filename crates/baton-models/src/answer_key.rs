@@ -25,7 +25,7 @@ use baton_py::json_repr as py_repr;
 use baton_types::{Family, Task};
 use serde_json::{Map, Value};
 
-use crate::error::DataError;
+use crate::ModelError;
 
 /// Sample key holding a complete, correct top-level Python function (code).
 pub const REFERENCE_SOLUTION_KEY: &str = "baton_reference_solution";
@@ -43,7 +43,7 @@ const OFF_TOPIC: [&str; 3] = [
 
 /// The correct final response in the family's answer format; it must pass the
 /// real evaluator.
-pub fn reference_response(task: &Task) -> Result<String, DataError> {
+pub fn reference_response(task: &Task) -> Result<String, ModelError> {
     match task.family {
         Family::Math => {
             let (working, gold) = math_parts(task)?;
@@ -66,7 +66,7 @@ pub fn reference_response(task: &Task) -> Result<String, DataError> {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| {
-                DataError::task(
+                ModelError::answer_key(
                     &task.task_id,
                     "references",
                     "expected a non-empty list of strings",
@@ -77,7 +77,7 @@ pub fn reference_response(task: &Task) -> Result<String, DataError> {
 
 /// A plausible wrong final response; `variant` picks among a few. It must fail
 /// the evaluator (for data2text: a sentence with a clearly lower BLEU).
-pub fn wrong_response(task: &Task, variant: u64) -> Result<String, DataError> {
+pub fn wrong_response(task: &Task, variant: u64) -> Result<String, ModelError> {
     match task.family {
         Family::Math => {
             let (working, gold) = math_parts(task)?;
@@ -105,7 +105,7 @@ pub fn wrong_response(task: &Task, variant: u64) -> Result<String, DataError> {
                 .pointer("/metadata/func_name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| {
-                    DataError::task(
+                    ModelError::answer_key(
                         &task.task_id,
                         "metadata.func_name",
                         "missing or not a string",
@@ -119,11 +119,11 @@ pub fn wrong_response(task: &Task, variant: u64) -> Result<String, DataError> {
     }
 }
 
-fn str_key<'t>(task: &'t Task, key: &str) -> Result<&'t str, DataError> {
+fn str_key<'t>(task: &'t Task, key: &str) -> Result<&'t str, ModelError> {
     task.sample
         .get(key)
         .and_then(Value::as_str)
-        .ok_or_else(|| DataError::task(&task.task_id, key, "missing or not a string"))
+        .ok_or_else(|| ModelError::answer_key(&task.task_id, key, "missing or not a string"))
 }
 
 /// The `variant`-th string of an array extension key, if there is one.
@@ -153,12 +153,12 @@ fn python_block(code: &str) -> String {
 
 /// The working before the first `####` and the gold after it (LiC's
 /// `answer.split("####")[1].strip()`).
-fn math_parts(task: &Task) -> Result<(String, String), DataError> {
+fn math_parts(task: &Task) -> Result<(String, String), ModelError> {
     let answer = str_key(task, "answer")?;
     let mut pieces = answer.split("####");
     let working = pieces.next().unwrap_or_default();
     let gold = pieces.next().map(str::trim).ok_or_else(|| {
-        DataError::task(
+        ModelError::answer_key(
             &task.task_id,
             "answer",
             "expected a string containing \"####\"",
@@ -230,8 +230,8 @@ struct Call {
     params: Vec<(String, Value)>,
 }
 
-fn actions_calls(task: &Task) -> Result<Vec<Call>, DataError> {
-    let bad = |msg: &str| DataError::task(&task.task_id, "reference_answer", msg);
+fn actions_calls(task: &Task) -> Result<Vec<Call>, ModelError> {
+    let bad = |msg: &str| ModelError::answer_key(&task.task_id, "reference_answer", msg);
     let list = task
         .sample
         .get("reference_answer")

@@ -1,0 +1,61 @@
+//! The simulated models on the sample set: their final answers follow the chances their
+//! rules document. (It lives here, where the dataset and the simulated models meet, so
+//! that `baton-models` needs no `baton-data`.)
+
+use baton_models::sim::{DRAFT_LEAD, DRAFT_TAIL};
+use baton_models::{Request, SimProvider, SimSettings, reference_response, wrong_response};
+use baton_types::Message;
+
+/// The chance of a right final answer follows the documented rule: about
+/// `skill · (1 − anchoring)` after a wrong draft and `skill + carry · (1 − skill)`
+/// after a right one, whatever the family.
+#[test]
+fn final_answers_follow_the_documented_chances() {
+    let tasks = baton_data::sample_dataset().tasks;
+    let s = SimSettings::preset("lc");
+    let sim = SimProvider::new(tasks.clone(), [("lc".to_string(), s)].into()).unwrap();
+    for task in tasks.iter().filter(|t| t.shards.len() >= 2) {
+        let reference = reference_response(task).unwrap();
+        let wrong = wrong_response(task, 1).unwrap();
+        let n = task.shards.len();
+        let mut right = [0u32; 2];
+        let trials = 400;
+        for seed in 0..trials {
+            for (i, prev) in [&wrong, &reference].into_iter().enumerate() {
+                let mut messages = vec![Message::system("s")];
+                for (t, shard) in task.shards.iter().enumerate() {
+                    messages.push(Message::user(shard.shard.clone()));
+                    if t + 1 < n {
+                        messages.push(Message::assistant(format!(
+                            "{DRAFT_LEAD}{prev}{DRAFT_TAIL}"
+                        )));
+                    }
+                }
+                let request = Request {
+                    model: "lc".into(),
+                    messages,
+                    config: Default::default(),
+                    seed: Some(seed),
+                };
+                right[i] += u32::from(sim.reply(&request).unwrap().text == reference);
+            }
+        }
+        let rate = |k: usize| f64::from(right[k]) / f64::from(trials as u32);
+        let (after_wrong, after_right) = (
+            s.skill * (1.0 - s.anchoring),
+            s.skill + s.carry * (1.0 - s.skill),
+        );
+        assert!(
+            (rate(0) - after_wrong).abs() < 0.08,
+            "{}: {} after a wrong draft",
+            task.task_id,
+            rate(0)
+        );
+        assert!(
+            (rate(1) - after_right).abs() < 0.08,
+            "{}: {} after a right draft",
+            task.task_id,
+            rate(1)
+        );
+    }
+}
