@@ -5,7 +5,7 @@ use crate::error::BfclError;
 use crate::eval::{constant_value, eval};
 use crate::parser::parse_eval;
 use crate::unparse::unparse;
-use crate::value::{Raise, Value, dict_insert};
+use crate::value::{LookupBudget, Raise, Value, budget_error, dict_insert};
 
 /// One decoded call: LiC's `{func_name: {kwarg: value}}`.
 ///
@@ -58,14 +58,17 @@ pub fn pre_strip(input: &str) -> String {
     baton_py::strip(s).replace('\n', " ")
 }
 
-/// `ast_parse(input, "Python")`: decode a response into its calls.
-///
-/// ```
-/// let calls = baton_bfcl::parse_calls("[f(a=1, b='x'), g.h(c=[2])]").unwrap();
-/// assert_eq!(calls.len(), 2);
-/// assert_eq!(calls[1].name, "g.h");
-/// ```
-pub fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
+/// `ast_parse(input, "Python")`: decode a response into its calls, on the caller's stack.
+pub(crate) fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
+    let budget = LookupBudget::start();
+    let calls = parse_calls_unbudgeted(input);
+    if budget.exhausted() {
+        return Err(budget_error());
+    }
+    calls
+}
+
+fn parse_calls_unbudgeted(input: &str) -> Result<Vec<Call>, BfclError> {
     let stripped = pre_strip(input);
     let cleaned = stripped.trim_matches(['[', ']', '\'']);
     let body = parse_eval(cleaned)?;

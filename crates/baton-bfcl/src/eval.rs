@@ -4,6 +4,18 @@
 //! conditional expressions and subscripts. Names raise `NameError` (LiC's module scope has
 //! no user variables); calls, attribute access, comprehensions and `%`-formatting are
 //! refused as not reproduced (they could only succeed upstream through builtins or methods).
+//!
+//! # Bounds
+//!
+//! Upstream evaluates `eval(ast.unparse(node))`, so a value nested deeper than
+//! [`MAX_UNPARSE_DEPTH`](crate::unparse::MAX_UNPARSE_DEPTH) raises `RecursionError` before
+//! it is evaluated; the same limit applies here. Results have size bounds CPython does not
+//! have: an `int` of more than [`MAX_INT_BITS`] bits (from `*`, `**` or `<<`), a division
+//! whose operands would take more than [`MAX_DIVISION_WORK`] limb operations, and a
+//! sequence or string larger than [`MAX_WEIGHT`] (repetition, concatenation, `|` of
+//! dicts) are refused as not reproduced. Upstream would compute such a value (or hang on
+//! it: CPython's long division is quadratic) and compare it with a BFCL reference, which
+//! is a small JSON value, so the score is 0 either way.
 
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -11,13 +23,50 @@ use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::ast::{BinOp, BoolOp, CmpOp, Constant, Expr, UnaryOp};
 use crate::error::BfclError;
+use crate::unparse::MAX_UNPARSE_DEPTH;
 use crate::value::{
     Num, Raise, Value, as_num, dict_get, dict_insert, py_contains, py_eq, py_getitem, py_iter,
-    py_len,
+    py_len, set_contains,
 };
 
-/// Largest result (in bits, or in sequence items) evaluated before giving up.
-const SIZE_LIMIT: u64 = 1 << 24;
+/// Widest `int` result computed, in bits (about 315,000 decimal digits).
+pub const MAX_INT_BITS: u64 = 1 << 20;
+
+/// Most 64-bit limb operations one `//`, `%` or `/` of two `int`s may take (num-bigint's
+/// division, like CPython's, is quadratic).
+pub const MAX_DIVISION_WORK: u64 = 1 << 26;
+
+/// Largest sequence, string or dict built by an operator, in [`weight`] units (one value,
+/// or eight bytes of text): at most a few tens of megabytes.
+pub const MAX_WEIGHT: u64 = 1 << 21;
+
+/// The size of a value in the units of [`MAX_WEIGHT`]: one per value, plus one per eight
+/// bytes of text and per 64 bits of an `int`.
+pub(crate) fn weight(v: &Value) -> u64 {
+    1 + match v {
+        Value::Str(s) => s.len() as u64 / 8,
+        Value::Bytes(b) => b.len() as u64 / 8,
+        Value::Int(i) => i.bits() / 64,
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            items.iter().map(weight).sum()
+        }
+        Value::Dict(items) => items.iter().map(|(k, v)| weight(k) + weight(v)).sum(),
+        _ => 0,
+    }
+}
+
+fn too_large(what: &str) -> BfclError {
+    BfclError::not_reproduced(format!("{what} too large"))
+}
+
+/// Refuse a result whose predicted weight is past [`MAX_WEIGHT`].
+fn bounded(predicted: u64, what: &str) -> Result<(), BfclError> {
+    if predicted > MAX_WEIGHT {
+        Err(too_large(what))
+    } else {
+        Ok(())
+    }
+}
 
 fn raise(kind: &'static str, message: impl Into<String>) -> BfclError {
     BfclError::from(Raise::new(kind, message))
@@ -39,6 +88,18 @@ pub(crate) fn constant_value(c: &Constant) -> Value {
 
 /// Evaluate `e` as Python would.
 pub(crate) fn eval(e: &Expr) -> Result<Value, BfclError> {
+    eval_at(e, 0)
+}
+
+fn eval_at(e: &Expr, depth: usize) -> Result<Value, BfclError> {
+    if depth >= MAX_UNPARSE_DEPTH {
+        return Err(raise(
+            "RecursionError",
+            "maximum recursion depth exceeded while calling a Python object",
+        ));
+    }
+    let eval = |e: &Expr| eval_at(e, depth + 1);
+    let eval_items = |elts: &[Expr]| eval_items(elts, depth + 1);
     match e {
         Expr::Constant { value, .. } => Ok(constant_value(value)),
         Expr::Name(n) => Err(raise("NameError", format!("name '{n}' is not defined"))),
@@ -144,12 +205,18 @@ pub(crate) fn eval(e: &Expr) -> Result<Value, BfclError> {
     }
 }
 
-fn eval_items(elts: &[Expr]) -> Result<Vec<Value>, BfclError> {
+fn eval_items(elts: &[Expr], depth: usize) -> Result<Vec<Value>, BfclError> {
     let mut out = Vec::new();
+    let mut total = 0;
     for e in elts {
         match e {
-            Expr::Starred(inner) => out.extend(py_iter(&eval(inner)?)?),
-            other => out.push(eval(other)?),
+            Expr::Starred(inner) => {
+                let items = py_iter(&eval_at(inner, depth)?)?;
+                total += items.iter().map(weight).sum::<u64>();
+                bounded(total, "unpacked sequence")?;
+                out.extend(items);
+            }
+            other => out.push(eval_at(other, depth)?),
         }
     }
     Ok(out)
@@ -162,7 +229,7 @@ fn set_add(set: &mut Vec<Value>, v: Value) -> Result<(), BfclError> {
             format!("unhashable type: '{}'", v.py_type().name()),
         ));
     }
-    if !set.iter().any(|e| py_eq(e, &v)) {
+    if !set_contains(set, &v) {
         set.push(v);
     }
     Ok(())
@@ -229,10 +296,11 @@ fn repeat_count(n: &Value) -> Option<i64> {
     }
 }
 
-fn repeat<T: Clone>(items: &[T], n: i64) -> Result<Vec<T>, BfclError> {
+/// `items * n`, where `items` weigh `unit` together.
+fn repeat<T: Clone>(items: &[T], unit: u64, n: i64) -> Result<Vec<T>, BfclError> {
     let n = n.max(0) as u64;
-    if (items.len() as u64).saturating_mul(n) > SIZE_LIMIT {
-        return Err(BfclError::not_reproduced("sequence repetition too large"));
+    if n > 0 {
+        bounded(unit.max(1).saturating_mul(n), "sequence repetition")?;
     }
     Ok(items
         .iter()
@@ -257,6 +325,17 @@ pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError>
             NumErr::Unsupported => unsupported(a, op, b),
             NumErr::Other(e) => e,
         });
+    }
+    if matches!((a, op, b), |(Value::Str(_), BinOp::Add, Value::Str(_))| (
+        Value::Bytes(_),
+        BinOp::Add,
+        Value::Bytes(_)
+    )
+        | (Value::List(_), BinOp::Add, Value::List(_))
+        | (Value::Tuple(_), BinOp::Add, Value::Tuple(_))
+        | (Value::Dict(_), BinOp::BitOr, Value::Dict(_)))
+    {
+        bounded(weight(a) + weight(b), "concatenation")?;
     }
     match (a, op, b) {
         (Value::Str(x), BinOp::Add, Value::Str(y)) => Ok(Value::Str(format!("{x}{y}"))),
@@ -284,8 +363,8 @@ pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError>
             BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor,
             Value::Set(y),
         ) => {
-            let in_y = |v: &Value| y.iter().any(|e| py_eq(e, v));
-            let in_x = |v: &Value| x.iter().any(|e| py_eq(e, v));
+            let in_y = |v: &Value| set_contains(y, v);
+            let in_x = |v: &Value| set_contains(x, v);
             let out: Vec<Value> = match op {
                 BinOp::BitOr => x
                     .iter()
@@ -305,14 +384,18 @@ pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError>
         }
         (seq, BinOp::Mult, n) | (n, BinOp::Mult, seq) if repeat_count(n).is_some() => {
             let count = repeat_count(n).unwrap_or(0);
+            let unit = |items: &[Value]| items.iter().map(weight).sum::<u64>();
             match seq {
                 Value::Str(s) => {
-                    let chars: Vec<char> = s.chars().collect();
-                    Ok(Value::Str(repeat(&chars, count)?.into_iter().collect()))
+                    let count = count.max(0) as u64;
+                    if count > 0 {
+                        bounded((s.len() as u64 / 8).max(1).saturating_mul(count), "string")?;
+                    }
+                    Ok(Value::Str(s.repeat(count as usize)))
                 }
-                Value::Bytes(x) => Ok(Value::Bytes(repeat(x, count)?)),
-                Value::List(x) => Ok(Value::List(repeat(x, count)?)),
-                Value::Tuple(x) => Ok(Value::Tuple(repeat(x, count)?)),
+                Value::Bytes(x) => Ok(Value::Bytes(repeat(x, x.len() as u64 / 8, count)?)),
+                Value::List(x) => Ok(Value::List(repeat(x, unit(x), count)?)),
+                Value::Tuple(x) => Ok(Value::Tuple(repeat(x, unit(x), count)?)),
                 _ => Err(unsupported(a, op, b)),
             }
         }
@@ -361,10 +444,19 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
             "integer division or modulo by zero",
         ))
     };
+    let divides = matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod);
+    if divides && (p.bits() / 64 + 1).saturating_mul(q.bits() / 64 + 1) > MAX_DIVISION_WORK {
+        return Err(NumErr::Other(too_large("integer division")));
+    }
     Ok(Value::Int(match op {
         BinOp::Add => p + q,
         BinOp::Sub => p - q,
-        BinOp::Mult => p * q,
+        BinOp::Mult => {
+            if p.bits() + q.bits() > MAX_INT_BITS {
+                return Err(NumErr::Other(too_large("integer product")));
+            }
+            p * q
+        }
         BinOp::Div => {
             if q.is_zero() {
                 return Err(NumErr::Other(raise(
@@ -398,7 +490,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
             }
             let bits = p.bits().max(1);
             let exp = q.to_u64().unwrap_or(u64::MAX);
-            if p.abs() > BigInt::from(1) && bits.saturating_mul(exp) > SIZE_LIMIT {
+            if p.abs() > BigInt::from(1) && bits.saturating_mul(exp) > MAX_INT_BITS {
                 return Err(NumErr::Other(BfclError::not_reproduced(
                     "integer power too large",
                 )));
@@ -426,7 +518,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
                     p >> n
                 }
             } else {
-                if !p.is_zero() && p.bits().saturating_add(n) > SIZE_LIMIT {
+                if !p.is_zero() && p.bits().saturating_add(n) > MAX_INT_BITS {
                     return Err(NumErr::Other(BfclError::not_reproduced(
                         "shift result too large",
                     )));

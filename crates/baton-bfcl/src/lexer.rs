@@ -29,6 +29,15 @@ const OPERATORS: [&str; 47] = [
 /// CPython's `MAXLEVEL` for bracket nesting.
 const MAX_NESTING: usize = 200;
 
+/// CPython 3.11's `sys.int_info.default_max_str_digits`: a decimal literal with more
+/// significant digits is a `SyntaxError` (converting one would take quadratic time).
+pub(crate) const INT_MAX_STR_DIGITS: usize = 4300;
+
+/// Most tokens one answer may have. CPython has no such limit; this one keeps the token
+/// list and the tree of a hostile answer (megabytes of `1,1,1,…`) to tens of megabytes.
+/// No answer this long can match a BFCL reference, whose calls take a few dozen tokens.
+pub const MAX_TOKENS: usize = 1 << 20;
+
 /// One string literal piece, before implicit concatenation.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum StrPiece {
@@ -157,6 +166,11 @@ impl Lexer {
                 self.pos += 1;
             }
             let start = self.pos;
+            if self.tokens.len() >= MAX_TOKENS {
+                return Err(BfclError::not_reproduced(format!(
+                    "an answer of more than {MAX_TOKENS} tokens"
+                )));
+            }
             let Some(c) = self.peek(0) else {
                 if let Some(&(open, at)) = self.brackets.last() {
                     return Err(BfclError::syntax(at, format!("'{open}' was never closed")));
@@ -381,6 +395,18 @@ impl Lexer {
             ));
         }
         self.verify_end_of_number("decimal")?;
+        let significant = int_part.trim_start_matches('0').len();
+        if significant > INT_MAX_STR_DIGITS {
+            return Err(BfclError::syntax(
+                start,
+                format!(
+                    "Exceeds the limit ({INT_MAX_STR_DIGITS} digits) for integer string \
+                     conversion: value has {significant} digits; use \
+                     sys.set_int_max_str_digits() to increase the limit - Consider \
+                     hexadecimal for huge integer literals to avoid decimal conversion limits."
+                ),
+            ));
+        }
         let value = BigInt::parse_bytes(int_part.as_bytes(), 10)
             .ok_or_else(|| BfclError::syntax(start, "invalid number"))?;
         self.push(Tok::Num(Constant::Int(value)), start);

@@ -77,11 +77,67 @@ use baton_types::Verdict;
 use serde_json::json;
 
 pub use checker::{CheckResult, ast_checker};
-pub use decode::{Call, parse_calls, pre_strip};
+pub use decode::{Call, pre_strip};
 pub use error::BfclError;
-pub use parser::parse_eval;
-pub use unparse::unparse;
-pub use value::{PyType, Value};
+pub use eval::{MAX_DIVISION_WORK, MAX_INT_BITS, MAX_WEIGHT};
+pub use lexer::MAX_TOKENS;
+pub use parser::{MAX_AST_DEPTH, MAX_NESTING};
+pub use unparse::{MAX_UNPARSE_DEPTH, unparse};
+pub use value::{MAX_LOOKUP_STEPS, PyType, Value};
+
+/// Stack of the thread every entry point that reads model text runs on.
+///
+/// The parser recurses at most [`MAX_NESTING`] levels, the tree it builds is at most
+/// [`MAX_AST_DEPTH`] deep, and evaluation, `unparse` and the checker recurse at most
+/// [`MAX_UNPARSE_DEPTH`] levels. The deepest inputs these limits let through (a chain of
+/// 6000 conditional expressions, 3000 `lambda`s, 199 brackets around 300 unary operators,
+/// …) were measured to need at most 12 MiB of stack in a debug build and 3 MiB in a
+/// release build; the `deepest_inputs_fit_in_a_quarter_of_the_stack` test runs them all on
+/// 16 MiB.
+pub const STACK_SIZE: usize = 64 << 20;
+
+/// Run `f` on a fresh thread with a [`STACK_SIZE`] stack, so that no caller's stack (a
+/// 2 MiB tokio or rayon worker) limits how deep the bounded recursion may go. If no thread
+/// can be started, `f` runs on the caller's thread.
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let mut job = Some(f);
+    let spawned = std::thread::scope(|scope| {
+        let slot = &mut job;
+        let handle = std::thread::Builder::new()
+            .name("baton-bfcl".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, move || slot.take().map(|f| f()));
+        match handle {
+            Ok(handle) => Some(
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            ),
+            Err(_) => None,
+        }
+    });
+    match (spawned.flatten(), job) {
+        (Some(out), _) => out,
+        (None, Some(f)) => f(),
+        (None, None) => unreachable!("the job ran but returned nothing"),
+    }
+}
+
+/// `ast_parse(input, "Python")`: decode a response into its calls (LiC's `ast_parse`).
+///
+/// ```
+/// let calls = baton_bfcl::parse_calls("[f(a=1, b='x'), g.h(c=[2])]").unwrap();
+/// assert_eq!(calls.len(), 2);
+/// assert_eq!(calls[1].name, "g.h");
+/// ```
+pub fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
+    on_big_stack(|| decode::parse_calls(input))
+}
+
+/// Parse `src` as `ast.parse(src, mode="eval").body`.
+pub fn parse_eval(src: &str) -> Result<ast::Expr, BfclError> {
+    on_big_stack(|| parser::parse_eval(src))
+}
 
 /// The `error` of a verdict whose answer failed to decode (LiC returns no score then).
 pub const DECODER_FAILED: &str = "ast_decoder:decoder_failed";
@@ -133,6 +189,11 @@ fn sample_field<'a>(
 /// `type_error:simple`, [`DECODER_FAILED`], [`CHECKER_RAISED`], ...) and `details` the
 /// checker's messages.
 pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict {
+    on_big_stack(|| evaluate(response, sample))
+}
+
+fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
+    let budget = value::LookupBudget::start();
     let fields = (|| {
         Ok::<_, BfclError>((
             sample_field(sample, "function", true)?,
@@ -154,7 +215,7 @@ pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict 
     };
 
     let decoded = if language.as_str() == Some("Python") {
-        parse_calls(baton_py::strip(response))
+        decode::parse_calls(baton_py::strip(response))
     } else {
         Err(BfclError::from(value::Raise::new(
             "NotImplementedError",
@@ -179,6 +240,11 @@ pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict 
         &Value::from_json(reference),
         &Value::from_json(category),
     );
+    let checked = if budget.exhausted() {
+        Err(value::budget_error())
+    } else {
+        checked
+    };
     match checked {
         Ok(result) if result.valid => Verdict::new(1.0, Some(true)),
         Ok(result) => Verdict::fail(Some(false), result.error_type.clone()).with_details(json!({
@@ -198,6 +264,128 @@ pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The deepest inputs the limits let through, and the shallowest they refuse.
+    fn deepest_inputs() -> Vec<(String, f64)> {
+        let n = MAX_NESTING - 2;
+        vec![
+            (format!("f(x={}1)", "-".repeat(n)), 0.0),
+            (format!("f(x={}1)", "not ".repeat(n)), 0.0),
+            (format!("f(x={}1)", "~".repeat(n)), 0.0),
+            (format!("f(x={}1)", "lambda: ".repeat(n / 2)), 0.0),
+            (format!("f(x={}1)", "1 if 1 else ".repeat(n)), 0.0),
+            (format!("f(x={}1)", "2**".repeat(n / 2)), 0.0),
+            (
+                format!(
+                    "f({}{}1{}, x=1)",
+                    "[".repeat(199),
+                    "-".repeat(300),
+                    "]".repeat(199)
+                ),
+                1.0,
+            ),
+            (
+                format!(
+                    "f({}{}1{}, x=1)",
+                    "(".repeat(199),
+                    "-".repeat(300),
+                    ")".repeat(199)
+                ),
+                1.0,
+            ),
+            (
+                format!(
+                    "f({}{}1{}, x=1)",
+                    "(".repeat(199),
+                    "-".repeat(600),
+                    ")".repeat(199)
+                ),
+                0.0,
+            ),
+            // Expression, Call, n UnaryOps, Constant: n + 3 levels.
+            (format!("f({}1, x=1)", "-".repeat(MAX_AST_DEPTH - 3)), 1.0),
+            (format!("f({}1, x=1)", "-".repeat(MAX_AST_DEPTH - 2)), 0.0),
+            (
+                format!("f({}, x=1)", vec!["1"; MAX_AST_DEPTH - 2].join("+")),
+                1.0,
+            ),
+            (
+                format!("f({}, x=1)", vec!["1"; MAX_AST_DEPTH - 1].join("+")),
+                0.0,
+            ),
+            (format!("f(a{}, x=1)", ".b".repeat(MAX_AST_DEPTH - 3)), 1.0),
+            (format!("f(a{}, x=1)", "[0]".repeat(MAX_AST_DEPTH)), 0.0),
+            (format!("f(x={}1)", "1+".repeat(MAX_UNPARSE_DEPTH - 2)), 0.0),
+            (
+                format!(
+                    "f(x=1, y=f'''{{f\"\"\"{{f'{{f\"{{{}1}}\"}}'}}\"\"\"}}''')",
+                    "-".repeat(n - 10)
+                ),
+                0.0,
+            ),
+            (
+                format!(
+                    "f(x=1, y=f'''{{f\"\"\"{{f'{{f\"{{{}1}}\"}}'}}\"\"\"}}''')",
+                    "-".repeat(100)
+                ),
+                0.0,
+            ),
+        ]
+    }
+
+    #[test]
+    #[ignore]
+    fn stack_per_case() {
+        let sample = json!({"function": [], "reference_answer": [], "language": "Python", "test_category": "simple"});
+        for (input, _) in deepest_inputs() {
+            let sample = sample.clone();
+            let used = std::thread::Builder::new()
+                .stack_size(STACK_SIZE)
+                .spawn(move || {
+                    let top = parser::stack_probe::here();
+                    let _ = evaluate(&input, &sample);
+                    (
+                        input[..30].to_string(),
+                        top.saturating_sub(parser::stack_probe::lowest()),
+                    )
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+            let _ =
+                std::io::Write::write_all(&mut std::io::stderr(), format!("{used:?}\n").as_bytes());
+        }
+    }
+
+    #[test]
+    fn deepest_inputs_fit_in_a_quarter_of_the_stack() {
+        let sample = json!({
+            "function": [{"name": "f", "parameters": {"type": "dict",
+                "properties": {"x": {"type": "integer"}}, "required": ["x"]}}],
+            "reference_answer": [{"f": {"x": [1]}}],
+            "language": "Python",
+            "test_category": "simple",
+        });
+        let cases = deepest_inputs();
+        let used = std::thread::Builder::new()
+            .stack_size(STACK_SIZE / 4)
+            .spawn(move || {
+                let top = parser::stack_probe::here();
+                for (input, want) in &cases {
+                    let v = evaluate(input, &sample);
+                    assert_eq!(v.score, *want, "{}…: {:?}", &input[..40], v.error);
+                }
+                top.saturating_sub(parser::stack_probe::lowest())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(used < STACK_SIZE / 4, "{used} bytes");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("deepest inputs used {} KiB of stack\n", used >> 10).as_bytes(),
+        );
+    }
 
     fn spotify(category: &str) -> serde_json::Value {
         json!({

@@ -3,6 +3,13 @@
 //! LiC turns a keyword-less nested call (`x=foo(1)`) and a subscript into their unparsed
 //! source text, so the text must match byte for byte: precedence-driven parentheses, the
 //! `1 .real` space, `repr` of constants, `{*()}` for an empty set, and so on.
+//!
+//! `_Unparser` is recursive Python: a tree nested deeper than about [`MAX_UNPARSE_DEPTH`]
+//! levels raises `RecursionError` upstream, and so it does here, which also keeps this
+//! walk's use of the host stack small. An `int` constant of more than 4300 digits raises
+//! `ValueError`, as `repr` does in CPython 3.11.
+
+use std::cell::Cell;
 
 use crate::ast::{
     Arguments, BoolOp, Comprehension, Constant, Expr, FPart, FormattedValue, UnaryOp,
@@ -10,7 +17,13 @@ use crate::ast::{
 use crate::error::BfclError;
 use baton_py::{bytes_repr, complex_repr, float_repr, is_printable, str_repr, unicode_escape};
 
-use crate::value::Raise;
+use crate::value::{Raise, int_str};
+
+/// Deepest expression `ast.unparse` writes before Python's recursion limit (1000 frames,
+/// about three per level) stops it. Measured with CPython 3.11.7: a chain `1+1+…+1` of 330
+/// operators unparses and one of 350 raises `RecursionError`; LiC's call stack moves the
+/// threshold by a few levels.
+pub const MAX_UNPARSE_DEPTH: usize = 330;
 
 // CPython's `_Precedence` values.
 const NAMED_EXPR: u8 = 1;
@@ -41,6 +54,7 @@ pub fn unparse(expr: &Expr) -> Result<String, BfclError> {
     let mut out = String::new();
     Unparser {
         avoid_backslashes: false,
+        depth: Cell::new(0),
     }
     .write(expr, TEST, &mut out)?;
     Ok(out)
@@ -51,18 +65,27 @@ fn float_constant(text: String) -> String {
     text.replace("inf", "1e309").replace("nan", "(1e309-1e309)")
 }
 
-fn write_constant(c: &Constant, out: &mut String) {
+fn write_constant(c: &Constant, out: &mut String) -> Result<(), BfclError> {
     match c {
         Constant::None => out.push_str("None"),
         Constant::Bool(true) => out.push_str("True"),
         Constant::Bool(false) => out.push_str("False"),
         Constant::Ellipsis => out.push_str("..."),
-        Constant::Int(i) => out.push_str(&i.to_string()),
+        Constant::Int(i) => match int_str(i) {
+            Some(text) => out.push_str(&text),
+            None => {
+                return Err(BfclError::from(Raise::new(
+                    "ValueError",
+                    "Exceeds the limit (4300 digits) for integer string conversion",
+                )));
+            }
+        },
         Constant::Float(f) => out.push_str(&float_constant(float_repr(*f))),
         Constant::Imag(im) => out.push_str(&float_constant(complex_repr(0.0, *im))),
         Constant::Str(s) => out.push_str(&str_repr(s)),
         Constant::Bytes(b) => out.push_str(&bytes_repr(b)),
     }
+    Ok(())
 }
 
 fn paren_if(
@@ -84,6 +107,8 @@ fn paren_if(
 struct Unparser {
     /// Set inside f-string replacement fields: string constants avoid backslashes.
     avoid_backslashes: bool,
+    /// Open calls of `write`, shared with the unparsers of nested f-string fields.
+    depth: Cell<usize>,
 }
 
 const MULTI_QUOTES: [&str; 2] = ["\"\"\"", "'''"];
@@ -195,6 +220,7 @@ impl Unparser {
         let mut expr = String::new();
         Unparser {
             avoid_backslashes: true,
+            depth: Cell::new(self.depth.get()),
         }
         .write(&field.value, next(TEST), &mut expr)?;
         if expr.contains('\\') {
@@ -301,6 +327,20 @@ impl Unparser {
     }
 
     fn write(&self, e: &Expr, prec: u8, out: &mut String) -> Result<(), BfclError> {
+        let depth = self.depth.get();
+        if depth >= MAX_UNPARSE_DEPTH {
+            return Err(BfclError::from(Raise::new(
+                "RecursionError",
+                "maximum recursion depth exceeded while calling a Python object",
+            )));
+        }
+        self.depth.set(depth + 1);
+        let result = self.write_node(e, prec, out);
+        self.depth.set(depth);
+        result
+    }
+
+    fn write_node(&self, e: &Expr, prec: u8, out: &mut String) -> Result<(), BfclError> {
         match e {
             Expr::Constant { value, kind_u } => {
                 if *kind_u {
@@ -313,7 +353,7 @@ impl Unparser {
                         out.push_str(&body);
                         out.push_str(quotes[0]);
                     }
-                    other => write_constant(other, out),
+                    other => write_constant(other, out)?,
                 }
             }
             Expr::JoinedStr(parts) => self.joined_str(parts, out)?,

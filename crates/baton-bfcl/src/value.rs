@@ -4,6 +4,7 @@
 //! literal can build (plus `set`, which arithmetic on set displays can produce), and
 //! `Ellipsis`. Equality, membership, iteration and `repr` follow CPython 3.11.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 
 use baton_py::{bytes_repr, complex_repr, float_repr, str_repr};
@@ -214,7 +215,7 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => match i.to_i64() {
                 Some(n) => J::from(n),
-                None => J::String(i.to_string()),
+                None => J::String(other_int_text(i)),
             },
             Value::Float(f) => serde_json::Number::from_f64(*f)
                 .map(J::Number)
@@ -237,6 +238,21 @@ impl Value {
             other => J::String(other.repr()),
         }
     }
+}
+
+/// `str(i)` under CPython 3.11's limit of 4300 decimal digits, or `None` where Python
+/// raises `ValueError` (which also spares the quadratic conversion of a huge int).
+pub(crate) fn int_str(i: &BigInt) -> Option<String> {
+    // 10^4300 needs 14,285 bits: anything wider has more than 4300 digits.
+    if i.bits() > 14_300 {
+        return None;
+    }
+    let text = i.to_string();
+    (text.trim_start_matches('-').len() <= crate::lexer::INT_MAX_STR_DIGITS).then_some(text)
+}
+
+fn other_int_text(i: &BigInt) -> String {
+    int_str(i).unwrap_or_else(|| format!("<int of {} bits>", i.bits()))
 }
 
 /// Numeric view used by equality and arithmetic.
@@ -305,23 +321,112 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
                     .all(|(k, v)| dict_get(y, k).is_some_and(|w| py_eq(v, w)))
         }
         (Value::Set(x), Value::Set(y)) => {
-            x.len() == y.len() && x.iter().all(|e| y.iter().any(|f| py_eq(e, f)))
+            x.len() == y.len() && x.iter().all(|e| set_contains(y, e))
         }
         _ => false,
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The lookup budget
+//
+// Dicts and sets are item lists searched with Python equality, so building or comparing
+// one of n items takes n² equality tests: a hostile answer with a dict literal of a million
+// keys would take hours. Every such search spends from a per-evaluation budget; once it is
+// spent, searches stop early (their answers are then meaningless) and the evaluation is
+// reported as not reproduced, which scores 0. No answer that can match a BFCL reference
+// comes anywhere near the budget.
+
+/// Equality tests one evaluation may spend on dict and set lookups.
+pub const MAX_LOOKUP_STEPS: u64 = 20_000_000;
+
+thread_local! {
+    /// Steps left, or `None` outside an evaluation (no limit), and whether it ran out.
+    static LOOKUPS: Cell<(Option<u64>, bool)> = const { Cell::new((None, false)) };
+}
+
+/// Spend `n` steps; false once the budget is exhausted.
+fn spend(n: usize) -> bool {
+    LOOKUPS.with(|cell| match cell.get() {
+        (None, _) => true,
+        (Some(_), true) => false,
+        (Some(left), false) => {
+            let n = n as u64;
+            if n > left {
+                cell.set((Some(0), true));
+                false
+            } else {
+                cell.set((Some(left - n), false));
+                true
+            }
+        }
+    })
+}
+
+/// A lookup budget for the evaluation running on this thread; nested scopes share the
+/// outermost one.
+pub(crate) struct LookupBudget {
+    outermost: bool,
+}
+
+impl LookupBudget {
+    /// Start a budget of [`MAX_LOOKUP_STEPS`], unless one is already running.
+    pub(crate) fn start() -> Self {
+        let outermost = LOOKUPS.with(|cell| {
+            if cell.get().0.is_none() {
+                cell.set((Some(MAX_LOOKUP_STEPS), false));
+                true
+            } else {
+                false
+            }
+        });
+        LookupBudget { outermost }
+    }
+
+    /// Whether the budget ran out (every result since then is meaningless).
+    pub(crate) fn exhausted(&self) -> bool {
+        LOOKUPS.with(|cell| cell.get().1)
+    }
+}
+
+impl Drop for LookupBudget {
+    fn drop(&mut self) {
+        if self.outermost {
+            LOOKUPS.with(|cell| cell.set((None, false)));
+        }
+    }
+}
+
+/// The error for an evaluation whose lookup budget ran out.
+pub(crate) fn budget_error() -> crate::BfclError {
+    crate::BfclError::not_reproduced(format!(
+        "dicts or sets too large to compare (more than {MAX_LOOKUP_STEPS} equality tests)"
+    ))
+}
+
 /// Look a key up in a dict's item list.
 pub fn dict_get<'a>(items: &'a [(Value, Value)], key: &Value) -> Option<&'a Value> {
+    if !spend(items.len()) {
+        return None;
+    }
     items.iter().find(|(k, _)| py_eq(k, key)).map(|(_, v)| v)
 }
 
 /// `d[key] = value`: an existing equal key keeps its place and its original key object.
 pub fn dict_insert(items: &mut Vec<(Value, Value)>, key: Value, value: Value) {
+    if !spend(items.len()) {
+        items.push((key, value));
+        return;
+    }
     match items.iter_mut().find(|(k, _)| py_eq(k, &key)) {
         Some(slot) => slot.1 = value,
         None => items.push((key, value)),
     }
+}
+
+/// Whether a set's item list holds an element equal to `v`.
+pub(crate) fn set_contains(items: &[Value], v: &Value) -> bool {
+    spend(items.len()) && items.iter().any(|e| py_eq(e, v))
 }
 
 fn unhashable(v: &Value) -> Raise {
@@ -345,7 +450,7 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
             if !item.is_hashable() {
                 return Err(unhashable(item));
             }
-            Ok(v.iter().any(|e| py_eq(item, e)))
+            Ok(set_contains(v, item))
         }
         Value::Str(s) => match item {
             Value::Str(needle) => Ok(s.contains(needle.as_str())),
@@ -358,9 +463,7 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
             )),
         },
         Value::Bytes(b) => match item {
-            Value::Bytes(needle) => {
-                Ok(needle.is_empty() || b.windows(needle.len()).any(|w| w == needle.as_slice()))
-            }
+            Value::Bytes(needle) => Ok(memchr::memmem::find(b, needle).is_some()),
             Value::Int(i) => match i.to_u8() {
                 Some(byte) => Ok(b.contains(&byte)),
                 None => Err(Raise::new("ValueError", "byte must be in range(0, 256)")),
@@ -488,9 +591,14 @@ fn write_repr(v: &Value, out: &mut String) {
         Value::None => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => match int_str(i) {
+            Some(text) => out.push_str(&text),
+            // CPython 3.11 raises ValueError here; such an int never equals a reference
+            // value (JSON loading has the same limit), so only the message differs.
+            None => {
+                let _ = write!(out, "<int of {} bits>", i.bits());
+            }
+        },
         Value::Float(f) => out.push_str(&float_repr(*f)),
         Value::Complex(re, im) => out.push_str(&complex_repr(*re, *im)),
         Value::Str(s) => out.push_str(&str_repr(s)),

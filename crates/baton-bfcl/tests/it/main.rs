@@ -1,4 +1,7 @@
-//! Integration tests: every actions conformance vector from LiC's own evaluator.
+//! Integration tests: every actions conformance vector from LiC's own evaluator, and
+//! hostile answers.
+
+mod hostile;
 
 use serde_json::Value;
 
