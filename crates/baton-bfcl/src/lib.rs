@@ -52,6 +52,26 @@
 //! (`\N{...}`) come from current Unicode data rather than CPython 3.11's 14.0, and a lone
 //! surrogate escape decodes to U+FFFD.
 //!
+//! # Bounds on hostile answers
+//!
+//! Every answer ends in a verdict in bounded time and memory, on any caller's thread:
+//!
+//! - Nesting and depth follow CPython 3.11, so what they refuse scores 0 upstream too:
+//!   the parser's recursion ([`MAX_NESTING`], weighted like CPython's parser levels), the
+//!   depth of the tree ([`MAX_AST_DEPTH`], CPython's AST construction limit, tracked node
+//!   by node so that a left-deep chain `1+1+…` never grows past it), `ast.unparse` and
+//!   `eval` ([`MAX_UNPARSE_DEPTH`], Python's recursion limit), bracket nesting (200) and
+//!   decimal literals and reprs of more than 4300 digits.
+//! - The public entry points run on their own thread with a [`STACK_SIZE`] stack, eight
+//!   times what the deepest accepted input was measured to need in a release build
+//!   (five times, in a debug build).
+//! - Sizes CPython does not bound are bounded here and score 0 as not reproduced: `int`
+//!   results ([`MAX_INT_BITS`], for `*` as for `**` and `<<`), big divisions
+//!   ([`MAX_DIVISION_WORK`]), sequences and strings built by operators ([`MAX_WEIGHT`]),
+//!   dict and set lookups ([`MAX_LOOKUP_STEPS`]) and answers of more than [`MAX_TOKENS`]
+//!   tokens. A BFCL reference is a few dozen tokens of JSON, so no answer past these
+//!   bounds could match one upstream.
+//!
 //! # Errors in verdicts
 //!
 //! A failing [`Verdict`] carries BFCL's `error_type` of the check that failed
