@@ -36,7 +36,7 @@ pub const MAX_INT_BITS: u64 = 1 << 20;
 /// division, like CPython's, is quadratic).
 pub const MAX_DIVISION_WORK: u64 = 1 << 26;
 
-/// Largest sequence, string or dict built by an operator, in [`weight`] units (one value,
+/// Largest sequence, string or dict built by an operator, in weight units (one value,
 /// or eight bytes of text): at most a few tens of megabytes.
 pub const MAX_WEIGHT: u64 = 1 << 21;
 

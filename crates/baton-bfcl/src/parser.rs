@@ -49,7 +49,7 @@ pub const MAX_AST_DEPTH: usize = 2970;
 /// with CPython 3.11.7, a unary operator, `not` or a conditional expression costs one of
 /// those levels, `lambda` and `**` two, and a bracket (a parenthesis, a display, a call, a
 /// subscript) 24 to 30. Here `expression`, `inversion` and `factor` count one level each,
-/// `lambda` and `**` one more, and a bracket [`BRACKET_LEVELS`] more, so that the limit
+/// `lambda` and `**` one more, and a bracket 25 more, so that the limit
 /// falls about where CPython's does.
 pub const MAX_NESTING: usize = 6000;
 
