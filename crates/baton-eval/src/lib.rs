@@ -9,6 +9,12 @@
 //! An evaluator distinguishes two failures: a bad *answer* is a [`Verdict`] with score 0
 //! and a reason; a broken *setup* (a missing database folder, a sandbox that cannot
 //! start) is an [`EvalError`], which the runner records as `errored`, never as 0.
+//!
+//! Hostile model output (deep nesting, megabytes of text, giant integers, SQL bombs,
+//! programs that hang, fork, allocate or fill the disk) always ends in a verdict: every
+//! evaluator bounds its recursion, sizes and time, and [`Evaluators`] scores on a thread
+//! of its own with a known stack ([`SCORING_STACK`]), so that nothing a model writes can
+//! take the process down. `tests/it/hostile.rs` feeds every family such answers.
 #![deny(missing_docs)]
 
 pub mod code;
@@ -17,7 +23,7 @@ pub mod families;
 pub mod math;
 mod registry;
 
-pub use registry::{EvalConfig, Evaluators, PROFILE, Scored};
+pub use registry::{EvalConfig, Evaluators, PROFILE, SCORING_STACK, Scored};
 
 use baton_types::{Family, Verdict};
 use serde_json::Value;

@@ -26,6 +26,9 @@ pub struct EvalConfig {
     pub spider_dir: PathBuf,
     /// Time limit per SQL query.
     pub query_timeout: Duration,
+    /// Time limit for scoring one database answer, all its queries together (see
+    /// `baton_spider::SpiderConfig::score_budget`).
+    pub database_budget: Duration,
     /// Limits of the Python sandbox that grades code.
     pub code: baton_sandbox::GraderConfig,
 }
@@ -34,7 +37,8 @@ impl Default for EvalConfig {
     fn default() -> Self {
         EvalConfig {
             spider_dir: PathBuf::from("datasets/spider/databases"),
-            query_timeout: Duration::from_secs(60),
+            query_timeout: SpiderConfig::DEFAULT_QUERY_TIMEOUT,
+            database_budget: SpiderConfig::DEFAULT_SCORE_BUDGET,
             code: baton_sandbox::GraderConfig::default(),
         }
     }
@@ -77,6 +81,7 @@ impl Evaluators {
             Arc::new(DatabaseEvaluator::new(SpiderConfig {
                 databases_dir: config.spider_dir.clone(),
                 query_timeout: config.query_timeout,
+                score_budget: config.database_budget,
             })),
         );
         Evaluators { map }
@@ -97,7 +102,8 @@ impl Evaluators {
         self.map.get(&family).ok_or(EvalError::Unavailable(family))
     }
 
-    /// Extract the answer from a final response and score it.
+    /// Extract the answer from a final response and score it, on a scoring thread (see
+    /// [`SCORING_STACK`]).
     pub fn score_response(
         &self,
         family: Family,
@@ -105,18 +111,61 @@ impl Evaluators {
         sample: &Value,
     ) -> Result<Scored, EvalError> {
         let ev = self.get(family)?;
-        let extracted = ev.extract(response, sample)?;
-        let verdict = ev.evaluate(&extracted, sample)?;
-        Ok(Scored { extracted, verdict })
+        on_scoring_thread(family, || {
+            let extracted = ev.extract(response, sample)?;
+            let verdict = ev.evaluate(&extracted, sample)?;
+            Ok(Scored { extracted, verdict })
+        })
     }
 
-    /// Score an already-extracted answer.
+    /// Score an already-extracted answer, on a scoring thread (see [`SCORING_STACK`]).
     pub fn score_extracted(
         &self,
         family: Family,
         extracted: &str,
         sample: &Value,
     ) -> Result<Verdict, EvalError> {
-        self.get(family)?.evaluate(extracted, sample)
+        let ev = self.get(family)?;
+        on_scoring_thread(family, || ev.evaluate(extracted, sample))
     }
+}
+
+/// Stack of the thread every answer is scored on.
+///
+/// Scoring reads model output, which may nest without bound, so it never runs on the
+/// caller's thread (a 2 MiB tokio or rayon worker): a stack overflow aborts the whole
+/// process, which in a run means every resume would crash again on the stored reply.
+/// Each evaluator bounds its recursion instead; the deepest (the actions parser, see
+/// `baton_bfcl::STACK_SIZE`) needs at most 12 MiB in a debug build and runs on its own
+/// thread of that crate's size, and nothing else recurses more than a few hundred levels.
+/// The thread costs some tens of microseconds, next to scoring times of milliseconds.
+pub const SCORING_STACK: usize = 64 << 20;
+
+/// Run `score` on a fresh thread with [`SCORING_STACK`] of stack. A panic in an evaluator
+/// is a setup error of the family, not a crash and not a score.
+fn on_scoring_thread<T: Send>(
+    family: Family,
+    score: impl FnOnce() -> Result<T, EvalError> + Send,
+) -> Result<T, EvalError> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name(format!("baton-score-{family}"))
+            .stack_size(SCORING_STACK)
+            .spawn_scoped(scope, score)
+            .map_err(|e| EvalError::Setup {
+                family,
+                message: format!("cannot start a scoring thread: {e}"),
+            })?;
+        handle.join().unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(EvalError::Setup {
+                family,
+                message: format!("evaluator panicked: {what}"),
+            })
+        })
+    })
 }

@@ -28,10 +28,16 @@
 //! - Each query has a real time limit ([`SpiderConfig::query_timeout`]); a
 //!   timeout ends the evaluation with score 0 (LiC's 60 s timeout never
 //!   fires, it would hang). So does a result larger than [`MAX_RESULT_BYTES`]
-//!   (no gold result is that large), which bounds an evaluation to about one
-//!   query timeout however many value fillings remain. A string or blob
-//!   larger than [`MAX_VALUE_BYTES`] is an SQL error, as in any SQLite built
-//!   with that limit.
+//!   (no gold result is that large). A string or blob larger than
+//!   [`MAX_VALUE_BYTES`] is an SQL error, as in any SQLite built with that
+//!   limit.
+//! - The whole evaluation of one answer (gold queries, the prediction and
+//!   every value filling on every database file) has a time budget
+//!   ([`SpiderConfig::score_budget`]). A prediction that runs 59 s and is
+//!   wrong is therefore not re-run for each of up to 100 fillings: once the
+//!   budget is spent the answer scores 0 with a reason naming the budget and
+//!   the candidates tried, and each query's limit is the smaller of the query
+//!   timeout and what is left of the budget.
 //! - The gold query runs once per file up front instead of once per
 //!   candidate; a gold that fails on any file scores 0 either way.
 //! - Gold values are plugged in first-seen order, not Python set order (which
@@ -55,6 +61,7 @@
 //! let evaluator = SpiderEvaluator::new(SpiderConfig {
 //!     databases_dir: "data/spider/databases".into(),
 //!     query_timeout: Duration::from_secs(60),
+//!     score_budget: Duration::from_secs(120),
 //! });
 //! assert_eq!(SpiderConfig::new("x").query_timeout, evaluator.config().query_timeout);
 //! let sample = serde_json::json!({"reference_sql": "SELECT 1"});
@@ -72,7 +79,7 @@ mod values;
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use baton_types::Verdict;
 use serde_json::json;
@@ -144,17 +151,23 @@ pub struct SpiderConfig {
     pub databases_dir: PathBuf,
     /// Limit for each query execution (LiC nominally uses 60 s).
     pub query_timeout: Duration,
+    /// Limit for scoring one answer, all queries together (default twice the default
+    /// query timeout, 120 s).
+    pub score_budget: Duration,
 }
 
 impl SpiderConfig {
     /// LiC's nominal per-query limit.
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+    /// The default time budget for scoring one answer.
+    pub const DEFAULT_SCORE_BUDGET: Duration = Duration::from_secs(120);
 
-    /// Databases under `databases_dir`, with the default 60 s query limit.
+    /// Databases under `databases_dir`, with the default 60 s query limit and 120 s budget.
     pub fn new(databases_dir: impl Into<PathBuf>) -> Self {
         SpiderConfig {
             databases_dir: databases_dir.into(),
             query_timeout: Self::DEFAULT_QUERY_TIMEOUT,
+            score_budget: Self::DEFAULT_SCORE_BUDGET,
         }
     }
 }
@@ -191,10 +204,45 @@ fn file_label(path: &Path) -> String {
     )
 }
 
+/// The clock of one evaluation: each query gets the smaller of the query timeout and what
+/// is left of the budget.
+struct Clock {
+    query_timeout: Duration,
+    budget: Duration,
+    end: Instant,
+}
+
+impl Clock {
+    fn start(config: &SpiderConfig) -> Clock {
+        Clock {
+            query_timeout: config.query_timeout,
+            budget: config.score_budget,
+            end: Instant::now() + config.score_budget,
+        }
+    }
+
+    /// The limit of the next query; `None` once the budget is spent.
+    fn next_limit(&self) -> Option<Duration> {
+        let left = self.end.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then(|| left.min(self.query_timeout))
+    }
+
+    fn spent(&self) -> bool {
+        Instant::now() >= self.end
+    }
+}
+
 /// Why a candidate failed on the databases.
 enum CandidateFailure {
-    Error { file: String, error: ExecError },
-    Mismatch { file: String },
+    Error {
+        file: String,
+        error: ExecError,
+    },
+    Mismatch {
+        file: String,
+    },
+    /// The scoring budget ran out before or during this candidate.
+    OutOfTime,
 }
 
 impl SpiderEvaluator {
@@ -279,6 +327,14 @@ impl SpiderEvaluator {
 
     fn score(&self, extracted: &str, reference: &str, files: &[PathBuf]) -> Verdict {
         let timeout = self.config.query_timeout;
+        let clock = Clock::start(&self.config);
+        let out_of_time = |tried: usize| {
+            format!(
+                "time budget spent: scoring this answer may take {:?} in all, and it ran out \
+                 after {tried} candidate(s)",
+                clock.budget
+            )
+        };
         // The task wrapper: strip fences, collapse whitespace (the gold keeps
         // its whitespace).
         let pred = extracted.replace("```sql", "").replace("```", "");
@@ -311,8 +367,14 @@ impl SpiderEvaluator {
 
         let mut gold_rows: Vec<Vec<Row>> = Vec::with_capacity(files.len());
         for file in files {
-            match execute(file, &gold, timeout) {
+            let Some(limit) = clock.next_limit() else {
+                return Verdict::fail(None, out_of_time(0));
+            };
+            match execute(file, &gold, limit) {
                 Ok(rows) => gold_rows.push(rows),
+                Err(ExecError::Timeout) if clock.spent() => {
+                    return Verdict::fail(None, out_of_time(0));
+                }
                 Err(e) => {
                     return Verdict::fail(
                         None,
@@ -347,11 +409,15 @@ impl SpiderEvaluator {
                 .with_details(details(index));
             }
             tried = index + 1;
-            match self.run_candidate(&candidate, files, &gold_rows, order_matters) {
+            match self.run_candidate(&candidate, files, &gold_rows, order_matters, &clock) {
                 Ok(()) => {
                     let mut d = details(index + 1);
                     d["passed_candidate"] = json!(index);
                     return Verdict::new(1.0, None).with_details(d);
+                }
+                Err(CandidateFailure::OutOfTime) => {
+                    return Verdict::fail(None, out_of_time(index))
+                        .with_details(details(index + 1));
                 }
                 Err(CandidateFailure::Error {
                     file,
@@ -391,9 +457,14 @@ impl SpiderEvaluator {
         files: &[PathBuf],
         gold_rows: &[Vec<Row>],
         order_matters: bool,
+        clock: &Clock,
     ) -> Result<(), CandidateFailure> {
         for (file, gold) in files.iter().zip(gold_rows) {
-            match execute(file, candidate, self.config.query_timeout) {
+            let limit = clock.next_limit().ok_or(CandidateFailure::OutOfTime)?;
+            match execute(file, candidate, limit) {
+                Err(ExecError::Timeout) if clock.spent() => {
+                    return Err(CandidateFailure::OutOfTime);
+                }
                 Err(error) => {
                     return Err(CandidateFailure::Error {
                         file: file_label(file),
@@ -421,6 +492,7 @@ fn describe(failure: Option<&CandidateFailure>) -> String {
         Some(CandidateFailure::Mismatch { file }) => {
             format!("result mismatch on {file}")
         }
+        Some(CandidateFailure::OutOfTime) => "time budget spent".to_owned(),
         None => "no candidate to run".to_owned(),
     }
 }
@@ -458,6 +530,7 @@ mod tests {
         SpiderEvaluator::new(SpiderConfig {
             databases_dir: root.to_path_buf(),
             query_timeout: Duration::from_secs(10),
+            score_budget: Duration::from_secs(60),
         })
     }
 

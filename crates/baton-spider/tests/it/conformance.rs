@@ -23,6 +23,7 @@ fn all_database_vectors_agree() {
     let evaluator = SpiderEvaluator::new(SpiderConfig {
         databases_dir: dir.join("databases"),
         query_timeout: Duration::from_secs(60),
+        score_budget: Duration::from_secs(600),
     });
     let chunk = vectors.len().div_ceil(2);
     let disagreements: Vec<String> = std::thread::scope(|scope| {

@@ -210,6 +210,7 @@ fn hostile_predictions_are_contained() {
     let evaluator = SpiderEvaluator::new(SpiderConfig {
         databases_dir: sandbox.path().to_path_buf(),
         query_timeout: TIMEOUT,
+        score_budget: TIMEOUT * 4,
     });
     let sample = json!({"db_id": "music_festival", "reference_sql": GOLD});
     let before = sandbox.snapshot();
@@ -273,6 +274,7 @@ fn timeouts_fail_fast_and_name_the_cause() {
     let evaluator = SpiderEvaluator::new(SpiderConfig {
         databases_dir: sandbox.path().to_path_buf(),
         query_timeout: Duration::from_millis(300),
+        score_budget: Duration::from_secs(10),
     });
     // Several value slots: without the early stop this would run up to 100
     // candidates into the time limit.
@@ -308,4 +310,36 @@ fn timeouts_fail_fast_and_name_the_cause() {
             .expect("a reason")
             .contains("gold query failed")
     );
+}
+
+// See: issue 9 ("a Spider query that runs 59 s and is wrong is retried for every one of up
+// to 100 value fillings").
+#[test]
+fn issue_9_a_slow_wrong_query_is_not_retried_for_every_filling() {
+    let Some(conformance) = shared_dir("conformance") else {
+        return;
+    };
+    let sandbox = Sandbox::new(&conformance.join("databases"));
+    let budget = Duration::from_secs(2);
+    let evaluator = SpiderEvaluator::new(SpiderConfig {
+        databases_dir: sandbox.path().to_path_buf(),
+        // No single query times out: only the budget can end this evaluation early.
+        query_timeout: Duration::from_secs(600),
+        score_budget: budget,
+    });
+    let sample = json!({
+        "db_id": "music_festival",
+        "reference_sql": "SELECT name FROM artist WHERE age > 30 AND debut_year > 1990 AND is_band = 0"
+    });
+    // Slow, wrong, and with three value slots to fill from the gold's three values.
+    let prediction = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                      WHERE x < 20000000) SELECT count(*) FROM c WHERE x > 30 AND x > 1990 \
+                      AND x > 0";
+    let start = Instant::now();
+    let verdict = evaluator.evaluate(prediction, &sample).expect("evaluates");
+    let elapsed = start.elapsed();
+    assert!(elapsed < budget + SLACK, "took {elapsed:?}");
+    assert_eq!(verdict.score, 0.0);
+    let error = verdict.error.expect("a reason");
+    assert!(error.starts_with("time budget spent"), "{error}");
 }
