@@ -9,3 +9,4 @@ mod conformance;
 mod hostile;
 mod sandbox;
 mod semantics;
+mod probe_tmp;
