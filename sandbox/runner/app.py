@@ -68,6 +68,92 @@ def _preload():
 
 _preload()
 
+# ---------------------------------------------------------------------------------------------
+# Waits take the time they take natively.
+# ---------------------------------------------------------------------------------------------
+#
+# This CPython has no threads, so its C lock returns at once from a timed `acquire` on a
+# lock that is held, where a native CPython waits out the timeout (no other thread can
+# release it). Every wait in `threading` and `queue` is built on that acquire, so
+# `Event().wait(120)`, `Condition().wait(120)`, `Semaphore(0).acquire(timeout=120)` and
+# `SimpleQueue().get(timeout=120)` all returned at once, and an answer that waits two
+# minutes passed where LiC's time limit fails it. The lock below waits as a native lock
+# in a single-threaded program does: the whole timeout, or forever when there is none.
+# `time.sleep` and `select.select` already block in the host, where the host's deadline
+# cuts them like any other wait.
+
+import time as _time  # noqa: E402
+import threading as _threading  # noqa: E402
+import _thread  # noqa: E402
+import queue as _queue  # noqa: E402
+
+_sleep = _time.sleep
+_TIMEOUT_MAX = _threading.TIMEOUT_MAX
+
+
+def _wait_forever():
+    """A deadlock: only the host's deadline ends it."""
+    while True:
+        _sleep(3600.0)
+
+
+class _Lock:
+    """`_thread.lock` for a program that has one thread: a held lock is never released
+    while `acquire` waits, so a blocking `acquire` sleeps out its timeout (or forever)."""
+
+    __slots__ = ("_held", "__weakref__")
+
+    def __init__(self):
+        self._held = False
+
+    def acquire(self, blocking=True, timeout=-1):
+        if not blocking and timeout != -1:
+            raise ValueError("can't specify a timeout for a non-blocking call")
+        if timeout < 0 and timeout != -1:
+            raise ValueError("timeout value must be a non-negative number")
+        if timeout > _TIMEOUT_MAX:
+            raise OverflowError("timeout value is too large")
+        if not self._held:
+            self._held = True
+            return True
+        if not blocking:
+            return False
+        if timeout == -1:
+            _wait_forever()
+        _sleep(timeout)
+        return False
+
+    def release(self):
+        if not self._held:
+            raise RuntimeError("release unlocked lock")
+        self._held = False
+
+    def locked(self):
+        return self._held
+
+    def _at_fork_reinit(self):
+        self._held = False
+
+    acquire_lock = acquire
+    release_lock = release
+    locked_lock = locked
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __repr__(self):
+        state = "locked" if self._held else "unlocked"
+        return "<%s _thread.lock object at %#x>" % (state, id(self))
+
+
+_thread.allocate_lock = _Lock
+_threading.Lock = _Lock
+_threading._allocate_lock = _Lock
+_queue.SimpleQueue = getattr(_queue, "_PySimpleQueue", _queue.SimpleQueue)
+
 import ast  # noqa: E402
 import builtins  # noqa: E402
 import io  # noqa: E402
@@ -94,6 +180,7 @@ _Exception = Exception
 _NoneType = type(None)
 _bool, _int, _float, _str, _list, _tuple, _dict = bool, int, float, str, list, tuple, dict
 _int_repr = int.__repr__
+_int_bit_length = int.bit_length
 _float_repr = float.__repr__
 _dict_items = dict.items
 _str_replace = str.replace
@@ -128,6 +215,15 @@ PRELUDE = (
 
 _FLOAT_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
+# The host's cap on a serialized return value (`baton_sandbox::MAX_RESULT_BYTES`).
+_MAX_RECORD = 16 << 20
+
+
+def _too_large():
+    return OverflowError(
+        "the return value is longer than %d bytes when serialized" % _MAX_RECORD
+    )
+
 
 def _type_name(value):
     """A short, printable type name for an opaque marker (display only)."""
@@ -157,15 +253,19 @@ def _encode(value):
     if _type(value) is _tuple:
         value = _list(value)
     parts = []
+    size = 0
     active = _set()
     stack = [(0, value)]
     digits = _get_digits()
     _set_digits(0)
     try:
         while stack:
+            if size > _MAX_RECORD:
+                raise _too_large()
             kind, v = _list_pop(stack)
             if kind == 1:
                 _list_append(parts, v)
+                size += _len(v)
                 continue
             if kind == 2:
                 active.discard(v)
@@ -173,20 +273,38 @@ def _encode(value):
             t = _type(v)
             if v is None:
                 _list_append(parts, "null")
+                size += 4
             elif t is _bool:
                 _list_append(parts, "true" if v else "false")
+                size += 5
             elif t is _int:
-                _list_append(parts, _int_repr(v))
+                # A decimal digit holds log2(10) > 3.32 bits: refuse before the repr.
+                if _int_bit_length(v) > (_MAX_RECORD - size) * 10 // 3:
+                    raise _too_large()
+                text = _int_repr(v)
+                _list_append(parts, text)
+                size += _len(text)
             elif t is _float:
                 text = _float_repr(v)
                 _list_append(parts, _FLOAT_SPECIAL.get(text, text))
+                size += _len(text)
             elif t is _str:
-                _list_append(parts, _quote(v))
+                # The quoted form is at least two bytes longer than the string.
+                if _len(v) + 2 > _MAX_RECORD - size:
+                    raise _too_large()
+                text = _quote(v)
+                _list_append(parts, text)
+                size += _len(text)
             elif t is _list or t is _tuple or t is _dict:
                 key = _id(v)
                 if key in active:
                     _list_append(parts, "<cycle>")
+                    size += 7
                     continue
+                # Every item takes a byte and a ", " (a dict item `k: v, ` six): refuse
+                # before copying the items.
+                if _len(v) * (6 if t is _dict else 3) > _MAX_RECORD - size:
+                    raise _too_large()
                 active.add(key)
                 if t is _dict:
                     opening, closing = "{", "}"
@@ -208,9 +326,13 @@ def _encode(value):
                     if index:
                         _list_append(stack, (1, ", "))
             else:
-                _list_append(parts, "<" + _type_name(v) + ">")
+                text = "<" + _type_name(v) + ">"
+                _list_append(parts, text)
+                size += _len(text)
     finally:
         _set_digits(digits)
+    if size > _MAX_RECORD:
+        raise _too_large()
     return _str_join("", parts)
 
 

@@ -45,6 +45,7 @@ mod sample;
 mod schedule;
 mod stats;
 mod templates;
+pub mod testcases;
 
 pub use error::{DataError, Problems};
 pub use load::{Dataset, SKIPPED_FAMILIES, load, parse};

@@ -498,10 +498,23 @@ fn check_family(c: &mut Checker<'_, '_>, obj: &Map<String, Value>, family: Famil
             }
             if let Some(v) = obj.get("private_test_cases")
                 && let Some(text) = c.string_at(Some(v), "private_test_cases")
-                && text.trim_start().starts_with('[')
-                && let Err(message) = check_test_cases(text)
             {
-                c.fail("private_test_cases", message);
+                // JSON text, or LiveCodeBench's packing (which LiC tries when the text is
+                // not JSON; text that opens a list is reported as broken JSON).
+                let checked = if text.trim_start().starts_with('[')
+                    || serde_json::from_str::<Value>(text).is_ok()
+                {
+                    check_test_cases(text)
+                } else {
+                    match crate::testcases::unpack_private(text) {
+                        Err(e) => Err(format!("neither JSON text nor packed test cases: {e}")),
+                        Ok(json) => check_test_cases(&json)
+                            .map_err(|e| format!("{e} (after unpacking base64, zlib and pickle)")),
+                    }
+                };
+                if let Err(message) = checked {
+                    c.fail("private_test_cases", message);
+                }
             }
             if let Some(v) = obj.get("prompt") {
                 c.string_at(Some(v), "prompt");

@@ -1,5 +1,6 @@
 //! LiC's code evaluator (`lic` profile) on top of the sandbox.
 
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use baton_types::Verdict;
@@ -7,11 +8,21 @@ use serde_json::{Value, json};
 
 use crate::pyvalue::{self, PyValue, Syntax};
 use crate::runtime::{CallOutcome, Run, RunStatus, small_runtime};
-use crate::testcases::{TestCase, load_tests};
-use crate::{Limits, Sandbox, SandboxError, SandboxHome};
+use crate::{Limits, Sandbox, SandboxError, SandboxHome, ScratchLimits};
+use baton_data::testcases::{TestCase, load_tests};
 
 /// How long a rendering of a value may get in verdict details.
 const SHOWN: usize = 200;
+
+/// Cap on the serialized return value of one test call, in bytes (16 MiB).
+///
+/// The guest's serializer stops at this size (so an honest program never builds more),
+/// and the host refuses a longer record whatever produced it (a program that rewrote the
+/// serializer can at most fill guest memory, which [`GraderConfig::memory`] caps). LiC
+/// compares in memory without a limit, but an expected output is JSON text in the task
+/// file, and LiveCodeBench's largest are well under a megabyte; a value whose repr is
+/// 16 MiB cannot equal one of those.
+pub const MAX_RESULT_BYTES: usize = 16 << 20;
 
 /// Settings for [`CodeGrader`].
 #[derive(Debug, Clone, PartialEq)]
@@ -26,19 +37,95 @@ pub struct GraderConfig {
     /// Cap on raw writes to stdout/stderr (default 1 MiB each). `print` output of the
     /// graded program is discarded without counting, as LiC lets a program print freely.
     pub output: usize,
+    /// Quotas of the program's scratch directory `/tmp` (default 64 MiB, 1000 entries,
+    /// 128 open handles). LiC's programs run natively without one; no HumanEval or
+    /// LiveCodeBench solution needs the filesystem.
+    pub scratch: ScratchLimits,
+    /// How many answers may be graded at once by this grader and its clones (default
+    /// [`GraderConfig::machine_concurrency`]). Each holds up to [`GraderConfig::memory`] of
+    /// guest memory and a core; further callers wait, and their time limits start only
+    /// when their turn comes.
+    pub max_concurrent: usize,
     /// The sandbox folder; default [`SandboxHome::locate`].
     pub home: Option<SandboxHome>,
 }
 
 impl Default for GraderConfig {
     fn default() -> Self {
+        let memory = 512 << 20;
         GraderConfig {
             test_time_limit: Duration::from_secs(6),
             extract_time_limit: Duration::from_secs(30),
-            memory: 512 << 20,
+            memory,
             output: 1 << 20,
+            scratch: ScratchLimits::default(),
+            max_concurrent: GraderConfig::machine_concurrency(memory),
             home: None,
         }
+    }
+}
+
+impl GraderConfig {
+    /// A concurrency sized to this machine for graders of `memory` bytes each: one per
+    /// core, and no more than half the machine's physical memory (`/proc/meminfo`, where
+    /// there is one) filled with guest memory. At least 1.
+    pub fn machine_concurrency(memory: usize) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let by_memory = total_memory()
+            .map(|total| (total / 2) / (memory.max(1) as u64))
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        cores.min(by_memory).max(1)
+    }
+}
+
+/// Physical memory in bytes, from `/proc/meminfo` (`None` where it cannot be read).
+fn total_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// A counting semaphore shared by a grader and its clones: at most `limit` gradings hold
+/// a permit at once.
+#[derive(Debug)]
+struct Gate {
+    limit: usize,
+    busy: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// A grading slot, given back on drop.
+struct Permit<'a>(&'a Gate);
+
+impl Gate {
+    fn new(limit: usize) -> Gate {
+        Gate {
+            limit: limit.max(1),
+            busy: Mutex::new(0),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Wait for a free slot.
+    fn enter(&self) -> Permit<'_> {
+        let mut busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        while *busy >= self.limit {
+            busy = self
+                .freed
+                .wait(busy)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *busy += 1;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let mut busy = self.0.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        *busy -= 1;
+        self.0.freed.notify_one();
     }
 }
 
@@ -57,6 +144,7 @@ impl Default for GraderConfig {
 pub struct CodeGrader {
     sandbox: Sandbox,
     config: GraderConfig,
+    gate: Arc<Gate>,
 }
 
 /// What the answer under test is.
@@ -100,12 +188,17 @@ impl CodeGrader {
     pub fn new(config: GraderConfig) -> Result<Self, SandboxError> {
         let home = config.home.clone().unwrap_or_else(SandboxHome::locate);
         let sandbox = Sandbox::open_in(&home)?;
-        Ok(CodeGrader { sandbox, config })
+        Ok(Self::from_sandbox(sandbox, config))
     }
 
     /// A grader on an already open sandbox.
     pub fn from_sandbox(sandbox: Sandbox, config: GraderConfig) -> Self {
-        CodeGrader { sandbox, config }
+        let gate = Arc::new(Gate::new(config.max_concurrent));
+        CodeGrader {
+            sandbox,
+            config,
+            gate,
+        }
     }
 
     /// The sandbox this grader runs programs in.
@@ -132,6 +225,7 @@ impl CodeGrader {
     /// The extraction alone (for storing the extracted answer). Where LiC's extractor
     /// raises (`class Solution` mentioned outside every code block) this gives `""`.
     pub fn extract(&self, response: &str) -> Result<String, SandboxError> {
+        let _permit = self.gate.enter();
         let mut run = self.start()?;
         let deadline = Instant::now() + self.config.extract_time_limit;
         let outcome = small_runtime()?.block_on(run.extract(response, deadline));
@@ -151,6 +245,7 @@ impl CodeGrader {
             memory: self.config.memory,
             stdout: self.config.output,
             stderr: self.config.output,
+            scratch: self.config.scratch,
         }
     }
 
@@ -159,6 +254,7 @@ impl CodeGrader {
     }
 
     fn grade(&self, answer: Answer<'_>, sample: &Value) -> Result<Verdict, SandboxError> {
+        let _permit = self.gate.enter();
         let mut run = self.start()?;
         let runtime = small_runtime()?;
         Ok(runtime.block_on(self.grade_in(&mut run, answer, sample)))
@@ -328,6 +424,13 @@ impl CodeGrader {
             error: None,
         };
         let failure = match outcome {
+            CallOutcome::Returned(Ok(record)) if record.len() > MAX_RESULT_BYTES => {
+                result.outcome = "error";
+                Some(format!(
+                    "test {index}: the return value is longer than {MAX_RESULT_BYTES} bytes \
+                     when serialized"
+                ))
+            }
             CallOutcome::Returned(Ok(record)) => match pyvalue::parse(&record, Syntax::Record) {
                 Ok(got) if got.py_eq(expected) => None,
                 Ok(got) => {
@@ -376,7 +479,7 @@ impl CodeGrader {
     fn guest_error(&self, step: &str, reason: &str, run: &Run) -> String {
         let (kind, message) = reason.split_once(": ").unwrap_or(("error", reason));
         let message = pyvalue::short(message, 300);
-        let memory = if run.memory_limit_hit() {
+        let mut limits_hit = if run.memory_limit_hit() {
             format!(
                 " (memory limit of {} MiB reached)",
                 self.config.memory >> 20
@@ -384,6 +487,15 @@ impl CodeGrader {
         } else {
             String::new()
         };
+        if run.scratch_limit_hit() {
+            let q = self.config.scratch;
+            limits_hit.push_str(&format!(
+                " (scratch quota reached: {} MiB, {} entries, {} open files in /tmp)",
+                q.bytes >> 20,
+                q.files,
+                q.open_files
+            ));
+        }
         if run.output_capped() {
             return format!(
                 "output cap of {} bytes exceeded while {step} ({message})",
@@ -392,13 +504,13 @@ impl CodeGrader {
         }
         match kind {
             "compile" => format!("compile error: {message}"),
-            "exception" => format!("exception while {step}: {message}{memory}"),
+            "exception" => format!("exception while {step}: {message}{limits_hit}"),
             "exit" => format!("the program exited while {step} ({message}; upstream crash)"),
             "missing" => format!("function not found: {message}"),
             "prompt" => format!("{message} (upstream raises)"),
             "nodef" => "no `def ` in the answer".to_string(),
             "input" => format!("test input is not valid JSON: {message}"),
-            "encode" => format!("the return value could not be serialized: {message}{memory}"),
+            "encode" => format!("the return value could not be serialized: {message}{limits_hit}"),
             _ => format!("{step}: {reason}"),
         }
     }

@@ -52,6 +52,31 @@
 //! * A C loop that LiC's alarm cannot interrupt (`sum(range(10**10))`) is cut here at the
 //!   per-test 6 s instead of LiC's global limit; both score 0.
 //!
+//! # Bounds on hostile programs
+//!
+//! Besides the time limits and the memory cap:
+//!
+//! * **Waits take their time.** This CPython has no threads, and its C lock returned at
+//!   once from a timed `acquire` of a held lock, so `threading.Event().wait(120)`,
+//!   `Condition.wait`, `Semaphore.acquire(timeout=...)` and `SimpleQueue.get(timeout=...)`
+//!   did not wait at all. The runner replaces the lock with one that waits as a native
+//!   lock in a single-threaded program does (the whole timeout, or forever without one),
+//!   so such waits hit LiC's time limits as they would natively. `time.sleep` and
+//!   `select.select` block in the host, where the deadline cuts them. (`asyncio` cannot
+//!   start its event loop here: it needs a socket pair.)
+//! * **Scratch quotas.** `/tmp` holds at most [`ScratchLimits::bytes`] in at most
+//!   [`ScratchLimits::files`] entries, and a guest holding [`ScratchLimits::open_files`]
+//!   handles cannot open another file (each may keep a host descriptor open); see
+//!   [`ScratchLimits`] for how the WASI calls are wrapped.
+//! * **Returned values** are capped at [`MAX_RESULT_BYTES`] once serialized, in the guest
+//!   and again in the host.
+//! * **Concurrency.** A [`CodeGrader`] and its clones grade at most
+//!   [`GraderConfig::max_concurrent`] answers at once (default: one per core, and no more
+//!   than half the machine's memory in guest memory); other callers wait for a turn, and
+//!   their time limits start when it comes.
+//! * A code task **without test cases** passes only if the named function exists after
+//!   the module runs, as in LiC (its harness looks the function up before any test).
+//!
 //! The runtime is built once per machine by [`install`] (a venv with the pinned
 //! componentize-py, then `componentize-py componentize`), and compiled code is cached
 //! under `sandbox/cache/` ([`SandboxHome`] says where things live). Code that needs the
@@ -60,8 +85,8 @@
 //! Not for: sandboxing anything but Python, scoring other families (`baton-eval`), or the
 //! CLI (`baton sandbox install|check` wraps [`install`] and [`check`]).
 //!
-//! Main types: [`Sandbox`], [`Limits`], [`RunOutput`], [`CodeGrader`], [`GraderConfig`],
-//! [`SandboxError`].
+//! Main types: [`Sandbox`], [`Limits`], [`ScratchLimits`], [`RunOutput`], [`CodeGrader`],
+//! [`GraderConfig`], [`SandboxError`]. Test cases are read by `baton_data::testcases`.
 //!
 //! ```no_run
 //! use baton_sandbox::{CodeGrader, GraderConfig};
@@ -83,14 +108,15 @@ mod home;
 mod install;
 mod pyvalue;
 mod runtime;
-mod testcases;
+mod scratch;
 
 pub use cache::WASMTIME_VERSION;
 pub use error::SandboxError;
-pub use grader::{CodeGrader, GraderConfig};
+pub use grader::{CodeGrader, GraderConfig, MAX_RESULT_BYTES};
 pub use home::{BATON_HOME_ENV, SandboxHome};
 pub use install::{
     COMPONENTIZE_PY_VERSION, CheckReport, InstallOptions, InstallReport, RuntimeInfo, SmokeResult,
     check, check_in, install, source_id,
 };
 pub use runtime::{Limits, RunOutput, RunStatus, SCRATCH_GUEST_PATH, Sandbox};
+pub use scratch::ScratchLimits;

@@ -14,6 +14,7 @@ use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::install::{RuntimeInfo, ensure_runtime};
+use crate::scratch::{self, ScratchLimits, ScratchUsage, SharedUsage};
 use crate::{SandboxError, SandboxHome, cache};
 
 /// How often the engine's epoch advances; wasm yields to the host at every tick.
@@ -38,6 +39,8 @@ pub struct Limits {
     pub stdout: usize,
     /// Cap on bytes written to stderr (default 1 MiB); writing past it ends the run.
     pub stderr: usize,
+    /// Quotas of the scratch directory at `/tmp` (bytes, entries, open descriptors).
+    pub scratch: ScratchLimits,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             memory: 512 << 20,
             stdout: 1 << 20,
             stderr: 1 << 20,
+            scratch: ScratchLimits::default(),
         }
     }
 }
@@ -90,6 +94,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// Whether the memory cap refused a growth request during the run.
     pub memory_limit_hit: bool,
+    /// Whether a scratch quota (bytes, entries, open descriptors) refused something.
+    pub scratch_limit_hit: bool,
 }
 
 /// A memory limiter that remembers whether it said no.
@@ -125,6 +131,15 @@ pub(crate) struct Host {
     ctx: WasiCtx,
     table: ResourceTable,
     limiter: Limiter,
+    /// What the scratch directory holds, against its quotas.
+    pub(crate) scratch: SharedUsage,
+}
+
+impl Host {
+    /// The run's resource table (descriptors, streams, pollables).
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
 }
 
 impl WasiView for Host {
@@ -214,6 +229,8 @@ impl Sandbox {
         let mut linker: Linker<Host> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| SandboxError::wasmtime("linking WASI", e))?;
+        scratch::add_to_linker(&mut linker)
+            .map_err(|e| SandboxError::wasmtime("linking the scratch quotas", e))?;
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| SandboxError::wasmtime("pre-linking the runner", e))?;
@@ -284,6 +301,7 @@ impl Sandbox {
             stderr: run.stderr.contents().to_vec(),
             elapsed,
             memory_limit_hit: run.store.data().limiter.denied,
+            scratch_limit_hit: run.scratch_limit_hit(),
         })
     }
 
@@ -322,6 +340,7 @@ impl Sandbox {
             ctx: wasi.build(),
             table: ResourceTable::new(),
             limiter,
+            scratch: ScratchUsage::new(scratch.path().to_path_buf(), limits.scratch),
         };
         let mut store = Store::new(&self.inner.engine, host);
         store.limiter(|host| &mut host.limiter);
@@ -381,6 +400,11 @@ impl Run {
     /// Whether the memory cap refused an allocation during this run.
     pub(crate) fn memory_limit_hit(&self) -> bool {
         self.store.data().limiter.denied
+    }
+
+    /// Whether a scratch quota refused a write, a creation or an open during this run.
+    pub(crate) fn scratch_limit_hit(&self) -> bool {
+        ScratchUsage::hit(&self.store.data().scratch)
     }
 
     pub(crate) fn classify(&self, error: &wasmtime::Error) -> RunStatus {

@@ -1,5 +1,5 @@
 //! Quotas on the guest's scratch directory (`/tmp`): bytes stored, entries created, and
-//! descriptors held open.
+//! handles held open.
 //!
 //! The scratch directory is a real host directory, preopened read-write, so without limits
 //! a guest could fill the host's disk or its inode table, and since every guest `open`
@@ -9,33 +9,36 @@
 //! grow files or open descriptors are wrapped here (the linker lets a definition shadow
 //! the one from `wasmtime_wasi::p2::add_to_linker_async`):
 //!
-//! - `open-at` refuses once the guest holds [`ScratchLimits::open_files`] descriptors
-//!   (`insufficient-memory`, the nearest WASI code to `EMFILE`), and refuses to *create*
-//!   an entry past [`ScratchLimits::files`] (`insufficient-space`, as a full disk says);
-//!   `create-directory-at`, `symlink-at` and `link-at` count as creating one;
+//! - `open-at` refuses once the guest holds [`ScratchLimits::open_files`] handles
+//!   (descriptors and streams, each of which may keep a host file open), and refuses to
+//!   *create* an entry past [`ScratchLimits::files`]; `create-directory-at`, `symlink-at`
+//!   and `link-at` count as creating one. Both refusals are `quota` (`EDQUOT` in the
+//!   guest: "Disk quota exceeded").
 //! - `write`, `set-size` and every write through `write-via-stream` / `append-via-stream`
 //!   (a wrapped output stream, so `blocking-write-and-flush`, `write-zeroes` and `splice`
 //!   are covered too) refuse to grow the directory past [`ScratchLimits::bytes`]
 //!   (`insufficient-space`, `ENOSPC` in the guest).
 //!
 //! Sizes are apparent sizes (a sparse write far past the end counts in full). The running
-//! total is an upper bound kept cheaply (every byte written counts as growth) and is
-//! recounted exactly, by walking the directory, before anything is refused and whenever
-//! something shrank; the walk is cheap because the entry count is capped. A refusal is
-//! remembered, so a verdict can say that the quota, not the program, failed the write.
-//! LiC runs programs natively without any such limit; no HumanEval or LiveCodeBench
-//! solution touches the filesystem.
+//! totals are upper bounds kept cheaply (every byte written through a stream counts as
+//! growth, every creation request as an entry) and are recounted exactly, by walking the
+//! directory, before anything is refused and whenever something shrank; the walk is
+//! cheap because the entry count is capped. A refusal is remembered, so a verdict can say
+//! that the quota, not the program, failed the write. LiC runs programs natively without
+//! any such limit; no HumanEval or LiveCodeBench solution touches the filesystem.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use wasmtime::component::{Linker, Resource};
 use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     Descriptor, DescriptorFlags, ErrorCode, Filesize, HostDescriptor, OpenFlags, PathFlags,
 };
-use wasmtime_wasi::p2::{DynOutputStream, FsError, OutputStream, Pollable, StreamError};
+use wasmtime_wasi::p2::{
+    DynInputStream, DynOutputStream, FsError, OutputStream, Pollable, StreamError,
+};
 
 use crate::runtime::Host;
 
@@ -48,10 +51,11 @@ const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
 pub struct ScratchLimits {
     /// Bytes the directory may hold, all files together (default 64 MiB).
     pub bytes: u64,
-    /// Entries (files, directories, links) the guest may create (default 1000).
+    /// Entries (files, directories, links) the directory may hold (default 1000).
     pub files: usize,
-    /// Descriptors the guest may hold open at once, the preopened `/tmp` included (default
-    /// 64). Each is a host file descriptor.
+    /// Handles the guest may hold at once when it opens another file: descriptors (the
+    /// preopened `/tmp` included) and streams (stdin, stdout and stderr included), each of
+    /// which may keep a host file descriptor open (default 128).
     pub open_files: usize,
 }
 
@@ -60,7 +64,7 @@ impl Default for ScratchLimits {
         ScratchLimits {
             bytes: 64 << 20,
             files: 1000,
-            open_files: 64,
+            open_files: 128,
         }
     }
 }
@@ -72,6 +76,8 @@ pub(crate) struct ScratchUsage {
     limits: ScratchLimits,
     /// An upper bound on the bytes stored (exact right after a walk).
     bytes: u64,
+    /// An upper bound on the entries stored (exact right after a walk).
+    entries: usize,
     /// Whether a quota refused something.
     hit: bool,
 }
@@ -84,6 +90,7 @@ impl ScratchUsage {
             root,
             limits,
             bytes: 0,
+            entries: 0,
             hit: false,
         }))
     }
@@ -126,7 +133,7 @@ impl ScratchUsage {
     /// Make room for `growth` more bytes, or say no (and remember it).
     fn reserve(&mut self, growth: u64) -> bool {
         if self.bytes.saturating_add(growth) > self.limits.bytes {
-            self.bytes = self.walk().1;
+            self.recount();
             if self.bytes.saturating_add(growth) > self.limits.bytes {
                 self.hit = true;
                 return false;
@@ -136,25 +143,29 @@ impl ScratchUsage {
         true
     }
 
-    /// Whether one more entry may be created (remembering a refusal).
+    /// Whether one more entry may be created (remembering a refusal); if so, it counts.
     fn may_create(&mut self) -> bool {
-        let (entries, bytes) = self.walk();
-        self.bytes = bytes;
-        if entries >= self.limits.files {
-            self.hit = true;
-            return false;
+        if self.entries >= self.limits.files {
+            self.recount();
+            if self.entries >= self.limits.files {
+                self.hit = true;
+                return false;
+            }
         }
+        self.entries += 1;
         true
     }
 
-    /// Something may have shrunk: recount.
+    /// Something may have shrunk (or a creation did not happen): recount exactly.
     fn recount(&mut self) {
-        self.bytes = self.walk().1;
+        (self.entries, self.bytes) = self.walk();
     }
 }
 
 fn lock(usage: &SharedUsage) -> std::sync::MutexGuard<'_, ScratchUsage> {
-    usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    usage
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The guest-visible error of a host-side result, or a trap.
@@ -206,11 +217,15 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
                 let open = host
                     .table()
                     .iter_mut()
-                    .filter(|entry| entry.is::<Descriptor>())
+                    .filter(|entry| {
+                        entry.is::<Descriptor>()
+                            || entry.is::<DynOutputStream>()
+                            || entry.is::<DynInputStream>()
+                    })
                     .count();
                 if open >= ScratchUsage::limits(&host.scratch).open_files {
                     lock(&host.scratch).hit = true;
-                    return Ok((Err(ErrorCode::InsufficientMemory),));
+                    return Ok((Err(ErrorCode::Quota),));
                 }
                 let creating = open_flags.contains(OpenFlags::CREATE);
                 let full = creating && !lock(&host.scratch).may_create();
@@ -218,14 +233,12 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
                 let mut view = host.filesystem();
                 let result = if full {
                     if open_flags.contains(OpenFlags::EXCLUSIVE) {
-                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                        return Ok((Err(ErrorCode::Quota),));
                     }
                     // At the quota an existing file may still be opened; a new one may not.
-                    let existing = open_flags - OpenFlags::CREATE;
-                    match guest_result(
-                        view.open_at(fd, path_flags, path, existing, flags).await,
-                    )? {
-                        Err(ErrorCode::NoEntry) => Err(ErrorCode::InsufficientSpace),
+                    let existing = open_flags & !OpenFlags::CREATE;
+                    match guest_result(view.open_at(fd, path_flags, path, existing, flags).await)? {
+                        Err(ErrorCode::NoEntry) => Err(ErrorCode::Quota),
                         other => other,
                     }
                 } else {
@@ -250,7 +263,9 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
                 if !lock(&host.scratch).reserve(end.saturating_sub(size)) {
                     return Ok((Err(ErrorCode::InsufficientSpace),));
                 }
-                Ok((guest_result(host.filesystem().write(fd, buffer, offset).await)?,))
+                Ok((guest_result(
+                    host.filesystem().write(fd, buffer, offset).await,
+                )?,))
             })
         },
     )?;
@@ -303,9 +318,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
             Box::new(async move {
                 let host = store.data_mut();
                 if !lock(&host.scratch).may_create() {
-                    return Ok((Err(ErrorCode::InsufficientSpace),));
+                    return Ok((Err(ErrorCode::Quota),));
                 }
-                Ok((guest_result(host.filesystem().create_directory_at(fd, path).await)?,))
+                Ok((guest_result(
+                    host.filesystem().create_directory_at(fd, path).await,
+                )?,))
             })
         },
     )?;
@@ -317,9 +334,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
             Box::new(async move {
                 let host = store.data_mut();
                 if !lock(&host.scratch).may_create() {
-                    return Ok((Err(ErrorCode::InsufficientSpace),));
+                    return Ok((Err(ErrorCode::Quota),));
                 }
-                Ok((guest_result(host.filesystem().symlink_at(fd, old, new).await)?,))
+                Ok((guest_result(
+                    host.filesystem().symlink_at(fd, old, new).await,
+                )?,))
             })
         },
     )?;
@@ -337,7 +356,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
             Box::new(async move {
                 let host = store.data_mut();
                 if !lock(&host.scratch).may_create() {
-                    return Ok((Err(ErrorCode::InsufficientSpace),));
+                    return Ok((Err(ErrorCode::Quota),));
                 }
                 let linked = host.filesystem().link_at(fd, flags, old, new_fd, new).await;
                 Ok((guest_result(linked)?,))

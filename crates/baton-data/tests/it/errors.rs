@@ -157,3 +157,57 @@ fn load_reads_files_and_names_missing_ones() {
     let e = load(&bad).expect_err("not UTF-8");
     assert!(e.to_string().contains("not valid UTF-8"), "{e}");
 }
+
+// See: issue 9 ("packed `private_test_cases` are not checked by `data check` and are
+// decompressed without a bound").
+#[test]
+fn issue_9_packed_private_tests_are_checked_and_bounded() {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let pack = |pickle: &[u8]| {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(pickle).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(z.finish().unwrap())
+    };
+    // pickle.dumps(text, protocol=4) for a short str: PROTO 4, SHORT_BINUNICODE, STOP.
+    let pickled = |text: &str| {
+        let mut p = vec![0x80, 4, 0x8c, text.len() as u8];
+        p.extend_from_slice(text.as_bytes());
+        p.push(b'.');
+        p
+    };
+    let good = pack(&pickled(r#"[{"input": "1", "output": "2"}]"#));
+    let not_a_list = pack(&pickled(r#"{"input": "1"}"#));
+    let no_output = pack(&pickled(r#"[{"input": "1"}]"#));
+    let an_int = pack(b"\x80\x04K\x07.");
+    let mut bomb = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..300 {
+        bomb.write_all(&zeros).unwrap();
+    }
+    let bomb = base64::engine::general_purpose::STANDARD.encode(bomb.finish().unwrap());
+    let item = |id: &str, private: &str| {
+        format!(
+            r#"{{"task_id": "{id}", "task": "code", "shards": {SHARDS}, "metadata": {{"func_name": "f"}}, "public_test_cases": "[]", "private_test_cases": "{private}"}}"#
+        )
+    };
+    let valid = format!("[{}]", item("c/0", &good));
+    assert_eq!(parse("ok.json", &valid).unwrap().tasks.len(), 1);
+    let text = format!(
+        "[{}, {}, {}, {}, {}, {}]",
+        item("c/0", &good),
+        item("c/1", &not_a_list),
+        item("c/2", &no_output),
+        item("c/3", &an_int),
+        item("c/4", "!!not base64 at all"),
+        item("c/5", &bomb),
+    );
+    insta::assert_snapshot!(err("packed.json", &text), @r#"
+    dataset packed.json is invalid: 5 problems found
+      packed.json: item 1 (task_id "c/1"): key "private_test_cases": expected JSON text of an array of test cases, found an object (after unpacking base64, zlib and pickle)
+      packed.json: item 2 (task_id "c/2"): key "private_test_cases": test case 0 must be an object with string "input" and "output" (after unpacking base64, zlib and pickle)
+      packed.json: item 3 (task_id "c/3"): key "private_test_cases": neither JSON text nor packed test cases: unsupported pickle opcode 0x4b (not a plain string)
+      packed.json: item 4 (task_id "c/4"): key "private_test_cases": neither JSON text nor packed test cases: base64: Invalid padding
+      packed.json: item 5 (task_id "c/5"): key "private_test_cases": neither JSON text nor packed test cases: the packed tests inflate to more than 268435456 bytes
+    "#);
+}

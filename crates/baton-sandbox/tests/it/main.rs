@@ -7,6 +7,6 @@
 mod common;
 mod conformance;
 mod hostile;
+mod limits;
 mod sandbox;
 mod semantics;
-mod probe_tmp;

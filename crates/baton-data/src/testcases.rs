@@ -1,57 +1,90 @@
-//! LiC's `TaskCode.load_test_cases`: public tests, then private tests, which are JSON text
-//! or `base64(zlib(pickle(json_text)))`. The pickle holds one `str`, so a reader for the
-//! handful of opcodes `pickle.dumps(str)` emits (protocols 0-5) is enough.
+//! LiC's code test cases (`TaskCode.load_test_cases`): `public_test_cases`, then
+//! `private_test_cases`, each JSON text of a list of `{"input": str, "output": str}`, where
+//! the private list may instead be packed as LiveCodeBench packs it,
+//! `base64(zlib(pickle(json_text)))`.
+//!
+//! One reader for everyone who needs them: `data check` validates both lists (the packed
+//! one unpacked), and the code grader runs them. The pickle holds one `str`, so a reader for
+//! the handful of opcodes `pickle.dumps(str)` emits (protocols 0-5) is enough; no crate
+//! reads pickles without also executing what they ask for. Unpacking is bounded
+//! ([`MAX_UNPACKED_BYTES`]): a zlib stream of a few kilobytes can inflate to gigabytes.
 
 use std::io::Read;
 
 use base64::Engine as _;
 use serde_json::Value;
 
+/// The most bytes a packed `private_test_cases` may inflate to (256 MiB).
+///
+/// LiveCodeBench's largest packed test lists inflate to some tens of megabytes; a list
+/// past this bound is refused as malformed rather than held in memory (the grader holds
+/// it once per answer being graded).
+pub const MAX_UNPACKED_BYTES: u64 = 256 << 20;
+
 /// One call-based test: the argument lines and the expected output, both JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TestCase {
+pub struct TestCase {
     /// One JSON value per line, one line per positional argument.
     pub input: String,
     /// One JSON value.
     pub output: String,
 }
 
-/// Why the test cases could not be read (LiC raises here, so the answer scores 0).
-pub(crate) type LoadError = String;
-
-/// All tests of a sample, public first, in order.
-pub(crate) fn load_tests(sample: &Value) -> Result<Vec<TestCase>, LoadError> {
+/// All tests of a code sample, public first, in order, as LiC loads them.
+///
+/// An absent `private_test_cases` means none. The error says which key is wrong and why
+/// (LiC raises there, so the answer scores 0).
+pub fn load_tests(sample: &Value) -> Result<Vec<TestCase>, String> {
     let public = match sample.get("public_test_cases") {
         Some(Value::String(text)) => {
-            parse_list(text).map_err(|e| format!("public_test_cases: {e}"))?
+            test_list(text).map_err(|e| format!("public_test_cases: {e}"))?
         }
         Some(_) => return Err("public_test_cases is not a string".into()),
         None => return Err("sample has no public_test_cases".into()),
     };
     let private = match sample.get("private_test_cases") {
         None => Vec::new(),
-        Some(Value::String(text)) => match parse_list(text) {
-            Ok(list) => list,
-            Err(_) => {
-                let json = unpack_private(text).map_err(|e| format!("private_test_cases: {e}"))?;
-                parse_list(&json).map_err(|e| format!("private_test_cases: {e}"))?
-            }
-        },
+        Some(Value::String(text)) => {
+            private_tests(text).map_err(|e| format!("private_test_cases: {e}"))?
+        }
         Some(_) => return Err("private_test_cases is not a string".into()),
     };
-    public
-        .iter()
-        .chain(private.iter())
+    let mut all = public;
+    all.extend(private);
+    Ok(all)
+}
+
+/// The tests in a `private_test_cases` string: JSON text if it parses as JSON (LiC tries
+/// that first), else the packed form.
+pub fn private_tests(text: &str) -> Result<Vec<TestCase>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => cases(value),
+        Err(_) => test_list(&unpack_private(text)?),
+    }
+}
+
+/// The tests in JSON text of a list of `{"input": str, "output": str}`.
+pub fn test_list(text: &str) -> Result<Vec<TestCase>, String> {
+    let value = serde_json::from_str::<Value>(text).map_err(|e| e.to_string())?;
+    cases(value)
+}
+
+fn cases(value: Value) -> Result<Vec<TestCase>, String> {
+    let Value::Array(items) = value else {
+        return Err("not a JSON list".into());
+    };
+    items
+        .into_iter()
         .enumerate()
         .map(|(i, case)| {
-            let field = |key: &str| match case.get(key) {
-                Some(Value::String(s)) => Ok(s.clone()),
+            let Value::Object(mut case) = case else {
+                return Err(format!("test {i} is not an object"));
+            };
+            let mut field = |key: &str| match case.remove(key) {
+                Some(Value::String(s)) => Ok(s),
                 Some(_) => Err(format!("test {i}: {key} is not a string")),
                 None => Err(format!("test {i}: no {key}")),
             };
-            if !case.is_object() {
-                return Err(format!("test {i} is not an object"));
-            }
             Ok(TestCase {
                 input: field("input")?,
                 output: field("output")?,
@@ -60,16 +93,13 @@ pub(crate) fn load_tests(sample: &Value) -> Result<Vec<TestCase>, LoadError> {
         .collect()
 }
 
-fn parse_list(text: &str) -> Result<Vec<Value>, String> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(items)) => Ok(items),
-        Ok(_) => Err("not a JSON list".into()),
-        Err(e) => Err(e.to_string()),
-    }
+/// `pickle.loads(zlib.decompress(base64.b64decode(text)))`, which must give a string of at
+/// most [`MAX_UNPACKED_BYTES`] (the inflated pickle is bounded by the same).
+pub fn unpack_private(text: &str) -> Result<String, String> {
+    unpack_bounded(text, MAX_UNPACKED_BYTES)
 }
 
-/// `pickle.loads(zlib.decompress(base64.b64decode(text)))`, which must give a string.
-fn unpack_private(text: &str) -> Result<String, String> {
+fn unpack_bounded(text: &str, max: u64) -> Result<String, String> {
     // b64decode without validate=True skips bytes outside the alphabet.
     let cleaned: String = text
         .chars()
@@ -80,13 +110,17 @@ fn unpack_private(text: &str) -> Result<String, String> {
         .map_err(|e| format!("base64: {e}"))?;
     let mut pickled = Vec::new();
     flate2::read::ZlibDecoder::new(compressed.as_slice())
+        .take(max + 1)
         .read_to_end(&mut pickled)
         .map_err(|e| format!("zlib: {e}"))?;
+    if pickled.len() as u64 > max {
+        return Err(format!("the packed tests inflate to more than {max} bytes"));
+    }
     unpickle_str(&pickled)
 }
 
 /// Read a pickle holding a single `str` (or `bytes`, read as UTF-8 text).
-pub(crate) fn unpickle_str(data: &[u8]) -> Result<String, String> {
+pub fn unpickle_str(data: &[u8]) -> Result<String, String> {
     let mut pos = 0;
     let mut value: Option<Vec<u8>> = None;
     let take = |pos: &mut usize, n: usize| -> Result<&[u8], String> {
@@ -218,6 +252,22 @@ mod tests {
         let tests = load_tests(&sample).unwrap();
         assert_eq!(tests[0].input, "[1, 2, 3]\n2");
         assert!(tests.len() > 1);
+    }
+
+    #[test]
+    fn unpacking_is_bounded() {
+        use std::io::Write;
+        // A small zlib bomb against a small bound (the real bound is tested on a real bomb
+        // in tests/it/errors.rs).
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&vec![0u8; 3 << 20]).unwrap();
+        let packed = base64::engine::general_purpose::STANDARD.encode(z.finish().unwrap());
+        let err = unpack_bounded(&packed, 2 << 20).unwrap_err();
+        assert!(err.contains("inflate to more than"), "{err}");
+        assert!(
+            private_tests("eJzLSM3JyQcABiwCFQ==").is_err(),
+            "zlib of b'hello' is no pickle"
+        );
     }
 
     #[test]
