@@ -60,7 +60,13 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
     let gold = lower(strip(gold));
     let stripped = strip(extracted);
     let Some(last) = NUMBER.captures_iter(stripped).last() else {
-        return Verdict::fail(None, format!("no number found in {stripped:?}"));
+        let shown: String = stripped.chars().take(200).collect();
+        let more = if shown.len() < stripped.len() {
+            "…"
+        } else {
+            ""
+        };
+        return Verdict::fail(None, format!("no number found in {shown:?}{more}"));
     };
     let mut candidate = last
         .get(1)

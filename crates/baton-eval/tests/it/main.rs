@@ -3,3 +3,4 @@
 #![allow(clippy::print_stderr)] // a skipped or passed conformance run says so loudly
 
 mod conformance;
+mod hostile;
