@@ -17,6 +17,9 @@
 //!   shard verbatim, and the family's final-turn format instruction appended
 //!   to the last turn. The prompt texts are [`Templates`]: embedded defaults
 //!   from the repository's `evaluators/` folder, or a user's edited copy.
+//! - **Code test cases** ([`testcases`]): LiC's public and private tests, the private
+//!   ones as JSON text or LiveCodeBench's `base64(zlib(pickle(json)))` packing, unpacked
+//!   under a bound; `data check` validates them and the code grader runs them.
 //! - **The sample set** ([`sample_dataset`], [`materialize_sample_databases`]):
 //!   hand-sharded tasks for all five families with small Spider-style
 //!   databases, compiled in so the demo runs anywhere.
