@@ -5,8 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// A generous bound for a debug build on a busy 2-core machine; release runs in a fraction.
-const BOUND: Duration = Duration::from_secs(20);
+/// A generous bound for an unoptimised build on a busy 2-core machine (measured up to 27 s
+/// for the slowest case there, under a load average of 20); an optimised build runs in a
+/// fraction.
+const BOUND: Duration = Duration::from_secs(if cfg!(debug_assertions) { 120 } else { 20 });
 
 fn sample() -> Value {
     json!({
