@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use baton_models::{Provider, ProviderConfig, ProviderFactory};
+use baton_models::{Provider, ProviderConfig, ProviderFactory, redact_url_credentials};
 
 use crate::HttpError;
 use crate::key::ApiKey;
@@ -75,6 +75,9 @@ impl HttpProviders {
             return Ok(c.clone());
         }
         let c = reqwest::Client::builder()
+            // a redirect would carry the key (reqwest strips only `authorization`) and
+            // the prompt to another host: never follow one
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(Duration::from_secs(30)))
             .build()
@@ -101,12 +104,14 @@ impl HttpProviders {
                         wire.kind()
                     ),
                 })?;
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(HttpError::Config {
+        let shown = redact_url_credentials(base_url);
+        let url = reqwest::Url::parse(base_url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .ok_or_else(|| HttpError::Config {
                 model: config.name.clone(),
-                message: format!("base_url {base_url:?} is not an http(s) URL"),
-            });
-        }
+                message: format!("base_url {shown:?} is not an http(s) URL"),
+            })?;
         let key = match config.api_key_env.as_deref().or(default_var) {
             Some(var) => Some(ApiKey::from_env(var).ok_or_else(|| HttpError::MissingKey {
                 model: config.name.clone(),
@@ -114,6 +119,18 @@ impl HttpProviders {
             })?),
             None => None,
         };
+        if key.is_some()
+            && url.scheme() == "http"
+            && !is_loopback(&url)
+            && !config.allow_http_with_key
+        {
+            return Err(HttpError::Config {
+                model: config.name.clone(),
+                message: format!(
+                    "base_url {shown:?} is plain http to a host that is not a loopback address, and the model sends an API key; use https, or set allow_http_with_key = true for this model to send it anyway"
+                ),
+            });
+        }
         Ok(HttpProvider::new(
             wire,
             base_url,
@@ -123,6 +140,18 @@ impl HttpProviders {
             self.prompt_caching,
         ))
     }
+}
+
+/// Whether a URL's host is a loopback address (`localhost`, 127.0.0.0/8, `::1`).
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 impl ProviderFactory for HttpProviders {
@@ -156,6 +185,7 @@ mod tests {
             model_id: "x".into(),
             base_url: url.map(str::to_string),
             api_key_env: var.map(str::to_string),
+            allow_http_with_key: false,
         }
     }
 

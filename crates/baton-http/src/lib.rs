@@ -8,7 +8,14 @@
 //!   normalizes its usage ([`usage`]); retries, backoff, rate limits and pricing live
 //!   in [`baton_models::Model`]. Error statuses become
 //!   [`baton_models::ProviderError::Status`] with the server's requested delay
-//!   ([`status_body`]).
+//!   ([`status_body`]). A reply with a success status is billed whatever its body
+//!   holds; one that cannot be used (empty, truncated, not JSON, past
+//!   [`MAX_BODY_BYTES`]) becomes [`baton_models::ProviderError::Unusable`] with the
+//!   usage it states, so the attempt is stored and counted.
+//! * Redirects are never followed (a 3xx is an error naming the status and the
+//!   `Location` host); a plain `http://` base URL with a key is refused unless its
+//!   host is a loopback address or the model sets `allow_http_with_key`; credentials
+//!   inside a base URL are redacted wherever it is shown.
 //! * Keys come from environment variables and live in an [`ApiKey`], which prints
 //!   `****`; header values are marked sensitive and error texts are redacted, so a key
 //!   never reaches a log, an error, the store or a report.
@@ -43,7 +50,7 @@ pub mod wire;
 
 pub use factory::{DEFAULT_TIMEOUT, HttpProviders};
 pub use key::ApiKey;
-pub use provider::{HttpProvider, Wire};
+pub use provider::{HttpProvider, MAX_BODY_BYTES, Wire};
 pub use server::{FaultKind, FaultList, SimServerConfig, SimServerHandle, SimServerStats, serve};
 
 use std::net::SocketAddr;

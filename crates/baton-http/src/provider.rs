@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_models::{Provider, ProviderError, Request, Response};
+use baton_models::{Provider, ProviderError, Request, Response, TokenClasses};
+use baton_types::Usage;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
@@ -57,8 +58,20 @@ impl Wire {
     }
 }
 
+/// The most bytes of a response body that are read. A body past it is cut off: on a
+/// success status the attempt is billed but unusable, on an error status its message
+/// is what fits. 16 MiB is far above any chat reply (LiC's output cap is 1,000 tokens).
+pub const MAX_BODY_BYTES: usize = 16 << 20;
+
+/// How much of an unusable body is kept for the store.
+const KEPT_BODY_BYTES: usize = 64 << 10;
+
 /// A provider for one model over HTTP. It makes exactly one request per
 /// [`Provider::generate`]; retries belong to [`baton_models::Model`].
+///
+/// Redirects are never followed (the client is built with
+/// `reqwest::redirect::Policy::none()`): a 3xx is an error naming the status and the
+/// host the `Location` points to, so the key and the prompt never reach another host.
 pub struct HttpProvider {
     wire: Wire,
     url: String,
@@ -72,7 +85,7 @@ impl std::fmt::Debug for HttpProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpProvider")
             .field("wire", &self.wire)
-            .field("url", &self.url)
+            .field("url", &baton_models::redact_url_credentials(&self.url))
             .field("key", &self.key)
             .field("timeout", &self.timeout)
             .field("prompt_caching", &self.prompt_caching)
@@ -102,9 +115,9 @@ impl HttpProvider {
         }
     }
 
-    /// The endpoint URL.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The endpoint URL, with any credentials in it redacted.
+    pub fn url(&self) -> String {
+        baton_models::redact_url_credentials(&self.url)
     }
 
     /// The request body for a request (what goes on the wire, minus headers).
@@ -164,6 +177,17 @@ impl HttpProvider {
         self.redact(&text)
     }
 
+    /// The usage a success body states, when it can be read.
+    fn usage(&self, body: &Value) -> Option<Usage> {
+        let usage = body.get("usage")?;
+        match self.wire {
+            Wire::OpenAiChat | Wire::OpenAiCompatible => crate::usage::openai_chat_usage(usage),
+            Wire::OpenAiResponses => crate::usage::openai_responses_usage(usage),
+            Wire::Anthropic => crate::usage::anthropic_usage(usage),
+        }
+        .ok()
+    }
+
     fn redact(&self, text: &str) -> String {
         match &self.key {
             Some(k) => k.redact(text),
@@ -207,28 +231,97 @@ impl Provider for HttpProvider {
 
     async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
         let http = self.build(request)?;
-        let reply = self
+        let mut reply = self
             .client
             .execute(http)
             .await
             .map_err(|e| self.transport(e))?;
         let status = reply.status();
         let headers = reply.headers().clone();
-        let bytes = reply.bytes().await.map_err(|e| self.transport(e))?;
+        if status.is_redirection() {
+            let host = headers
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(location_host)
+                .unwrap_or_else(|| "no Location".to_string());
+            return Err(ProviderError::Config(format!(
+                "HTTP {} redirect to {host}; redirects are not followed, so the key and the prompt are never sent on (set base_url to the final address)",
+                status.as_u16()
+            )));
+        }
+        let mut bytes = Vec::new();
+        let mut cut = false;
+        while let Some(chunk) = reply.chunk().await.map_err(|e| self.transport(e))? {
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                bytes.extend_from_slice(&chunk[..MAX_BODY_BYTES - bytes.len()]);
+                cut = true;
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         if !status.is_success() {
             return Err(self.redact_error(status_error(status.as_u16(), &headers, &bytes)));
         }
-        let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            ProviderError::Malformed(format!(
-                "response body is not JSON ({e}); {} bytes",
-                bytes.len()
-            ))
-        })?;
-        let parsed = match self.wire {
-            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body),
-            Wire::OpenAiResponses => openai_responses::parse(body),
-            Wire::Anthropic => anthropic::parse(body),
+        // From here the server answered: the attempt is billed whatever the body holds.
+        let unusable = |message: String, body: Option<&Value>| {
+            let usage = body.and_then(|b| self.usage(b));
+            let kept = &bytes[..bytes.len().min(KEPT_BODY_BYTES)];
+            ProviderError::Unusable {
+                message: self.redact(&message),
+                usage,
+                raw: Some(self.redact(&String::from_utf8_lossy(kept))),
+            }
         };
-        parsed.map_err(|e| self.redact_error(e))
+        if cut {
+            return Err(unusable(
+                format!("response body is larger than {MAX_BODY_BYTES} bytes; not read"),
+                None,
+            ));
+        }
+        let body: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(unusable(
+                    format!("response body is not JSON ({e}); {} bytes", bytes.len()),
+                    None,
+                ));
+            }
+        };
+        let parsed = match self.wire {
+            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body.clone()),
+            Wire::OpenAiResponses => openai_responses::parse(body.clone()),
+            Wire::Anthropic => anthropic::parse(body.clone()),
+        };
+        parsed.map_err(|e| unusable(e.to_string(), Some(&body)))
+    }
+
+    fn token_classes(&self) -> TokenClasses {
+        match self.wire {
+            // OpenAI caches every prompt past 1,024 tokens on its own; compatible
+            // servers report cached tokens in the same field.
+            Wire::OpenAiChat | Wire::OpenAiCompatible | Wire::OpenAiResponses => TokenClasses {
+                cache_read: true,
+                ..TokenClasses::default()
+            },
+            // baton marks the last user turn with a 5-minute breakpoint when caching is on.
+            Wire::Anthropic => TokenClasses {
+                cache_read: self.prompt_caching,
+                cache_write_5m: self.prompt_caching,
+                cache_write_1h: false,
+            },
+        }
+    }
+}
+
+/// The host (and port) a `Location` header points to, with any credentials dropped;
+/// a relative location is on the same host.
+fn location_host(location: &str) -> String {
+    match reqwest::Url::parse(location) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(h), Some(p)) => format!("host {h}:{p}"),
+            (Some(h), None) => format!("host {h}"),
+            _ => "a location without a host".to_string(),
+        },
+        Err(_) => "a relative location on the same host".to_string(),
     }
 }

@@ -68,25 +68,32 @@ fn snippet(body: &[u8]) -> String {
 
 /// The delay the server asked for: `retry-after-ms` (milliseconds), else
 /// `retry-after` in seconds or as an HTTP date (relative to `now`; a past date is zero).
+///
+/// Whatever the server sends, the result is at most
+/// [`baton_models::defaults::MAX_RETRY_AFTER`]: a huge or infinite number is clamped to
+/// it (never a panic), and a negative or unparsable one is ignored.
 pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let max = baton_models::defaults::MAX_RETRY_AFTER;
     let header = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
+    let seconds = |secs: f64| {
+        (secs >= 0.0).then(|| Duration::try_from_secs_f64(secs).map_or(max, |d| d.min(max)))
+    };
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Some(d) = seconds(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(d);
     }
     let value = header("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return seconds(secs);
     }
     let at = parse_http_date(value)?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO).min(max))
 }
 
 /// Parse an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires
@@ -244,6 +251,27 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        let max = baton_models::defaults::MAX_RETRY_AFTER;
+        for huge in ["1e20", "inf", "3600", "1e400"] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after", huge)]), now),
+                Some(max),
+                "{huge}"
+            );
+        }
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "1e300")]), now),
+            Some(max)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
+        assert_eq!(retry_after(&headers(&[("retry-after", "NaN")]), now), None);
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "Fri, 01 Jan 9999 00:00:00 GMT")]),
+                now
+            ),
+            Some(max)
+        );
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
         assert_eq!(
             parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"),

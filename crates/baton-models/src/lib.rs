@@ -36,11 +36,14 @@ pub use answer_key::{
     REFERENCE_SOLUTION_KEY, WRONG_SOLUTIONS_KEY, WRONG_SQL_KEY, reference_response, wrong_response,
 };
 pub use limit::RateLimits;
-pub use model::{Completion, Model, ModelObserver, RetryBudget, RetryPolicy};
+pub use model::{
+    BilledAttempt, Completion, Generation, Interrupt, Model, ModelObserver, RetryBudget,
+    RetryPolicy,
+};
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
     GenerateConfig, Provider, ProviderConfig, ProviderError, ProviderFactory, Request, Response,
-    RetryDecision, classify_default,
+    RetryDecision, TokenClasses, classify_default, redact_url_credentials,
 };
 pub use sim::{SimProvider, SimSettings};
 
@@ -109,6 +112,28 @@ pub enum ModelError {
         key: String,
         /// What is wrong.
         message: String,
+    },
+    /// A call's cost does not fit the cost arithmetic (absurd usage).
+    #[error(
+        "price card entry {key:?}: the cost of {tokens} tokens does not fit in 64-bit picodollars"
+    )]
+    CostOverflow {
+        /// The card key.
+        key: String,
+        /// The call's tokens in total.
+        tokens: u128,
+    },
+    /// The run was interrupted while a call waited to retry.
+    #[error(
+        "model {model:?}: interrupted while waiting {wait:?} to retry after attempt {attempts}"
+    )]
+    Interrupted {
+        /// The model's name in the experiment.
+        model: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The wait that was cut short.
+        wait: Duration,
     },
     /// Waiting for another retry would exceed the run's retry-time budget.
     #[error(

@@ -5,12 +5,21 @@
 //! optional requests- and tokens-per-minute buckets ([`RateLimits`]), retries with
 //! exponential backoff and jitter that honour the server's `retry-after`, a per-run
 //! retry-time budget, and pricing. A call that returns is priced before it is handed
-//! back, so a response never exists without its cost.
+//! back, so a response never exists without its cost (or the reason it has none).
+//!
+//! Every attempt the server *answered* (a success status) is billed by the provider,
+//! whether or not its reply could be used. [`Model::generate`] therefore hands back,
+//! next to the result, every answered-but-unusable attempt with its usage and cost
+//! ([`BilledAttempt`]), for the caller to store and count. Unusable replies are retried
+//! under their own small limit ([`RetryPolicy::max_unusable_retries`]), which counts
+//! the attempts earlier runs already stored, so a reply that is empty every time is not
+//! paid for again at every resume. A server's `retry-after` is clamped to
+//! [`crate::defaults::MAX_RETRY_AFTER`], and an [`Interrupt`] cuts a retry wait short.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton_types::{Cost, Message};
+use baton_types::{Cost, Message, Usage};
 use rand::Rng;
 
 use crate::ModelError;
@@ -25,8 +34,12 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// First backoff delay.
     pub base_delay: Duration,
-    /// Largest backoff delay (a server's `retry-after` may ask for more).
+    /// Largest backoff delay (a server's `retry-after` may ask for more, up to
+    /// [`crate::defaults::MAX_RETRY_AFTER`]).
     pub max_delay: Duration,
+    /// Retries of a call whose reply was answered but unusable (default
+    /// [`crate::defaults::UNUSABLE_RETRIES`]); such attempts are billed.
+    pub max_unusable_retries: u32,
 }
 
 impl Default for RetryPolicy {
@@ -35,6 +48,7 @@ impl Default for RetryPolicy {
             max_retries: 6,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
+            max_unusable_retries: crate::defaults::UNUSABLE_RETRIES,
         }
     }
 }
@@ -44,7 +58,7 @@ impl RetryPolicy {
     /// one, else `min(base * 2^(attempt-1), max)` less up to 25 % jitter.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(d) = retry_after {
-            return d;
+            return d.min(crate::defaults::MAX_RETRY_AFTER);
         }
         let exp = self
             .base_delay
@@ -88,13 +102,72 @@ pub trait ModelObserver: Send + Sync {
     fn retrying(&self, model: &str, attempt: u32, wait: Duration, rate_limited: bool);
 }
 
+/// A flag that cuts retry waits short: once fired, a model waiting to retry gives up
+/// at once with [`ModelError::Interrupted`]. Cloning shares the flag.
+#[derive(Debug, Clone)]
+pub struct Interrupt(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt(Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl Interrupt {
+    /// Fire it.
+    pub fn fire(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Whether it has fired.
+    pub fn is_fired(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolve once it has fired.
+    pub async fn fired(&self) {
+        let mut rx = self.0.subscribe();
+        // the sender lives in self, so the channel cannot close while we wait
+        let _ = rx.wait_for(|fired| *fired).await;
+    }
+}
+
+/// An attempt the server answered with a success status (so it is billed) whose reply
+/// could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BilledAttempt {
+    /// Its number among the call's attempts (1-based, this run).
+    pub attempt: u32,
+    /// Why the reply could not be used.
+    pub reason: String,
+    /// The usage the reply stated, when it could be read.
+    pub usage: Option<Usage>,
+    /// Its exact cost: `Ok` when usage was read and priced, else why not.
+    pub cost: Result<Cost, String>,
+    /// The body as received (capped by the provider).
+    pub raw: Option<String>,
+    /// Wall time of the attempt.
+    pub latency: Duration,
+}
+
+/// What [`Model::generate`] did: the result, and every answered attempt it paid for
+/// without being able to use, in order.
+#[derive(Debug)]
+pub struct Generation {
+    /// The usable reply, or why there is none.
+    pub result: Result<Completion, ModelError>,
+    /// Answered but unusable attempts (billed; store and count them).
+    pub unusable: Vec<BilledAttempt>,
+}
+
 /// A priced, timed response.
 #[derive(Debug, Clone)]
 pub struct Completion {
     /// The provider's response.
     pub response: Response,
-    /// Exact cost from the price card.
-    pub cost: Cost,
+    /// Exact cost from the price card, or why it cannot be computed (a token class or
+    /// tier without a rate, an overflow). The reply is paid for either way.
+    pub cost: Result<Cost, String>,
     /// Attempts made (1 when the first try succeeded).
     pub attempts: u32,
     /// Wall time of the successful attempt (the request itself, not the wait for a
@@ -118,6 +191,7 @@ pub struct Model {
     retry: RetryPolicy,
     budget: Option<Arc<RetryBudget>>,
     observer: Option<Arc<dyn ModelObserver>>,
+    interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for Model {
@@ -156,7 +230,25 @@ impl Model {
             retry: RetryPolicy::default(),
             budget: None,
             observer: None,
+            interrupt: None,
         }
+    }
+
+    /// Cut retry waits short when `interrupt` fires.
+    pub fn with_interrupt(mut self, interrupt: Interrupt) -> Self {
+        self.interrupt = Some(interrupt);
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// The token classes the provider's replies can carry besides uncached input and
+    /// output.
+    pub fn token_classes(&self) -> crate::TokenClasses {
+        self.provider.token_classes()
     }
 
     /// Set the generation settings.
@@ -229,9 +321,41 @@ impl Model {
     }
 
     /// Send a request, retrying what the provider calls retryable, and price the result.
-    pub async fn generate(&self, request: Request) -> Result<Completion, ModelError> {
+    ///
+    /// `prior_unusable` is how many answered-but-unusable attempts of this call earlier
+    /// runs stored; they count against [`RetryPolicy::max_unusable_retries`], so with
+    /// the limit spent no request is sent at all.
+    pub async fn generate(&self, request: Request, prior_unusable: u32) -> Generation {
+        let mut unusable = Vec::new();
+        let result = self
+            .generate_inner(request, prior_unusable, &mut unusable)
+            .await;
+        Generation { result, unusable }
+    }
+
+    async fn generate_inner(
+        &self,
+        request: Request,
+        prior_unusable: u32,
+        billed: &mut Vec<BilledAttempt>,
+    ) -> Result<Completion, ModelError> {
+        let unusable_limit = self.retry.max_unusable_retries.saturating_add(1);
+        if prior_unusable >= unusable_limit {
+            return Err(self.failed(
+                0,
+                ProviderError::Unusable {
+                    message: format!(
+                        "{prior_unusable} answered attempt(s) stored by earlier runs were unusable; the limit is {unusable_limit} (unusable_retries = {})",
+                        self.retry.max_unusable_retries
+                    ),
+                    usage: None,
+                    raw: None,
+                },
+            ));
+        }
         let estimate = estimate_tokens(&request);
         let mut attempt = 0u32;
+        let mut unusable_seen = prior_unusable;
         loop {
             attempt += 1;
             let (result, latency) = {
@@ -247,14 +371,20 @@ impl Model {
                 let result = self.provider.generate(&request).await;
                 (result, started.elapsed())
             };
+            let settle = |usage: &Usage| {
+                if let Some(bucket) = &self.tokens {
+                    let used = usage.total_input().saturating_add(usage.output);
+                    bucket.settle(i64::try_from(used).unwrap_or(i64::MAX) - estimate as i64);
+                }
+            };
             let error = match result {
                 Ok(response) => {
-                    if let Some(bucket) = &self.tokens {
-                        let used = response.usage.total_input() + response.usage.output;
-                        bucket.settle(used as i64 - estimate as i64);
-                    }
+                    settle(&response.usage);
                     self.limit.on_success();
-                    let cost = self.price.cost(&self.price_key, &response.usage)?;
+                    let cost = self
+                        .price
+                        .cost(&self.price_key, &response.usage)
+                        .map_err(|e| e.to_string());
                     return Ok(Completion {
                         response,
                         cost,
@@ -265,6 +395,35 @@ impl Model {
                 }
                 Err(e) => e,
             };
+            if let ProviderError::Unusable {
+                message,
+                usage,
+                raw,
+            } = &error
+            {
+                if let Some(u) = usage {
+                    settle(u);
+                }
+                let cost = match usage {
+                    Some(u) => self
+                        .price
+                        .cost(&self.price_key, u)
+                        .map_err(|e| e.to_string()),
+                    None => Err("the reply states no readable usage".to_string()),
+                };
+                billed.push(BilledAttempt {
+                    attempt,
+                    reason: message.clone(),
+                    usage: *usage,
+                    cost,
+                    raw: raw.clone(),
+                    latency,
+                });
+                unusable_seen += 1;
+                if unusable_seen >= unusable_limit {
+                    return Err(self.failed(attempt, error));
+                }
+            }
             let retry_after = match self.provider.classify(&error) {
                 RetryDecision::No => return Err(self.failed(attempt, error)),
                 RetryDecision::Transient { retry_after } => retry_after,
@@ -295,7 +454,21 @@ impl Model {
                 );
                 observer.retrying(&self.name, attempt, wait, rate_limited);
             }
-            tokio::time::sleep(wait).await;
+            match &self.interrupt {
+                Some(stop) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = stop.fired() => {
+                            return Err(ModelError::Interrupted {
+                                model: self.name.clone(),
+                                attempts: attempt,
+                                wait,
+                            });
+                        }
+                    }
+                }
+                None => tokio::time::sleep(wait).await,
+            }
         }
     }
 
@@ -359,7 +532,7 @@ mod tests {
             ProviderError::Connection("reset".into()),
         ]);
         let m = model(p.clone(), 4);
-        let c = m.generate(request(&m)).await.unwrap();
+        let c = m.generate(request(&m), 0).await.result.unwrap();
         assert_eq!(c.attempts, 4);
         let t = p.call_offsets();
         let gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
@@ -369,7 +542,7 @@ mod tests {
         // 529 and 5xx never shrink concurrency
         assert_eq!(m.effective_concurrency(), 4);
         // 10 uncached input tokens at 2e-7 USD, 5 output tokens at 1.2e-6 USD
-        assert_eq!(c.cost.0, 10 * 200_000 + 5 * 1_200_000);
+        assert_eq!(c.cost, Ok(Cost(10 * 200_000 + 5 * 1_200_000)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -380,12 +553,12 @@ mod tests {
             Some(Duration::from_secs(7)),
         )]);
         let m = model(p.clone(), 8);
-        m.generate(request(&m)).await.unwrap();
+        m.generate(request(&m), 0).await.result.unwrap();
         assert_eq!(p.call_offsets()[1], Duration::from_secs(7));
         // halved by the 429, then the success starts a window to grow back
         assert_eq!(m.effective_concurrency(), 4);
         for _ in 0..4 {
-            m.generate(request(&m)).await.unwrap();
+            m.generate(request(&m), 0).await.result.unwrap();
         }
         assert_eq!(m.effective_concurrency(), 5);
     }
@@ -399,7 +572,7 @@ mod tests {
         ] {
             let p = scripted(vec![status(429, kind, Some(Duration::from_secs(1)))]);
             let m = model(p.clone(), 1);
-            let err = m.generate(request(&m)).await.unwrap_err();
+            let err = m.generate(request(&m), 0).await.result.unwrap_err();
             assert!(
                 matches!(err, ModelError::Provider { attempts: 1, .. }),
                 "{err}"
@@ -415,7 +588,7 @@ mod tests {
             max_retries: 2,
             ..RetryPolicy::default()
         });
-        let err = m.generate(request(&m)).await.unwrap_err();
+        let err = m.generate(request(&m), 0).await.result.unwrap_err();
         assert!(
             matches!(err, ModelError::Provider { attempts: 3, .. }),
             "{err}"
@@ -428,7 +601,7 @@ mod tests {
         )]);
         let m = model(p.clone(), 1).with_budget(RetryBudget::new(Duration::from_secs(30)));
         let t0 = tokio::time::Instant::now();
-        let err = m.generate(request(&m)).await.unwrap_err();
+        let err = m.generate(request(&m), 0).await.result.unwrap_err();
         assert!(
             matches!(&err, ModelError::RetryBudget { attempts: 1, wait, .. } if *wait == Duration::from_secs(60)),
             "{err}"
@@ -446,7 +619,7 @@ mod tests {
         let handles: Vec<_> = (0..5)
             .map(|_| {
                 let m = m.clone();
-                tokio::spawn(async move { m.generate(request(&m)).await.unwrap() })
+                tokio::spawn(async move { m.generate(request(&m), 0).await.result.unwrap() })
             })
             .collect();
         for h in handles {
@@ -467,10 +640,103 @@ mod tests {
             ..RateLimits::default()
         });
         let t0 = tokio::time::Instant::now();
-        m.generate(request(&m)).await.unwrap();
-        m.generate(request(&m)).await.unwrap();
+        m.generate(request(&m), 0).await.result.unwrap();
+        m.generate(request(&m), 0).await.result.unwrap();
         // after settling, 105 tokens were left; the second call's 114 needed 9 more
         // at 2 tokens per second
         assert_eq!(t0.elapsed(), Duration::from_millis(4500));
+    }
+
+    fn unusable(usage: Option<Usage>) -> ProviderError {
+        ProviderError::Unusable {
+            message: "empty content".into(),
+            usage,
+            raw: Some("{}".into()),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unusable_replies_are_billed_attempts_under_their_own_limit() {
+        let used = Usage {
+            uncached_in: 10,
+            output: 1,
+            ..Usage::default()
+        };
+        let p = scripted(vec![unusable(Some(used)), unusable(None)]);
+        let m = model(p.clone(), 1);
+        let g = m.generate(request(&m), 0).await;
+        assert_eq!(g.result.unwrap().attempts, 3);
+        assert_eq!(g.unusable.len(), 2);
+        assert_eq!(g.unusable[0].cost, Ok(Cost(10 * 200_000 + 1_200_000)));
+        assert_eq!(g.unusable[0].attempt, 1);
+        assert!(g.unusable[1].cost.is_err(), "no usage, no cost");
+
+        // three unusable replies in a row: the default limit (two retries) is spent
+        let p = scripted((0..5).map(|_| unusable(Some(used))).collect());
+        let m = model(p.clone(), 1);
+        let g = m.generate(request(&m), 0).await;
+        assert!(g.result.is_err());
+        assert_eq!(g.unusable.len(), 3);
+        assert_eq!(p.requests().len(), 3);
+
+        // attempts stored by an earlier run count: one left, then none
+        let p = scripted((0..5).map(|_| unusable(Some(used))).collect());
+        let m = model(p.clone(), 1);
+        assert_eq!(m.generate(request(&m), 2).await.unusable.len(), 1);
+        let g = m.generate(request(&m), 3).await;
+        let err = g.result.unwrap_err().to_string();
+        assert!(err.contains("earlier runs"), "{err}");
+        assert_eq!(p.requests().len(), 1, "no request once the limit is spent");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_used_reply_without_a_rate_is_kept_with_the_reason() {
+        let reply = Response {
+            usage: Usage {
+                cache_write_1h: 5,
+                ..Usage::default()
+            },
+            ..ScriptedProvider::reply("paid")
+        };
+        let p = Arc::new(ScriptedProvider::new().then_ok(reply));
+        let m = model(p, 1);
+        let c = m.generate(request(&m), 0).await.result.unwrap();
+        assert_eq!(c.response.text, "paid");
+        let why = c.cost.unwrap_err();
+        assert!(
+            why.contains("cache_creation_input_token_cost_above_1hr"),
+            "{why}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_huge_retry_after_is_clamped_and_an_interrupt_cuts_the_wait() {
+        let p = scripted(vec![status(
+            429,
+            "rate_limit_exceeded",
+            Some(Duration::MAX),
+        )]);
+        let m = model(p.clone(), 1);
+        m.generate(request(&m), 0).await.result.unwrap();
+        assert_eq!(p.call_offsets()[1], crate::defaults::MAX_RETRY_AFTER);
+
+        let stop = Interrupt::default();
+        let p = scripted(vec![status(
+            429,
+            "rate_limit_exceeded",
+            Some(Duration::from_secs(200)),
+        )]);
+        let m = Arc::new(model(p.clone(), 1).with_interrupt(stop.clone()));
+        let t0 = tokio::time::Instant::now();
+        let task = {
+            let m = m.clone();
+            tokio::spawn(async move { m.generate(request(&m), 0).await })
+        };
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stop.fire();
+        let g = task.await.unwrap();
+        assert!(matches!(g.result, Err(ModelError::Interrupted { .. })));
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        assert_eq!(p.requests().len(), 1);
     }
 }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::ModelError;
+use crate::provider::TokenClasses;
 
 /// The price card compiled into the binary (a LiteLLM subset plus the simulated models).
 pub const EMBEDDED_PRICE_CARD: &str = include_str!("../data/price_card.json");
@@ -42,7 +43,8 @@ pub struct Price {
 
 impl Price {
     /// The exact cost of one call's usage, or an error naming the token class the card
-    /// has no rate for.
+    /// has no rate for (or saying the cost does not fit: the arithmetic is checked, so
+    /// absurd usage from a hostile server never wraps into a small cost).
     pub fn cost(&self, key: &str, usage: &Usage) -> Result<Cost, ModelError> {
         if let Some(threshold) = self.tier_above
             && usage.total_input() > threshold
@@ -53,18 +55,19 @@ impl Price {
                 prompt: usage.total_input(),
             });
         }
-        let class = |n: u64, rate: Option<i64>, field: &'static str| -> Result<i64, ModelError> {
+        let class = |n: u64, rate: Option<i64>, field: &'static str| -> Result<i128, ModelError> {
             match (n, rate) {
                 (0, _) => Ok(0),
-                (n, Some(r)) => Ok(n as i64 * r),
+                (n, Some(r)) => Ok(i128::from(n) * i128::from(r)),
                 (_, None) => Err(ModelError::MissingRate {
                     key: key.to_string(),
                     field,
                 }),
             }
         };
-        let total = usage.uncached_in as i64 * self.input
-            + usage.output as i64 * self.output
+        // u64 tokens times i64 rates fit in i128; the sum of five such products too.
+        let total = class(usage.uncached_in, Some(self.input), "input_cost_per_token")?
+            + class(usage.output, Some(self.output), "output_cost_per_token")?
             + class(
                 usage.cache_read,
                 self.cache_read,
@@ -80,7 +83,68 @@ impl Price {
                 self.cache_write_1h,
                 "cache_creation_input_token_cost_above_1hr",
             )?;
-        Ok(Cost(total))
+        i64::try_from(total)
+            .map(Cost)
+            .map_err(|_| ModelError::CostOverflow {
+                key: key.to_string(),
+                tokens: [
+                    usage.uncached_in,
+                    usage.output,
+                    usage.cache_read,
+                    usage.cache_write_5m,
+                    usage.cache_write_1h,
+                ]
+                .iter()
+                .map(|&n| u128::from(n))
+                .sum(),
+            })
+    }
+
+    /// Check, before any call, that the card has a rate for every token class a
+    /// provider's replies can carry, and that no prompt of up to `max_prompt` tokens
+    /// reaches the card's tiered rates. The error names the card key and the field.
+    pub fn check(
+        &self,
+        key: &str,
+        classes: TokenClasses,
+        max_prompt: u64,
+    ) -> Result<(), ModelError> {
+        let needed = [
+            (
+                classes.cache_read,
+                self.cache_read,
+                "cache_read_input_token_cost",
+            ),
+            (
+                classes.cache_write_5m,
+                self.cache_write_5m,
+                "cache_creation_input_token_cost",
+            ),
+            (
+                classes.cache_write_1h,
+                self.cache_write_1h,
+                "cache_creation_input_token_cost_above_1hr",
+            ),
+        ];
+        if let Some((_, _, field)) = needed
+            .iter()
+            .find(|(used, rate, _)| *used && rate.is_none())
+        {
+            return Err(ModelError::MissingRate {
+                key: key.to_string(),
+                field,
+            });
+        }
+        if let Some(threshold) = self.tier_above
+            && max_prompt > threshold
+        {
+            return Err(ModelError::TieredPrice {
+                key: key.to_string(),
+                threshold,
+                prompt: max_prompt,
+            });
+        }
+        Ok(())
     }
 
     /// The most a call with this many prompt and output tokens can cost (every prompt
@@ -91,7 +155,9 @@ impl Price {
             .flatten()
             .max()
             .unwrap_or(self.input);
-        Cost(input_tokens as i64 * dearest_in + output_tokens as i64 * self.output)
+        let total = i128::from(input_tokens) * i128::from(dearest_in)
+            + i128::from(output_tokens) * i128::from(self.output);
+        Cost(i64::try_from(total).unwrap_or(i64::MAX))
     }
 }
 
@@ -320,6 +386,45 @@ mod tests {
             luna.cost("gpt-5.6-luna", &ok).unwrap(),
             Cost(272_000 * 200_000)
         );
+    }
+
+    #[test]
+    fn absurd_usage_is_refused_not_wrapped() {
+        let p = PriceCard::embedded().get("sim/hc").unwrap();
+        let u = Usage {
+            uncached_in: u64::MAX,
+            output: u64::MAX,
+            ..Usage::default()
+        };
+        let err = p.cost("sim/hc", &u).unwrap_err().to_string();
+        assert!(err.contains("does not fit"), "{err}");
+        assert_eq!(p.upper_bound(u64::MAX, u64::MAX), Cost(i64::MAX));
+    }
+
+    #[test]
+    fn the_pre_check_names_a_rate_a_provider_can_incur() {
+        let card = PriceCard::embedded();
+        let old = card.get("gpt-4o-2024-05-13").unwrap();
+        let reads = TokenClasses {
+            cache_read: true,
+            ..TokenClasses::default()
+        };
+        let err = old
+            .check("gpt-4o-2024-05-13", reads, 10)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cache_read_input_token_cost"), "{err}");
+        assert!(
+            old.check("gpt-4o-2024-05-13", TokenClasses::default(), 10)
+                .is_ok()
+        );
+        let luna = card.get("gpt-5.6-luna").unwrap();
+        assert!(luna.check("gpt-5.6-luna", reads, 272_000).is_ok());
+        let err = luna
+            .check("gpt-5.6-luna", reads, 272_001)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tiered"), "{err}");
     }
 
     #[test]

@@ -85,9 +85,71 @@ pub enum ProviderError {
     /// The body could not be understood.
     #[error("malformed response: {0}")]
     Malformed(String),
-    /// The request cannot be made (a missing key, an unsupported setting).
+    /// The request cannot be made (a missing key, an unsupported setting, a redirect
+    /// that a keyed request must not follow).
     #[error("{0}")]
     Config(String),
+    /// The server answered with a success status, so the call is billed, but the reply
+    /// cannot be used (empty content, a truncated or oversized body, no text). It
+    /// carries the usage when the body still states it, so the attempt can be priced
+    /// and stored.
+    #[error("unusable reply: {message}")]
+    Unusable {
+        /// What is wrong with the reply.
+        message: String,
+        /// The usage the body states, when it could be read.
+        usage: Option<Usage>,
+        /// The body as received (capped), for the store.
+        raw: Option<String>,
+    },
+}
+
+/// Token classes a provider's replies can carry besides uncached input and output;
+/// the price card must have a rate for each before the first call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenClasses {
+    /// Prompt-cache reads (providers that cache automatically, or where caching is on).
+    pub cache_read: bool,
+    /// 5-minute cache writes (where caching is on).
+    pub cache_write_5m: bool,
+    /// Long-lived cache writes.
+    pub cache_write_1h: bool,
+}
+
+/// `text` with the credentials of every URL in it (`https://user:secret@host/...`)
+/// replaced by `****`, for printing or storing a base URL or a file that holds one.
+///
+/// ```
+/// use baton_models::redact_url_credentials;
+/// assert_eq!(
+///     redact_url_credentials("base_url = \"https://me:s3cret@proxy.example/v1\""),
+///     "base_url = \"https://****@proxy.example/v1\""
+/// );
+/// assert_eq!(redact_url_credentials("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+/// ```
+pub fn redact_url_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>') || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                out.push_str("****");
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether and how to retry a failed call.
@@ -135,9 +197,10 @@ pub fn classify_default(error: &ProviderError) -> RetryDecision {
                 RetryDecision::No
             }
         }
-        ProviderError::Connection(_) | ProviderError::Timeout(_) | ProviderError::Malformed(_) => {
-            RetryDecision::Transient { retry_after: None }
-        }
+        ProviderError::Connection(_)
+        | ProviderError::Timeout(_)
+        | ProviderError::Malformed(_)
+        | ProviderError::Unusable { .. } => RetryDecision::Transient { retry_after: None },
         ProviderError::Config(_) => RetryDecision::No,
     }
 }
@@ -155,6 +218,12 @@ pub trait Provider: Send + Sync + 'static {
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         classify_default(error)
     }
+
+    /// The token classes this provider's replies can carry besides uncached input and
+    /// output (default: none).
+    fn token_classes(&self) -> TokenClasses {
+        TokenClasses::default()
+    }
 }
 
 /// What an HTTP provider needs to know about one model of an experiment.
@@ -170,6 +239,9 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// The environment variable that holds the API key.
     pub api_key_env: Option<String>,
+    /// Send the key over plain `http://` to a host that is not a loopback address
+    /// (default false: such a base URL with a key is refused).
+    pub allow_http_with_key: bool,
 }
 
 /// Builds providers for the provider kinds it knows.

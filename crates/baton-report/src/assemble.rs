@@ -8,7 +8,7 @@ use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, Switc
 use crate::input::{EpisodeRecord, PairSpec, ReportInput};
 use crate::metrics::{Means, Omission, Plan, PlanRow, Source, Sums};
 use crate::report::{
-    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, SINGLE,
+    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, SINGLE, SpendLine,
 };
 use crate::restart;
 
@@ -502,5 +502,6 @@ pub fn build(input: &ReportInput) -> Report {
             .collect(),
         incomplete: incomplete_list(&input.episodes),
         notes: notes(input),
+        spend: input.spend.as_ref().map(SpendLine::new),
     }
 }

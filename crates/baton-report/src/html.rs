@@ -83,6 +83,9 @@ impl Report {
             );
         }
         let _ = writeln!(out, "<p>{}</p>", inline(self.method_paragraph().trim()));
+        if let Some(spend) = &self.spend {
+            let _ = writeln!(out, "<p class=\"spend\">{}</p>", escape(&spend.sentence()));
+        }
         out.push_str(&self.contents(&slugs));
 
         for (pair, slug) in self.pairs.iter().zip(&slugs) {

@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use baton_types::{Cell, Cost, EpisodeStatus, Family};
+use baton_types::{Cell, Cost, EpisodeStatus, Family, Spend};
 use serde::{Deserialize, Serialize};
 
 use crate::ReportError;
@@ -23,6 +23,10 @@ pub struct ReportInput {
     /// Paired bootstrap settings; `None` reports no intervals.
     #[serde(default)]
     pub bootstrap: Option<BootstrapConfig>,
+    /// What the experiment paid for over every answered attempt, when known (a report
+    /// read from a store always knows it).
+    #[serde(default)]
+    pub spend: Option<Spend>,
 }
 
 /// A low-cost / high-capability model pair.

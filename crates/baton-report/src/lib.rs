@@ -55,6 +55,7 @@
 //!         ep(Cell::handoff("sim/lc", "sim/hc", SwitchPoint::Early, Interface::Raw), 1.0, 0.06),
 //!     ],
 //!     bootstrap: None,
+//!     spend: None,
 //! };
 //! let report = build(&input);
 //! let row = report.cells.iter().find(|r| r.family == "math" && r.k.as_deref() == Some("early")).unwrap();
@@ -92,6 +93,7 @@ pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
 pub use report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
+    SpendLine,
 };
 
 /// [`ReportInput::validate`], then [`build`].

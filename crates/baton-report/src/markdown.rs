@@ -53,6 +53,14 @@ impl Report {
             let _ = writeln!(out, "> **{SIMULATED_NOTICE}**\n");
         }
         out.push_str(&self.method_paragraph());
+        if let Some(spend) = &self.spend {
+            let _ = writeln!(
+                out,
+                "{}
+",
+                spend.sentence()
+            );
+        }
         let ci = self.bootstrap.is_some();
         for pair in &self.pairs {
             let _ = writeln!(

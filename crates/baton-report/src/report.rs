@@ -1,6 +1,6 @@
 //! The report's rows and its JSON form.
 
-use baton_types::{Direction, EpisodeStatus, Family};
+use baton_types::{Direction, EpisodeStatus, Family, Spend};
 use serde::Serialize;
 
 use crate::input::{BootstrapConfig, PairSpec};
@@ -29,6 +29,56 @@ pub struct Report {
     pub incomplete: Vec<IncompleteEntry>,
     /// Plain-language remarks about the input (episodes outside every pair, ...).
     pub notes: Vec<String>,
+    /// What the experiment paid for, over every answered attempt (absent when the
+    /// input did not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spend: Option<SpendLine>,
+}
+
+/// The money line: every answered (billed) attempt, used or not, and what they cost.
+///
+/// Episode costs in the tables count the replies each episode used; this line counts
+/// everything the provider billed, retries of unusable replies included.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpendLine {
+    /// USD paid over every priced answered attempt.
+    pub paid_usd: f64,
+    /// Answered attempts (HTTP 2xx), used or not.
+    pub billed_attempts: u64,
+    /// Answered attempts whose reply could not be used.
+    pub unusable_attempts: u64,
+    /// Answered attempts whose usage could not be read (not in `paid_usd`).
+    pub unknown_usage_attempts: u64,
+    /// Answered attempts whose cost could not be computed (not in `paid_usd`).
+    pub unpriced_attempts: u64,
+}
+
+impl SpendLine {
+    /// The line for a [`Spend`].
+    pub fn new(s: &Spend) -> Self {
+        SpendLine {
+            paid_usd: s.paid.usd(),
+            billed_attempts: s.billed_attempts,
+            unusable_attempts: s.unusable_attempts,
+            unknown_usage_attempts: s.unknown_usage_attempts,
+            unpriced_attempts: s.unpriced_attempts,
+        }
+    }
+
+    /// One sentence, as the Markdown and HTML reports show it.
+    pub fn sentence(&self) -> String {
+        let mut s = format!(
+            "Spend: ${:.6} paid over {} billed attempts ({} unusable).",
+            self.paid_usd, self.billed_attempts, self.unusable_attempts
+        );
+        if self.unknown_usage_attempts + self.unpriced_attempts > 0 {
+            s.push_str(&format!(
+                " Not in that sum, so it is a lower bound: {} attempts whose usage could not be read and {} whose cost could not be computed.",
+                self.unknown_usage_attempts, self.unpriced_attempts
+            ));
+        }
+        s
+    }
 }
 
 /// Whether an anchor row is a pair's low-cost or high-capability model.
@@ -196,7 +246,9 @@ pub struct IncompleteEntry {
 
 impl Report {
     /// The report as a JSON object: `title`, `simulated`, `pairs`, `bootstrap`,
-    /// `cells`, `restart_controls`, `incomplete`, `notes`.
+    /// `cells`, `restart_controls`, `incomplete`, `notes`, and `spend` (`paid_usd`,
+    /// `billed_attempts`, `unusable_attempts`, `unknown_usage_attempts`,
+    /// `unpriced_attempts`) when known.
     pub fn to_json(&self) -> serde_json::Value {
         // Serializing plain structs of strings, numbers and options cannot fail.
         serde_json::to_value(self).unwrap_or_default()

@@ -5,14 +5,14 @@
 //! environment's observation of the last reply, and will plug in here without the loop
 //! knowing the difference.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use baton_data::Schedule;
 use baton_eval::Evaluators;
 use baton_models::Model;
-use baton_store::{CallRow, NewCall, Store};
-use baton_types::{Message, Phase, Role};
+use baton_store::{CallRow, NewAttempt, NewCall, Store};
+use baton_types::{Cost, Message, Phase, Role};
 
 use crate::RunError;
 use crate::budget::{Budget, call_upper_bound};
@@ -44,6 +44,20 @@ pub(crate) struct Shared {
     pub stop: StopSignal,
     pub observer: Arc<dyn Observer>,
     pub budget: Budget,
+    /// Models that may make no further call this run, with why (a paid reply whose
+    /// cost could not be computed).
+    pub blocked: Mutex<BTreeMap<String, String>>,
+}
+
+impl Shared {
+    /// Why `model` may make no further call, if it may not.
+    fn blocked(&self, model: &str) -> Option<String> {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .get(model)
+            .cloned()
+    }
 }
 
 /// The transcript an episode builds, with the calls stored for it so far.
@@ -181,14 +195,50 @@ impl<'a> Transcript<'a> {
                 "spending cap {cap} reached before turn {turn}"
             ))));
         }
+        if let Some(why) = shared.blocked(model.name()) {
+            shared.budget.release(upper);
+            return Ok(Err(Unfinished(format!(
+                "turn {turn} ({}) not sent: {why}",
+                phase.as_str()
+            ))));
+        }
+        let prior = shared
+            .store
+            .unusable_count(self.episode_id, turn, phase)
+            .await?;
         let request = model.request(messages, Some(self.seed));
-        let completion = match model.generate(request).await {
+        let generation = model.generate(request, prior).await;
+        // Every answered attempt is billed: store it before anything else.
+        let mut paid = Cost::ZERO;
+        for a in &generation.unusable {
+            if let Ok(c) = &a.cost {
+                paid += *c;
+            }
+            shared
+                .store
+                .record_attempt(NewAttempt {
+                    episode_id: self.episode_id,
+                    turn,
+                    phase,
+                    model: model.name().to_string(),
+                    attempt: a.attempt,
+                    reason: a.reason.clone(),
+                    raw_response: a.raw.clone(),
+                    usage: a.usage,
+                    cost: a.cost.clone(),
+                    latency_ms: a.latency.as_millis() as u64,
+                })
+                .await?;
+            shared.observer.billed_unusable(model.name());
+        }
+        let completion = match generation.result {
             Ok(c) => {
-                shared.budget.settle(upper, c.cost);
+                paid += *c.cost.as_ref().unwrap_or(&Cost::ZERO);
+                shared.budget.settle(upper, paid);
                 c
             }
             Err(e) => {
-                shared.budget.release(upper);
+                shared.budget.settle(upper, paid);
                 return Ok(Err(Unfinished(format!(
                     "turn {turn} ({}): {e}",
                     phase.as_str()
@@ -196,6 +246,10 @@ impl<'a> Transcript<'a> {
             }
         };
         let text = completion.response.text.clone();
+        let (cost, unpriced) = match &completion.cost {
+            Ok(c) => (*c, None),
+            Err(why) => (Cost::ZERO, Some(why.clone())),
+        };
         shared
             .store
             .record_call(NewCall {
@@ -210,13 +264,32 @@ impl<'a> Transcript<'a> {
                 response_text: text.clone(),
                 raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
                 usage: completion.response.usage,
-                cost: completion.cost,
+                cost,
+                unpriced: unpriced.clone(),
                 latency_ms: completion.latency.as_millis() as u64,
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
             })
             .await?;
-        shared.observer.call(model.name(), completion.cost);
+        shared.observer.call(model.name(), cost);
+        if let Some(why) = unpriced {
+            // The reply is paid for and stored; its cost is unknown, so this model makes
+            // no further call until the card has the rate.
+            let why = format!(
+                "model {:?}: the cost of a stored reply cannot be computed: {why}",
+                model.name()
+            );
+            shared
+                .blocked
+                .lock()
+                .expect("blocked lock")
+                .entry(model.name().to_string())
+                .or_insert_with(|| why.clone());
+            return Ok(Err(Unfinished(format!(
+                "turn {turn} ({}): {why}",
+                phase.as_str()
+            ))));
+        }
         Ok(Ok(text))
     }
 

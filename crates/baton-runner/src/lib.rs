@@ -6,6 +6,12 @@
 //! turns 1..K are the first K turns of the matched `single(sender)` episode: paid once,
 //! priced to the handoff cell at the sender's rates, and the comparison becomes paired.
 //!
+//! A run holds an exclusive lock on its results folder (`baton.lock`, with its pid), so
+//! a second run on the same folder is refused at once. The store records the sha256 of
+//! everything a result depends on (spec, price card, templates, interface texts, each
+//! task's data); a resume whose inputs changed is refused naming them, unless
+//! [`RunOptions::allow_changed`], which continues and records the change.
+//!
 //! Every completed call is committed to the store before the next one starts, so a run
 //! that is killed at any point resumes where it stopped: stored turns are replayed from
 //! the store, never requested again. An episode that cannot finish (retries exhausted,
@@ -33,6 +39,7 @@ mod control;
 mod dry_run;
 mod episode;
 mod interface;
+mod lock;
 mod plan;
 mod report_input;
 mod run;
@@ -44,6 +51,7 @@ pub use baton_models::ProviderFactory;
 pub use control::{Observer, SilentObserver, StopSignal};
 pub use dry_run::{CellEstimate, DryRun, dry_run};
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
+pub use lock::{LOCK_FILE, lock_path};
 pub use plan::{Plan, TaskGroup};
 pub use report_input::{prefix_cost, report_input};
 pub use run::{RunOptions, RunSummary, Runner};
@@ -81,9 +89,31 @@ pub enum RunError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] baton_store::StoreError),
+    /// Another run holds the results folder.
+    #[error("the results folder is in use: {} is locked by {holder}; wait for that run to end or use another --out folder", .lock.display())]
+    Busy {
+        /// The lock file.
+        lock: PathBuf,
+        /// Who holds it (`process <pid>`).
+        holder: String,
+    },
+    /// The lock file could not be made.
+    #[error("cannot lock {}: {message}", .path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
     /// `--resume` was asked for, but there is nothing to resume.
     #[error("nothing to resume: {0} does not exist")]
     NothingToResume(PathBuf),
+    /// A reply was paid for and stored, but its cost cannot be computed; the model
+    /// made no further call.
+    #[error(
+        "{0}; the reply is stored and the episode incomplete: add the rate to the price card (--prices) and resume"
+    )]
+    Unpriced(String),
     /// A report was asked for, but there is no store.
     #[error("no results at {}", .0.display())]
     NoResults(PathBuf),

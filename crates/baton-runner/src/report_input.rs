@@ -59,6 +59,7 @@ pub fn report_input(
             .collect(),
         episodes,
         bootstrap,
+        spend: Some(reader.spend()?),
     })
 }
 

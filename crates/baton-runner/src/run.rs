@@ -8,7 +8,7 @@ use std::sync::Arc;
 use baton_data::Schedule;
 use baton_models::{Model, ProviderFactory};
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta};
-use baton_types::{Cell, Cost, EpisodeStatus, Interface, Phase, Task};
+use baton_types::{Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
 use futures::future::join_all;
 use tokio::sync::Semaphore;
 
@@ -16,6 +16,7 @@ use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};
 use crate::episode::{Shared, Transcript, Unfinished};
 use crate::interface::InterfaceTemplates;
+use crate::lock::FolderLock;
 use crate::plan::{Plan, TaskGroup};
 use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
 use crate::setup::Setup;
@@ -41,6 +42,9 @@ pub struct RunOptions {
     /// Stop scheduling calls before the experiment's total spend would pass this cap;
     /// unfinished episodes stay `incomplete` and resume later.
     pub max_cost: Option<Cost>,
+    /// Continue a resume whose inputs (price card, templates, interface texts, task
+    /// data) changed since the results were stored; the change is recorded.
+    pub allow_changed: bool,
     /// Stop request.
     pub stop: StopSignal,
     /// Extra provider kinds (HTTP providers); `sim` is built in.
@@ -68,6 +72,7 @@ impl RunOptions {
             concurrency: None,
             independent: false,
             max_cost: None,
+            allow_changed: false,
             stop: StopSignal::default(),
             providers: Vec::new(),
             evaluators: Arc::new(LicEvaluators),
@@ -91,6 +96,8 @@ pub struct RunSummary {
     pub spent_now: Cost,
     /// Money every run of this experiment spent.
     pub paid_total: Cost,
+    /// What every run of this experiment paid for, over every answered attempt.
+    pub spend: Spend,
     /// Sum of attributed episode costs.
     pub attributed_total: Cost,
     /// Money not spent thanks to forked prefixes.
@@ -115,6 +122,7 @@ pub struct Runner {
     shared: Arc<Shared>,
     concurrency: usize,
     store_path: PathBuf,
+    _lock: FolderLock,
 }
 
 /// An anchor episode as its handoffs fork it: its id and its stored calls in order.
@@ -128,6 +136,7 @@ impl Runner {
         if options.resume && !store_path.exists() {
             return Err(RunError::NothingToResume(store_path));
         }
+        let lock = FolderLock::acquire(&options.out_dir)?;
         let Setup {
             spec,
             tasks,
@@ -143,7 +152,8 @@ impl Runner {
         store
             .init_experiment(ExperimentMeta {
                 name: spec.name.clone(),
-                spec_toml: options.spec_text.clone(),
+                // a base URL may carry credentials; they never reach the store
+                spec_toml: baton_models::redact_url_credentials(&options.spec_text),
                 spec_sha256: spec.sha256(),
                 price_card_sha256: card.sha256().to_string(),
                 eval_profile: options.evaluators.profile(),
@@ -163,6 +173,15 @@ impl Runner {
                     sample_json: task.sample.to_string(),
                 })
                 .await?;
+        }
+        let changed = store
+            .check_inputs(
+                input_hashes(&spec, &card, &interfaces, &tasks, &options),
+                options.allow_changed,
+            )
+            .await?;
+        for c in &changed {
+            tracing::warn!(input = %c, "continuing with a changed input (--allow-changed); recorded in the store");
         }
         let plan = Plan::new(&spec, &tasks);
         options
@@ -184,8 +203,10 @@ impl Runner {
                 stop: options.stop,
                 observer: options.observer,
                 budget: Budget::new(options.max_cost, paid),
+                blocked: Default::default(),
             }),
             store_path,
+            _lock: lock,
         })
     }
 
@@ -238,11 +259,17 @@ impl Runner {
             h.await.expect("a task group panicked")?;
         }
 
+        let blocked = runner.shared.blocked.lock().expect("blocked lock").clone();
+        if let Some(why) = blocked.into_values().next() {
+            return Err(RunError::Unpriced(why));
+        }
         let reader = Reader::open(&runner.store_path)?;
+        let spend = reader.spend()?;
         let mut summary = RunSummary {
             store_path: runner.store_path.clone(),
             calls_total: reader.call_count()?,
-            paid_total: reader.total_paid()?,
+            paid_total: spend.paid,
+            spend,
             ..RunSummary::default()
         };
         summary.calls_new = summary.calls_total - calls_before;
@@ -411,4 +438,72 @@ impl Runner {
         self.end_episode(row.id, g, &tr, result, forked).await?;
         Ok(())
     }
+}
+
+/// The sha256 of everything a stored result depends on, by name: the spec, the price
+/// card's contents, the templates folder's files, the interface texts, and each task's
+/// data.
+fn input_hashes(
+    spec: &ExperimentSpec,
+    card: &baton_models::PriceCard,
+    interfaces: &InterfaceTemplates,
+    tasks: &[Task],
+    options: &RunOptions,
+) -> Vec<(String, String)> {
+    use sha2::{Digest, Sha256};
+    let sha = |parts: &[&[u8]]| {
+        let mut h = Sha256::new();
+        for p in parts {
+            // length-prefixed, so two lists of parts never hash alike
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        hex::encode(h.finalize())
+    };
+    let templates = match &spec.templates {
+        Some(dir) => {
+            let dir = if dir.is_absolute() {
+                dir.clone()
+            } else {
+                options.base_dir.join(dir)
+            };
+            let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.path().is_file())
+                .map(|e| {
+                    let bytes = std::fs::read(e.path()).unwrap_or_default();
+                    (e.file_name().to_string_lossy().into_owned(), bytes)
+                })
+                .collect();
+            files.sort();
+            let parts: Vec<&[u8]> = files
+                .iter()
+                .flat_map(|(n, b)| [n.as_bytes(), b.as_slice()])
+                .collect();
+            sha(&parts)
+        }
+        None => sha(&[b"embedded templates", env!("CARGO_PKG_VERSION").as_bytes()]),
+    };
+    let mut inputs = vec![
+        ("spec".to_string(), spec.sha256()),
+        ("price card".to_string(), card.sha256().to_string()),
+        ("templates".to_string(), templates),
+        (
+            "interfaces".to_string(),
+            sha(&[
+                interfaces.disclosure.as_bytes(),
+                interfaces.compact_request.as_bytes(),
+                interfaces.compact_handoff.as_bytes(),
+            ]),
+        ),
+    ];
+    for t in tasks {
+        inputs.push((
+            format!("task {}", t.task_id),
+            sha(&[t.sample.to_string().as_bytes()]),
+        ));
+    }
+    inputs
 }

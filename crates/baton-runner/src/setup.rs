@@ -10,7 +10,7 @@ use std::time::Duration;
 use baton_data::{Schedule, Templates};
 use baton_models::{
     Model, ModelObserver, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget,
-    SimProvider, SimSettings,
+    RetryPolicy, SimProvider, SimSettings, defaults,
 };
 use baton_types::{Family, Task};
 
@@ -85,7 +85,8 @@ impl Setup {
                     message: e.to_string(),
                 })?;
         }
-        let models = build_models(&spec, &tasks, &card, options)?;
+        let max_prompt = max_prompt_bytes(&schedules, &interfaces);
+        let models = build_models(&spec, &tasks, &card, options, max_prompt)?;
         let spider_dir = match (&spec.spider_dir, sample) {
             (Some(d), _) => resolve(d),
             (None, true) => {
@@ -119,6 +120,28 @@ fn select_tasks(tasks: Vec<Task>, limit: Option<usize>) -> Vec<Task> {
         .collect()
 }
 
+/// An upper bound on any prompt of the run, as (bytes of text, replies): the largest
+/// schedule's system prompt, user turns and interface texts, plus eight bytes of
+/// framing per message, and the number of assistant replies its prompt can hold (each
+/// at most one output cap). Tokens never outnumber bytes, so a tier threshold above
+/// `bytes + replies * (cap + 16)` is never reached.
+fn max_prompt_bytes(schedules: &[Schedule], interfaces: &InterfaceTemplates) -> (u64, u64) {
+    let extra = (interfaces.disclosure.len()
+        + interfaces.compact_request.len()
+        + interfaces.compact_handoff.len()) as u64
+        + 64;
+    schedules
+        .iter()
+        .map(|s| {
+            let text: u64 = s.user_turns.iter().map(|u| u.len() as u64 + 8).sum();
+            (
+                s.system.len() as u64 + 8 + text + extra,
+                s.user_turns.len() as u64 + 1,
+            )
+        })
+        .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+}
+
 /// Passes a model's retry events on to the run's observer.
 struct RetryEvents(Arc<dyn Observer>);
 
@@ -136,6 +159,7 @@ fn build_models(
     tasks: &[Task],
     card: &PriceCard,
     options: &RunOptions,
+    max_prompt: (u64, u64),
 ) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
     let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
     let events: Arc<dyn ModelObserver> = Arc::new(RetryEvents(options.observer.clone()));
@@ -183,12 +207,24 @@ fn build_models(
                         model_id: id.to_string(),
                         base_url: m.base_url.clone(),
                         api_key_env: m.api_key_env.clone(),
+                        allow_http_with_key: m.allow_http_with_key,
                     })
                     .map_err(err)?
             }
         };
+        // Every rate the model can incur must be on the card before the first call.
+        let cap = u64::from(m.generate_config().max_tokens.unwrap_or(0));
+        let prompt = max_prompt.0 + max_prompt.1 * (cap + 16);
+        price
+            .check(&price_key, provider.token_classes(), prompt)
+            .map_err(|e| err(format!("{e} (checked before any call)")))?;
         let model = Model::new(name, provider, id, price_key, price, m.concurrency())
             .with_config(m.generate_config())
+            .with_retry(RetryPolicy {
+                max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
+                ..RetryPolicy::default()
+            })
+            .with_interrupt(options.stop.interrupt())
             .with_budget(budget.clone())
             .with_observer(events.clone())
             .with_rate_limits(RateLimits {

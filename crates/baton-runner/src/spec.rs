@@ -123,6 +123,15 @@ pub struct ModelSpec {
     /// Prompt plus output tokens per minute; default unlimited.
     #[serde(default)]
     pub tokens_per_minute: Option<u64>,
+    /// Retries of a call whose reply was answered (so billed) but unusable: empty,
+    /// truncated, not JSON; default 2 ([`defaults::UNUSABLE_RETRIES`]). Attempts stored
+    /// by earlier runs count, so a resume does not pay for them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable_retries: Option<u32>,
+    /// Send the API key over plain `http://` to a host that is not a loopback address
+    /// (default false: such a base URL is refused when the model has a key).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_http_with_key: bool,
     /// Settings of a simulated model (only for `sim/...`).
     #[serde(default)]
     pub sim: Option<SimSettings>,
@@ -276,6 +285,8 @@ impl ExperimentSpec {
             m.concurrency = None;
             m.requests_per_minute = None;
             m.tokens_per_minute = None;
+            m.unusable_retries = None;
+            m.allow_http_with_key = false;
             if let Some(s) = m.sim.as_mut() {
                 s.latency_ms = 0;
             }

@@ -207,6 +207,7 @@ fn synthetic(episodes: usize, steps: usize) -> Contents {
                     ..Usage::default()
                 },
                 cost: Cost(1_000_000),
+                unpriced: None,
                 latency_ms: 900,
                 attempts: 1,
                 finish_reason: Some("stop".into()),

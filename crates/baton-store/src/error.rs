@@ -72,6 +72,17 @@ pub enum StoreError {
         /// The request's hash.
         actual: String,
     },
+    /// Inputs a stored result depends on changed since it was stored.
+    #[error(
+        "store {path}: inputs changed since the stored results were made: {}; restore them, use another --out folder, or pass --allow-changed to continue deliberately (the change is recorded)",
+        .changed.join(", ")
+    )]
+    InputsChanged {
+        /// The database file.
+        path: PathBuf,
+        /// What changed, each as `name (stored sha256 → current sha256)`.
+        changed: Vec<String>,
+    },
     /// The writer thread is gone (it failed earlier).
     #[error("store writer stopped")]
     WriterGone,

@@ -1,6 +1,7 @@
 //! The experiment store: one SQLite file per experiment.
 //!
-//! Every completed model call is committed the moment it completes, by a single writer
+//! Every completed model call, and every answered attempt that could not be used (it
+//! is billed all the same), is committed the moment it completes, by a single writer
 //! thread that owns the connection (WAL mode), so a crash loses at most the call in
 //! flight and never a paid result. Resuming reads back what is stored and repeats
 //! nothing. The schema is documented and versioned in [`schema`]; older files are
@@ -14,7 +15,7 @@
 //!
 //! Main types: [`Store`] (the async handle used while running), [`Reader`] (read-only
 //! access for reports), and the rows: what is written ([`ExperimentMeta`],
-//! [`TaskMeta`], [`EpisodeInit`], [`Outcome`], [`NewCall`]) and what is read back
+//! [`TaskMeta`], [`EpisodeInit`], [`Outcome`], [`NewCall`], [`NewAttempt`]) and what is read back
 //! ([`ExperimentRow`], [`EpisodeRow`], [`CallRow`]), each read type holding its write
 //! type whole so that no column is dropped on the way back. Money is
 //! [`baton_types::Cost`] throughout.
@@ -37,6 +38,7 @@ mod writer;
 pub use error::{Result, StoreError};
 pub use reader::Reader;
 pub use rows::{
-    CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewCall, Outcome, TaskMeta,
+    CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,
+    TaskMeta,
 };
 pub use writer::Store;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use baton_types::{Cost, Phase, Usage, Verdict};
+use baton_types::{Cost, Phase, Spend, Usage, Verdict};
 use rusqlite::Connection;
 
 use crate::connect::{open_ro, sqlite_err};
@@ -115,12 +115,37 @@ impl Reader {
             .map_err(sqlite_err(&self.path))
     }
 
-    /// The cost of every stored call (money actually spent).
+    /// The money actually spent: the cost of every stored call and of every stored
+    /// answered-but-unusable attempt (what could not be priced is not in it; see
+    /// [`Reader::spend`]).
     pub fn total_paid(&self) -> Result<Cost> {
+        self.spend().map(|s| s.paid)
+    }
+
+    /// What the experiment paid for, over every answered attempt, used or not.
+    pub fn spend(&self) -> Result<Spend> {
         self.conn
-            .query_row("SELECT coalesce(sum(cost), 0) FROM calls", [], |r| {
-                r.get(0).map(Cost)
-            })
+            .query_row(
+                "SELECT
+                   (SELECT coalesce(sum(cost), 0) FROM calls),
+                   (SELECT coalesce(sum(cost), 0) FROM attempts),
+                   (SELECT count(*) FROM calls),
+                   (SELECT count(*) FROM attempts),
+                   (SELECT count(*) FROM attempts WHERE uncached_in IS NULL),
+                   (SELECT count(*) FROM calls WHERE unpriced IS NOT NULL)
+                   + (SELECT count(*) FROM attempts WHERE uncached_in IS NOT NULL AND cost IS NULL)",
+                [],
+                |r| {
+                    let n = |i: usize| r.get::<_, i64>(i).map(|n| n as u64);
+                    Ok(Spend {
+                        paid: Cost(r.get(0)?) + Cost(r.get(1)?),
+                        billed_attempts: n(2)? + n(3)?,
+                        unusable_attempts: n(3)?,
+                        unknown_usage_attempts: n(4)?,
+                        unpriced_attempts: n(5)?,
+                    })
+                },
+            )
             .map_err(sqlite_err(&self.path))
     }
 
@@ -291,7 +316,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
             "SELECT id, turn, phase, model, model_served, request_json, request_params,
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
-             reasoning, cost, latency_ms, attempts, finish_reason, created_at
+             reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -327,6 +352,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                     reasoning: r.get::<_, i64>(17)? as u64,
                 },
                 cost: Cost(r.get(18)?),
+                unpriced: r.get(23)?,
                 latency_ms: r.get::<_, i64>(19)? as u64,
                 attempts: r.get(20)?,
                 finish_reason: r.get(21)?,

@@ -164,8 +164,11 @@ pub struct NewCall {
     pub raw_response: Option<String>,
     /// Normalized usage.
     pub usage: Usage,
-    /// Exact cost.
+    /// Exact cost (0 when `unpriced` is set).
     pub cost: Cost,
+    /// Why the cost could not be computed, when it could not: the reply was paid for
+    /// and is kept, but its cost is unknown.
+    pub unpriced: Option<String>,
     /// Latency of the successful attempt, in milliseconds.
     pub latency_ms: u64,
     /// Attempts made.
@@ -183,4 +186,29 @@ pub struct CallRow {
     pub call: NewCall,
     /// When it was stored (UTC, ISO 8601).
     pub created_at: String,
+}
+
+/// An answered (billed) attempt whose reply could not be used, to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAttempt {
+    /// The episode.
+    pub episode_id: i64,
+    /// The turn of the call it was an attempt of.
+    pub turn: u32,
+    /// The phase of that call.
+    pub phase: Phase,
+    /// The model's name in the experiment.
+    pub model: String,
+    /// Its number among the call's attempts in the run that made it (1-based).
+    pub attempt: u32,
+    /// Why the reply could not be used.
+    pub reason: String,
+    /// The body as received (capped), when there is one.
+    pub raw_response: Option<String>,
+    /// The usage the reply stated, when it could be read.
+    pub usage: Option<Usage>,
+    /// Its cost, or why it has none (unreadable usage, a missing rate).
+    pub cost: Result<Cost, String>,
+    /// Latency in milliseconds.
+    pub latency_ms: u64,
 }

@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 2):
+//! Tables (version 3):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -17,6 +17,17 @@
 //!   and raw body, normalized usage, cost, latency, attempts, finish reason. A forked
 //!   prefix is not copied: the episode's `forked_from` and `k` reference the anchor's
 //!   calls.
+//!   `unpriced` holds why a used reply's cost could not be computed (a token class or
+//!   tier the price card has no rate for); its `cost` is then 0 and not a price.
+//! * `attempts`: one per answered (HTTP 2xx, so billed) attempt whose reply could not
+//!   be used: episode, turn, phase, model, attempt number, reason, raw body (capped),
+//!   usage (NULL when it could not be read), cost (NULL when usage is unreadable or
+//!   unpriced, with the reason in `unpriced`), latency. A used reply is a `calls` row
+//!   instead, so billed attempts = calls + attempts.
+//! * `inputs(name, sha256)`: the sha256 of everything a result depends on (`spec`,
+//!   `price card`, `templates`, `interfaces`, `task <id>` for each task's data); a
+//!   resume compares them. `input_changes` records each change a resume was allowed
+//!   to continue past (`--allow-changed`), with the old and new hash and when.
 //! * `messages(id, sha256, json)`: every chat message any request carried, once, keyed
 //!   by the sha256 of its JSON text as it appeared in the request.
 //! * `message_lists(id, parent, message)`: message lists as a prefix tree: a node is
@@ -43,10 +54,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -174,4 +185,43 @@ SELECT id, episode_id, turn, phase, model, model_served, request_json,
 FROM calls_v1;
 DROP TABLE calls_v1;
 CREATE INDEX calls_request ON calls(request_sha256);
+"#;
+
+/// Version 3: answered-but-unusable attempts are stored (they are billed), and a used
+/// reply whose cost could not be computed says why.
+const V3: &str = r#"
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    turn INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    model TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    raw_response TEXT,
+    uncached_in INTEGER,
+    cache_read INTEGER,
+    cache_write_5m INTEGER,
+    cache_write_1h INTEGER,
+    output INTEGER,
+    reasoning INTEGER,
+    cost INTEGER,
+    unpriced TEXT,
+    latency_ms INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    CHECK ((cost IS NULL) = (unpriced IS NOT NULL))
+);
+CREATE INDEX attempts_call ON attempts(episode_id, turn, phase);
+ALTER TABLE calls ADD COLUMN unpriced TEXT;
+CREATE TABLE inputs (
+    name TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL
+);
+CREATE TABLE input_changes (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    stored TEXT,
+    current TEXT NOT NULL,
+    changed_at TEXT NOT NULL
+);
 "#;

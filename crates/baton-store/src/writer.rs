@@ -11,7 +11,10 @@ use crate::connect::{open_rw, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{calls_of, episode_by_id};
 use crate::request::{intern_list, sha256_hex, split};
-use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewCall, Outcome, TaskMeta};
+use crate::rows::{
+    CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewAttempt, NewCall, Outcome, TaskMeta,
+};
+use baton_types::Phase;
 
 type Reply<T> = oneshot::Sender<Result<T>>;
 
@@ -20,6 +23,9 @@ enum Command {
     UpsertTask(Box<TaskMeta>, Reply<()>),
     Episode(Box<EpisodeInit>, Reply<(EpisodeRow, Vec<CallRow>)>),
     RecordCall(Box<NewCall>, Reply<i64>),
+    RecordAttempt(Box<NewAttempt>, Reply<i64>),
+    UnusableCount(i64, u32, Phase, Reply<u32>),
+    CheckInputs(Vec<(String, String)>, bool, Reply<Vec<String>>),
     Finish(i64, Box<Outcome>, Reply<()>),
     Calls(i64, Reply<Vec<CallRow>>),
 }
@@ -88,6 +94,34 @@ impl Store {
         self.ask(|tx| Command::RecordCall(Box::new(call), tx)).await
     }
 
+    /// Commit one answered attempt whose reply could not be used (it is billed);
+    /// returns its row id once it is on disk.
+    pub async fn record_attempt(&self, attempt: NewAttempt) -> Result<i64> {
+        self.ask(|tx| Command::RecordAttempt(Box::new(attempt), tx))
+            .await
+    }
+
+    /// How many unusable answered attempts are stored for the call (episode, turn,
+    /// phase): they count against the model's limit when the call is tried again.
+    pub async fn unusable_count(&self, episode_id: i64, turn: u32, phase: Phase) -> Result<u32> {
+        self.ask(|tx| Command::UnusableCount(episode_id, turn, phase, tx))
+            .await
+    }
+
+    /// Compare the sha256 of each named input with the stored one, recording inputs
+    /// seen for the first time. A changed input is refused with
+    /// [`StoreError::InputsChanged`] naming every change, unless `allow_changed`: then
+    /// the new hash is stored, the change recorded in `input_changes`, and the changes
+    /// returned.
+    pub async fn check_inputs(
+        &self,
+        inputs: Vec<(String, String)>,
+        allow_changed: bool,
+    ) -> Result<Vec<String>> {
+        self.ask(|tx| Command::CheckInputs(inputs, allow_changed, tx))
+            .await
+    }
+
     /// Store how an episode ended.
     pub async fn finish(&self, episode_id: i64, outcome: Outcome) -> Result<()> {
         self.ask(|tx| Command::Finish(episode_id, Box::new(outcome), tx))
@@ -116,6 +150,13 @@ impl Db {
             Command::UpsertTask(task, tx) => drop(tx.send(self.upsert_task(&task))),
             Command::Episode(init, tx) => drop(tx.send(self.episode(&init))),
             Command::RecordCall(call, tx) => drop(tx.send(self.record_call(&call))),
+            Command::RecordAttempt(a, tx) => drop(tx.send(self.record_attempt(&a))),
+            Command::CheckInputs(inputs, allow, tx) => {
+                drop(tx.send(self.check_inputs(&inputs, allow)))
+            }
+            Command::UnusableCount(id, turn, phase, tx) => {
+                drop(tx.send(self.unusable_count(id, turn, phase)))
+            }
             Command::Finish(id, outcome, tx) => drop(tx.send(self.finish(id, &outcome))),
             Command::Calls(id, tx) => drop(tx.send(calls_of(&self.conn, &self.path, id))),
         }
@@ -268,9 +309,9 @@ impl Db {
                  request_params, request_messages_at, request_messages, request_sha256,
                  response_text, raw_response, uncached_in, cache_read, cache_write_5m,
                  cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-                 created_at)
+                 unpriced, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, {NOW})"
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, {NOW})"
             ),
             params![
                 c.episode_id,
@@ -294,13 +335,111 @@ impl Db {
                 c.cost.0,
                 c.latency_ms as i64,
                 c.attempts,
-                c.finish_reason
+                c.finish_reason,
+                c.unpriced
             ],
         )
         .map_err(&err)?;
         let id = tx.last_insert_rowid();
         tx.commit().map_err(&err)?;
         Ok(id)
+    }
+
+    fn record_attempt(&self, a: &NewAttempt) -> Result<i64> {
+        let u = a.usage.as_ref();
+        let n =
+            |f: fn(&baton_types::Usage) -> u64| u.map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX));
+        self.conn
+            .execute(
+                &format!(
+                    "INSERT INTO attempts (episode_id, turn, phase, model, attempt, reason,
+                     raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h,
+                     output, reasoning, cost, unpriced, latency_ms, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                     ?16, {NOW})"
+                ),
+                params![
+                    a.episode_id,
+                    a.turn,
+                    a.phase.as_str(),
+                    a.model,
+                    a.attempt,
+                    a.reason,
+                    a.raw_response,
+                    n(|u| u.uncached_in),
+                    n(|u| u.cache_read),
+                    n(|u| u.cache_write_5m),
+                    n(|u| u.cache_write_1h),
+                    n(|u| u.output),
+                    n(|u| u.reasoning),
+                    a.cost.as_ref().ok().map(|c| c.0),
+                    a.cost.as_ref().err(),
+                    i64::try_from(a.latency_ms).unwrap_or(i64::MAX)
+                ],
+            )
+            .map_err(sqlite_err(&self.path))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn check_inputs(&mut self, inputs: &[(String, String)], allow: bool) -> Result<Vec<String>> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.transaction().map_err(&err)?;
+        let mut changed = Vec::new();
+        for (name, sha) in inputs {
+            let stored: Option<String> = tx
+                .query_row("SELECT sha256 FROM inputs WHERE name = ?1", [name], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(&err)?;
+            match stored {
+                Some(s) if &s == sha => {}
+                Some(s) => {
+                    changed.push(format!("{name} ({} -> {})", short(&s), short(sha)));
+                    if allow {
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO input_changes (name, stored, current, changed_at)
+                                 VALUES (?1, ?2, ?3, {NOW})"
+                            ),
+                            params![name, s, sha],
+                        )
+                        .map_err(&err)?;
+                        tx.execute(
+                            "UPDATE inputs SET sha256 = ?2 WHERE name = ?1",
+                            params![name, sha],
+                        )
+                        .map_err(&err)?;
+                    }
+                }
+                None => {
+                    tx.execute(
+                        "INSERT INTO inputs (name, sha256) VALUES (?1, ?2)",
+                        params![name, sha],
+                    )
+                    .map_err(&err)?;
+                }
+            }
+        }
+        if !changed.is_empty() && !allow {
+            return Err(StoreError::InputsChanged {
+                path: self.path.clone(),
+                changed,
+            });
+        }
+        tx.commit().map_err(&err)?;
+        Ok(changed)
+    }
+
+    fn unusable_count(&self, episode_id: i64, turn: u32, phase: Phase) -> Result<u32> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM attempts WHERE episode_id = ?1 AND turn = ?2 AND phase = ?3",
+                params![episode_id, turn, phase.as_str()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+            .map_err(sqlite_err(&self.path))
     }
 
     fn finish(&self, id: i64, o: &Outcome) -> Result<()> {
@@ -329,4 +468,9 @@ impl Db {
             .map_err(sqlite_err(&self.path))?;
         Ok(())
     }
+}
+
+/// The first twelve hex digits of a sha256, enough to tell two apart in a message.
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
 }

@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 /// dollars appear only where a number is shown or averaged ([`Cost::usd`]). It
 /// serializes as the bare integer, which is also how the store keeps it.
 ///
+/// Sums saturate at `i64::MAX` picodollars (about 9.2 million USD) instead of wrapping,
+/// so absurd usage reported by a hostile server can never turn into a small or
+/// negative total; a single call's cost is computed with checked arithmetic
+/// (`baton_models::Price::cost`) and refused when it would not fit.
+///
 /// ```
 /// use baton_types::Cost;
 /// let call = Cost(2_000_000) + Cost(6_000_000);
@@ -41,32 +46,32 @@ impl Cost {
 impl Add for Cost {
     type Output = Cost;
     fn add(self, o: Cost) -> Cost {
-        Cost(self.0 + o.0)
+        Cost(self.0.saturating_add(o.0))
     }
 }
 
 impl AddAssign for Cost {
     fn add_assign(&mut self, o: Cost) {
-        self.0 += o.0;
+        self.0 = self.0.saturating_add(o.0);
     }
 }
 
 impl Sub for Cost {
     type Output = Cost;
     fn sub(self, o: Cost) -> Cost {
-        Cost(self.0 - o.0)
+        Cost(self.0.saturating_sub(o.0))
     }
 }
 
 impl SubAssign for Cost {
     fn sub_assign(&mut self, o: Cost) {
-        self.0 -= o.0;
+        self.0 = self.0.saturating_sub(o.0);
     }
 }
 
 impl std::iter::Sum for Cost {
     fn sum<I: Iterator<Item = Cost>>(iter: I) -> Cost {
-        Cost(iter.map(|c| c.0).sum())
+        iter.fold(Cost::ZERO, |a, b| a + b)
     }
 }
 

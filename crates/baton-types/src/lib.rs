@@ -3,7 +3,8 @@
 //! This crate holds the nouns every other crate talks about: a [`Task`] with its
 //! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
 //! [`Cell`]s (single-model anchors and handoffs) and the [`Phase`] of a call, normalized
-//! token [`Usage`], money as exact integer picodollars ([`Cost`]), the [`Verdict`] an
+//! token [`Usage`], money as exact integer picodollars ([`Cost`]) and what an experiment
+//! paid for ([`Spend`]), the [`Verdict`] an
 //! evaluator returns and an episode's [`EpisodeStatus`]. It does no I/O and depends
 //! only on serde.
 //!
@@ -21,6 +22,7 @@
 mod cell;
 mod cost;
 mod message;
+mod spend;
 mod status;
 mod task;
 mod usage;
@@ -29,6 +31,7 @@ mod verdict;
 pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
 pub use cost::Cost;
 pub use message::{Message, Role};
+pub use spend::Spend;
 pub use status::EpisodeStatus;
 pub use task::{Family, Shard, Task};
 pub use usage::Usage;

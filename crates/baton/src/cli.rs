@@ -268,6 +268,11 @@ pub struct RunArgs {
     /// pass this many US dollars; unfinished episodes stay incomplete.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Resume even though inputs the stored results depend on (price card, templates,
+    /// interface texts, task data) changed since they were stored; the change is
+    /// recorded in the store. Without it such a resume stops with exit 2.
+    #[arg(long)]
+    pub allow_changed: bool,
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -3,7 +3,8 @@
 //! deterministic fault injection.
 //!
 //! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`,
-//! `GET /v1/models`. The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
+//! `GET /v1/models`, and `GET /stats` (what the server has seen, [`SimServerStats`],
+//! including how many HTTP 200 responses it sent). The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
 //! simulated model, so answers are the same ones `sim/...` models give and score the
 //! same way. Usage is realistic: prompt tokens are counted like the simulated models
 //! count them, and a prompt cache turns repeated prefixes into cache reads (and, on the
@@ -128,6 +129,10 @@ pub struct SimServerStats {
     pub requests: u64,
     /// Requests answered with a scorable reply.
     pub answered: u64,
+    /// Responses sent with HTTP 200: scorable replies plus the `empty` and `malformed`
+    /// faults. A provider bills every one of them, so a client's count of billed
+    /// attempts must equal it.
+    pub ok_responses: u64,
     /// Faults injected, by kind.
     pub faults: BTreeMap<FaultKind, u64>,
     /// Requests refused as invalid (4xx other than injected faults).
@@ -229,6 +234,7 @@ pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError
             post(|s, c, h, b| handle(Api::Messages, s, c, h, b)),
         )
         .route("/v1/models", get(models))
+        .route("/stats", get(stats))
         .with_state(shared.clone());
     let mut done = shutdown;
     let task = tokio::spawn(async move {
@@ -258,6 +264,26 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
         .map(|m| json!({"id": m, "object": "model", "owned_by": "baton-sim"}))
         .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// `GET /stats`: [`SimServerStats`] as JSON, for tests and scripts that run the server
+/// as a separate process.
+async fn stats(State(s): State<Arc<Shared>>) -> Response {
+    let st = s.stats.lock().expect("stats lock").clone();
+    let faults: serde_json::Map<String, Value> = st
+        .faults
+        .iter()
+        .map(|(k, n)| (k.name().to_string(), json!(n)))
+        .collect();
+    axum::Json(json!({
+        "requests": st.requests,
+        "answered": st.answered,
+        "ok_responses": st.ok_responses,
+        "faults": faults,
+        "refused": st.refused,
+        "with_credentials": st.with_credentials,
+    }))
+    .into_response()
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -429,6 +455,7 @@ async fn handle(
         Some("high") => 256,
         _ => 0,
     };
+    s.stats.lock().expect("stats lock").ok_responses += 1;
     if fault == Some(FaultKind::Empty) {
         let usage = Usage {
             uncached_in: parsed

@@ -15,6 +15,7 @@ fn fast_retries() -> RetryPolicy {
         max_retries: 12,
         base_delay: Duration::from_millis(5),
         max_delay: Duration::from_millis(40),
+        max_unusable_retries: 12,
     }
 }
 
@@ -92,7 +93,9 @@ fn expect(kind: FaultKind, error: &ProviderError, decision: RetryDecision, wire:
         }
         FaultKind::Malformed => {
             assert!(
-                matches!(error, ProviderError::Malformed(m) if m.contains("not JSON")),
+                // billed, no usage to read in a truncated body
+                matches!(error, ProviderError::Unusable { message, usage: None, raw: Some(_) }
+                    if message.contains("not JSON")),
                 "{ctx}"
             );
             assert_eq!(
@@ -103,7 +106,9 @@ fn expect(kind: FaultKind, error: &ProviderError, decision: RetryDecision, wire:
         }
         FaultKind::Empty => {
             assert!(
-                matches!(error, ProviderError::Malformed(m) if m.contains("empty content")),
+                // billed, with the usage the reply states
+                matches!(error, ProviderError::Unusable { message, usage: Some(u), .. }
+                    if message.contains("empty content") && u.total_input() > 0),
                 "{ctx}"
             );
             assert_eq!(
@@ -156,7 +161,10 @@ async fn every_fault_is_classified_and_retried_or_not() {
             // a fault that must not be retried is tried once, on the always-failing server
             let target = if kind.retryable() { &half } else { &always };
             let m = model(provider(target, wire, key, TIMEOUT), "lc").with_retry(fast_retries());
-            let result = m.generate(m.request(opening(task), Some(1))).await;
+            let result = m
+                .generate(m.request(opening(task), Some(1)), 0)
+                .await
+                .result;
             if kind.retryable() {
                 let c = result.unwrap_or_else(|e| panic!("{wire}: {kind}: {e}"));
                 assert!(!c.response.text.is_empty());
@@ -199,8 +207,9 @@ async fn fault_draws_repeat_with_the_seed() {
         let mut attempts = Vec::new();
         for seed in 0..12 {
             let c = m
-                .generate(m.request(opening(task), Some(seed)))
+                .generate(m.request(opening(task), Some(seed)), 0)
                 .await
+                .result
                 .unwrap();
             attempts.push(c.attempts);
         }

@@ -27,6 +27,7 @@ async fn two_turns(kind: &str, model_id: &str, key_var: &str, effort: Option<&st
             model_id: model_id.into(),
             base_url: None,
             api_key_env: Some(key_var.into()),
+            allow_http_with_key: false,
         })
         .unwrap();
     let price = PriceCard::embedded().get(model_id).unwrap();
@@ -41,8 +42,9 @@ async fn two_turns(kind: &str, model_id: &str, key_var: &str, effort: Option<&st
         Message::user("What is 17 + 25?"),
     ];
     let first = model
-        .generate(model.request(messages.clone(), Some(1)))
+        .generate(model.request(messages.clone(), Some(1)), 0)
         .await
+        .result
         .unwrap();
     assert!(
         first.response.text.contains("42"),
@@ -54,8 +56,9 @@ async fn two_turns(kind: &str, model_id: &str, key_var: &str, effort: Option<&st
     messages.push(Message::assistant(first.response.text.clone()));
     messages.push(Message::user("Now double it."));
     let second = model
-        .generate(model.request(messages, Some(1)))
+        .generate(model.request(messages, Some(1)), 0)
         .await
+        .result
         .unwrap();
     assert!(
         second.response.text.contains("84"),

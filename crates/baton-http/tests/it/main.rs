@@ -2,6 +2,7 @@
 
 mod e2e;
 mod faults;
+mod hostile;
 #[cfg(feature = "live-api")]
 mod live;
 mod providers;
@@ -50,6 +51,7 @@ pub fn provider(
             model_id: "lc".into(),
             base_url: Some(server.base_url()),
             api_key_env: key_env.map(str::to_string),
+            allow_http_with_key: false,
         })
         .expect("the provider builds")
 }

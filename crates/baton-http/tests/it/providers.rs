@@ -33,8 +33,9 @@ async fn each_provider_round_trips_and_later_turns_read_the_cache() {
             reasoning_effort: (kind == "openai-responses").then(|| "low".to_string()),
         });
         let first = m
-            .generate(m.request(opening(task), Some(7)))
+            .generate(m.request(opening(task), Some(7)), 0)
             .await
+            .result
             .unwrap_or_else(|e| panic!("{kind}: {e}"));
         let r1 = &first.response;
         assert!(!r1.text.is_empty(), "{kind}");
@@ -63,8 +64,9 @@ async fn each_provider_round_trips_and_later_turns_read_the_cache() {
         messages.push(Message::assistant(r1.text.clone()));
         messages.push(Message::user(task.shards[1].shard.clone()));
         let second = m
-            .generate(m.request(messages, Some(7)))
+            .generate(m.request(messages, Some(7)), 0)
             .await
+            .result
             .unwrap_or_else(|e| panic!("{kind} turn 2: {e}"));
         let u2 = second.response.usage;
         assert_eq!(
@@ -76,7 +78,7 @@ async fn each_provider_round_trips_and_later_turns_read_the_cache() {
         assert_eq!(second.attempts, 1, "{kind}");
         for c in [&first, &second] {
             assert_eq!(
-                c.cost.0,
+                c.cost.clone().unwrap().0,
                 hand_cost("sim/lc", &c.response.usage),
                 "{kind}: cost = usage x card"
             );
@@ -111,6 +113,7 @@ async fn keys_never_reach_debug_output_or_errors() {
             model_id: "nope".into(),
             base_url: Some(srv.base_url()),
             api_key_env: Some(var.into()),
+            allow_http_with_key: false,
         };
         let p = providers.provider(&config).unwrap();
         texts.push(format!("{p:?}"));
@@ -130,7 +133,7 @@ async fn keys_never_reach_debug_output_or_errors() {
         let m = model(provider(&srv, kind, Some(var), TIMEOUT), "lc");
         let mut bad = m.request(vec![Message::user("hello")], None);
         bad.model = "no-such-model".into();
-        let err = m.generate(bad).await.unwrap_err();
+        let err = m.generate(bad, 0).await.result.unwrap_err();
         assert!(err.to_string().contains("404"), "{err}");
         texts.push(format!("{err} {err:?}"));
         // a connection error: nothing listens there
@@ -164,6 +167,7 @@ async fn keys_never_reach_debug_output_or_errors() {
             model_id: "x".into(),
             base_url: None,
             api_key_env: Some("BATON_IT_LEAK_UNSET".into()),
+            allow_http_with_key: false,
         })
         .unwrap_err()
         .to_string();

@@ -199,3 +199,33 @@ fn markdown_marks_qrec_omitted_under_the_5_point_rule() {
         "{md}"
     );
 }
+
+#[test]
+fn the_spend_line_is_in_every_format_that_shows_money() {
+    use baton_types::Spend;
+    let report = build(&ReportInput {
+        spend: Some(Spend {
+            paid: Cost::from_usd(0.0125),
+            billed_attempts: 1825,
+            unusable_attempts: 739,
+            unknown_usage_attempts: 300,
+            unpriced_attempts: 0,
+        }),
+        ..tiny()
+    });
+    let json = report.to_json();
+    assert_eq!(
+        json["spend"],
+        serde_json::json!({"paid_usd": 0.0125, "billed_attempts": 1825, "unusable_attempts": 739,
+            "unknown_usage_attempts": 300, "unpriced_attempts": 0})
+    );
+    let line = "Spend: $0.012500 paid over 1825 billed attempts (739 unusable). Not in that sum, so it is a lower bound: 300 attempts whose usage could not be read and 0 whose cost could not be computed.";
+    assert!(
+        report.to_markdown().contains(line),
+        "{}",
+        report.to_markdown()
+    );
+    assert!(report.to_html().contains(line));
+    // an input that does not know its spend has no spend key
+    assert!(build(&tiny()).to_json().get("spend").is_none());
+}

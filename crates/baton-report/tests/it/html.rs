@@ -149,6 +149,7 @@ fn text_from_the_input_is_always_escaped() {
         }],
         episodes: eps,
         bootstrap: None,
+        spend: None,
     });
     let html = report.to_html();
     let plots = report.plots();

@@ -101,6 +101,7 @@ pub fn input(episodes: Vec<EpisodeRecord>) -> ReportInput {
         }],
         episodes,
         bootstrap: None,
+        spend: None,
     }
 }
 

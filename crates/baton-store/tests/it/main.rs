@@ -116,6 +116,7 @@ pub fn call(episode_id: i64, turn: u32, phase: Phase, request: String) -> NewCal
             reasoning: 6,
         },
         cost: Cost(1_234_567 + i64::from(turn)),
+        unpriced: None,
         latency_ms: 250,
         attempts: 2,
         finish_reason: Some("stop".into()),

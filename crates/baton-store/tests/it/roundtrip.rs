@@ -172,3 +172,123 @@ async fn a_conversation_stores_each_message_once() {
         .unwrap();
     assert!(params < 200, "parameters only: {params} bytes");
 }
+
+#[tokio::test]
+async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
+    use baton_store::NewAttempt;
+    use baton_types::{Spend, Usage};
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let attempt = |n: u32, usage: Option<Usage>, cost: Result<Cost, String>| NewAttempt {
+        episode_id: e.id,
+        turn: 1,
+        phase: Phase::Prefix,
+        model: "lc".into(),
+        attempt: n,
+        reason: "empty content".into(),
+        raw_response: Some("{\"choices\":[]}".into()),
+        usage,
+        cost,
+        latency_ms: 5,
+    };
+    let used = Usage {
+        uncached_in: 3,
+        ..Usage::default()
+    };
+    store
+        .record_attempt(attempt(1, Some(used), Ok(Cost(600))))
+        .await
+        .unwrap();
+    store
+        .record_attempt(attempt(2, None, Err("no usage".into())))
+        .await
+        .unwrap();
+    store
+        .record_attempt(attempt(3, Some(used), Err("no rate".into())))
+        .await
+        .unwrap();
+    let mut unpriced = call(e.id, 1, Phase::Prefix, request_json(&conversation(1), 9));
+    unpriced.cost = Cost::ZERO;
+    unpriced.unpriced = Some("no cache_read_input_token_cost".into());
+    store.record_call(unpriced.clone()).await.unwrap();
+    assert_eq!(
+        store.unusable_count(e.id, 1, Phase::Prefix).await.unwrap(),
+        3
+    );
+    assert_eq!(
+        store.unusable_count(e.id, 2, Phase::Prefix).await.unwrap(),
+        0
+    );
+    drop(store);
+    let r = Reader::open(&cx.path()).unwrap();
+    assert_eq!(
+        r.spend().unwrap(),
+        Spend {
+            paid: Cost(600),
+            billed_attempts: 4,
+            unusable_attempts: 3,
+            unknown_usage_attempts: 1,
+            unpriced_attempts: 2,
+        }
+    );
+    assert_eq!(r.calls(e.id).unwrap()[0].call, unpriced);
+}
+
+#[tokio::test]
+async fn changed_inputs_are_refused_by_name_unless_allowed_and_then_recorded() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let inputs = |card: &str| {
+        vec![
+            ("spec".to_string(), "a".repeat(64)),
+            ("price card".to_string(), card.repeat(64)),
+        ]
+    };
+    assert!(
+        store
+            .check_inputs(inputs("b"), false)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .check_inputs(inputs("b"), false)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let err = store
+        .check_inputs(inputs("c"), false)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("price card (bbbbbbbbbbbb -> cccccccccccc)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--allow-changed") && !err.contains("spec ("),
+        "{err}"
+    );
+    let changed = store.check_inputs(inputs("c"), true).await.unwrap();
+    assert_eq!(changed.len(), 1);
+    assert!(
+        store
+            .check_inputs(inputs("c"), false)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    drop(store);
+    let conn = Connection::open(cx.path()).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM input_changes WHERE name = 'price card'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}

@@ -55,6 +55,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.independent = args.independent;
+    options.allow_changed = args.allow_changed;
     options.providers = vec![Arc::new(baton_http::HttpProviders::new(
         baton_http::DEFAULT_TIMEOUT,
     ))];
@@ -183,7 +184,7 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
     counts.sort_by_key(|(status, _)| status.as_str());
     let statuses: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     printer.line(&format!(
-        "episodes: {}; calls: {} new, {} stored; spent now {}, paid in total {}, attributed {}, saved by forking {}; store: {}",
+        "episodes: {}; calls: {} new, {} stored; spent now {}, paid in total {}, attributed {}, saved by forking {}; billed attempts {} ({} unusable); store: {}",
         statuses.join(", "),
         s.calls_new,
         s.calls_total,
@@ -191,8 +192,16 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
         s.paid_total,
         s.attributed_total,
         s.saved_by_forking,
+        s.spend.billed_attempts,
+        s.spend.unusable_attempts,
         s.store_path.display()
     ))?;
+    if !s.spend.is_exact() {
+        printer.error(&format!(
+            "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
+            s.spend.unknown_usage_attempts, s.spend.unpriced_attempts
+        ));
+    }
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 mod cli;
 mod env;
 mod handoff;
+mod money;
 mod resume;
 
 use std::path::Path;
