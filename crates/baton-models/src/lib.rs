@@ -100,8 +100,8 @@ pub enum ModelError {
         provider: String,
         /// Attempts made.
         attempts: u32,
-        /// The last error.
-        source: ProviderError,
+        /// The last error (boxed: an unusable reply carries its body).
+        source: Box<ProviderError>,
     },
     /// A task lacks what the simulated models' answer key needs.
     #[error("task {task_id:?}: key {key:?}: {message}")]

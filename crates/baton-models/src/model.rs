@@ -477,7 +477,7 @@ impl Model {
             model: self.name.clone(),
             provider: self.provider.kind().to_string(),
             attempts,
-            source,
+            source: Box::new(source),
         }
     }
 }
