@@ -51,7 +51,9 @@ pub mod wire;
 pub use factory::{DEFAULT_TIMEOUT, HttpProviders};
 pub use key::ApiKey;
 pub use provider::{HttpProvider, MAX_BODY_BYTES, Wire};
-pub use server::{FaultKind, FaultList, SimServerConfig, SimServerHandle, SimServerStats, serve};
+pub use server::{
+    FaultKind, FaultList, ServedProvider, SimServerConfig, SimServerHandle, SimServerStats, serve,
+};
 
 use std::net::SocketAddr;
 

@@ -317,6 +317,7 @@ impl Model {
             messages,
             config: self.config.clone(),
             seed,
+            tools: Vec::new(),
         }
     }
 

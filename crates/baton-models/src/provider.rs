@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_types::{Message, Usage};
+use baton_types::{Message, ToolCall, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Generation settings sent with every call of one model role. `None` sends nothing
@@ -33,6 +33,11 @@ pub struct Request {
     pub config: GenerateConfig,
     /// A sampling seed where the provider takes one (the simulated models always do).
     pub seed: Option<u64>,
+    /// Tools the model may call (the agent loop's `bash` under the tool-call protocol);
+    /// empty for chat. Left out of the serialized form when empty, so chat requests keep
+    /// their fingerprints and stored forms.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 impl Request {
@@ -57,6 +62,9 @@ pub struct Response {
     pub finish_reason: Option<String>,
     /// The raw response body, kept for the store.
     pub raw: Option<serde_json::Value>,
+    /// The tool calls the model made, in order (empty for a text reply).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// Why a call failed, as far as the wire tells.

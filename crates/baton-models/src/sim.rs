@@ -175,6 +175,7 @@ impl SimProvider {
             model_served: format!("sim/{}", request.model),
             finish_reason: Some("stop".into()),
             raw: None,
+            tool_calls: Vec::new(),
             text,
         })
     }
@@ -232,7 +233,7 @@ fn latest_draft(request: &Request) -> Option<&str> {
                 .content
                 .find(SUMMARY_DRAFT)
                 .map(|i| &m.content[i + SUMMARY_DRAFT.len()..]),
-            Role::System => None,
+            Role::System | Role::Tool => None,
         })
 }
 
@@ -280,7 +281,7 @@ fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
-    for Message { role, content } in &request.messages {
+    for Message { role, content, .. } in &request.messages {
         h.update([*role as u8]);
         h.update((content.len() as u64).to_le_bytes());
         h.update(content.as_bytes());

@@ -9,7 +9,8 @@
 
 use baton_types::Message;
 
-/// The prompt tokens one message counts for: its text plus four for the framing.
+/// The prompt tokens one message counts for: its text, the name and argument text of
+/// each tool call it makes, the id of the call it answers, plus four for the framing.
 ///
 /// ```
 /// use baton_models::tokens::message_tokens;
@@ -17,7 +18,13 @@ use baton_types::Message;
 /// assert_eq!(message_tokens(&Message::user("abcde")), 2 + 4);
 /// ```
 pub fn message_tokens(message: &Message) -> u64 {
-    text_tokens(&message.content) + 4
+    let calls: u64 = message
+        .tool_calls
+        .iter()
+        .map(|c| text_tokens(&c.id) + text_tokens(&c.name) + text_tokens(&c.arguments))
+        .sum();
+    let answers = message.tool_call_id.as_deref().map_or(0, text_tokens);
+    text_tokens(&message.content) + calls + answers + 4
 }
 
 /// One token per four characters (Unicode scalar values), rounded up.

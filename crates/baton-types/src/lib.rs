@@ -4,9 +4,10 @@
 //! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
 //! [`Cell`]s (single-model anchors and handoffs) and the [`Phase`] of a call, normalized
 //! token [`Usage`], money as exact integer picodollars ([`Cost`]) and what an experiment
-//! paid for ([`Spend`]), the [`Verdict`] an
-//! evaluator returns and an episode's [`EpisodeStatus`]. It does no I/O and depends
-//! only on serde.
+//! paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
+//! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
+//! [`ToolSpec`] of a tool. It does no I/O and depends only on serde (and serde_json, for a
+//! tool's argument schema).
 //!
 //! It is not the place for behaviour: loading lives in `baton-data`, model calls in
 //! `baton-models`, scoring in `baton-eval`.
@@ -30,7 +31,7 @@ mod verdict;
 
 pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
 pub use cost::Cost;
-pub use message::{Message, Role};
+pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use spend::Spend;
 pub use status::EpisodeStatus;
 pub use task::{Family, Shard, Task};

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, StatusCode};
 use baton_models::{GenerateConfig, Request};
-use baton_types::{Message, Role, Usage};
+use baton_types::{Message, Role, ToolCall, ToolSpec, Usage};
 use serde_json::{Value, json};
 
 /// Which API a route speaks.
@@ -78,6 +78,7 @@ fn role_of(r: &str, what: &str) -> Result<Role, Refusal> {
         "system" | "developer" => Ok(Role::System),
         "user" => Ok(Role::User),
         "assistant" => Ok(Role::Assistant),
+        "tool" => Ok(Role::Tool),
         other => Err(bad(format!("{what}: unsupported role {other:?}"))),
     }
 }
@@ -113,9 +114,19 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                 .map(|(i, m)| {
                     let what = format!("messages[{i}]");
                     let role = role_of(m.get("role").and_then(Value::as_str).unwrap_or(""), &what)?;
-                    let content =
-                        text_of(m.get("content").unwrap_or(&Value::Null), &["text"], &what)?;
-                    Ok(Message { role, content })
+                    let content = match m.get("content") {
+                        Some(Value::Null) | None if role == Role::Assistant => String::new(),
+                        c => text_of(c.unwrap_or(&Value::Null), &["text"], &what)?,
+                    };
+                    if role == Role::Tool {
+                        let id = m
+                            .get("tool_call_id")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| bad(format!("{what}: tool_call_id is required")))?;
+                        return Ok(Message::tool(id, content));
+                    }
+                    let calls = chat_calls(m.get("tool_calls"), &what)?;
+                    Ok(Message::assistant_with_calls(content, calls).with_role(role))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Parsed {
@@ -131,6 +142,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .map(str::to_string),
                     },
                     seed: body.get("seed").and_then(Value::as_u64),
+                    tools: tools_of(body, true)?,
                 },
                 cache: CacheMode::Automatic,
             })
@@ -149,10 +161,37 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .get("type")
                             .and_then(Value::as_str)
                             .unwrap_or("message");
-                        if ty != "message" {
-                            return Err(bad(format!(
-                                "{what}: items of type {ty:?} cannot be replayed with store=false; send text turns"
-                            )));
+                        let field = |k: &str| item.get(k).and_then(Value::as_str);
+                        match ty {
+                            "message" => {}
+                            "function_call" => {
+                                let call = ToolCall {
+                                    id: field("call_id").unwrap_or_default().to_string(),
+                                    name: field("name")
+                                        .ok_or_else(|| bad(format!("{what}: name is required")))?
+                                        .to_string(),
+                                    arguments: field("arguments").unwrap_or_default().to_string(),
+                                };
+                                match messages.last_mut() {
+                                    Some(m) if m.role == Role::Assistant => m.tool_calls.push(call),
+                                    _ => {
+                                        messages.push(Message::assistant_with_calls("", vec![call]))
+                                    }
+                                }
+                                continue;
+                            }
+                            "function_call_output" => {
+                                let id = field("call_id")
+                                    .ok_or_else(|| bad(format!("{what}: call_id is required")))?;
+                                messages
+                                    .push(Message::tool(id, field("output").unwrap_or_default()));
+                                continue;
+                            }
+                            _ => {
+                                return Err(bad(format!(
+                                    "{what}: items of type {ty:?} cannot be replayed with store=false; send text turns"
+                                )));
+                            }
                         }
                         let role = role_of(
                             item.get("role").and_then(Value::as_str).unwrap_or(""),
@@ -163,7 +202,12 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             &["input_text", "output_text"],
                             &what,
                         )?;
-                        messages.push(Message { role, content });
+                        if role == Role::Tool {
+                            return Err(bad(format!(
+                                "{what}: tool results are function_call_output items"
+                            )));
+                        }
+                        messages.push(Message::user(content).with_role(role));
                     }
                 }
                 _ => return Err(bad("input is required")),
@@ -181,6 +225,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .map(str::to_string),
                     },
                     seed: None,
+                    tools: tools_of(body, false)?,
                 },
                 cache: CacheMode::Automatic,
             })
@@ -225,21 +270,16 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                     return Err(bad("messages: the first message must use the user role"));
                 }
                 let content = m.get("content").unwrap_or(&Value::Null);
-                let text = text_of(content, &["text"], &what).map_err(|mut r| {
-                    r.message.push_str(
-                        " (thinking blocks are only valid for the model that wrote them)",
-                    );
-                    r
-                })?;
-                if text.trim().is_empty() {
+                let (text, calls, results) = anthropic_blocks(content, role, &what)?;
+                if text.trim().is_empty() && calls.is_empty() && results.is_empty() {
                     return Err(bad(format!(
                         "{what}: text content blocks must be non-empty"
                     )));
                 }
-                messages.push(Message {
-                    role,
-                    content: text,
-                });
+                messages.extend(results);
+                if !text.is_empty() || !calls.is_empty() {
+                    messages.push(Message::assistant_with_calls(text, calls).with_role(role));
+                }
                 if let Value::Array(blocks) = content {
                     for b in blocks {
                         mark(messages.len(), b);
@@ -260,6 +300,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                         reasoning_effort: None,
                     },
                     seed: None,
+                    tools: tools_of(body, false)?,
                 },
                 cache: match breakpoint {
                     Some((upto, long)) => CacheMode::Breakpoint { upto, long },
@@ -270,20 +311,140 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
     }
 }
 
+/// Chat's `tool_calls` of an assistant message.
+fn chat_calls(calls: Option<&Value>, what: &str) -> Result<Vec<ToolCall>, Refusal> {
+    let Some(Value::Array(calls)) = calls else {
+        return Ok(Vec::new());
+    };
+    calls
+        .iter()
+        .map(|c| {
+            let field = |p: &str| c.pointer(p).and_then(Value::as_str);
+            Ok(ToolCall {
+                id: field("/id")
+                    .ok_or_else(|| bad(format!("{what}: tool call id is required")))?
+                    .to_string(),
+                name: field("/function/name")
+                    .ok_or_else(|| bad(format!("{what}: tool call function name is required")))?
+                    .to_string(),
+                arguments: field("/function/arguments").unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The `tools` of a request: each entry holds `name`, `description` and the schema
+/// (`parameters`, or Anthropic's `input_schema`), under `function` when `nested` (Chat).
+fn tools_of(body: &Value, nested: bool) -> Result<Vec<ToolSpec>, Refusal> {
+    let Some(list) = body.get("tools") else {
+        return Ok(Vec::new());
+    };
+    let list = list.as_array().ok_or_else(|| bad("tools must be a list"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let f = if nested { t.get("function") } else { Some(t) };
+            let f = f.ok_or_else(|| bad(format!("tools[{i}]: not a function tool")))?;
+            Ok(ToolSpec {
+                name: f
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad(format!("tools[{i}]: name is required")))?
+                    .to_string(),
+                description: f
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                parameters: f
+                    .get("parameters")
+                    .or_else(|| f.get("input_schema"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            })
+        })
+        .collect()
+}
+
+/// An Anthropic message's content: its text, its `tool_use` blocks (assistant) and its
+/// `tool_result` blocks (user, as tool messages). Thinking blocks are refused.
+fn anthropic_blocks(
+    content: &Value,
+    role: Role,
+    what: &str,
+) -> Result<(String, Vec<ToolCall>, Vec<Message>), Refusal> {
+    let Value::Array(blocks) = content else {
+        return Ok((text_of(content, &["text"], what)?, Vec::new(), Vec::new()));
+    };
+    let (mut text, mut calls, mut results) = (String::new(), Vec::new(), Vec::new());
+    for b in blocks {
+        let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+        match (ty, role) {
+            ("text", _) => text.push_str(b.get("text").and_then(Value::as_str).unwrap_or("")),
+            ("tool_use", Role::Assistant) => calls.push(ToolCall {
+                id: b
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                name: b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad(format!("{what}: tool_use.name: field required")))?
+                    .to_string(),
+                arguments: b.get("input").unwrap_or(&Value::Null).to_string(),
+            }),
+            ("tool_result", Role::User) => {
+                let id = b
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        bad(format!("{what}: tool_result.tool_use_id: field required"))
+                    })?;
+                let out = text_of(b.get("content").unwrap_or(&json!("")), &["text"], what)?;
+                results.push(Message::tool(id, out));
+            }
+            _ => {
+                return Err(bad(format!(
+                    "{what}: content block of type {ty:?} is not accepted here (thinking blocks are only valid for the model that wrote them)"
+                )));
+            }
+        }
+    }
+    Ok((text, calls, results))
+}
+
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
 
-/// A successful reply in the API's shape.
-pub(crate) fn reply(api: Api, id: &str, model: &str, text: &str, usage: &Usage) -> Value {
+/// A successful reply in the API's shape, with its tool calls (Chat's `tool_calls`,
+/// Responses' `function_call` items, Anthropic's `tool_use` blocks) when it has any.
+pub(crate) fn reply(
+    api: Api,
+    id: &str,
+    model: &str,
+    text: &str,
+    calls: &[ToolCall],
+    usage: &Usage,
+) -> Value {
     match api {
         Api::Chat => json!({
             "id": format!("chatcmpl-{id}"), "object": "chat.completion", "created": now(),
             "model": model, "system_fingerprint": "fp_sim", "service_tier": "default",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": null,
-                "message": {"role": "assistant", "content": text, "refusal": null}}],
+            "choices": [{"index": 0, "finish_reason": if calls.is_empty() { "stop" } else { "tool_calls" },
+                "logprobs": null,
+                "message": if calls.is_empty() {
+                    json!({"role": "assistant", "content": text, "refusal": null})
+                } else {
+                    json!({"role": "assistant",
+                        "content": if text.is_empty() { Value::Null } else { json!(text) },
+                        "refusal": null,
+                        "tool_calls": calls.iter().map(|c| json!({"id": c.id, "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}})).collect::<Vec<_>>()})
+                }}],
             "usage": {
                 "prompt_tokens": usage.total_input(), "completion_tokens": usage.output,
                 "total_tokens": usage.total_input() + usage.output,
@@ -299,11 +460,20 @@ pub(crate) fn reply(api: Api, id: &str, model: &str, text: &str, usage: &Usage) 
                     "encrypted_content": format!("sim-opaque-{id}")}),
                 );
             }
-            output.push(
-                json!({"type": "message", "id": format!("msg_{id}"), "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}),
-            );
+            if !text.is_empty() || calls.is_empty() {
+                output.push(
+                    json!({"type": "message", "id": format!("msg_{id}"), "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+                );
+            }
+            for (i, c) in calls.iter().enumerate() {
+                output.push(
+                    json!({"type": "function_call", "id": format!("fc_{id}_{i}"),
+                    "call_id": c.id, "name": c.name, "arguments": c.arguments,
+                    "status": "completed"}),
+                );
+            }
             json!({
                 "id": format!("resp_{id}"), "object": "response", "created_at": now(),
                 "status": "completed", "model": model, "error": null, "incomplete_details": null,
@@ -315,17 +485,35 @@ pub(crate) fn reply(api: Api, id: &str, model: &str, text: &str, usage: &Usage) 
                     "total_tokens": usage.total_input() + usage.output}
             })
         }
-        Api::Messages => json!({
-            "id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": model,
-            "content": if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) },
-            "stop_reason": "end_turn", "stop_sequence": null,
-            "usage": {"input_tokens": usage.uncached_in,
-                "cache_creation_input_tokens": usage.cache_write_5m + usage.cache_write_1h,
-                "cache_read_input_tokens": usage.cache_read,
-                "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_5m,
-                    "ephemeral_1h_input_tokens": usage.cache_write_1h},
-                "output_tokens": usage.output, "service_tier": "standard"}
-        }),
+        Api::Messages => {
+            let mut blocks = Vec::new();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            for c in calls {
+                let input = serde_json::from_str::<Value>(&c.arguments)
+                    .ok()
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({"arguments": c.arguments}));
+                blocks
+                    .push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            }
+            let stop = if calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            };
+            json!({
+                "id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": model,
+                "content": blocks, "stop_reason": stop, "stop_sequence": null,
+                "usage": {"input_tokens": usage.uncached_in,
+                    "cache_creation_input_tokens": usage.cache_write_5m + usage.cache_write_1h,
+                    "cache_read_input_tokens": usage.cache_read,
+                    "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_5m,
+                        "ephemeral_1h_input_tokens": usage.cache_write_1h},
+                    "output_tokens": usage.output, "service_tier": "standard"}
+            })
+        }
     }
 }
 

@@ -33,6 +33,15 @@ fn chain(messages: &[Message]) -> Vec<PrefixHash> {
             h.update([m.role as u8]);
             h.update((m.content.len() as u64).to_le_bytes());
             h.update(m.content.as_bytes());
+            for c in &m.tool_calls {
+                for part in [&c.id, &c.name, &c.arguments] {
+                    h.update((part.len() as u64).to_le_bytes());
+                    h.update(part.as_bytes());
+                }
+            }
+            if let Some(id) = &m.tool_call_id {
+                h.update(id.as_bytes());
+            }
             prev = h.finalize().into();
             prev
         })

@@ -18,6 +18,13 @@
 //! what the real APIs refuse and what a client must never send: replayed reasoning
 //! items, thinking blocks, a missing `max_tokens` or `anthropic-version`.
 //!
+//! Other providers can be served beside the chat sims ([`SimServerConfig::providers`]):
+//! the simulated coding agent (`baton-agent`'s `sim/...` agents) answers with tool calls,
+//! which every route writes in its API's shape and reads back in the next request
+//! (Chat's `tool_calls` and `tool` messages, Responses' `function_call` and
+//! `function_call_output` items, Anthropic's `tool_use` and `tool_result` blocks). Their
+//! usage is counted by the same rules, tool calls' text included.
+//!
 //! Faults: each request is fingerprinted (route + body); its `n`-th arrival draws a
 //! fault with probability `fault_rate` from `faults`, as a pure function of
 //! `(seed, fingerprint, n)`. See [`FaultKind`].
@@ -42,7 +49,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use baton_models::tokens::text_tokens;
-use baton_models::{SimProvider, SimSettings};
+use baton_models::{Provider, SimProvider, SimSettings};
 use baton_types::{Task, Usage};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -81,6 +88,20 @@ pub struct SimServerConfig {
     /// How long a `stall` fault holds a request, in milliseconds (default 300,000:
     /// past any sensible client timeout).
     pub stall_ms: u64,
+    /// Further models by the id requests name, answered by these providers (which get
+    /// the request as parsed, model id included); default none. The simulated coding
+    /// agent is served this way.
+    pub providers: BTreeMap<String, ServedProvider>,
+}
+
+/// A provider the simulated server answers some model ids with.
+#[derive(Clone)]
+pub struct ServedProvider(pub Arc<dyn Provider>);
+
+impl std::fmt::Debug for ServedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ServedProvider({})", self.0.kind())
+    }
 }
 
 impl SimServerConfig {
@@ -100,6 +121,7 @@ impl SimServerConfig {
             seed: 0,
             retry_after_ms: 1000,
             stall_ms: 300_000,
+            providers: BTreeMap::new(),
         }
     }
 
@@ -115,7 +137,7 @@ impl SimServerConfig {
                 "a fault rate above 0 needs at least one fault kind".into(),
             ));
         }
-        if self.models.is_empty() {
+        if self.models.is_empty() && self.providers.is_empty() {
             return Err(HttpError::SimConfig("no simulated models".into()));
         }
         Ok(())
@@ -261,6 +283,7 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
         .config
         .models
         .keys()
+        .chain(s.config.providers.keys())
         .map(|m| json!({"id": m, "object": "model", "owned_by": "baton-sim"}))
         .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
@@ -422,7 +445,14 @@ async fn handle(
         }
     };
     let model = parsed.request.model.clone();
-    let Some(settings) = c.models.get(&model) else {
+    let served_by = c.providers.get(&model);
+    let settings = c.models.get(&model).copied().or_else(|| {
+        served_by.map(|_| SimSettings {
+            latency_ms: 0,
+            ..SimSettings::default()
+        })
+    });
+    let Some(settings) = settings else {
         s.stats.lock().expect("stats lock").refused += 1;
         return refusal(
             api,
@@ -437,7 +467,11 @@ async fn handle(
     if latency > 0 {
         tokio::time::sleep(Duration::from_millis(latency)).await;
     }
-    let answer = match s.sim.reply(&parsed.request) {
+    let answer = match served_by {
+        Some(p) => p.0.generate(&parsed.request).await,
+        None => s.sim.reply(&parsed.request),
+    };
+    let answer = match answer {
         Ok(r) => r,
         Err(e) => {
             return json_response(
@@ -468,14 +502,22 @@ async fn handle(
             reasoning,
             ..Usage::default()
         };
-        return json_response(StatusCode::OK, &api::reply(api, &id, &served, "", &usage));
+        return json_response(
+            StatusCode::OK,
+            &api::reply(api, &id, &served, "", &[], &usage),
+        );
     }
     let mut usage = s
         .cache
         .prompt_usage(api, &model, &parsed.request.messages, parsed.cache);
-    usage.output = text_tokens(&answer.text) + reasoning;
+    let calls: u64 = answer
+        .tool_calls
+        .iter()
+        .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
+        .sum();
+    usage.output = text_tokens(&answer.text) + calls + reasoning;
     usage.reasoning = reasoning;
-    let reply = api::reply(api, &id, &served, &answer.text, &usage);
+    let reply = api::reply(api, &id, &served, &answer.text, &answer.tool_calls, &usage);
     if fault == Some(FaultKind::Malformed) {
         let mut bytes = reply.to_string().into_bytes();
         bytes.truncate(bytes.len() / 2);

@@ -2,32 +2,90 @@
 //! `max_tokens`, and a prompt-cache breakpoint on the last user turn.
 
 use baton_models::{ProviderError, Request, Response};
-use baton_types::Role;
+use baton_types::{Message, Role, ToolCall};
 use serde_json::{Map, Value, json};
 
 use super::openai_chat::served;
-use super::{check_not_empty, malformed, role, split_system};
+use super::{check_not_empty, malformed, split_system};
 use crate::usage::anthropic_usage;
 
 /// The API version header value.
 pub const VERSION: &str = "2023-06-01";
 
-/// The request body. With `prompt_caching`, the last user turn's content is a text
-/// block carrying `cache_control: {type: ephemeral}`, so the whole prompt up to it is
-/// written to (and on the next turn read from) the 5-minute cache.
+/// One wire message: a role and its content blocks.
+struct Turn {
+    role: &'static str,
+    blocks: Vec<Value>,
+}
+
+/// The transcript (system messages removed) as Anthropic turns: an assistant's tool
+/// calls become `tool_use` blocks after its text; tool results become `tool_result`
+/// blocks of a user turn, and consecutive results and the user text after them share
+/// that one turn (results first, as the API requires).
+fn turns(messages: &[&Message]) -> Vec<Turn> {
+    let mut out: Vec<Turn> = Vec::new();
+    for m in messages {
+        let mut blocks = Vec::new();
+        if m.role == Role::Tool {
+            blocks.push(json!({"type": "tool_result",
+                "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(), "content": m.content}));
+        } else if !m.content.is_empty() || m.tool_calls.is_empty() {
+            blocks.push(json!({"type": "text", "text": m.content}));
+        }
+        for c in &m.tool_calls {
+            blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name,
+                "input": tool_input(&c.arguments)}));
+        }
+        let role = if m.role == Role::Assistant {
+            "assistant"
+        } else {
+            "user"
+        };
+        let joins = out.last().is_some_and(|t| {
+            t.role == "user"
+                && role == "user"
+                && t.blocks.last().is_some_and(|b| b["type"] == "tool_result")
+        });
+        match out.last_mut() {
+            Some(last) if joins => last.blocks.extend(blocks),
+            _ => out.push(Turn { role, blocks }),
+        }
+    }
+    out
+}
+
+/// A tool call's arguments as the `input` object Anthropic requires. Arguments that are
+/// not a JSON object (written by another provider's model) are wrapped as
+/// `{"arguments": TEXT}` rather than dropped.
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({"arguments": arguments}),
+    }
+}
+
+/// The request body. With `prompt_caching`, the last block of the last user turn
+/// carries `cache_control: {type: ephemeral}`, so the whole prompt up to it is written to
+/// (and on the next turn read from) the 5-minute cache. A turn that is one text block
+/// without a breakpoint is sent as a plain string. Tools go in `tools` with their schema
+/// as `input_schema`; no `tool_choice` is sent.
 pub fn body(request: &Request, prompt_caching: bool) -> Value {
-    let (system, turns) = split_system(&request.messages);
-    let last_user = turns.iter().rposition(|m| m.role == Role::User);
-    let messages: Vec<Value> = turns
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let content = if prompt_caching && Some(i) == last_user {
-                json!([{"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}])
-            } else {
-                json!(m.content)
+    let (system, rest) = split_system(&request.messages);
+    let mut wire = turns(&rest);
+    if prompt_caching
+        && let Some(last_user) = wire.iter_mut().rev().find(|t| t.role == "user")
+        && let Some(Value::Object(block)) = last_user.blocks.last_mut()
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+    let messages: Vec<Value> = wire
+        .into_iter()
+        .map(|t| {
+            let content = match t.blocks.as_slice() {
+                [b] if b["type"] == "text" && b.get("cache_control").is_none() => b["text"].clone(),
+                _ => Value::Array(t.blocks),
             };
-            json!({"role": role(m.role), "content": content})
+            json!({"role": t.role, "content": content})
         })
         .collect();
     let mut b = Map::new();
@@ -46,14 +104,26 @@ pub fn body(request: &Request, prompt_caching: bool) -> Value {
         b.insert("system".into(), json!(s));
     }
     b.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description,
+                    "input_schema": t.parameters})
+            })
+            .collect();
+        b.insert("tools".into(), Value::Array(tools));
+    }
     if let Some(t) = request.config.temperature {
         b.insert("temperature".into(), json!(t));
     }
     Value::Object(b)
 }
 
-/// The response: its `text` blocks joined; `thinking` and `redacted_thinking` blocks
-/// (valid only for the model that wrote them) are left out of the text.
+/// The response: its `text` blocks joined and its `tool_use` blocks as tool calls (the
+/// `input` object as JSON text); `thinking` and `redacted_thinking` blocks (valid only
+/// for the model that wrote them) are left out.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
     if body.get("type").and_then(Value::as_str) != Some("message") {
         return Err(malformed("body is not a message"));
@@ -71,7 +141,26 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         .get("stop_reason")
         .and_then(Value::as_str)
         .map(str::to_string);
-    check_not_empty(&text, finish_reason.as_deref())?;
+    let tool_calls: Vec<ToolCall> = content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|b| {
+            Ok(ToolCall {
+                id: b
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                name: b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| malformed("tool_use block has no name"))?
+                    .to_string(),
+                arguments: b.get("input").unwrap_or(&Value::Null).to_string(),
+            })
+        })
+        .collect::<Result<_, ProviderError>>()?;
+    check_not_empty(&text, &tool_calls, finish_reason.as_deref())?;
     let usage = anthropic_usage(body.get("usage").unwrap_or(&Value::Null))?;
     Ok(Response {
         text,
@@ -79,13 +168,13 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         model_served: served(&body),
         finish_reason,
         raw: Some(body),
+        tool_calls,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use baton_models::GenerateConfig;
-    use baton_types::Message;
 
     use super::*;
 
@@ -105,6 +194,7 @@ mod tests {
                 reasoning_effort: None,
             },
             seed: Some(9),
+            tools: Vec::new(),
         };
         assert_eq!(
             body(&r, true),
@@ -117,6 +207,58 @@ mod tests {
         );
         let plain = body(&r, false);
         assert_eq!(plain["messages"][2]["content"], "shard 2");
+    }
+
+    #[test]
+    fn tool_results_share_one_user_turn_and_carry_the_breakpoint() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+        };
+        let r = Request {
+            model: "claude-haiku-4-5".into(),
+            messages: vec![
+                Message::system("sys"),
+                Message::user("fix it"),
+                Message::assistant_with_calls("Two looks.", vec![call("t1"), call("t2")]),
+                Message::tool("t1", "a"),
+                Message::tool("t2", "b"),
+                Message::user("note"),
+            ],
+            config: GenerateConfig::default(),
+            seed: None,
+            tools: vec![baton_types::ToolSpec {
+                name: "bash".into(),
+                description: "run".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let b = body(&r, true);
+        assert_eq!(
+            b["messages"],
+            json!([{"role": "user", "content": "fix it"},
+                {"role": "assistant", "content": [{"type": "text", "text": "Two looks."},
+                    {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}},
+                    {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "ls"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "a"},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "b"},
+                    {"type": "text", "text": "note", "cache_control": {"type": "ephemeral"}}]}])
+        );
+        assert_eq!(
+            b["tools"],
+            json!([{"name": "bash", "description": "run", "input_schema": {"type": "object"}}])
+        );
+        assert_eq!(tool_input("not json"), json!({"arguments": "not json"}));
+        let raw = json!({"type": "message", "model": "m", "stop_reason": "tool_use",
+            "content": [{"type": "thinking", "thinking": "hm", "signature": "s"},
+                        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "pwd"}}],
+            "usage": {"input_tokens": 3, "output_tokens": 4}});
+        let resp = parse(raw).unwrap();
+        assert_eq!(resp.text, "");
+        assert_eq!(resp.tool_calls[0].id, "toolu_1");
+        assert_eq!(resp.tool_calls[0].arguments, r#"{"command":"pwd"}"#);
     }
 
     #[test]

@@ -1,17 +1,21 @@
 //! The three wire formats: request bodies from a provider-neutral
 //! [`baton_models::Request`], and [`baton_models::Response`]s from response bodies.
 //!
-//! Only visible text crosses in either direction: requests carry the neutral
-//! transcript's text turns, and reasoning items, thinking blocks, signatures and
-//! encrypted reasoning in a response are dropped from its text (they stay in the raw
-//! body kept for the store).
+//! Only visible text and tool calls cross in either direction: requests carry the
+//! neutral transcript's text turns, assistant tool calls and tool results (each in its
+//! API's shape: Chat's `tool_calls` and `tool` role, Responses' `function_call` and
+//! `function_call_output` items, Anthropic's `tool_use` and `tool_result` blocks), and
+//! reasoning items, thinking blocks, signatures and encrypted reasoning in a response are
+//! dropped (they stay in the raw body kept for the store). A consequence: Anthropic's
+//! extended thinking combined with tool use, which requires the thinking blocks of the
+//! turn to be sent back, is not supported; baton sends no thinking setting.
 
 pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
 
 use baton_models::ProviderError;
-use baton_types::{Message, Role};
+use baton_types::{Message, Role, ToolCall};
 
 /// Finish reasons that explain an empty reply: the model ran out of room or was
 /// stopped, and asking again would give the same.
@@ -24,9 +28,17 @@ const LEGITIMATELY_EMPTY: &[&str] = &[
     "model_context_window_exceeded",
 ];
 
-/// An empty reply with no such reason is a fault worth retrying.
-fn check_not_empty(text: &str, finish_reason: Option<&str>) -> Result<(), ProviderError> {
-    if text.trim().is_empty() && !finish_reason.is_some_and(|r| LEGITIMATELY_EMPTY.contains(&r)) {
+/// An empty reply (no text and no tool call) with no such reason is a fault worth
+/// retrying.
+fn check_not_empty(
+    text: &str,
+    calls: &[ToolCall],
+    finish_reason: Option<&str>,
+) -> Result<(), ProviderError> {
+    if text.trim().is_empty()
+        && calls.is_empty()
+        && !finish_reason.is_some_and(|r| LEGITIMATELY_EMPTY.contains(&r))
+    {
         return Err(ProviderError::Malformed(format!(
             "empty content (finish reason {})",
             finish_reason.unwrap_or("none")
@@ -53,6 +65,7 @@ fn role(r: Role) -> &'static str {
         Role::System => "system",
         Role::User => "user",
         Role::Assistant => "assistant",
+        Role::Tool => "tool",
     }
 }
 

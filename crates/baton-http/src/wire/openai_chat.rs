@@ -2,6 +2,7 @@
 //! llama.cpp's server, Ollama and LiteLLM's proxy.
 
 use baton_models::{ProviderError, Request, Response};
+use baton_types::{Message, Role, ToolCall, ToolSpec};
 use serde_json::{Map, Value, json};
 
 use super::{check_not_empty, malformed, role};
@@ -20,16 +21,55 @@ pub enum Dialect {
     Compatible,
 }
 
-/// The request body. The system prompt is a `system` message; turns are text only.
-pub fn body(request: &Request, dialect: Dialect) -> Value {
-    let messages: Vec<Value> = request
-        .messages
+/// One message: text turns as `{role, content}`; an assistant's tool calls as
+/// `tool_calls` of type `function` (content `null` when it wrote no text); a tool
+/// result as role `tool` with the `tool_call_id` it answers.
+fn message(m: &Message) -> Value {
+    match m.role {
+        Role::Assistant if !m.tool_calls.is_empty() => {
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments}})
+                })
+                .collect();
+            let content = if m.content.is_empty() {
+                Value::Null
+            } else {
+                json!(m.content)
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        Role::Tool => json!({"role": "tool",
+            "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(), "content": m.content}),
+        _ => json!({"role": role(m.role), "content": m.content}),
+    }
+}
+
+/// `tools` in the Chat shape (also what the simulated server reads back).
+pub(crate) fn tools(tools: &[ToolSpec]) -> Value {
+    tools
         .iter()
-        .map(|m| json!({"role": role(m.role), "content": m.content}))
-        .collect();
+        .map(|t| {
+            json!({"type": "function", "function": {"name": t.name,
+                "description": t.description, "parameters": t.parameters}})
+        })
+        .collect()
+}
+
+/// The request body. The system prompt is a `system` message; tools, when the request
+/// has any, go in `tools` (nothing else about them is sent: no `tool_choice`, no
+/// `parallel_tool_calls`, so the API's defaults hold).
+pub fn body(request: &Request, dialect: Dialect) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut b = Map::new();
     b.insert("model".into(), json!(request.model));
     b.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        b.insert("tools".into(), tools(&request.tools));
+    }
     if dialect == Dialect::OpenAi {
         b.insert("n".into(), json!(1));
     }
@@ -55,7 +95,8 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
     Value::Object(b)
 }
 
-/// The response: the first choice's text, normalized usage, the served model id.
+/// The response: the first choice's text and tool calls, normalized usage, the served
+/// model id.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
     let choice = body
         .pointer("/choices/0")
@@ -74,11 +115,30 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
             )));
         }
     };
+    let tool_calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(calls)) => calls
+            .iter()
+            .map(|c| {
+                let field = |p: &str| c.pointer(p).and_then(Value::as_str);
+                Ok(ToolCall {
+                    id: field("/id").unwrap_or_default().to_string(),
+                    name: field("/function/name")
+                        .ok_or_else(|| malformed("tool call has no function name"))?
+                        .to_string(),
+                    arguments: field("/function/arguments").unwrap_or_default().to_string(),
+                })
+            })
+            .collect::<Result<_, ProviderError>>()?,
+        Some(other) => {
+            return Err(malformed(&format!("tool_calls is not a list: {other}")));
+        }
+    };
     let finish_reason = choice
         .get("finish_reason")
         .and_then(Value::as_str)
         .map(str::to_string);
-    check_not_empty(&text, finish_reason.as_deref())?;
+    check_not_empty(&text, &tool_calls, finish_reason.as_deref())?;
     let usage = openai_chat_usage(body.get("usage").unwrap_or(&Value::Null))?;
     Ok(Response {
         text,
@@ -86,6 +146,7 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         model_served: served(&body),
         finish_reason,
         raw: Some(body),
+        tool_calls,
     })
 }
 
@@ -99,7 +160,6 @@ pub(super) fn served(body: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use baton_models::GenerateConfig;
-    use baton_types::Message;
 
     use super::*;
 
@@ -118,6 +178,7 @@ mod tests {
                 reasoning_effort: None,
             },
             seed: Some(1234),
+            tools: Vec::new(),
         }
     }
 
@@ -171,5 +232,58 @@ mod tests {
         ));
         assert_eq!(parse(mk(Value::Null, "length")).unwrap().text, "");
         assert!(parse(json!({"model": "m"})).is_err());
+    }
+
+    #[test]
+    fn tool_calls_go_out_and_come_back_in_the_chat_shape() {
+        let mut r = request();
+        r.messages = vec![
+            Message::system("sys"),
+            Message::user("fix it"),
+            Message::assistant_with_calls(
+                "",
+                vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls"}"#.into(),
+                }],
+            ),
+            Message::tool("call_1", "<returncode>0</returncode>"),
+        ];
+        r.tools = vec![ToolSpec {
+            name: "bash".into(),
+            description: "run".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let b = body(&r, Dialect::OpenAi);
+        assert_eq!(
+            b["messages"][2],
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]})
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "<returncode>0</returncode>"})
+        );
+        assert_eq!(
+            b["tools"],
+            json!([{"type": "function", "function": {"name": "bash", "description": "run",
+                "parameters": {"type": "object"}}}])
+        );
+        assert!(b.get("tool_choice").is_none());
+        let raw = json!({"model": "m", "choices": [{"finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_2",
+                "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"cat a.py\"}"}}]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}});
+        let resp = parse(raw).unwrap();
+        assert_eq!(resp.text, "");
+        assert_eq!(
+            resp.tool_calls,
+            [ToolCall {
+                id: "call_2".into(),
+                name: "bash".into(),
+                arguments: r#"{"command": "cat a.py"}"#.into()
+            }]
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! OpenAI Responses (`POST {base}/responses`), stateless: `store: false`, the system
-//! prompt as `instructions`, text turns as `input`. Reasoning items in the output are
-//! never part of the text and never sent back.
+//! prompt as `instructions`, text turns as `input`, an assistant's tool calls as
+//! `function_call` items and tool results as `function_call_output` items. Reasoning
+//! items in the output are never part of the text and never sent back.
 
 use baton_models::{ProviderError, Request, Response};
+use baton_types::{Role, ToolCall};
 use serde_json::{Map, Value, json};
 
 use super::openai_chat::served;
@@ -12,16 +14,39 @@ use crate::usage::openai_responses_usage;
 /// The request body.
 pub fn body(request: &Request) -> Value {
     let (system, turns) = split_system(&request.messages);
-    let input: Vec<Value> = turns
-        .iter()
-        .map(|m| json!({"role": role(m.role), "content": m.content}))
-        .collect();
+    let mut input: Vec<Value> = Vec::new();
+    for m in turns {
+        match m.role {
+            Role::Tool => input.push(json!({"type": "function_call_output",
+                "call_id": m.tool_call_id.as_deref().unwrap_or_default(), "output": m.content})),
+            _ => {
+                if !m.content.is_empty() || m.tool_calls.is_empty() {
+                    input.push(json!({"role": role(m.role), "content": m.content}));
+                }
+                for c in &m.tool_calls {
+                    input.push(json!({"type": "function_call", "call_id": c.id,
+                        "name": c.name, "arguments": c.arguments}));
+                }
+            }
+        }
+    }
     let mut b = Map::new();
     b.insert("model".into(), json!(request.model));
     if let Some(s) = system {
         b.insert("instructions".into(), json!(s));
     }
     b.insert("input".into(), Value::Array(input));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "name": t.name, "description": t.description,
+                    "parameters": t.parameters})
+            })
+            .collect();
+        b.insert("tools".into(), Value::Array(tools));
+    }
     b.insert("store".into(), json!(false));
     let c = &request.config;
     if let Some(n) = c.max_tokens {
@@ -38,7 +63,8 @@ pub fn body(request: &Request) -> Value {
     Value::Object(b)
 }
 
-/// The response: `output[type=message].content[type=output_text].text`, concatenated.
+/// The response: `output[type=message].content[type=output_text].text`, concatenated,
+/// and the `function_call` items as tool calls.
 /// A `failed` response becomes an error status carrying its error code; an
 /// `incomplete` one is a response whose finish reason says why.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
@@ -90,7 +116,21 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
-    check_not_empty(&text, Some(finish_reason.as_str()))?;
+    let tool_calls: Vec<ToolCall> = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .map(|item| {
+            let field = |k: &str| item.get(k).and_then(Value::as_str);
+            Ok(ToolCall {
+                id: field("call_id").unwrap_or_default().to_string(),
+                name: field("name")
+                    .ok_or_else(|| malformed("function_call has no name"))?
+                    .to_string(),
+                arguments: field("arguments").unwrap_or_default().to_string(),
+            })
+        })
+        .collect::<Result<_, ProviderError>>()?;
+    check_not_empty(&text, &tool_calls, Some(finish_reason.as_str()))?;
     let usage = openai_responses_usage(body.get("usage").unwrap_or(&Value::Null))?;
     Ok(Response {
         text,
@@ -98,6 +138,7 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         model_served: served(&body),
         finish_reason: Some(finish_reason),
         raw: Some(body),
+        tool_calls,
     })
 }
 
@@ -124,6 +165,7 @@ mod tests {
                 reasoning_effort: Some("low".into()),
             },
             seed: Some(3),
+            tools: Vec::new(),
         };
         assert_eq!(
             body(&r),
@@ -151,6 +193,56 @@ mod tests {
             (r.usage.uncached_in, r.usage.cache_read, r.usage.reasoning),
             (27, 98, 30)
         );
+    }
+
+    #[test]
+    fn tool_calls_are_function_call_items_both_ways() {
+        let r = Request {
+            model: "gpt-5-mini".into(),
+            messages: vec![
+                Message::system("sys"),
+                Message::user("fix it"),
+                Message::assistant_with_calls(
+                    "Looking.",
+                    vec![ToolCall {
+                        id: "call_1".into(),
+                        name: "bash".into(),
+                        arguments: r#"{"command":"ls"}"#.into(),
+                    }],
+                ),
+                Message::tool("call_1", "a.py"),
+            ],
+            config: GenerateConfig::default(),
+            seed: None,
+            tools: vec![baton_types::ToolSpec {
+                name: "bash".into(),
+                description: "run".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let b = body(&r);
+        assert_eq!(
+            b["input"],
+            json!([{"role": "user", "content": "fix it"},
+                {"role": "assistant", "content": "Looking."},
+                {"type": "function_call", "call_id": "call_1", "name": "bash", "arguments": "{\"command\":\"ls\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "a.py"}])
+        );
+        assert_eq!(
+            b["tools"],
+            json!([{"type": "function", "name": "bash", "description": "run",
+                "parameters": {"type": "object"}}])
+        );
+        let raw = json!({"status": "completed", "model": "m",
+            "output": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"},
+                       {"type": "function_call", "id": "fc_1", "call_id": "call_2", "name": "bash",
+                        "arguments": "{\"command\":\"pwd\"}", "status": "completed"}],
+            "usage": {"input_tokens": 10, "output_tokens": 5}});
+        let resp = parse(raw).unwrap();
+        assert_eq!(resp.text, "");
+        assert_eq!(resp.tool_calls.len(), 1);
+        assert_eq!(resp.tool_calls[0].id, "call_2");
+        assert_eq!(resp.tool_calls[0].arguments, r#"{"command":"pwd"}"#);
     }
 
     #[test]

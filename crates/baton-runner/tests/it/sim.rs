@@ -36,6 +36,7 @@ fn final_answers_follow_the_documented_chances() {
                     messages,
                     config: Default::default(),
                     seed: Some(seed),
+                    tools: Vec::new(),
                 };
                 right[i] += u32::from(sim.reply(&request).unwrap().text == reference);
             }
