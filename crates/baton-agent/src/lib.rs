@@ -1,10 +1,13 @@
 //! Agent tasks and their scoring: what a coding agent is asked to do, the repository it
 //! works in, the hidden tests that decide whether it succeeded, and the bundled sample.
 //!
-//! This crate will also hold the agent loop (one bash tool, mini-SWE-agent's protocol); the
-//! sandbox it drives is `baton-env`, a crate of its own because it is a security boundary.
-//! Tasks and the loop share one crate because the loop is the only consumer of tasks and
-//! both speak the same nouns (instruction, repository, working directory, submission).
+//! It also holds the agent loop ([`agent`]: one bash tool or fenced commands, templates
+//! comparable with mini-SWE-agent v2, limits and exit statuses) and the simulated agent
+//! that runs it offline ([`SimAgent`]); the sandbox it drives is `baton-env`, a crate of
+//! its own because it is a security boundary. Tasks and the loop share one crate because
+//! the loop is the only consumer of tasks and both speak the same nouns (instruction,
+//! repository, working directory, submission). Storing runs is `baton-runner`'s and
+//! `baton-store`'s job: the loop reports every call and command to an [`AgentSink`].
 //!
 //! # Task sources
 //!
@@ -45,6 +48,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agent;
 mod check;
 mod dataset;
 mod diff;
@@ -56,6 +60,17 @@ mod score;
 pub mod swebench;
 mod task;
 
+pub use agent::protocol::{Action, BASH_TOOL, Protocol, bash_tool, parse_actions};
+pub use agent::run::{
+    ActionEvent, AgentConfig, AgentExit, AgentLoop, AgentOutcome, AgentSink, AgentState, CallEvent,
+    DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, GIT_BASELINE, MAX_FORMAT_ERRORS, NoSink,
+    submission_of,
+};
+pub use agent::sim::{SimAgent, SimAgentSettings};
+pub use agent::templates::{
+    AgentTemplates, DEFAULT_FENCE, DEFAULT_SUBMIT_MARKER, DEFAULT_TEMPLATES_VERSION,
+};
+pub use agent::workspace::start_task_env;
 pub use check::{CheckTasksReport, TaskCheck, check_tasks};
 pub use dataset::{AgentDataset, load_dataset};
 pub use diff::unified_diff;

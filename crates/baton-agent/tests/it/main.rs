@@ -4,6 +4,7 @@
 //! Without a working sandbox the scoring tests print a loud SKIPPED line and pass, unless
 //! `BATON_REQUIRE_CONFORMANCE=1` (set in CI), in which case they fail.
 
+mod agent_loop;
 mod docker;
 mod loaders;
 mod scoring;

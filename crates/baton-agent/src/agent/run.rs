@@ -1,0 +1,482 @@
+//! The agent loop: call the model, run what it asked for, show it what happened, until it
+//! submits or a limit ends the run.
+//!
+//! One *step* is one model call. Before every call the step limit and then the cost limit
+//! are checked (`calls >= step_limit` ends with `step_limit`, `cost >= cost_limit` with
+//! `cost_limit`), so a run never makes a call past either. A reply with no runnable
+//! command is a *format error*: it was billed and counts as a step, it is answered with
+//! the format-error template, and three in a row end the run with `format_errors`. A
+//! model call that fails for good (retries exhausted, no quota) ends it with `error`.
+//!
+//! A command whose output (leading whitespace skipped) has the submission marker as its
+//! first line, and which exits 0, ends the run with `submitted`; the submission is the rest
+//! of the output. Other commands of the same reply after it do not run.
+//!
+//! The state ([`AgentState`]) is plain data: the visible messages, the counters, and the
+//! actions of the last reply not yet run. A run can start from any stored state with the
+//! environment restored to the matching snapshot: that is how a resume re-runs only the
+//! action whose observation was not committed, and how a handoff will continue another
+//! model's trajectory (swap the model, rewrite `messages`, keep the tree). Every call and
+//! every observation is handed to an [`AgentSink`] as it happens, before the next one.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use baton_env::{BlobStore, Environment, Exec, ExecOutput, ExitStatus, SnapshotId};
+use baton_models::{Completion, Model};
+use baton_types::{Cost, Message};
+use serde::{Deserialize, Serialize};
+
+use crate::agent::protocol::{Action, Protocol, bash_tool, parse_actions};
+use crate::agent::templates::AgentTemplates;
+use crate::error::AgentError;
+use crate::task::AgentTask;
+
+/// The default step limit (the handoff paper's).
+pub const DEFAULT_STEP_LIMIT: u32 = 150;
+
+/// The default cost limit per task, in US dollars (mini-SWE-agent's SWE-bench setting).
+pub const DEFAULT_COST_LIMIT_USD: f64 = 3.0;
+
+/// Format errors in a row that end a run.
+pub const MAX_FORMAT_ERRORS: u32 = 3;
+
+/// How the loop runs; stored with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentConfig {
+    /// How commands travel.
+    pub protocol: Protocol,
+    /// Model calls allowed per task.
+    pub step_limit: u32,
+    /// Spend allowed per task; no call starts once it is reached.
+    pub cost_limit: Cost,
+    /// The templates and protocol strings.
+    pub templates: AgentTemplates,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            protocol: Protocol::default(),
+            step_limit: DEFAULT_STEP_LIMIT,
+            cost_limit: Cost::from_usd(DEFAULT_COST_LIMIT_USD),
+            templates: AgentTemplates::default(),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentExit {
+    /// A command printed the submission marker.
+    Submitted,
+    /// The step limit was reached.
+    StepLimit,
+    /// The cost limit was reached.
+    CostLimit,
+    /// Three format errors in a row.
+    FormatErrors,
+    /// A model call failed for good, or the environment did.
+    Error,
+}
+
+impl AgentExit {
+    /// `submitted`, `step_limit`, `cost_limit`, `format_errors` or `error`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentExit::Submitted => "submitted",
+            AgentExit::StepLimit => "step_limit",
+            AgentExit::CostLimit => "cost_limit",
+            AgentExit::FormatErrors => "format_errors",
+            AgentExit::Error => "error",
+        }
+    }
+
+    /// Every status, in report order.
+    pub const ALL: [AgentExit; 5] = [
+        AgentExit::Submitted,
+        AgentExit::StepLimit,
+        AgentExit::CostLimit,
+        AgentExit::FormatErrors,
+        AgentExit::Error,
+    ];
+
+    /// Parse a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        AgentExit::ALL.into_iter().find(|e| e.name() == s)
+    }
+}
+
+/// Where a run stands: everything needed to take the next step.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentState {
+    /// The visible conversation, system message first.
+    pub messages: Vec<Message>,
+    /// Model calls made (the next call's index).
+    pub calls: u32,
+    /// What they cost.
+    pub cost: Cost,
+    /// Format errors since the last reply that had a runnable command.
+    pub format_errors_in_a_row: u32,
+    /// Actions of the last reply not run yet, with their index in that reply.
+    pub pending: VecDeque<(u32, Action)>,
+}
+
+impl AgentState {
+    /// The opening state of `task`: the system and instance templates rendered.
+    pub fn start(config: &AgentConfig, task: &AgentTask) -> Result<Self, AgentError> {
+        let t = &config.templates;
+        let ctx = minijinja::context! {
+            task => &task.instruction,
+            submit_marker => &t.submit_marker,
+            fence => &t.fence,
+            protocol => config.protocol.name(),
+        };
+        let system = t.render("agent.system_template", &ctx)?;
+        let instance = t.render("agent.instance_template", &ctx)?;
+        Ok(AgentState {
+            messages: vec![Message::system(system), Message::user(instance)],
+            ..AgentState::default()
+        })
+    }
+}
+
+/// One model call as the loop saw it.
+#[derive(Debug)]
+pub struct CallEvent<'a> {
+    /// Its index (0 for the first call of the task).
+    pub index: u32,
+    /// The priced completion (request, response, cost, attempts, latency).
+    pub completion: &'a Completion,
+    /// The actions read from the reply (empty on a format error).
+    pub actions: &'a [Action],
+    /// Why the reply could not be run, when it could not.
+    pub format_error: Option<&'a str>,
+    /// The messages this call added to the conversation: the reply, and on a format
+    /// error the answers to it.
+    pub added: &'a [Message],
+}
+
+/// One command as the loop ran it.
+#[derive(Debug)]
+pub struct ActionEvent<'a> {
+    /// The call whose reply asked for it.
+    pub call_index: u32,
+    /// Its position among that reply's actions.
+    pub action_index: u32,
+    /// The command.
+    pub action: &'a Action,
+    /// How it ran.
+    pub output: &'a ExecOutput,
+    /// The observation message added to the conversation (none when it submitted).
+    pub observation: Option<&'a Message>,
+    /// The submission, when it submitted.
+    pub submission: Option<&'a str>,
+    /// The working tree after it, when the loop has a blob store.
+    pub snapshot: Option<&'a SnapshotId>,
+}
+
+/// Receives every call and every command as it happens. An error stops the run (with the
+/// error), so nothing unrecorded goes on.
+pub trait AgentSink: Send {
+    /// A model call returned.
+    fn call(&mut self, event: &CallEvent<'_>) -> Result<(), AgentError>;
+    /// A command ran.
+    fn action(&mut self, event: &ActionEvent<'_>) -> Result<(), AgentError>;
+}
+
+/// A sink that keeps nothing (for tests and one-off runs).
+#[derive(Debug, Default)]
+pub struct NoSink;
+
+impl AgentSink for NoSink {
+    fn call(&mut self, _: &CallEvent<'_>) -> Result<(), AgentError> {
+        Ok(())
+    }
+    fn action(&mut self, _: &ActionEvent<'_>) -> Result<(), AgentError> {
+        Ok(())
+    }
+}
+
+/// How a run ended, with its totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentOutcome {
+    /// The exit status.
+    pub exit: AgentExit,
+    /// The submission (what followed the marker), when submitted.
+    pub submission: Option<String>,
+    /// Model calls made (steps).
+    pub calls: u32,
+    /// Their cost.
+    pub cost: Cost,
+    /// What went wrong, for `error`.
+    pub error: Option<String>,
+}
+
+/// The loop for one task: a model, an environment, a state, and where events go.
+pub struct AgentLoop<'a> {
+    /// How it runs.
+    pub config: &'a AgentConfig,
+    /// The task's id (for messages).
+    pub task_id: &'a str,
+    /// The sampling seed sent with every call.
+    pub seed: Option<u64>,
+    /// Where snapshots go after each command (none: no snapshots).
+    pub blobs: Option<&'a dyn BlobStore>,
+}
+
+impl AgentLoop<'_> {
+    /// Run from `state` until the run ends. The environment is moved onto a blocking
+    /// thread for each command and handed back.
+    pub async fn run(
+        &self,
+        model: &Model,
+        env: &mut Option<Box<dyn Environment>>,
+        state: &mut AgentState,
+        sink: &mut dyn AgentSink,
+    ) -> Result<AgentOutcome, AgentError> {
+        let outcome = |state: &AgentState, exit, submission, error| AgentOutcome {
+            exit,
+            submission,
+            calls: state.calls,
+            cost: state.cost,
+            error,
+        };
+        loop {
+            if let Some((action_index, action)) = state.pending.pop_front() {
+                let call_index = state.calls.saturating_sub(1);
+                let output = self.exec(env, &action.command).await?;
+                let submission = submission_of(&output, &self.config.templates.submit_marker);
+                let observation = match &submission {
+                    Some(_) => None,
+                    None => {
+                        let text = self.observation(&output)?;
+                        Some(match &action.call_id {
+                            Some(id) => Message::tool(id.clone(), text),
+                            None => Message::user(text),
+                        })
+                    }
+                };
+                let snapshot = match self.blobs {
+                    Some(blobs) => Some(self.snapshot(env, blobs).await?),
+                    None => None,
+                };
+                if let Some(m) = &observation {
+                    state.messages.push(m.clone());
+                }
+                sink.action(&ActionEvent {
+                    call_index,
+                    action_index,
+                    action: &action,
+                    output: &output,
+                    observation: observation.as_ref(),
+                    submission: submission.as_deref(),
+                    snapshot: snapshot.as_ref(),
+                })?;
+                if let Some(s) = submission {
+                    state.pending.clear();
+                    return Ok(outcome(state, AgentExit::Submitted, Some(s), None));
+                }
+                continue;
+            }
+            if state.format_errors_in_a_row >= MAX_FORMAT_ERRORS {
+                return Ok(outcome(state, AgentExit::FormatErrors, None, None));
+            }
+            if state.calls >= self.config.step_limit {
+                return Ok(outcome(state, AgentExit::StepLimit, None, None));
+            }
+            if state.cost >= self.config.cost_limit {
+                return Ok(outcome(state, AgentExit::CostLimit, None, None));
+            }
+            let mut request = model.request(state.messages.clone(), self.seed);
+            if self.config.protocol == Protocol::ToolCalls {
+                request.tools = vec![bash_tool()];
+            }
+            let completion = match model.generate(request).await {
+                Ok(c) => c,
+                Err(e) => {
+                    let message = format!("task {:?}: {e}", self.task_id);
+                    return Ok(outcome(state, AgentExit::Error, None, Some(message)));
+                }
+            };
+            let index = state.calls;
+            state.calls += 1;
+            state.cost += completion.cost;
+            let r = &completion.response;
+            let t = &self.config.templates;
+            let reply = Message::assistant_with_calls(r.text.clone(), r.tool_calls.clone());
+            let mut added = vec![reply];
+            let parsed = parse_actions(self.config.protocol, &t.fence, &r.text, &r.tool_calls);
+            let (actions, format_error) = match parsed {
+                Ok(actions) => {
+                    state.format_errors_in_a_row = 0;
+                    (actions, None)
+                }
+                Err(error) => {
+                    state.format_errors_in_a_row += 1;
+                    let text = t.render(
+                        "model.format_error_template",
+                        minijinja::context! {
+                            error => &error,
+                            finish_reason => &r.finish_reason,
+                            has_tool_calls => !r.tool_calls.is_empty(),
+                            submit_marker => &t.submit_marker,
+                            fence => &t.fence,
+                            protocol => self.config.protocol.name(),
+                        },
+                    )?;
+                    // Every tool call must be answered for the next request to be valid.
+                    if r.tool_calls.is_empty() {
+                        added.push(Message::user(text));
+                    } else {
+                        for c in &r.tool_calls {
+                            added.push(Message::tool(c.id.clone(), text.clone()));
+                        }
+                    }
+                    (Vec::new(), Some(error))
+                }
+            };
+            state.messages.extend(added.iter().cloned());
+            sink.call(&CallEvent {
+                index,
+                completion: &completion,
+                actions: &actions,
+                format_error: format_error.as_deref(),
+                added: &added,
+            })?;
+            state.pending = actions
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (i as u32, a))
+                .collect();
+        }
+    }
+
+    fn observation(&self, output: &ExecOutput) -> Result<String, AgentError> {
+        let exception = match output.status {
+            ExitStatus::TimedOut => Some(format!(
+                "the command ran past its time limit ({:?}) and was killed",
+                output.duration.max(Duration::from_secs(1))
+            )),
+            _ => None,
+        };
+        self.config.templates.render(
+            "model.observation_template",
+            minijinja::context! {
+                output => minijinja::context! {
+                    returncode => output.return_code().map_or(-1, i64::from),
+                    output => output.output.text(),
+                    exception_info => &exception,
+                },
+            },
+        )
+    }
+
+    async fn exec(
+        &self,
+        env: &mut Option<Box<dyn Environment>>,
+        command: &str,
+    ) -> Result<ExecOutput, AgentError> {
+        let mut e = env.take().expect("the loop holds an environment");
+        let exec = Exec::new(command);
+        let (e, result) = tokio::task::spawn_blocking(move || {
+            let r = e.exec(&exec);
+            (e, r)
+        })
+        .await
+        .expect("the command thread does not panic");
+        *env = Some(e);
+        result.map_err(|source| AgentError::Env {
+            task_id: self.task_id.to_string(),
+            source,
+        })
+    }
+
+    async fn snapshot(
+        &self,
+        env: &mut Option<Box<dyn Environment>>,
+        blobs: &dyn BlobStore,
+    ) -> Result<SnapshotId, AgentError> {
+        // The tree walk is quick for task-sized trees; it runs here, not on a thread,
+        // because the blob store is borrowed.
+        let e = env.as_mut().expect("the loop holds an environment");
+        e.snapshot(blobs)
+            .map(|s| s.id)
+            .map_err(|source| AgentError::Env {
+                task_id: self.task_id.to_string(),
+                source,
+            })
+    }
+}
+
+/// The submission, when `output` submits: exit 0 and the marker as the first line of the
+/// output with leading whitespace skipped; the submission is every line after it.
+pub fn submission_of(output: &ExecOutput, marker: &str) -> Option<String> {
+    if output.return_code() != Some(0) {
+        return None;
+    }
+    let text = output.output.text();
+    let text = text.trim_start();
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    (first.trim() == marker).then(|| rest.to_string())
+}
+
+/// The commands that make the task's working directory a git repository with one commit
+/// of the unchanged tree, when it is not one already, so `git diff` shows the agent's
+/// change. Run once before the first call.
+pub const GIT_BASELINE: &str = "git rev-parse --is-inside-work-tree >/dev/null 2>&1 || \
+    { git init -q && git add -A && git -c user.name=baton -c user.email=baton@localhost \
+    commit -q --allow-empty -m 'task baseline'; }";
+
+#[cfg(test)]
+mod tests {
+    use baton_env::Output;
+
+    use super::*;
+
+    fn out(code: i32, text: &str) -> ExecOutput {
+        ExecOutput {
+            status: ExitStatus::Exited(code),
+            output: Output {
+                head: text.into(),
+                total_bytes: text.len() as u64,
+                ..Output::default()
+            },
+            duration: Duration::from_millis(3),
+        }
+    }
+
+    #[test]
+    fn the_marker_must_be_the_first_line_of_a_successful_command() {
+        let m = "BATON_SUBMIT_FINAL_DIFF";
+        assert_eq!(
+            submission_of(
+                &out(0, "\n BATON_SUBMIT_FINAL_DIFF\ndiff --git a/x b/x\n"),
+                m
+            )
+            .as_deref(),
+            Some("diff --git a/x b/x\n")
+        );
+        assert_eq!(
+            submission_of(&out(0, "BATON_SUBMIT_FINAL_DIFF"), m).as_deref(),
+            Some("")
+        );
+        assert_eq!(submission_of(&out(1, "BATON_SUBMIT_FINAL_DIFF\n"), m), None);
+        assert_eq!(
+            submission_of(&out(0, "x\nBATON_SUBMIT_FINAL_DIFF\n"), m),
+            None
+        );
+    }
+
+    #[test]
+    fn exits_round_trip_by_name() {
+        for e in AgentExit::ALL {
+            assert_eq!(AgentExit::parse(e.name()), Some(e));
+            assert_eq!(
+                serde_json::to_value(e).unwrap(),
+                serde_json::json!(e.name())
+            );
+        }
+    }
+}

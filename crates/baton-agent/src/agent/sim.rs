@@ -1,0 +1,623 @@
+//! The simulated coding agent (`sim/<name>` in agent experiments): a deterministic
+//! stand-in for an LLM that makes agent runs, the demo and the tests work offline, with
+//! trajectories whose length and outcome depend on skill and difficulty.
+//!
+//! # The rules
+//!
+//! The agent knows the tasks of the experiment (with their reference solutions and hidden
+//! tests: it is an answer key with a work routine, not a finding about models) and
+//! recognises a request's task by the instruction its first user message contains. It
+//! reads the visible conversation, classifies each of its earlier commands (explore, edit,
+//! check, submit; a malformed reply has none) and the return code of each check, and picks
+//! the next command:
+//!
+//! 1. **Explore** until it has made `base + extra` exploring commands since the last
+//!    edit-free start: `base` is 2 (easy), 3 (medium) or 4 (hard), `extra` is 0–2 drawn
+//!    once per task from (seed, task, model). The commands cycle through `ls -la`,
+//!    `cat FILE`, `grep -n "def \|class " FILE`, `cat TEST_FILE`, `wc -l FILE` on the
+//!    files the reference changes and the repository's own tests.
+//! 2. **Edit**: with chance `skill × f` (f = 1.0 easy, 0.75 medium, 0.5 hard) it writes the
+//!    reference solution (`cat > FILE <<'…'`, or `git apply` of the reference patch);
+//!    otherwise a plausible wrong edit: for file references, the original file with a
+//!    comment added where the reference's change begins (it touches the right spot and
+//!    changes no behaviour, so it really fails the hidden tests, as the unchanged tree
+//!    does); for patch references (SWE-bench), the patch with one operator of an added
+//!    line flipped (`<=`↔`<`, `==`↔`!=`, `+ 1`↔`- 1`, …), which usually fails.
+//! 3. **Check** after every edit: it runs the task's hidden tests as a reproduction script
+//!    (`python3 - <<'…'`, fed the test file; SWE-bench tasks run `git status` instead).
+//! 4. If the check passed, or after three failed fixes, it **submits**:
+//!    `echo MARKER && git add -A && git diff --cached`, with the marker read from the
+//!    first user message (so a user's templates work too).
+//!    If it failed, it re-reads the file and edits again (step 2, a fresh draw).
+//!
+//! With chance `malformed` (default 0.03) per call it sends a malformed reply instead: no
+//! tool call (tool protocol) or two fenced blocks (text protocol).
+//!
+//! Every draw is a hash of (seed, task id, model id, purpose, every visible message), so
+//! the same visible history gives the same reply, and a model that is handed another's
+//! trajectory continues from what it sees. Under the tool protocol (the request offers
+//! tools) it answers with one `bash` tool call whose id is derived from the same hash;
+//! otherwise with one block fenced with the tag the system message uses (`bash` if none).
+//!
+//! Usage follows the chat sims ([`baton_models::tokens`]): prompt tokens are the request's
+//! messages (four characters a token, plus four per message, tool calls included), output
+//! tokens its reply text and tool-call arguments; no caching, no reasoning.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use baton_models::tokens::{message_tokens, text_tokens};
+use baton_models::{Provider, ProviderError, Request, Response};
+use baton_types::{Message, Role, ToolCall, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::agent::protocol::BASH_TOOL;
+use crate::error::AgentError;
+use crate::task::{AgentTask, Difficulty, Reference};
+
+/// The heredoc delimiter of the agent's file writes.
+const EOF: &str = "BATON_SIM_EOF";
+
+/// The knobs of one simulated agent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimAgentSettings {
+    /// Chance of a right edit on an easy task (0..=1); lower on harder ones.
+    pub skill: f64,
+    /// Chance of a malformed reply per call (0..=1).
+    pub malformed: f64,
+    /// Simulated latency per call, in milliseconds.
+    pub latency_ms: u64,
+}
+
+impl Default for SimAgentSettings {
+    fn default() -> Self {
+        SimAgentSettings {
+            skill: 0.6,
+            malformed: 0.03,
+            latency_ms: 0,
+        }
+    }
+}
+
+impl SimAgentSettings {
+    /// Presets: `lc` (skill 0.45), `hc` (skill 0.85); other names get the defaults.
+    pub fn preset(name: &str) -> Self {
+        let skill = match name {
+            "lc" => 0.45,
+            "hc" => 0.85,
+            _ => return SimAgentSettings::default(),
+        };
+        SimAgentSettings {
+            skill,
+            ..SimAgentSettings::default()
+        }
+    }
+
+    fn validate(&self, name: &str) -> Result<(), AgentError> {
+        for (key, v) in [("skill", self.skill), ("malformed", self.malformed)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(AgentError::invalid(
+                    format!("sim agent {name:?}"),
+                    None,
+                    Some(key),
+                    format!("{v} is outside 0..=1"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the agent knows of one task.
+#[derive(Debug)]
+struct Known {
+    id: String,
+    instruction: String,
+    difficulty: Difficulty,
+    /// Files the reference writes: (path, original, reference).
+    files: Vec<(String, Option<String>, String)>,
+    /// The reference as a patch, when it is not files.
+    patch: Option<String>,
+    /// The repository's own test files.
+    tests: Vec<String>,
+    /// The hidden test files' text, run as the reproduction.
+    repro: Vec<String>,
+}
+
+impl Known {
+    fn new(task: &AgentTask) -> Result<Self, AgentError> {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut files = Vec::new();
+        let mut patch = None;
+        match &task.reference {
+            Some(Reference::Files(fs)) => {
+                for f in fs {
+                    let orig = task.repository.read(&f.path)?.map(|b| text(&b));
+                    files.push((f.path.clone(), orig, text(&f.contents)));
+                }
+            }
+            Some(Reference::Patch(p)) => patch = Some(p.clone()),
+            None => {}
+        }
+        Ok(Known {
+            id: task.id.clone(),
+            instruction: task.instruction.clone(),
+            difficulty: task.difficulty,
+            files,
+            patch,
+            tests: task
+                .repository
+                .test_files()?
+                .into_iter()
+                .map(|f| f.path)
+                .collect(),
+            repro: task
+                .tests
+                .files
+                .iter()
+                .filter(|f| f.path.ends_with(".py"))
+                .map(|f| text(&f.contents))
+                .collect(),
+        })
+    }
+
+    /// The files it looks at: those the reference changes (or names), then tests.
+    fn targets(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.files.iter().map(|f| f.0.clone()).collect();
+        if let Some(p) = &self.patch {
+            for line in p.lines() {
+                if let Some(path) = line.strip_prefix("+++ b/")
+                    && !t.iter().any(|x| x == path)
+                {
+                    t.push(path.to_string());
+                }
+            }
+        }
+        if t.is_empty() {
+            t.push(".".into());
+        }
+        t
+    }
+}
+
+/// The simulated agent provider: serves every agent `sim/<name>` of an experiment.
+#[derive(Debug, Clone)]
+pub struct SimAgent {
+    tasks: Arc<Vec<Known>>,
+    models: BTreeMap<String, SimAgentSettings>,
+}
+
+/// What one of the agent's earlier commands was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Explore,
+    Edit,
+    Check { passed: bool },
+    Submit,
+}
+
+impl SimAgent {
+    /// An agent that knows `tasks` and serves the named models.
+    pub fn new(
+        tasks: &[AgentTask],
+        models: BTreeMap<String, SimAgentSettings>,
+    ) -> Result<Self, AgentError> {
+        for (name, s) in &models {
+            s.validate(name)?;
+        }
+        Ok(SimAgent {
+            tasks: Arc::new(tasks.iter().map(Known::new).collect::<Result<_, _>>()?),
+            models,
+        })
+    }
+
+    /// The reply to `request`, synchronously (the provider adds only the latency).
+    pub fn reply(&self, request: &Request) -> Result<Response, ProviderError> {
+        let settings = self.models.get(&request.model).ok_or_else(|| {
+            ProviderError::Config(format!("no simulated agent named {:?}", request.model))
+        })?;
+        let first_user = request
+            .messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map_or("", |m| m.content.as_str());
+        let task = self
+            .tasks
+            .iter()
+            .filter(|t| first_user.contains(t.instruction.trim()))
+            .max_by_key(|t| t.instruction.len())
+            .ok_or_else(|| {
+                ProviderError::Config(
+                    "the simulated agent does not know this task: no task's instruction is in the first user message".into(),
+                )
+            })?;
+        let system = request
+            .messages
+            .iter()
+            .find(|m| m.role == Role::System)
+            .map_or("", |m| m.content.as_str());
+        let marker = crate::agent::templates::marker_in(first_user)
+            .unwrap_or_else(|| crate::agent::templates::DEFAULT_SUBMIT_MARKER.into());
+        let fence = crate::agent::templates::fence_in(system)
+            .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
+        let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
+        let d = |purpose: &str| draw(request, &task.id, purpose);
+
+        let (thought, command) = if d("malformed") < settings.malformed {
+            ("I am not sure what to run next.".to_string(), None)
+        } else {
+            let (t, c) = next_command(task, settings, request, &marker, &d);
+            (t, Some(c))
+        };
+        let (text, tool_calls) = match (tools, command) {
+            (true, Some(c)) => {
+                let id = format!("call_sim{:012x}", (d("id") * 1e15) as u64);
+                let call = ToolCall {
+                    id,
+                    name: BASH_TOOL.into(),
+                    arguments: json!({"command": c}).to_string(),
+                };
+                (thought, vec![call])
+            }
+            (true, None) => (thought, Vec::new()),
+            (false, Some(c)) => (format!("{thought}\n\n```{fence}\n{c}\n```"), Vec::new()),
+            (false, None) => (
+                format!("{thought}\n\n```{fence}\nls\n```\n\n```{fence}\npwd\n```"),
+                Vec::new(),
+            ),
+        };
+        let input: u64 = request.messages.iter().map(message_tokens).sum();
+        let output = text_tokens(&text)
+            + tool_calls
+                .iter()
+                .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
+                .sum::<u64>();
+        Ok(Response {
+            text,
+            usage: Usage {
+                uncached_in: input,
+                output,
+                ..Usage::default()
+            },
+            model_served: format!("sim/{}", request.model),
+            finish_reason: Some(
+                if tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                }
+                .into(),
+            ),
+            raw: None,
+            tool_calls,
+        })
+    }
+}
+
+/// The command of an assistant message (its first tool call's, or its one fenced block).
+fn command_of(m: &Message) -> Option<String> {
+    if let Some(c) = m.tool_calls.first() {
+        let v: serde_json::Value = serde_json::from_str(&c.arguments).ok()?;
+        return v.get("command")?.as_str().map(str::to_string);
+    }
+    let start = m.content.find("```")?;
+    let body = &m.content[start + 3..];
+    let body = &body[body.find('\n')? + 1..];
+    let rest = &body[body.find("\n```")? + 4..];
+    // two blocks is a malformed reply, which ran nothing
+    if rest.contains("```") {
+        return None;
+    }
+    Some(body[..body.find("\n```")?].to_string())
+}
+
+fn classify(command: &str) -> Kind {
+    if command.starts_with("echo ") {
+        Kind::Submit
+    } else if command.starts_with("cat > ")
+        || command.starts_with("git checkout -q -- . && git apply")
+    {
+        Kind::Edit
+    } else if command.starts_with("python3 - <<") || command.starts_with("git status") {
+        Kind::Check { passed: false }
+    } else {
+        Kind::Explore
+    }
+}
+
+/// The agent's earlier commands in order, each check with whether it passed (its
+/// observation's return code was 0).
+fn history(request: &Request) -> Vec<Kind> {
+    let msgs = &request.messages;
+    let mut out = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        let Some(cmd) = command_of(m) else { continue };
+        let mut kind = classify(&cmd);
+        if let Kind::Check { passed } = &mut kind {
+            *passed = msgs
+                .get(i + 1)
+                .is_some_and(|o| o.content.contains("<returncode>0</returncode>"));
+        }
+        out.push(kind);
+    }
+    out
+}
+
+fn next_command(
+    task: &Known,
+    s: &SimAgentSettings,
+    request: &Request,
+    marker: &str,
+    d: &dyn Fn(&str) -> f64,
+) -> (String, String) {
+    let past = history(request);
+    let edits = past.iter().filter(|k| **k == Kind::Edit).count();
+    let explored = past.iter().filter(|k| **k == Kind::Explore).count();
+    let targets = task.targets();
+    let submit = || {
+        (
+            "The change is in place; submitting the diff.".to_string(),
+            format!("echo {marker} && git add -A && git diff --cached"),
+        )
+    };
+    match past.last() {
+        Some(Kind::Edit) => {
+            return (
+                "Let me check the change against the behaviour the task describes.".into(),
+                check_command(task),
+            );
+        }
+        Some(Kind::Check { passed: true }) => return submit(),
+        Some(Kind::Check { passed: false }) if edits > 3 => return submit(),
+        Some(Kind::Check { passed: false }) => {
+            let file = &targets[0];
+            return (
+                "That did not work. Let me re-read the code.".into(),
+                format!("cat {file}"),
+            );
+        }
+        _ => {}
+    }
+    let base = match task.difficulty {
+        Difficulty::Easy => 2,
+        Difficulty::Medium => 3,
+        Difficulty::Hard => 4,
+    };
+    let extra = (task_draw(request, &task.id) * 3.0) as usize;
+    if edits == 0 && explored < base + extra {
+        return explore(task, &targets, explored);
+    }
+    let factor = match task.difficulty {
+        Difficulty::Easy => 1.0,
+        Difficulty::Medium => 0.75,
+        Difficulty::Hard => 0.5,
+    };
+    let right = d("edit") < s.skill * factor;
+    edit(task, right, d("variant"))
+}
+
+fn explore(task: &Known, targets: &[String], n: usize) -> (String, String) {
+    let file = &targets[n % targets.len()];
+    let test = task.tests.first().unwrap_or(file);
+    match n % 5 {
+        0 => (
+            "Let me see what is in the repository.".into(),
+            "ls -la".into(),
+        ),
+        1 => (format!("Let me read {file}."), format!("cat {file}")),
+        2 => (
+            format!("Where are the definitions in {file}?"),
+            format!("grep -n \"def \\|class \" {file}"),
+        ),
+        3 => (
+            format!("How is it tested? Let me read {test}."),
+            format!("cat {test}"),
+        ),
+        _ => ("How big is it?".into(), format!("wc -l {file}")),
+    }
+}
+
+fn check_command(task: &Known) -> String {
+    match task.repro.first() {
+        Some(code) => format!(
+            "python3 - <<'{EOF}'\n{code}\nimport unittest\nunittest.main(argv=['repro'])\n{EOF}"
+        ),
+        None => "git status --short".into(),
+    }
+}
+
+/// Operator flips for a wrong edit: each pair is tried in both directions.
+const FLIPS: &[(&str, &str)] = &[
+    (" <= ", " < "),
+    (" >= ", " > "),
+    (" == ", " != "),
+    (" + 1", " - 1"),
+    (" < ", " <= "),
+    (" > ", " >= "),
+    (" and ", " or "),
+];
+
+fn edit(task: &Known, right: bool, variant: f64) -> (String, String) {
+    if let Some(p) = &task.patch {
+        let patch = if right {
+            p.clone()
+        } else {
+            flip_added_line(p, variant).unwrap_or_else(|| p.clone())
+        };
+        return (
+            "I will apply my fix.".into(),
+            format!("git checkout -q -- . && git apply - <<'{EOF}'\n{patch}\n{EOF}"),
+        );
+    }
+    let Some((path, orig, reference)) = task.files.first() else {
+        return (
+            "Nothing to change that I can see.".into(),
+            "git status --short".into(),
+        );
+    };
+    let contents = if right {
+        reference.clone()
+    } else {
+        wrong_file(orig.as_deref(), reference)
+    };
+    let mut cmd = String::new();
+    // a multi-file reference writes every file; only the first can be wrong
+    for (i, (p, _, r)) in task.files.iter().enumerate() {
+        let c = if i == 0 { &contents } else { r };
+        if !cmd.is_empty() {
+            cmd.push_str(" && ");
+        }
+        cmd.push_str(&format!(
+            "cat > {p} <<'{EOF}'\n{}\n{EOF}\n",
+            c.trim_end_matches('\n')
+        ));
+    }
+    (
+        format!("I will rewrite {path} with the fix."),
+        cmd.trim_end().to_string(),
+    )
+}
+
+/// A wrong edit of a file: the original with a comment added where the reference's
+/// change begins, an edit that looks like work on the right spot but changes no behaviour,
+/// so it fails the hidden tests exactly as the unchanged tree does (which `check-tasks`
+/// verifies for every bundled task).
+fn wrong_file(orig: Option<&str>, reference: &str) -> String {
+    let Some(orig) = orig else {
+        // a new file the reference adds: leave it out
+        return String::new();
+    };
+    let lines: Vec<&str> = orig.lines().collect();
+    let new: Vec<&str> = reference.lines().collect();
+    let at = (0..lines.len())
+        .find(|i| new.get(*i) != Some(&lines[*i]))
+        .unwrap_or(lines.len());
+    let indent: String = lines
+        .get(at)
+        .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+        .unwrap_or_default();
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out.insert(at, format!("{indent}# the edge cases are handled here"));
+    out.join("\n") + "\n"
+}
+
+fn flip(line: &str) -> Option<String> {
+    for (a, b) in FLIPS {
+        if line.contains(a) {
+            return Some(line.replacen(a, b, 1));
+        }
+        if line.contains(b) {
+            return Some(line.replacen(b, a, 1));
+        }
+    }
+    None
+}
+
+fn flip_added_line(patch: &str, variant: f64) -> Option<String> {
+    let lines: Vec<&str> = patch.lines().collect();
+    let added: Vec<usize> = (0..lines.len())
+        .filter(|i| lines[*i].starts_with('+') && !lines[*i].starts_with("+++"))
+        .collect();
+    let start = (variant * added.len().max(1) as f64) as usize;
+    for k in 0..added.len() {
+        let i = added[(start + k) % added.len()];
+        if let Some(f) = flip(lines[i]) {
+            let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            out[i] = f;
+            return Some(out.join("\n") + "\n");
+        }
+    }
+    None
+}
+
+#[async_trait]
+impl Provider for SimAgent {
+    fn kind(&self) -> &str {
+        "sim"
+    }
+
+    async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
+        let latency = self.models.get(&request.model).map_or(0, |s| s.latency_ms);
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_millis(latency)).await;
+        }
+        self.reply(request)
+    }
+}
+
+/// A uniform draw in [0, 1) from the seed, the task, the model, the purpose and the
+/// visible history.
+fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
+    let mut h = Sha256::new();
+    h.update(request.seed.unwrap_or(0).to_le_bytes());
+    for part in [task_id, request.model.as_str(), purpose] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for m in &request.messages {
+        h.update([m.role as u8]);
+        h.update((m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+        for c in &m.tool_calls {
+            h.update(c.arguments.as_bytes());
+        }
+    }
+    unit(&h.finalize())
+}
+
+/// A draw fixed for (seed, task, model): how much extra exploring it does.
+fn task_draw(request: &Request, task_id: &str) -> f64 {
+    let mut h = Sha256::new();
+    h.update(request.seed.unwrap_or(0).to_le_bytes());
+    for part in [task_id, request.model.as_str(), "explore"] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    unit(&h.finalize())
+}
+
+fn unit(digest: &[u8]) -> f64 {
+    let x = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_edit_comments_where_the_fix_belongs_and_changes_nothing_else() {
+        let orig = "def f(x):\n    return x\n";
+        let reference = "def f(x):\n    if x <= 0:\n        raise ValueError\n    return x\n";
+        assert_eq!(
+            wrong_file(Some(orig), reference),
+            "def f(x):\n    # the edge cases are handled here\n    return x\n"
+        );
+        assert_eq!(flip("    if x <= 0:").as_deref(), Some("    if x < 0:"));
+    }
+
+    #[test]
+    fn commands_are_read_back_from_both_protocols() {
+        let tool = Message::assistant_with_calls(
+            "",
+            vec![ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"cat > a.py <<'X'\nx\nX"}"#.into(),
+            }],
+        );
+        assert_eq!(classify(&command_of(&tool).unwrap()), Kind::Edit);
+        let text = Message::assistant("ok\n\n```bash\necho DONE_DONE && git diff\n```");
+        assert_eq!(classify(&command_of(&text).unwrap()), Kind::Submit);
+        let two = Message::assistant("```bash\nls\n```\n\n```bash\npwd\n```");
+        assert_eq!(command_of(&two), None);
+    }
+}
