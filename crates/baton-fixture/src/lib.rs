@@ -14,6 +14,8 @@
 //!   [`shared_path`] says where it would be, for benchmarks with a fallback of their own.
 //! - [`python3`] and [`cpython_with_unicode`] find an interpreter; [`Python::run`] runs a
 //!   script on it; [`run_python`] does both.
+//! - [`interop_venv`] finds the Python environment of the interop tests (a LiteLLM proxy and
+//!   the official OpenAI and Anthropic SDKs) that `.ci/python-env` installs under `target/`;
 //! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
 //! - [`SplitMix`] generates reproducible test inputs.
 //!
@@ -127,6 +129,33 @@ fn locate(name: &str) -> (PathBuf, String) {
         .join("../../../shared")
         .join(name);
     (dir, format!("set {own} or {SHARED_DIR_ENV}"))
+}
+
+/// Environment variable that points at the interop tests' virtual environment.
+pub const INTEROP_VENV_ENV: &str = "BATON_INTEROP_VENV";
+
+/// The virtual environment with the LiteLLM proxy and the official SDKs that `.ci/python-env`
+/// installs (`BATON_INTEROP_VENV`, else `target/interop-venv` in the repository), or `None`
+/// after [`skip`] when it has no `bin/python`.
+///
+/// # Panics
+///
+/// When it is missing and `BATON_REQUIRE_CONFORMANCE=1` is set.
+#[must_use]
+pub fn interop_venv() -> Option<PathBuf> {
+    let dir = std::env::var_os(INTEROP_VENV_ENV).map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/interop-venv"),
+        PathBuf::from,
+    );
+    if dir.join("bin/python").is_file() {
+        Some(dir)
+    } else {
+        skip(format!(
+            "the interop Python environment {} is missing (run .ci/python-env, or set {INTEROP_VENV_ENV})",
+            dir.display()
+        ));
+        None
+    }
 }
 
 /// splitmix64: a fixed, seedable stream of pseudo-random numbers for generated test inputs, so

@@ -15,7 +15,9 @@ use crate::RunError;
 use crate::spec::ExperimentSpec;
 
 /// Read the store at `path` into a [`ReportInput`]: the stored experiment's name and
-/// pairs, and every episode in any status, with `bootstrap` as given.
+/// pairs, and every episode in any status, with `bootstrap` as given. The report is
+/// marked simulated when the experiment named a `sim/...` model or any stored reply was
+/// served by one (an HTTP provider pointed at `baton sim-server`).
 ///
 /// A handoff episode's `prefix_cost` (what the sender's turns 1..=K cost at the
 /// sender's rates) is [`prefix_cost`] of what it paid in its own prefix calls and what
@@ -47,7 +49,7 @@ pub fn report_input(
         .collect::<Result<_, _>>()?;
     Ok(ReportInput {
         title: exp.name,
-        simulated: exp.simulated,
+        simulated: exp.simulated || reader.served_by_simulated_model()?,
         pairs: spec
             .pairs
             .iter()

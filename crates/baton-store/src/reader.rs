@@ -115,6 +115,19 @@ impl Reader {
             .map_err(sqlite_err(&self.path))
     }
 
+    /// Whether any stored reply says a simulated model served it (`model_served` starting
+    /// with `sim/`), whatever provider carried it: a run against `baton sim-server` through
+    /// an HTTP provider is as simulated as one with `sim/...` models.
+    pub fn served_by_simulated_model(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM calls WHERE model_served LIKE 'sim/%')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err(&self.path))
+    }
+
     /// The money actually spent: the cost of every stored call and of every stored
     /// answered-but-unusable attempt (what could not be priced is not in it; see
     /// [`Reader::spend`]).

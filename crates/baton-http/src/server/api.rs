@@ -98,12 +98,28 @@ fn u32_field(body: &Value, names: &[&str]) -> Option<u32> {
         .map(|v| v.min(u32::MAX as u64) as u32)
 }
 
+/// The reasoning efforts the Anthropic route accepts in `output_config.effort`.
+const ANTHROPIC_EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// Anthropic's smallest thinking budget.
+const MIN_THINKING_BUDGET: u64 = 1024;
+
 /// Read a request body.
 pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parsed, Refusal> {
+    if body.get("stream").and_then(Value::as_bool) == Some(true) {
+        return Err(bad(
+            "stream: streaming is not served by baton sim-server; send \"stream\": false or leave it out",
+        ));
+    }
     let model = model_of(body)?;
     let temperature = body.get("temperature").and_then(Value::as_f64);
     match api {
         Api::Chat => {
+            if body.get("reasoning_effort").is_some() && body.get("max_tokens").is_some() {
+                return Err(bad(
+                    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                ));
+            }
             let msgs = body
                 .get("messages")
                 .and_then(Value::as_array)
@@ -259,8 +275,10 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                 .get("messages")
                 .and_then(Value::as_array)
                 .ok_or_else(|| bad("messages: field required"))?;
+            let reasoning_effort = anthropic_reasoning(body, max_tokens)?;
             for (i, m) in msgs.iter().enumerate() {
                 let what = format!("messages.{i}");
+                let last = i + 1 == msgs.len();
                 let role = match m.get("role").and_then(Value::as_str) {
                     Some("user") => Role::User,
                     Some("assistant") => Role::Assistant,
@@ -271,9 +289,15 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                 }
                 let content = m.get("content").unwrap_or(&Value::Null);
                 let (text, calls, results) = anthropic_blocks(content, role, &what)?;
-                if text.trim().is_empty() && calls.is_empty() && results.is_empty() {
+                // Anthropic: "all messages must have non-empty content except for the
+                // optional final assistant message" (a prefill).
+                if text.trim().is_empty()
+                    && calls.is_empty()
+                    && results.is_empty()
+                    && !(last && role == Role::Assistant)
+                {
                     return Err(bad(format!(
-                        "{what}: text content blocks must be non-empty"
+                        "{what}: all messages must have non-empty content except for the optional final assistant message"
                     )));
                 }
                 messages.extend(results);
@@ -297,7 +321,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                     config: GenerateConfig {
                         temperature,
                         max_tokens: Some(max_tokens),
-                        reasoning_effort: None,
+                        reasoning_effort,
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
@@ -414,6 +438,52 @@ fn anthropic_blocks(
     Ok((text, calls, results))
 }
 
+/// The reasoning an Anthropic request asks for, as an effort: `output_config.effort` when
+/// set, else `medium` for `thinking` of type `enabled` or `adaptive`. Refuses what the
+/// real API refuses: an unknown effort or thinking type, and an `enabled` budget below
+/// 1,024 tokens or not below `max_tokens`.
+fn anthropic_reasoning(body: &Value, max_tokens: u32) -> Result<Option<String>, Refusal> {
+    let effort = match body.pointer("/output_config/effort") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(e)) if ANTHROPIC_EFFORTS.contains(&e.as_str()) => Some(e.clone()),
+        Some(other) => {
+            return Err(bad(format!(
+                "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max', got {other}"
+            )));
+        }
+    };
+    let thinking = match body.get("thinking") {
+        None | Some(Value::Null) => false,
+        Some(t) => match t.get("type").and_then(Value::as_str) {
+            Some("disabled") => false,
+            Some("adaptive") => true,
+            Some("enabled") => {
+                let budget = t
+                    .get("budget_tokens")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| bad("thinking.enabled.budget_tokens: Field required"))?;
+                if budget < MIN_THINKING_BUDGET {
+                    return Err(bad(format!(
+                        "thinking.enabled.budget_tokens: Input should be greater than or equal to {MIN_THINKING_BUDGET}"
+                    )));
+                }
+                if budget >= u64::from(max_tokens) {
+                    return Err(bad(format!(
+                        "`max_tokens` must be greater than `thinking.budget_tokens` ({max_tokens} <= {budget})"
+                    )));
+                }
+                true
+            }
+            other => {
+                return Err(bad(format!(
+                    "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled', got {other:?}"
+                )));
+            }
+        },
+    };
+    Ok(effort.or_else(|| thinking.then(|| "medium".to_string())))
+}
+
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -477,9 +547,11 @@ pub(crate) fn reply(
             json!({
                 "id": format!("resp_{id}"), "object": "response", "created_at": now(),
                 "status": "completed", "model": model, "error": null, "incomplete_details": null,
-                "store": false, "output": output,
+                "output": output,
+                "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
                 "usage": {"input_tokens": usage.total_input(),
-                    "input_tokens_details": {"cached_tokens": usage.cache_read},
+                    "input_tokens_details": {"cached_tokens": usage.cache_read,
+                        "cache_write_tokens": usage.cache_write_5m + usage.cache_write_1h},
                     "output_tokens": usage.output,
                     "output_tokens_details": {"reasoning_tokens": usage.reasoning},
                     "total_tokens": usage.total_input() + usage.output}
@@ -487,6 +559,10 @@ pub(crate) fn reply(
         }
         Api::Messages => {
             let mut blocks = Vec::new();
+            if usage.reasoning > 0 {
+                blocks.push(json!({"type": "thinking", "thinking": "(simulated reasoning)",
+                    "signature": format!("sim-signature-{id}")}));
+            }
             if !text.is_empty() {
                 blocks.push(json!({"type": "text", "text": text}));
             }

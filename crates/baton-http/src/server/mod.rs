@@ -12,11 +12,21 @@
 //! model), every message prefix it has seen; a request's longest seen prefix is read,
 //! and on the Anthropic route the rest up to the breakpoint is written. It has no
 //! minimum size and no expiry (real providers need 1,024+ tokens and forget after
-//! minutes), so short simulated prompts show cache reads from their second turn on. A `reasoning`
-//! effort adds reasoning tokens (16 low, 64 medium, 256 high) and, on the Responses
-//! route, an opaque reasoning item the client must not send back. The server refuses
-//! what the real APIs refuse and what a client must never send: replayed reasoning
-//! items, thinking blocks, a missing `max_tokens` or `anthropic-version`.
+//! minutes), so short simulated prompts show cache reads from their second turn on. A reasoning
+//! effort (`reasoning_effort`, `reasoning.effort`, Anthropic's `output_config.effort`; Anthropic
+//! `thinking` of type `enabled` or `adaptive` without an effort counts as `medium`) adds
+//! reasoning tokens (4 minimal, 16 low, 64 medium, 256 high, 512 xhigh, 1024 max) and, on the
+//! Responses route, an opaque reasoning item the client must not send back, on the Anthropic
+//! route a signed `thinking` block.
+//!
+//! Replies carry every field the official SDKs' types require (`openai` 3.57, `anthropic`
+//! 2.14 validate them strictly in the interop tests). The server refuses what the real APIs
+//! refuse and what a client must never send: `stream: true` (streaming is not served: a 400
+//! that says so, rather than a plain JSON reply a streaming client would misread), replayed
+//! reasoning items, thinking blocks, a missing `max_tokens` or `anthropic-version`, an empty
+//! Anthropic message other than a final assistant prefill, a thinking budget below 1,024 or
+//! not below `max_tokens`, an unknown effort, and `max_tokens` on a Chat request with a
+//! reasoning effort (reasoning models take `max_completion_tokens`).
 //!
 //! Other providers can be served beside the chat sims ([`SimServerConfig::providers`]):
 //! the simulated coding agent (`baton-agent`'s `sim/...` agents) answers with tool calls,
@@ -155,6 +165,8 @@ pub struct SimServerStats {
     /// faults. A provider bills every one of them, so a client's count of billed
     /// attempts must equal it.
     pub ok_responses: u64,
+    /// The usage those replies reported, summed (what a client should have stored).
+    pub sent: Usage,
     /// Faults injected, by kind.
     pub faults: BTreeMap<FaultKind, u64>,
     /// Requests refused as invalid (4xx other than injected faults).
@@ -487,6 +499,8 @@ async fn handle(
         Some("low") => 16,
         Some("medium") => 64,
         Some("high") => 256,
+        Some("xhigh") => 512,
+        Some("max") => 1024,
         _ => 0,
     };
     s.stats.lock().expect("stats lock").ok_responses += 1;
@@ -528,7 +542,11 @@ async fn handle(
         )
             .into_response();
     }
-    s.stats.lock().expect("stats lock").answered += 1;
+    {
+        let mut st = s.stats.lock().expect("stats lock");
+        st.answered += 1;
+        st.sent += usage;
+    }
     json_response(StatusCode::OK, &reply)
 }
 

@@ -159,6 +159,17 @@ async fn a_faulty_http_experiment_completes_prices_exactly_and_resumes_without_c
     );
     assert!(cache_reads > 0, "later turns read the prompt cache");
     assert!(anthropic_writes > 0, "anthropic turns write the cache");
+    assert!(
+        !ExperimentSpec::parse("e2e.toml", &text)
+            .unwrap()
+            .simulated(),
+        "no model of the experiment is a sim/... model"
+    );
+    let report = baton_runner::report_input(&summary.store_path, None).unwrap();
+    assert!(
+        report.simulated,
+        "replies served by sim-server make the report a simulated one"
+    );
     let injected: u64 = after_first.faults.values().sum();
     assert!(
         injected > 0 && after_first.faults.len() >= 4,

@@ -6,6 +6,7 @@ mod hostile;
 #[cfg(feature = "live-api")]
 mod live;
 mod providers;
+mod sdk;
 
 use std::sync::Arc;
 use std::time::Duration;

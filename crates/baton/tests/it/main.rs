@@ -3,6 +3,7 @@
 mod cli;
 mod env;
 mod handoff;
+mod litellm;
 mod money;
 mod resume;
 
