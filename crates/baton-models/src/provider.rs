@@ -19,6 +19,11 @@ pub struct GenerateConfig {
     pub max_tokens: Option<u32>,
     /// Reasoning effort for models that take one (`low`, `medium`, `high`).
     pub reasoning_effort: Option<String>,
+    /// The sampling seed sent to the provider: only the one the experiment sets for the
+    /// model (`seed = N` in its table). Many backends refuse a seed (Anthropic through a
+    /// LiteLLM proxy: `UnsupportedParamsError`), so none is sent unless configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// One chat request: the provider-side model id, the visible messages (system first)
@@ -31,7 +36,9 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// Generation settings.
     pub config: GenerateConfig,
-    /// A sampling seed where the provider takes one (the simulated models always do).
+    /// The episode's seed: the simulated models draw from it, and it is part of the
+    /// request's fingerprint (so replicates never share a cached reply). It is never put
+    /// on the wire; the seed a provider is sent is [`GenerateConfig::seed`].
     pub seed: Option<u64>,
     /// Tools the model may call (the agent loop's `bash` under the tool-call protocol);
     /// empty for chat. Left out of the serialized form when empty, so chat requests keep

@@ -113,6 +113,11 @@ pub struct ModelSpec {
     /// Reasoning effort, for models that take one.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// A sampling seed to send (OpenAI Chat and compatible servers); default none sent.
+    /// The experiment's own `seed` drives replicates and simulated models and is never
+    /// sent to a provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Calls in flight at once for this model; default 8 ([`defaults::CONCURRENCY`];
     /// halved on a 429, regained after a window of successes).
     #[serde(default)]
@@ -152,6 +157,7 @@ impl ModelSpec {
             temperature: Some(self.temperature.unwrap_or(defaults::TEMPERATURE)),
             max_tokens: Some(self.max_tokens.unwrap_or(defaults::MAX_TOKENS)),
             reasoning_effort: self.reasoning_effort.clone(),
+            seed: self.seed,
         }
     }
 

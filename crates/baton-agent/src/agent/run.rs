@@ -293,16 +293,32 @@ impl AgentLoop<'_> {
             if self.config.protocol == Protocol::ToolCalls {
                 request.tools = vec![bash_tool()];
             }
-            let completion = match model.generate(request).await {
+            let generation = model.generate(request, 0).await;
+            // Answered-but-unusable attempts were billed: they count against the cost
+            // limit (their records are the episode store's to keep).
+            for attempt in &generation.unusable {
+                state.cost += attempt.cost.clone().unwrap_or_default();
+            }
+            let completion = match generation.result {
                 Ok(c) => c,
                 Err(e) => {
                     let message = format!("task {:?}: {e}", self.task_id);
                     return Ok(outcome(state, AgentExit::Error, None, Some(message)));
                 }
             };
+            let cost = match &completion.cost {
+                Ok(cost) => *cost,
+                Err(reason) => {
+                    let message = format!(
+                        "task {:?}: the reply cannot be priced: {reason}",
+                        self.task_id
+                    );
+                    return Ok(outcome(state, AgentExit::Error, None, Some(message)));
+                }
+            };
             let index = state.calls;
             state.calls += 1;
-            state.cost += completion.cost;
+            state.cost += cost;
             let r = &completion.response;
             let t = &self.config.templates;
             let reply = Message::assistant_with_calls(r.text.clone(), r.tool_calls.clone());

@@ -156,6 +156,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .get("reasoning_effort")
                             .and_then(Value::as_str)
                             .map(str::to_string),
+                        seed: None,
                     },
                     seed: body.get("seed").and_then(Value::as_u64),
                     tools: tools_of(body, true)?,
@@ -239,6 +240,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .pointer("/reasoning/effort")
                             .and_then(Value::as_str)
                             .map(str::to_string),
+                        seed: None,
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
@@ -322,6 +324,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                         temperature,
                         max_tokens: Some(max_tokens),
                         reasoning_effort,
+                        seed: None,
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
@@ -560,8 +563,10 @@ pub(crate) fn reply(
         Api::Messages => {
             let mut blocks = Vec::new();
             if usage.reasoning > 0 {
-                blocks.push(json!({"type": "thinking", "thinking": "(simulated reasoning)",
-                    "signature": format!("sim-signature-{id}")}));
+                blocks.push(
+                    json!({"type": "thinking", "thinking": "(simulated reasoning)",
+                    "signature": format!("sim-signature-{id}")}),
+                );
             }
             if !text.is_empty() {
                 blocks.push(json!({"type": "text", "text": text}));

@@ -192,6 +192,7 @@ mod tests {
                 temperature: Some(1.0),
                 max_tokens: None,
                 reasoning_effort: None,
+                seed: None,
             },
             seed: Some(9),
             tools: Vec::new(),

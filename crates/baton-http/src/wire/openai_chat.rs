@@ -86,7 +86,7 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
         };
         b.insert(field.into(), json!(n));
     }
-    if let Some(seed) = request.seed {
+    if let Some(seed) = request.config.seed {
         b.insert("seed".into(), json!(seed));
     }
     if let Some(effort) = &c.reasoning_effort {
@@ -176,8 +176,9 @@ mod tests {
                 temperature: Some(1.0),
                 max_tokens: Some(1000),
                 reasoning_effort: None,
+                seed: Some(1234),
             },
-            seed: Some(1234),
+            seed: Some(99),
             tools: Vec::new(),
         }
     }
@@ -197,6 +198,15 @@ mod tests {
         assert_eq!(b["temperature"], 1.0);
         assert!(b.get("max_completion_tokens").is_none());
         assert!(b.get("n").is_none(), "some servers do not know n");
+    }
+
+    #[test]
+    fn only_a_configured_seed_is_sent() {
+        let mut r = request();
+        r.config.seed = None;
+        let b = body(&r, Dialect::Compatible);
+        assert!(b.get("seed").is_none(), "the episode seed stays home: {b}");
+        assert_eq!(body(&request(), Dialect::OpenAi)["seed"], 1234);
     }
 
     #[test]

@@ -163,6 +163,7 @@ mod tests {
                 temperature: Some(1.0),
                 max_tokens: Some(2000),
                 reasoning_effort: Some("low".into()),
+                seed: None,
             },
             seed: Some(3),
             tools: Vec::new(),

@@ -36,6 +36,7 @@ async fn two_turns(kind: &str, model_id: &str, key_var: &str, effort: Option<&st
             temperature: Some(1.0),
             max_tokens: Some(if effort.is_some() { 2000 } else { 200 }),
             reasoning_effort: effort.map(str::to_string),
+            seed: None,
         });
     let mut messages = vec![
         Message::system("Answer in one short sentence."),

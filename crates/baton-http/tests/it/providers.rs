@@ -31,6 +31,7 @@ async fn each_provider_round_trips_and_later_turns_read_the_cache() {
             temperature: Some(1.0),
             max_tokens: Some(500),
             reasoning_effort: (kind == "openai-responses").then(|| "low".to_string()),
+            seed: None,
         });
         let first = m
             .generate(m.request(opening(task), Some(7)), 0)

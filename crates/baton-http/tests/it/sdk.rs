@@ -54,7 +54,6 @@ async fn the_official_sdks_accept_every_reply_and_map_every_fault() {
     .expect("the interop python starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("{stdout}");
     assert!(
         out.status.success(),
         "the SDK checks failed ({}):\n{stdout}\n{stderr}",
