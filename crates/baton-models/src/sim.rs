@@ -275,16 +275,31 @@ impl Provider for SimProvider {
 
 /// A uniform draw in [0, 1) from the seed, the task, the model and the visible history.
 fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
+    draw_from(
+        request.seed.unwrap_or(0),
+        &[task_id, request.model.as_str(), purpose],
+        &request.messages,
+    )
+}
+
+/// The draw every simulated model (chat and coding agent) makes: a uniform number in
+/// [0, 1) from a sha256 over the seed, the length-prefixed `parts` (task, model, purpose)
+/// and the visible `messages` (role, length-prefixed content, tool-call arguments), so a
+/// reply is a pure function of what the model has seen.
+pub fn draw_from(seed: u64, parts: &[&str], messages: &[Message]) -> f64 {
     let mut h = Sha256::new();
-    h.update(request.seed.unwrap_or(0).to_le_bytes());
-    for part in [task_id, request.model.as_str(), purpose] {
+    h.update(seed.to_le_bytes());
+    for part in parts {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
-    for Message { role, content, .. } in &request.messages {
-        h.update([*role as u8]);
-        h.update((content.len() as u64).to_le_bytes());
-        h.update(content.as_bytes());
+    for m in messages {
+        h.update([m.role as u8]);
+        h.update((m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+        for c in &m.tool_calls {
+            h.update(c.arguments.as_bytes());
+        }
     }
     let digest = h.finalize();
     let x = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));

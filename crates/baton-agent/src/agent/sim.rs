@@ -48,12 +48,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use baton_models::sim::draw_from;
 use baton_models::tokens::{message_tokens, text_tokens};
 use baton_models::{Provider, ProviderError, Request, Response};
 use baton_types::{Message, Role, ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::agent::protocol::BASH_TOOL;
 use crate::error::AgentError;
@@ -554,39 +554,20 @@ impl Provider for SimAgent {
 }
 
 /// A uniform draw in [0, 1) from the seed, the task, the model, the purpose and the
-/// visible history.
+/// visible history (the chat sims' rule, [`draw_from`]).
 fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
-    let mut h = Sha256::new();
-    h.update(request.seed.unwrap_or(0).to_le_bytes());
-    for part in [task_id, request.model.as_str(), purpose] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    for m in &request.messages {
-        h.update([m.role as u8]);
-        h.update((m.content.len() as u64).to_le_bytes());
-        h.update(m.content.as_bytes());
-        for c in &m.tool_calls {
-            h.update(c.arguments.as_bytes());
-        }
-    }
-    unit(&h.finalize())
+    let seed = request.seed.unwrap_or(0);
+    draw_from(
+        seed,
+        &[task_id, request.model.as_str(), purpose],
+        &request.messages,
+    )
 }
 
 /// A draw fixed for (seed, task, model): how much extra exploring it does.
 fn task_draw(request: &Request, task_id: &str) -> f64 {
-    let mut h = Sha256::new();
-    h.update(request.seed.unwrap_or(0).to_le_bytes());
-    for part in [task_id, request.model.as_str(), "explore"] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    unit(&h.finalize())
-}
-
-fn unit(digest: &[u8]) -> f64 {
-    let x = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
-    (x >> 11) as f64 / (1u64 << 53) as f64
+    let seed = request.seed.unwrap_or(0);
+    draw_from(seed, &[task_id, request.model.as_str(), "explore"], &[])
 }
 
 #[cfg(test)]
