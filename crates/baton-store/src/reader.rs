@@ -1,7 +1,7 @@
 //! Reading a store back: the [`Reader`] for reports and checks, and the row decoding
 //! the writer shares.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -112,6 +112,21 @@ impl Reader {
         self.conn
             .query_row("SELECT count(*) FROM calls", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// Number of stored calls per model name (the experiment's name for the model).
+    pub fn call_count_by_model(&self) -> Result<BTreeMap<String, u64>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT model, count(*) FROM calls GROUP BY model ORDER BY model")
+            .map_err(sqlite_err(&self.path))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .map_err(sqlite_err(&self.path))?;
+        rows.collect::<rusqlite::Result<_>>()
             .map_err(sqlite_err(&self.path))
     }
 

@@ -44,6 +44,38 @@ pub enum Command {
     /// Sandboxed environments for coding agents: check them, run a command, check tasks.
     #[command(subcommand)]
     Env(EnvCommand),
+    /// Benchmarks that print figures.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `baton bench`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The harness's own cost: every cell of a math dataset through the `openai` provider
+    /// against `baton sim-server`; prints wall time against its bound, CPU time per call
+    /// and peak memory of the run.
+    Harness(HarnessBenchArgs),
+}
+
+/// `baton bench harness`.
+#[derive(Debug, Args)]
+pub struct HarnessBenchArgs {
+    /// Math tasks in the generated dataset (copies of the sample set's, numbered).
+    #[arg(long, default_value_t = 400)]
+    pub tasks: usize,
+    /// sim-server's added latency per request, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub latency_ms: u64,
+    /// Calls in flight at once per model.
+    #[arg(long, default_value_t = 64)]
+    pub model_concurrency: usize,
+    /// Task groups in flight at once (the experiment's `concurrency`).
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Folder for the dataset, the experiment and the run's store (cleared first).
+    #[arg(long, default_value = "results/bench-harness")]
+    pub out: PathBuf,
 }
 
 /// `baton handoff`.

@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         Command::SimServer(args) => commands::sim_server::sim_server(args, &printer),
         Command::Handoff(cmd) => commands::handoff::handoff(cmd, &printer),
         Command::Env(cmd) => commands::env::env(cmd, &printer),
+        Command::Bench(cmd) => commands::bench::bench(cmd, &printer),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod bench;
 pub mod data;
 pub mod env;
 pub mod handoff;

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use crate::{baton, stderr, stdout};
 
 /// A `baton sim-server` child on a free port, and its base URL.
-struct SimServer {
+pub struct SimServer {
     child: Child,
-    base_url: String,
+    pub base_url: String,
 }
 
 impl SimServer {
-    fn start(args: &[&str]) -> SimServer {
+    pub fn start(args: &[&str]) -> SimServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
             .args(["sim-server", "--port", "0"])
             .args(args)
@@ -37,7 +37,7 @@ impl SimServer {
     }
 
     /// `GET /stats`, as raw JSON text.
-    fn stats(&self) -> serde_json::Value {
+    pub fn stats(&self) -> serde_json::Value {
         let host = self
             .base_url
             .trim_start_matches("http://")

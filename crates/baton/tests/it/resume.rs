@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use crate::money::SimServer;
 use crate::{baton, stderr};
 
 const EXPERIMENT: &str = r#"
@@ -150,4 +151,166 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
     assert_eq!(a, b, "the same requests, each made once");
     let unique: BTreeSet<_> = a.iter().map(|r| (&r.2, r.0, r.1)).collect();
     assert_eq!(unique.len(), a.len());
+}
+
+/// The experiment above over HTTP: both models are served by `server` through the
+/// `openai-compatible` provider, four calls in flight per model.
+fn over_http(base_url: &str) -> String {
+    let model = |id: &str| {
+        format!(
+            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nconcurrency = 4\n"
+        )
+    };
+    format!(
+        "name = \"resume-http\"\ndataset = \"sample\"\nfamilies = [\"math\", \"data2text\", \"actions\"]\nlimit = 3\nreplicates = 2\nseed = 5\nconcurrency = 4\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
+        model("lc"),
+        model("hc")
+    )
+}
+
+/// Calls in flight at most: four per model.
+const IN_FLIGHT: u64 = 8;
+
+/// Billed attempts stored: used replies (calls) plus unusable ones (attempts).
+fn billed(db: &Path) -> u64 {
+    Connection::open(db)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .unwrap_or(0)
+}
+
+fn integrity(db: &Path) -> String {
+    Connection::open(db)
+        .and_then(|c| c.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+        .unwrap_or_else(|e| e.to_string())
+}
+
+/// A small deterministic generator for the kill moments (xorshift64*).
+struct Moments(u64);
+
+impl Moments {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
+
+/// Twenty SIGKILLs at random moments over HTTP (some after a random number of new calls,
+/// some after a random time, which also hits start-up and the resume's checks), then a
+/// resume: the same verdicts and final replies as an uninterrupted run, the store intact
+/// after every kill, and no more answered requests paid for twice than were in flight.
+#[test]
+#[allow(clippy::print_stderr)] // the run's figures, for the record
+fn twenty_kills_at_random_moments_resume_to_the_uninterrupted_results() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let clean_server = SimServer::start(&["--latency-ms", "5"]);
+    std::fs::write(
+        dir.path().join("clean.toml"),
+        over_http(&clean_server.base_url),
+    )
+    .unwrap();
+    let clean = baton(
+        dir.path(),
+        &["run", "clean.toml", "--out", "clean", "--quiet"],
+    );
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let clean_db = dir.path().join("clean/results.sqlite");
+    let total = calls(&clean_db);
+    assert!(
+        total > 300,
+        "enough calls to interrupt twenty times: {total}"
+    );
+    let clean_answered = clean_server.stats()["ok_responses"].as_u64().unwrap();
+    assert_eq!(clean_answered, billed(&clean_db), "no faults, no retries");
+
+    let server = SimServer::start(&["--latency-ms", "5"]);
+    std::fs::write(dir.path().join("exp.toml"), over_http(&server.base_url)).unwrap();
+    let killed_db = dir.path().join("killed/results.sqlite");
+    let mut moments = Moments(0x9E37_79B9_7F4A_7C15);
+    let step = (total as u64 / 20).max(2);
+    for round in 0..20 {
+        let before = calls(&killed_db);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        if round % 4 == 3 {
+            // a random time after start: maybe before the first call, maybe mid-call
+            std::thread::sleep(Duration::from_millis(moments.below(400)));
+        } else {
+            let stop_at = before + 1 + moments.below(step) as i64;
+            while calls(&killed_db) < stop_at && child.try_wait().unwrap().is_none() {
+                assert!(
+                    started.elapsed() < Duration::from_secs(120),
+                    "round {round}: run too slow"
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let finished = child.try_wait().unwrap().is_some();
+        assert!(
+            !finished,
+            "round {round}: finished before it could be killed"
+        );
+        child.kill().unwrap(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        if killed_db.exists() {
+            assert_eq!(integrity(&killed_db), "ok", "round {round}");
+        }
+    }
+    let stored = calls(&killed_db);
+    assert!(
+        stored < total,
+        "killed before the end ({stored} of {total})"
+    );
+
+    let resumed = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
+    );
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(
+        calls(&killed_db),
+        total,
+        "no call stored twice, none missing"
+    );
+
+    // the same verdicts and final replies (costs may differ: a re-sent request reads
+    // more of the server's prompt cache the second time)
+    let outcome = |db: &Path| -> Vec<_> {
+        episodes(db)
+            .into_iter()
+            .map(|e| (e.0, e.1, e.2, e.3, e.4, e.5))
+            .collect()
+    };
+    assert_eq!(outcome(&killed_db), outcome(&clean_db));
+    let (a, b) = (requests(&killed_db), requests(&clean_db));
+    assert_eq!(a, b, "the same requests");
+    let unique: BTreeSet<_> = a.iter().map(|r| (&r.2, r.0, r.1)).collect();
+    assert_eq!(unique.len(), a.len(), "each request stored once");
+
+    // every answered request is stored, except those in flight when a kill came
+    let answered = server.stats()["ok_responses"].as_u64().unwrap();
+    let paid_twice = answered - billed(&killed_db);
+    assert_eq!(billed(&killed_db), clean_answered);
+    eprintln!(
+        "20 kills: {stored} of {total} calls stored before the last resume; {paid_twice} answered requests sent again"
+    );
+    assert!(
+        paid_twice <= 20 * IN_FLIGHT,
+        "{paid_twice} answered requests were sent again; at most {} were in flight",
+        20 * IN_FLIGHT
+    );
 }

@@ -1,0 +1,254 @@
+//! `baton bench harness`: what the harness itself costs on a full handoff matrix.
+//!
+//! The benchmark writes a math dataset of `--tasks` tasks (the sample set's math tasks,
+//! each copy's first shard numbered so no two requests are the same), starts
+//! `baton sim-server --latency-ms L` on it as a child process, and runs every cell (three
+//! switch points, two directions, five interfaces, forked prefixes) through the `openai`
+//! provider as a second child, `baton run`, exactly as a user would. It prints the run's
+//! wall time against its bound (the busiest model's calls × latency / that model's
+//! concurrency: no harness can finish sooner), the run's CPU time per stored call and its
+//! peak resident memory, both read from `/proc` (Linux only).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use baton_types::Family;
+
+use crate::Outcome;
+use crate::cli::{BenchCommand, HarnessBenchArgs};
+use crate::commands::data::load;
+use crate::printer::Printer;
+
+/// The environment variable the benchmark's models read their (dummy) key from: the
+/// `openai` provider requires a key, and sim-server ignores it.
+const KEY_ENV: &str = "BATON_BENCH_API_KEY";
+
+/// `/proc` reports CPU times in USER_HZ ticks, which Linux fixes at 100 per second for
+/// user space.
+const USER_HZ: f64 = 100.0;
+
+pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
+    match cmd {
+        BenchCommand::Harness(args) => harness(args, printer),
+    }
+}
+
+fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
+    anyhow::ensure!(args.tasks > 0, "--tasks must be at least 1");
+    anyhow::ensure!(
+        args.model_concurrency > 0 && args.concurrency > 0,
+        "--concurrency and --model-concurrency must be at least 1"
+    );
+    let out = &args.out;
+    if out.exists() {
+        std::fs::remove_dir_all(out)
+            .with_context(|| format!("cannot clear the benchmark folder {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let dataset = out.join("bench-math.json");
+    write_dataset(&dataset, args.tasks)?;
+
+    let exe = std::env::current_exe().context("cannot find the baton executable")?;
+    let server = Server::start(&exe, &dataset, args.latency_ms)?;
+    let spec = out.join("bench.toml");
+    std::fs::write(&spec, experiment(&args, &server.base_url))
+        .with_context(|| format!("cannot write {}", spec.display()))?;
+    printer.line(&format!(
+        "harness benchmark: {} math tasks, every cell, openai provider against sim-server at {} ({} ms latency)",
+        args.tasks, server.base_url, args.latency_ms
+    ))?;
+
+    let started = Instant::now();
+    let child = Command::new(&exe)
+        .args(["run", "bench.toml", "--out", "run", "--quiet"])
+        .current_dir(out)
+        .env(KEY_ENV, "sim-server-ignores-this")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start baton run")?;
+    let usage = watch(child)?;
+    let wall = started.elapsed();
+    drop(server);
+    if !usage.success {
+        bail!(
+            "the benchmark's run failed (see above); its store is in {}",
+            out.display()
+        );
+    }
+
+    let store = baton_store::Reader::open(&out.join("run").join(baton_runner::STORE_FILE))?;
+    let per_model = store.call_count_by_model()?;
+    let calls: u64 = per_model.values().sum();
+    let busiest = per_model.values().copied().max().unwrap_or(0);
+    let bound = Duration::from_secs_f64(
+        busiest as f64 * args.latency_ms as f64 / 1000.0 / args.model_concurrency as f64,
+    );
+    let counts: Vec<String> = per_model.iter().map(|(m, n)| format!("{m} {n}")).collect();
+    printer.line(&format!(
+        "calls: {calls} ({}); {} in flight per model, {} task groups",
+        counts.join(", "),
+        args.model_concurrency,
+        args.concurrency
+    ))?;
+    printer.line(&format!(
+        "wall {:.1} s; bound {:.1} s (busiest model's calls × latency / concurrency); ratio {:.2}×",
+        wall.as_secs_f64(),
+        bound.as_secs_f64(),
+        wall.as_secs_f64() / bound.as_secs_f64().max(f64::MIN_POSITIVE)
+    ))?;
+    printer.line(&format!(
+        "CPU {:.1} s = {:.0} µs per call; peak RSS {:.0} MB; store {:.1} MB",
+        usage.cpu_secs,
+        usage.cpu_secs * 1e6 / calls.max(1) as f64,
+        usage.peak_rss_kb as f64 / 1024.0,
+        file_mb(&out.join("run").join(baton_runner::STORE_FILE))
+    ))?;
+    Ok(Outcome::Success)
+}
+
+/// `tasks` math tasks cycling through the sample set's, each with its own id and a
+/// numbered first shard.
+fn write_dataset(path: &Path, tasks: usize) -> Result<()> {
+    let sample = load(Path::new("sample"))?;
+    let math: Vec<_> = sample
+        .tasks
+        .iter()
+        .filter(|t| t.family == Family::Math)
+        .collect();
+    anyhow::ensure!(!math.is_empty(), "the sample set has no math tasks");
+    let items: Vec<serde_json::Value> = (0..tasks)
+        .map(|i| {
+            let mut item = math[i % math.len()].sample.clone();
+            item["task_id"] = format!("bench-math/{i:04}").into();
+            if let Some(first) = item["shards"][0]["shard"].as_str() {
+                item["shards"][0]["shard"] = format!("{first} (case {i})").into();
+            }
+            item
+        })
+        .collect();
+    std::fs::write(path, serde_json::to_vec(&items)?)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn experiment(args: &HarnessBenchArgs, base_url: &str) -> String {
+    let model = |id: &str| {
+        format!(
+            "[models.{id}]\nmodel = \"openai/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\napi_key_env = \"{KEY_ENV}\"\nconcurrency = {}\n",
+            args.model_concurrency
+        )
+    };
+    format!(
+        r#"name = "bench-harness"
+dataset = "bench-math.json"
+families = ["math"]
+seed = 1
+concurrency = {}
+switch_points = ["early", "middle", "late"]
+directions = ["escalation", "downshift"]
+interfaces = ["raw", "disclosure", "traj_drop", "compact_pre", "compact_suf"]
+
+{}
+{}
+[[pairs]]
+low = "lc"
+high = "hc"
+"#,
+        args.concurrency,
+        model("lc"),
+        model("hc")
+    )
+}
+
+/// `baton sim-server` as a child process, killed when dropped.
+struct Server {
+    child: Child,
+    base_url: String,
+}
+
+impl Server {
+    fn start(exe: &Path, dataset: &Path, latency_ms: u64) -> Result<Server> {
+        let mut child = Command::new(exe)
+            .args(["sim-server", "--port", "0", "--latency-ms"])
+            .arg(latency_ms.to_string())
+            .arg("--dataset")
+            .arg(dataset)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start baton sim-server")?;
+        let mut line = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            BufReader::new(stdout).read_line(&mut line)?;
+        }
+        let Some(base_url) = line.split_whitespace().find(|w| w.starts_with("http://")) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("sim-server did not say where it listens: {line:?}");
+        };
+        Ok(Server {
+            base_url: base_url.to_string(),
+            child,
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the run used, read from `/proc` while it ran and, once it exited, from its
+/// not yet reaped entry (a zombie keeps its CPU times).
+struct Usage {
+    success: bool,
+    cpu_secs: f64,
+    peak_rss_kb: u64,
+}
+
+fn watch(mut child: Child) -> Result<Usage> {
+    let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+    let mut peak_rss_kb = 0;
+    let cpu_secs = loop {
+        let stat = std::fs::read_to_string(proc_dir.join("stat"))
+            .context("cannot read the run's /proc entry (the benchmark needs Linux)")?;
+        // fields after the parenthesised command name: state is the first, utime and
+        // stime the 12th and 13th
+        let fields: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.first() == Some(&"Z") {
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            break (ticks(11) + ticks(12)) as f64 / USER_HZ;
+        }
+        if let Ok(status) = std::fs::read_to_string(proc_dir.join("status")) {
+            let hwm = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak_rss_kb = peak_rss_kb.max(hwm.unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = child.wait()?;
+    Ok(Usage {
+        success: status.success(),
+        cpu_secs,
+        peak_rss_kb,
+    })
+}
+
+fn file_mb(path: &Path) -> f64 {
+    std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)
+}
