@@ -292,3 +292,65 @@ async fn changed_inputs_are_refused_by_name_unless_allowed_and_then_recorded() {
         .unwrap();
     assert_eq!(n, 1);
 }
+
+/// Many writes in flight at once are committed in groups: every one is answered with its
+/// own result once it is on disk, and a failing one (a duplicate call) undoes only
+/// itself.
+#[tokio::test]
+async fn writes_in_flight_together_commit_together_and_fail_alone() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let mut episodes = Vec::new();
+    for i in 0..20 {
+        let (e, _) = store
+            .episode(init("t1", &format!("single(m{i})")))
+            .await
+            .unwrap();
+        episodes.push(e.id);
+    }
+    let mut pending = Vec::new();
+    for (n, &episode) in episodes.iter().enumerate() {
+        for turn in 1..=10u32 {
+            let s = store.clone();
+            let c = call(
+                episode,
+                turn,
+                Phase::Prefix,
+                request_json(&conversation(turn as usize), n as u64),
+            );
+            pending.push(tokio::spawn(async move { s.record_call(c).await }));
+        }
+        // the same call again, in the middle of the burst: refused by the UNIQUE key
+        let s = store.clone();
+        let again = call(
+            episode,
+            5,
+            Phase::Prefix,
+            request_json(&conversation(5), n as u64),
+        );
+        pending.push(tokio::spawn(async move { s.record_call(again).await }));
+    }
+    let mut ok = 0;
+    let mut refused = 0;
+    for p in pending {
+        match p.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                assert!(e.to_string().contains("UNIQUE"), "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((ok, refused), (200, 20));
+    let reader = Reader::open(&cx.path()).unwrap();
+    assert_eq!(reader.call_count().unwrap(), 200);
+    for (n, &episode) in episodes.iter().enumerate() {
+        let calls = reader.calls(episode).unwrap();
+        let turns: Vec<u32> = calls.iter().map(|c| c.call.turn).collect();
+        assert_eq!(turns, (1..=10).collect::<Vec<_>>());
+        assert_eq!(
+            calls[4].call.request_json,
+            request_json(&conversation(5), n as u64)
+        );
+    }
+}
