@@ -164,7 +164,7 @@ const MAX_GROUP: usize = 256;
 /// A command's result, held until its group is committed.
 enum Answer {
     Unit(Result<()>),
-    Episode(Result<(EpisodeRow, Vec<CallRow>)>),
+    Episode(Box<Result<(EpisodeRow, Vec<CallRow>)>>),
     Id(Result<i64>),
     Count(Result<u32>),
     Changed(Result<Vec<String>>),
@@ -192,7 +192,7 @@ impl Command {
             (Command::InitExperiment(_, tx), Answer::Unit(r))
             | (Command::UpsertTask(_, tx), Answer::Unit(r))
             | (Command::Finish(_, _, tx), Answer::Unit(r)) => drop(tx.send(r)),
-            (Command::Episode(_, tx), Answer::Episode(r)) => drop(tx.send(r)),
+            (Command::Episode(_, tx), Answer::Episode(r)) => drop(tx.send(*r)),
             (Command::RecordCall(_, tx), Answer::Id(r))
             | (Command::RecordAttempt(_, tx), Answer::Id(r)) => drop(tx.send(r)),
             (Command::UnusableCount(.., tx), Answer::Count(r)) => drop(tx.send(r)),
@@ -255,7 +255,7 @@ impl Db {
         match cmd {
             Command::InitExperiment(meta, _) => Answer::Unit(self.init_experiment(meta)),
             Command::UpsertTask(task, _) => Answer::Unit(self.upsert_task(task)),
-            Command::Episode(init, _) => Answer::Episode(self.episode(init)),
+            Command::Episode(init, _) => Answer::Episode(Box::new(self.episode(init))),
             Command::RecordCall(call, _) => Answer::Id(self.record_call(call)),
             Command::RecordAttempt(a, _) => Answer::Id(self.record_attempt(a)),
             Command::CheckInputs(inputs, allow, _) => {
