@@ -7,6 +7,11 @@
 //! call takes to commit. With `BATON_BENCH_STORE=path/to/results.sqlite` it also
 //! re-writes every call of that store (e.g. `results/demo/results.sqlite` after
 //! `baton demo`) both ways.
+//!
+//! Then the cost of durability: one small commit under `synchronous=FULL` (what the
+//! store uses) and `NORMAL`, on this disk, and the time per call when 64 calls are in
+//! flight at once, as in a run, where the writer's group commit shares one wait for the
+//! disk among them.
 #![allow(clippy::print_stdout)]
 
 #[path = "../tests/it/v1.rs"]
@@ -71,6 +76,85 @@ fn write_current(c: &Contents, path: &Path) -> (u64, Duration) {
         spent
     });
     (file_size(path), spent / c.calls().max(1) as u32)
+}
+
+/// Write every call of `c` with `in_flight` of them sent to the store at once; returns
+/// the mean time per call.
+fn write_in_flight(c: &Contents, path: &Path, in_flight: usize) -> Duration {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = Store::open(path).unwrap();
+        store.init_experiment(c.meta.clone()).await.unwrap();
+        for t in &c.tasks {
+            store.upsert_task(t.clone()).await.unwrap();
+        }
+        let mut calls = Vec::new();
+        for (e, episode_calls) in &c.episodes {
+            let mut init = e.init.clone();
+            init.forked_from = None;
+            let (row, _) = store.episode(init).await.unwrap();
+            calls.extend(episode_calls.iter().cloned().map(|mut call| {
+                call.episode_id = row.id;
+                call
+            }));
+        }
+        let started = Instant::now();
+        for chunk in calls.chunks(in_flight) {
+            let pending: Vec<_> = chunk
+                .iter()
+                .cloned()
+                .map(|call| {
+                    let store = store.clone();
+                    tokio::spawn(async move { store.record_call(call).await })
+                })
+                .collect();
+            for p in pending {
+                p.await.unwrap().unwrap();
+            }
+        }
+        started.elapsed() / calls.len().max(1) as u32
+    })
+}
+
+/// Mean time of one single-row commit (2 kB) in WAL mode under `synchronous`.
+fn commit_time(dir: &Path, synchronous: &str) -> Duration {
+    let db = Connection::open(dir.join(format!("sync-{synchronous}.sqlite"))).unwrap();
+    db.pragma_update(None, "journal_mode", "WAL").unwrap();
+    db.pragma_update(None, "synchronous", synchronous).unwrap();
+    db.execute_batch("CREATE TABLE t (x TEXT)").unwrap();
+    let row = "x".repeat(2000);
+    let n = 1000;
+    let started = Instant::now();
+    for _ in 0..n {
+        db.execute("INSERT INTO t VALUES (?1)", [&row]).unwrap();
+    }
+    started.elapsed() / n
+}
+
+/// The cost of `synchronous=FULL`, and what the group commit wins back.
+fn durability(c: &Contents) {
+    let dir = tempfile::tempdir().unwrap();
+    let full = commit_time(dir.path(), "FULL");
+    let normal = commit_time(dir.path(), "NORMAL");
+    println!(
+        "one commit: synchronous=FULL {:.3} ms, NORMAL {:.3} ms",
+        full.as_secs_f64() * 1e3,
+        normal.as_secs_f64() * 1e3
+    );
+    for in_flight in [1, 64] {
+        let per_call = write_in_flight(
+            c,
+            &dir.path().join(format!("in-flight-{in_flight}.sqlite")),
+            in_flight,
+        );
+        println!(
+            "store, {in_flight:>2} calls in flight: {:.3} ms/call ({} calls)",
+            per_call.as_secs_f64() * 1e3,
+            c.calls()
+        );
+    }
 }
 
 /// Write `c` in the version-1 layout.
@@ -245,4 +329,5 @@ fn main() {
             &synthetic(4, steps),
         );
     }
+    durability(&synthetic(64, 10));
 }
