@@ -42,6 +42,39 @@ pub enum AgentError {
         #[source]
         source: baton_env::EnvError,
     },
+    /// A reply (used or not) was paid for but its cost cannot be computed: the run
+    /// stops after the reply was handed to the sink, since the cost limit can no longer
+    /// be checked.
+    #[error(
+        "task {task_id:?}, call {call}: the cost of a billed reply cannot be computed: {reason}"
+    )]
+    Unpriced {
+        /// The task.
+        task_id: String,
+        /// The call's index.
+        call: u32,
+        /// Why (the missing rate).
+        reason: String,
+    },
+    /// The sink asked the run to stop before the next call (a stop request, a spending
+    /// cap); what ran so far is stored and the run can continue from it.
+    #[error("task {task_id:?}: stopped before call {call}: {reason}")]
+    Stopped {
+        /// The task.
+        task_id: String,
+        /// The call that was not made.
+        call: u32,
+        /// Why.
+        reason: String,
+    },
+    /// The sink could not record an event (the store failed).
+    #[error("task {task_id:?}: cannot record the run: {message}")]
+    Sink {
+        /// The task.
+        task_id: String,
+        /// What failed.
+        message: String,
+    },
     /// A SWE-bench task was given to the local scorer.
     #[error(
         "task {task_id:?} is a SWE-bench instance: it is scored by the official harness (SweBenchHarness), not locally"

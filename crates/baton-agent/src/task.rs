@@ -73,6 +73,17 @@ pub enum TaskFormat {
     SweBench,
 }
 
+impl TaskFormat {
+    /// `baton`, `polyglot` or `swe_bench` (as in experiment files and stores).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskFormat::Baton => "baton",
+            TaskFormat::Polyglot => "polyglot",
+            TaskFormat::SweBench => "swe_bench",
+        }
+    }
+}
+
 /// One file of a tree held in memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TreeFile {
@@ -209,6 +220,56 @@ pub struct AgentTask {
 }
 
 impl AgentTask {
+    /// The sha256 of what the task is: id, format, instruction, difficulty, working
+    /// directory, repository (its files, folder path or image), hidden tests and
+    /// reference. A store records it, and a resume whose task changed is refused.
+    pub fn sha256(&self) -> Result<String, AgentError> {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut part = |bytes: &[u8]| {
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        let files = |part: &mut dyn FnMut(&[u8]), fs: &[TreeFile]| {
+            part(&(fs.len() as u64).to_le_bytes());
+            for f in fs {
+                part(f.path.as_bytes());
+                part(&f.contents);
+                part(&[u8::from(f.executable)]);
+            }
+        };
+        part(self.id.as_bytes());
+        part(self.format.name().as_bytes());
+        part(self.instruction.as_bytes());
+        part(self.difficulty.name().as_bytes());
+        part(self.workdir.as_bytes());
+        match &self.repository {
+            Repository::Files(fs) => files(&mut part, fs),
+            Repository::Dir(dir) => {
+                let fs = read_tree(dir, &|rel| rel.split('/').any(|c| c == ".git"))?;
+                files(&mut part, &fs)
+            }
+            Repository::Image(image) => part(image.as_bytes()),
+        }
+        files(&mut part, &self.tests.files);
+        part(self.tests.patch.as_deref().unwrap_or("").as_bytes());
+        for id in self
+            .tests
+            .fail_to_pass
+            .iter()
+            .chain(&self.tests.pass_to_pass)
+        {
+            part(id.as_bytes());
+        }
+        part(&self.tests.timeout.as_millis().to_le_bytes());
+        match &self.reference {
+            None => part(b"none"),
+            Some(Reference::Patch(p)) => part(p.as_bytes()),
+            Some(Reference::Files(fs)) => files(&mut part, fs),
+        }
+        Ok(hex::encode(h.finalize()))
+    }
+
     /// The reference solution as a unified diff (files are diffed against the repository).
     pub fn reference_patch(&self) -> Result<Option<String>, AgentError> {
         match &self.reference {

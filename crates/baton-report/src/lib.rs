@@ -17,6 +17,10 @@
 //! and attributed costs as recorded. It sees no conversations, so the HTML page has
 //! no transcript view.
 //!
+//! Agent experiments have their own report ([`build_agent`] over an
+//! [`AgentReportInput`]): resolve rate, cost per task and per step, termination-step
+//! percentiles and exit statuses per model and difficulty bucket.
+//!
 //! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
 //! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
 //! [`CellRow`]s, [`RestartControl`]s and [`IncompleteEntry`]s; [`Report::plots`]
@@ -71,6 +75,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agent;
 mod assemble;
 mod bootstrap;
 mod csv;
@@ -85,6 +90,10 @@ mod plot;
 mod report;
 mod restart;
 
+pub use agent::{
+    AgentEpisodeRecord, AgentReport, AgentReportInput, AgentRow, TERMINATION_PERCENTILES,
+    build_agent, nearest_rank,
+};
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;

@@ -31,9 +31,14 @@
 //! `interface`, `control` (observer and stop signal), `report_input`, [`spec`].
 //! Model defaults (temperature, output cap, concurrency) are `baton_models::defaults`.
 //!
+//! Agent experiments (`kind = "agent"`) have their own driver in [`agent`]: the same
+//! store, lock, budget, stop signal and providers, with the agent loop of `baton-agent`
+//! in place of the turn loop.
+//!
 //! Not here: HTTP providers (`baton-http`), metrics (`baton-report`), the CLI (`baton`).
 #![deny(missing_docs)]
 
+pub mod agent;
 mod budget;
 mod control;
 mod dry_run;

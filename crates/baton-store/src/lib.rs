@@ -20,13 +20,18 @@
 //! type whole so that no column is dropped on the way back. Money is
 //! [`baton_types::Cost`] throughout.
 //!
-//! Modules by job: `writer` (the thread and its commands), `reader`, `rows`,
+//! Agent experiments use the same tables with turn = model call index, plus their own
+//! for actions, commands, observations (by reference), snapshots and exits: the `agent`
+//! module ([`AgentProgress`], [`NewAgentCall`], [`NewAgentStep`], [`AgentEpisodeRow`]).
+//!
+//! Modules by job: `writer` (the thread and its commands), `agent`, `reader`, `rows`,
 //! `request` (splitting and rebuilding requests), `connect` (pragmas, version check,
 //! migrations), [`schema`] (the DDL).
 //!
 //! Not here: deciding what to run (`baton-runner`) or computing metrics (`baton-report`).
 #![deny(missing_docs)]
 
+mod agent;
 mod connect;
 mod error;
 mod reader;
@@ -35,6 +40,10 @@ mod rows;
 pub mod schema;
 mod writer;
 
+pub use agent::{
+    AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentEnd, AgentEpisodeInit, AgentEpisodeRow,
+    AgentProgress, AgentStepRow, AgentTaskMeta, NewAgentCall, NewAgentStep,
+};
 pub use error::{Result, StoreError};
 pub use reader::Reader;
 pub use rows::{

@@ -17,8 +17,8 @@ use crate::rows::{Outcome, TaskMeta};
 /// Read-only access to a store, for reports and checks. Opening a file of an older
 /// schema migrates it first; a newer one is refused.
 pub struct Reader {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
 impl Reader {

@@ -74,7 +74,16 @@ pub(crate) fn sha256_hex(text: &str) -> String {
 
 /// Store each message once and return the prefix-tree node of the whole list.
 pub(crate) fn intern_list(conn: &Connection, messages: &[&str]) -> rusqlite::Result<i64> {
-    let mut node = EMPTY_LIST;
+    intern_after(conn, EMPTY_LIST, messages)
+}
+
+/// Store each message once and return the node of list `parent` followed by `messages`.
+pub(crate) fn intern_after(
+    conn: &Connection,
+    parent: i64,
+    messages: &[&str],
+) -> rusqlite::Result<i64> {
+    let mut node = parent;
     let mut find_message = conn.prepare_cached("SELECT id FROM messages WHERE sha256 = ?1")?;
     let mut add_message =
         conn.prepare_cached("INSERT INTO messages (sha256, json) VALUES (?1, ?2)")?;

@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 3):
+//! Tables (version 4):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -34,6 +34,29 @@
 //!   its parent list (0 for the empty list) plus one message. A conversation's calls
 //!   share every node but their newest ones, and handoff episodes share the anchor's.
 //!
+//! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
+//! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
+//! the model call's index q, from 0; phase `prefix`), `attempts`, `messages` and
+//! `message_lists`, and add:
+//! * `agent_tasks`: task id, where it came from, difficulty bucket, format, and the sha256
+//!   of what the task is (instruction, repository, tests, reference).
+//! * `agent_calls`: one per model call of an agent episode, written in the same
+//!   transaction as its `calls` row: the actions read from the reply (JSON), the format
+//!   error when it had none, and `context`, the `message_lists` node of the visible
+//!   conversation after the call (its request's messages, the reply and any answer to a
+//!   format error).
+//! * `agent_steps`: one per command that ran, committed after it ran and the tree was
+//!   snapshotted: call index, action index, the command and its tool-call id, how it
+//!   ended (`status` JSON, return code), duration, output size, the observation (a
+//!   `messages` id: stored once, shared with the next request), the submission when it
+//!   submitted, the working-tree snapshot after it (a content-addressed manifest id in
+//!   the blob folder beside the store) and `context`, the conversation node after it.
+//!   A step's context is what the next call's request carries, so a handoff can fork
+//!   at call s from the last step before it: its context node and its snapshot.
+//! * `agent_outcomes`: how an agent episode ended (exit status, calls made, error),
+//!   written in the same transaction as the episode's outcome; the verdict is the
+//!   episode's (`score`, `is_correct`, `eval_details`).
+//!
 //! # How a request is stored
 //!
 //! A call's request is a JSON object whose `messages` array repeats the whole
@@ -54,10 +77,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -223,5 +246,51 @@ CREATE TABLE input_changes (
     stored TEXT,
     current TEXT NOT NULL,
     changed_at TEXT NOT NULL
+);
+"#;
+
+/// Version 4: agent episodes: tasks, calls with their actions and context, commands with
+/// their observations and snapshots, outcomes.
+const V4: &str = r#"
+CREATE TABLE agent_tasks (
+    task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+    origin TEXT NOT NULL,
+    difficulty TEXT NOT NULL,
+    format TEXT NOT NULL,
+    task_sha256 TEXT NOT NULL
+);
+CREATE TABLE agent_calls (
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    call_index INTEGER NOT NULL,
+    call_id INTEGER NOT NULL UNIQUE REFERENCES calls(id),
+    actions_json TEXT NOT NULL,
+    format_error TEXT,
+    context INTEGER NOT NULL,
+    PRIMARY KEY (episode_id, call_index)
+);
+CREATE TABLE agent_steps (
+    id INTEGER PRIMARY KEY,
+    episode_id INTEGER NOT NULL REFERENCES episodes(id),
+    call_index INTEGER NOT NULL,
+    action_index INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    tool_call_id TEXT,
+    status_json TEXT NOT NULL,
+    return_code INTEGER,
+    duration_ms INTEGER NOT NULL,
+    output_bytes INTEGER NOT NULL,
+    observation INTEGER REFERENCES messages(id),
+    submission TEXT,
+    snapshot TEXT,
+    context INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (episode_id, call_index, action_index),
+    FOREIGN KEY (episode_id, call_index) REFERENCES agent_calls(episode_id, call_index)
+);
+CREATE TABLE agent_outcomes (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id),
+    exit TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    error TEXT
 );
 "#;

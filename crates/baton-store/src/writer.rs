@@ -27,7 +27,7 @@ use baton_types::Phase;
 
 type Reply<T> = oneshot::Sender<Result<T>>;
 
-enum Command {
+pub(crate) enum Command {
     InitExperiment(Box<ExperimentMeta>, Reply<()>),
     UpsertTask(Box<TaskMeta>, Reply<()>),
     Episode(Box<EpisodeInit>, Reply<(EpisodeRow, Vec<CallRow>)>),
@@ -37,6 +37,8 @@ enum Command {
     CheckInputs(Vec<(String, String)>, bool, Reply<Vec<String>>),
     Finish(i64, Box<Outcome>, Reply<()>),
     Calls(i64, Reply<Vec<CallRow>>),
+    /// Agent episodes' commands (`crate::agent`).
+    Agent(crate::agent::AgentCommand),
 }
 
 /// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
@@ -82,7 +84,7 @@ impl Store {
         &self.path
     }
 
-    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
+    pub(crate) async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
         let (tx, rx) = oneshot::channel();
         self.tx.send(make(tx)).map_err(|_| StoreError::WriterGone)?;
         rx.await.map_err(|_| StoreError::WriterGone)?
@@ -150,9 +152,9 @@ impl Store {
     }
 }
 
-struct Db {
-    conn: Connection,
-    path: PathBuf,
+pub(crate) struct Db {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
 /// The current time as the store writes it (UTC, ISO 8601 with milliseconds).
@@ -169,6 +171,7 @@ enum Answer {
     Count(Result<u32>),
     Changed(Result<Vec<String>>),
     Calls(Result<Vec<CallRow>>),
+    Agent(crate::agent::AgentAnswer),
 }
 
 impl Answer {
@@ -180,6 +183,7 @@ impl Answer {
             Answer::Count(r) => r.is_ok(),
             Answer::Changed(r) => r.is_ok(),
             Answer::Calls(r) => r.is_ok(),
+            Answer::Agent(a) => a.is_ok(),
         }
     }
 }
@@ -198,6 +202,7 @@ impl Command {
             (Command::UnusableCount(.., tx), Answer::Count(r)) => drop(tx.send(r)),
             (Command::CheckInputs(_, _, tx), Answer::Changed(r)) => drop(tx.send(r)),
             (Command::Calls(_, tx), Answer::Calls(r)) => drop(tx.send(r)),
+            (Command::Agent(c), Answer::Agent(a)) => c.answer(a),
             _ => unreachable!("Db::execute answers each command with its own kind"),
         }
     }
@@ -266,6 +271,7 @@ impl Db {
             }
             Command::Finish(id, outcome, _) => Answer::Unit(self.finish(*id, outcome)),
             Command::Calls(id, _) => Answer::Calls(calls_of(&self.conn, &self.path, *id)),
+            Command::Agent(c) => Answer::Agent(self.agent(c)),
         }
     }
 
@@ -392,63 +398,9 @@ impl Db {
     /// One savepoint (a transaction of its own outside a group): the call's new messages
     /// and list nodes, then the call row.
     fn record_call(&mut self, c: &NewCall) -> Result<i64> {
-        let actual = sha256_hex(&c.request_json);
-        if actual != c.request_sha256 {
-            return Err(StoreError::RequestHash {
-                episode_id: c.episode_id,
-                turn: c.turn,
-                phase: c.phase.as_str(),
-                given: c.request_sha256.clone(),
-                actual,
-            });
-        }
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
-        let (whole, params_json, at, list) = match split(&c.request_json) {
-            Some(s) => {
-                let list = intern_list(&tx, &s.messages).map_err(&err)?;
-                (None, Some(s.params), Some(s.messages_at as i64), Some(list))
-            }
-            None => (Some(c.request_json.as_str()), None, None, None),
-        };
-        tx.execute(
-            &format!(
-                "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
-                 request_params, request_messages_at, request_messages, request_sha256,
-                 response_text, raw_response, uncached_in, cache_read, cache_write_5m,
-                 cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-                 unpriced, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, {NOW})"
-            ),
-            params![
-                c.episode_id,
-                c.turn,
-                c.phase.as_str(),
-                c.model,
-                c.model_served,
-                whole,
-                params_json,
-                at,
-                list,
-                c.request_sha256,
-                c.response_text,
-                c.raw_response,
-                c.usage.uncached_in as i64,
-                c.usage.cache_read as i64,
-                c.usage.cache_write_5m as i64,
-                c.usage.cache_write_1h as i64,
-                c.usage.output as i64,
-                c.usage.reasoning as i64,
-                c.cost.0,
-                c.latency_ms as i64,
-                c.attempts,
-                c.finish_reason,
-                c.unpriced
-            ],
-        )
-        .map_err(&err)?;
-        let id = tx.last_insert_rowid();
+        let id = insert_call(&tx, &self.path, c)?;
         tx.commit().map_err(&err)?;
         Ok(id)
     }
@@ -551,34 +503,99 @@ impl Db {
     }
 
     fn finish(&self, id: i64, o: &Outcome) -> Result<()> {
-        let v = o.verdict.as_ref();
-        self.conn
-            .execute(
-                &format!(
-                    "UPDATE episodes SET status = ?2, final_response = ?3, extracted = ?4, score = ?5,
-                     is_correct = ?6, eval_error = ?7, eval_details = ?8, reason = ?9,
-                     cost_attributed = ?10, cost_paid = ?11, updated_at = {NOW} WHERE id = ?1"
-                ),
-                params![
-                    id,
-                    o.status.as_str(),
-                    o.final_response,
-                    o.extracted,
-                    v.map(|v| v.score),
-                    v.and_then(|v| v.is_correct),
-                    v.and_then(|v| v.error.clone()),
-                    v.map(|v| v.details.to_string()),
-                    o.reason,
-                    o.cost_attributed.0,
-                    o.cost_paid.0
-                ],
-            )
-            .map_err(sqlite_err(&self.path))?;
-        Ok(())
+        update_outcome(&self.conn, &self.path, id, o)
     }
 }
 
 /// The first twelve hex digits of a sha256, enough to tell two apart in a message.
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
+}
+
+/// Insert one call on `conn` (inside the caller's savepoint): its new messages and list
+/// nodes, then the call row; returns the row id. The request's hash is checked first.
+pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result<i64> {
+    let actual = sha256_hex(&c.request_json);
+    if actual != c.request_sha256 {
+        return Err(StoreError::RequestHash {
+            episode_id: c.episode_id,
+            turn: c.turn,
+            phase: c.phase.as_str(),
+            given: c.request_sha256.clone(),
+            actual,
+        });
+    }
+    let err = sqlite_err(path);
+    let (whole, params_json, at, list) = match split(&c.request_json) {
+        Some(s) => {
+            let list = intern_list(conn, &s.messages).map_err(&err)?;
+            (None, Some(s.params), Some(s.messages_at as i64), Some(list))
+        }
+        None => (Some(c.request_json.as_str()), None, None, None),
+    };
+    conn.execute(
+        &format!(
+            "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
+             request_params, request_messages_at, request_messages, request_sha256,
+             response_text, raw_response, uncached_in, cache_read, cache_write_5m,
+             cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
+             unpriced, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, {NOW})"
+        ),
+        params![
+            c.episode_id,
+            c.turn,
+            c.phase.as_str(),
+            c.model,
+            c.model_served,
+            whole,
+            params_json,
+            at,
+            list,
+            c.request_sha256,
+            c.response_text,
+            c.raw_response,
+            c.usage.uncached_in as i64,
+            c.usage.cache_read as i64,
+            c.usage.cache_write_5m as i64,
+            c.usage.cache_write_1h as i64,
+            c.usage.output as i64,
+            c.usage.reasoning as i64,
+            c.cost.0,
+            c.latency_ms as i64,
+            c.attempts,
+            c.finish_reason,
+            c.unpriced
+        ],
+    )
+    .map_err(&err)?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Store how episode `id` ended.
+pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcome) -> Result<()> {
+    let v = o.verdict.as_ref();
+    conn.execute(
+        &format!(
+            "UPDATE episodes SET status = ?2, final_response = ?3, extracted = ?4, score = ?5,
+                     is_correct = ?6, eval_error = ?7, eval_details = ?8, reason = ?9,
+                     cost_attributed = ?10, cost_paid = ?11, updated_at = {NOW} WHERE id = ?1"
+        ),
+        params![
+            id,
+            o.status.as_str(),
+            o.final_response,
+            o.extracted,
+            v.map(|v| v.score),
+            v.and_then(|v| v.is_correct),
+            v.and_then(|v| v.error.clone()),
+            v.map(|v| v.details.to_string()),
+            o.reason,
+            o.cost_attributed.0,
+            o.cost_paid.0
+        ],
+    )
+    .map_err(sqlite_err(path))?;
+    Ok(())
 }

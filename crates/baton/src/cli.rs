@@ -261,6 +261,10 @@ pub struct SimServerArgs {
     /// The tasks the simulated models know (`sample` for the bundled set).
     #[arg(long, default_value = "sample")]
     pub dataset: PathBuf,
+    /// The agent tasks the simulated coding agents (`agent-lc`, `agent-hc`) know
+    /// (`agent-sample` for the bundled set, or a path).
+    #[arg(long, default_value = "agent-sample")]
+    pub agent_dataset: String,
 }
 
 /// `baton demo`.

@@ -17,13 +17,18 @@
 //! environment restored to the matching snapshot: that is how a resume re-runs only the
 //! action whose observation was not committed, and how a handoff will continue another
 //! model's trajectory (swap the model, rewrite `messages`, keep the tree). Every call and
-//! every observation is handed to an [`AgentSink`] as it happens, before the next one.
+//! every observation is handed to an [`AgentSink`] as it happens, before the next one;
+//! billed attempts that could not be used go to it first, so a store sees every paid
+//! reply. A reply, used or not, whose cost cannot be computed is handed to the sink and
+//! then stops the run with [`AgentError::Unpriced`]: the cost limit cannot be checked
+//! past an unknown cost.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use baton_env::{BlobStore, Environment, Exec, ExecOutput, ExitStatus, SnapshotId};
-use baton_models::{Completion, Model};
+use baton_models::{BilledAttempt, Completion, Model};
 use baton_types::{Cost, Message};
 use serde::{Deserialize, Serialize};
 
@@ -179,22 +184,36 @@ pub struct ActionEvent<'a> {
 
 /// Receives every call and every command as it happens. An error stops the run (with the
 /// error), so nothing unrecorded goes on.
+#[async_trait]
 pub trait AgentSink: Send {
+    /// Call `index` is about to be made with `messages` (after the step and cost limits
+    /// passed). Returning an error ([`AgentError::Stopped`]) makes no call.
+    async fn before_call(&mut self, index: u32, messages: &[Message]) -> Result<(), AgentError> {
+        let _ = (index, messages);
+        Ok(())
+    }
+    /// Call `index` was answered, but these billed attempts could not be used; handed
+    /// over before the call's result, whatever it is.
+    async fn unusable(&mut self, index: u32, attempts: &[BilledAttempt]) -> Result<(), AgentError> {
+        let _ = (index, attempts);
+        Ok(())
+    }
     /// A model call returned.
-    fn call(&mut self, event: &CallEvent<'_>) -> Result<(), AgentError>;
+    async fn call(&mut self, event: &CallEvent<'_>) -> Result<(), AgentError>;
     /// A command ran.
-    fn action(&mut self, event: &ActionEvent<'_>) -> Result<(), AgentError>;
+    async fn action(&mut self, event: &ActionEvent<'_>) -> Result<(), AgentError>;
 }
 
 /// A sink that keeps nothing (for tests and one-off runs).
 #[derive(Debug, Default)]
 pub struct NoSink;
 
+#[async_trait]
 impl AgentSink for NoSink {
-    fn call(&mut self, _: &CallEvent<'_>) -> Result<(), AgentError> {
+    async fn call(&mut self, _: &CallEvent<'_>) -> Result<(), AgentError> {
         Ok(())
     }
-    fn action(&mut self, _: &ActionEvent<'_>) -> Result<(), AgentError> {
+    async fn action(&mut self, _: &ActionEvent<'_>) -> Result<(), AgentError> {
         Ok(())
     }
 }
@@ -224,6 +243,9 @@ pub struct AgentLoop<'a> {
     pub seed: Option<u64>,
     /// Where snapshots go after each command (none: no snapshots).
     pub blobs: Option<&'a dyn BlobStore>,
+    /// Unusable attempts already paid for the first call this run makes (stored by an
+    /// earlier run); they count against the model's retry limit.
+    pub prior_unusable: u32,
 }
 
 impl AgentLoop<'_> {
@@ -243,6 +265,7 @@ impl AgentLoop<'_> {
             cost: state.cost,
             error,
         };
+        let mut prior_unusable = self.prior_unusable;
         loop {
             if let Some((action_index, action)) = state.pending.pop_front() {
                 let call_index = state.calls.saturating_sub(1);
@@ -273,7 +296,8 @@ impl AgentLoop<'_> {
                     observation: observation.as_ref(),
                     submission: submission.as_deref(),
                     snapshot: snapshot.as_ref(),
-                })?;
+                })
+                .await?;
                 if let Some(s) = submission {
                     state.pending.clear();
                     return Ok(outcome(state, AgentExit::Submitted, Some(s), None));
@@ -289,36 +313,39 @@ impl AgentLoop<'_> {
             if state.cost >= self.config.cost_limit {
                 return Ok(outcome(state, AgentExit::CostLimit, None, None));
             }
+            let index = state.calls;
+            sink.before_call(index, &state.messages).await?;
             let mut request = model.request(state.messages.clone(), self.seed);
             if self.config.protocol == Protocol::ToolCalls {
                 request.tools = vec![bash_tool()];
             }
-            let generation = model.generate(request, 0).await;
-            // Answered-but-unusable attempts were billed: they count against the cost
-            // limit (their records are the episode store's to keep).
+            let generation = model.generate(request, prior_unusable).await;
+            prior_unusable = 0;
+            // Answered-but-unusable attempts were billed: the sink keeps them, and they
+            // count against the cost limit. One without a cost stops the run below.
+            sink.unusable(index, &generation.unusable).await?;
+            let mut unpriced = None;
             for attempt in &generation.unusable {
-                state.cost += attempt.cost.clone().unwrap_or_default();
+                match &attempt.cost {
+                    Ok(c) => state.cost += *c,
+                    Err(why) => unpriced = unpriced.or(Some(why.clone())),
+                }
             }
             let completion = match generation.result {
                 Ok(c) => c,
                 Err(e) => {
+                    if let Some(reason) = unpriced {
+                        return Err(self.unpriced(index, reason));
+                    }
                     let message = format!("task {:?}: {e}", self.task_id);
                     return Ok(outcome(state, AgentExit::Error, None, Some(message)));
                 }
             };
-            let cost = match &completion.cost {
-                Ok(cost) => *cost,
-                Err(reason) => {
-                    let message = format!(
-                        "task {:?}: the reply cannot be priced: {reason}",
-                        self.task_id
-                    );
-                    return Ok(outcome(state, AgentExit::Error, None, Some(message)));
-                }
-            };
-            let index = state.calls;
+            if let Err(why) = &completion.cost {
+                unpriced = unpriced.or(Some(why.clone()));
+            }
             state.calls += 1;
-            state.cost += cost;
+            state.cost += completion.cost.clone().unwrap_or_default();
             let r = &completion.response;
             let t = &self.config.templates;
             let reply = Message::assistant_with_calls(r.text.clone(), r.tool_calls.clone());
@@ -360,12 +387,24 @@ impl AgentLoop<'_> {
                 actions: &actions,
                 format_error: format_error.as_deref(),
                 added: &added,
-            })?;
+            })
+            .await?;
+            if let Some(reason) = unpriced {
+                return Err(self.unpriced(index, reason));
+            }
             state.pending = actions
                 .into_iter()
                 .enumerate()
                 .map(|(i, a)| (i as u32, a))
                 .collect();
+        }
+    }
+
+    fn unpriced(&self, call: u32, reason: String) -> AgentError {
+        AgentError::Unpriced {
+            task_id: self.task_id.to_string(),
+            call,
+            reason,
         }
     }
 

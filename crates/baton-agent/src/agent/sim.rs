@@ -33,9 +33,13 @@
 //! With chance `malformed` (default 0.03) per call it sends a malformed reply instead: no
 //! tool call (tool protocol) or two fenced blocks (text protocol).
 //!
-//! Every draw is a hash of (seed, task id, model id, purpose, every visible message), so
-//! the same visible history gives the same reply, and a model that is handed another's
-//! trajectory continues from what it sees. Under the tool protocol (the request offers
+//! Every draw is a hash of (seed, task id, model id, purpose, the agent's trajectory so
+//! far): for each earlier reply, its step index, the command it sent (or that it was
+//! malformed) and the return code its observation reported. Output text is left out on
+//! purpose: it carries timestamps (`ls -la`) and test timings, so two live runs of the
+//! same experiment would otherwise draw differently. What the agent did, and how each
+//! command ended, is the same from run to run, so the same seed gives the same run, and
+//! a model that is handed another's trajectory continues from what it sees. Under the tool protocol (the request offers
 //! tools) it answers with one `bash` tool call whose id is derived from the same hash;
 //! otherwise with one block fenced with the tag the system message uses (`bash` if none).
 //!
@@ -554,14 +558,46 @@ impl Provider for SimAgent {
 }
 
 /// A uniform draw in [0, 1) from the seed, the task, the model, the purpose and the
-/// visible history (the chat sims' rule, [`draw_from`]).
+/// agent's trajectory ([`trajectory`]), through the chat sims' hash ([`draw_from`]).
 fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
     let seed = request.seed.unwrap_or(0);
+    let done = trajectory(&request.messages);
     draw_from(
         seed,
-        &[task_id, request.model.as_str(), purpose],
-        &request.messages,
+        &[task_id, request.model.as_str(), purpose, &done],
+        &[],
     )
+}
+
+/// What the agent did so far, without volatile output: one line per earlier reply with
+/// its step index, its command (`-` for a malformed reply) and the return code of each
+/// observation that answered it (`?` when the observation shows none).
+fn trajectory(messages: &[Message]) -> String {
+    let mut out = String::new();
+    let mut step = 0usize;
+    for m in messages {
+        match m.role {
+            Role::Assistant => {
+                let cmd = command_of(m).unwrap_or_else(|| "-".into());
+                out.push_str(&format!("\n{step}\t{}\t{cmd}", cmd.len()));
+                step += 1;
+            }
+            Role::Tool | Role::User if step > 0 => {
+                let rc = return_code_in(&m.content).unwrap_or("?");
+                out.push_str(&format!("\t{rc}"));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The return code an observation reports (`<returncode>N</returncode>`, the format of
+/// baton's templates and mini-SWE-agent's).
+fn return_code_in(text: &str) -> Option<&str> {
+    let start = text.find("<returncode>")? + "<returncode>".len();
+    let len = text[start..].find("</returncode>")?;
+    Some(text[start..start + len].trim())
 }
 
 /// A draw fixed for (seed, task, model): how much extra exploring it does.
@@ -583,6 +619,30 @@ mod tests {
             "def f(x):\n    # the edge cases are handled here\n    return x\n"
         );
         assert_eq!(flip("    if x <= 0:").as_deref(), Some("    if x < 0:"));
+    }
+
+    #[test]
+    fn draws_ignore_output_text_but_not_return_codes() {
+        let obs = |rc: i32, text: &str| {
+            Message::tool(
+                "c",
+                format!("<returncode>{rc}</returncode>\n<output>\n{text}</output>"),
+            )
+        };
+        let call = Message::assistant_with_calls(
+            "",
+            vec![ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"ls -la"}"#.into(),
+            }],
+        );
+        let run = |o: Message| vec![Message::system("s"), Message::user("task"), call.clone(), o];
+        let a = trajectory(&run(obs(0, "Dec  1 17:06 a.py")));
+        let b = trajectory(&run(obs(0, "Dec  1 17:07 a.py")));
+        let c = trajectory(&run(obs(1, "Dec  1 17:07 a.py")));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
     }
 
     #[test]

@@ -23,8 +23,9 @@ struct Recorder {
     actions: Vec<(u32, u32, String, Option<i32>)>,
 }
 
+#[async_trait::async_trait]
 impl AgentSink for Recorder {
-    fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {
+    async fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {
         self.calls.push((
             e.index,
             e.completion.response.tool_calls.len(),
@@ -32,7 +33,7 @@ impl AgentSink for Recorder {
         ));
         Ok(())
     }
-    fn action(&mut self, e: &ActionEvent<'_>) -> Result<(), AgentError> {
+    async fn action(&mut self, e: &ActionEvent<'_>) -> Result<(), AgentError> {
         self.actions.push((
             e.call_index,
             e.action_index,
@@ -86,6 +87,7 @@ async fn run_over(kind: &str, protocol: Protocol) {
         task_id: &task.id,
         seed: Some(7),
         blobs: None,
+        prior_unusable: 0,
     };
     let out = lp
         .run(&model, &mut env, &mut state, &mut rec)
@@ -192,6 +194,7 @@ async fn three_malformed_replies_in_a_row_end_the_run_and_each_is_billed() {
             task_id: &task.id,
             seed: Some(1),
             blobs: None,
+            prior_unusable: 0,
         };
         let out = lp
             .run(&model, &mut env, &mut state, &mut rec)
@@ -242,6 +245,7 @@ async fn step_and_cost_limits_are_checked_before_every_call() {
             task_id: &task.id,
             seed: Some(1),
             blobs: None,
+            prior_unusable: 0,
         };
         let out = lp
             .run(&model, &mut env, &mut state, &mut baton_agent::NoSink)
@@ -277,6 +281,7 @@ async fn run_direct(
         task_id: &task.id,
         seed: Some(seed),
         blobs: None,
+        prior_unusable: 0,
     };
     let out = lp
         .run(model, &mut env, &mut state, &mut baton_agent::NoSink)
@@ -313,17 +318,26 @@ async fn the_sim_agent_works_every_sample_task() {
             }
         }
     }
-    // Which preset resolves more is not asserted: observations hold timestamps, so the
-    // draws differ from one live run to the next (hc 18 vs lc 19 of 24 was seen). That
-    // skill matters is checked deterministically at skill 0 below.
+    // The draws depend on what the agent did (commands, return codes, step index), not
+    // on output text with timestamps, so the counts are the same on every run and the
+    // stronger preset resolves at least as many tasks.
     let (lc, hc) = (resolved["lc"], resolved["hc"]);
-    assert!(hc > 0 && lc > 0, "hc resolved {hc}, lc {lc} of 24");
-    // deterministic given the seed, the task, the model and what it has seen: every
-    // reply of a run comes back the same from the conversation before it (observations
-    // hold timestamps, so two live runs may see, and do, different things)
+    assert!(hc >= lc && lc > 0, "hc resolved {hc}, lc {lc} of 24");
+    // deterministic across live runs: the same seed gives the same commands, in order,
+    // and every reply comes back the same from the conversation before it
     let price = PriceCard::embedded().get("sim/lc").unwrap();
     let model = Model::new("sim/lc", agent.clone(), "lc", "sim/lc", price, 1);
-    let (_, state) = run_direct(&model, &tasks[3], &scorer.env, 9).await;
+    let (first, state) = run_direct(&model, &tasks[3], &scorer.env, 9).await;
+    let (second, again_state) = run_direct(&model, &tasks[3], &scorer.env, 9).await;
+    let commands = |s: &AgentState| -> Vec<_> {
+        s.messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .map(|m| (m.content.clone(), m.tool_calls.clone()))
+            .collect()
+    };
+    assert_eq!(commands(&state), commands(&again_state));
+    assert_eq!((first.exit, first.calls), (second.exit, second.calls));
     for (i, m) in state.messages.iter().enumerate() {
         if m.role != Role::Assistant {
             continue;

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod agent;
 pub mod bench;
 pub mod data;
 pub mod env;

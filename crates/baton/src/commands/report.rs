@@ -16,13 +16,17 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         args.results.clone()
     };
-    let report = build_report(&path, args.bootstrap, args.seed)?;
-    let text = match args.format {
-        Format::Md => report.to_markdown(),
-        Format::Csv => report.to_csv(),
-        Format::Json => report.to_json_string(),
-        Format::Latex => report.to_latex(),
-        Format::Html => report.to_html(),
+    let text = if crate::commands::agent::is_agent_store(&path) {
+        crate::commands::agent::report_text(&path, args.format)?
+    } else {
+        let report = build_report(&path, args.bootstrap, args.seed)?;
+        match args.format {
+            Format::Md => report.to_markdown(),
+            Format::Csv => report.to_csv(),
+            Format::Json => report.to_json_string(),
+            Format::Latex => report.to_latex(),
+            Format::Html => report.to_html(),
+        }
     };
     match &args.out {
         Some(out) => {

@@ -40,6 +40,9 @@ high = "hc"
 pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     let text = std::fs::read_to_string(&args.experiment)
         .with_context(|| format!("cannot read experiment file {}", args.experiment.display()))?;
+    if baton_runner::agent::is_agent_experiment(&text) {
+        return crate::commands::agent::run(args, text, printer);
+    }
     let spec = ExperimentSpec::parse(&args.experiment.display().to_string(), &text)?;
     let out = args
         .out
@@ -112,7 +115,11 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
         report_path.display(),
         args.out.join("plots").display()
     ))?;
-    Ok(outcome(&summary))
+    let agent = crate::commands::agent::demo(&args.out, printer)?;
+    Ok(match (outcome(&summary), agent) {
+        (Outcome::Success, Outcome::Success) => Outcome::Success,
+        _ => Outcome::Partial,
+    })
 }
 
 /// The parts of a report a terminal shows after the demo: the title and notes, the

@@ -1,0 +1,631 @@
+//! Agent experiments (`kind = "agent"`): every model works every task in the sandbox,
+//! each episode's calls, commands, observations and snapshots committed as they happen,
+//! submissions scored, and a killed run resumed without repeating a stored step.
+//!
+//! One episode per (task, model, replicate), cell `single(model)`. Its calls are stored
+//! with turn = call index (from 0), phase `prefix`; its commands in `agent_steps`; the
+//! working tree after each command as a content-addressed snapshot in the blob folder
+//! beside the store ([`BLOB_DIR`]).
+//!
+//! # Resume
+//!
+//! A stored episode is rebuilt from the store ([`resume::restore`]): the visible
+//! conversation from the context node after the last stored event, the counters from
+//! the calls and billed attempts, and the actions of the last call that have no stored
+//! step. The environment starts from the task's repository and the last snapshot is
+//! restored into it, so only the command whose observation was not committed runs
+//! again (a command that ran but whose step was not committed left no trace the agent
+//! saw). A finished episode is never re-run.
+//!
+//! Main types: [`AgentSpec`], [`AgentRunner`], [`AgentRunSummary`]; [`agent_report_input`]
+//! reads a store into `baton-report`'s agent report.
+
+mod models;
+pub(crate) mod report_input;
+mod resume;
+mod sink;
+pub mod spec;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use baton_agent::{
+    AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
+    AgentTemplates, LocalScorer, TaskFormat, load_dataset, start_task_env,
+};
+use baton_env::{DirBlobStore, SnapshotId};
+use baton_models::{Model, PriceCard};
+use baton_store::{
+    AgentEnd, AgentEpisodeInit, AgentTaskMeta, ExperimentMeta, Outcome, Reader, Store,
+};
+use baton_types::{Cost, EpisodeStatus, Verdict};
+use tokio::sync::Semaphore;
+
+pub use report_input::agent_report_input;
+pub use spec::{AGENT_KIND, AgentModel, AgentSpec, is_agent_experiment};
+
+use crate::budget::Budget;
+use crate::control::{Observer, SilentObserver, StopSignal};
+use crate::lock::FolderLock;
+use crate::{ProviderFactory, RunError, STORE_FILE};
+
+/// The folder beside the store that holds working-tree snapshots (content-addressed).
+pub const BLOB_DIR: &str = "blobs";
+
+/// The evaluator profile an agent store records.
+pub const AGENT_EVAL_PROFILE: &str = "agent-tests";
+
+/// How to run an agent experiment.
+pub struct AgentRunOptions {
+    /// Where the store, snapshots and reports go.
+    pub out_dir: PathBuf,
+    /// The folder relative paths are taken from.
+    pub base_dir: PathBuf,
+    /// The experiment file's text, stored with the run.
+    pub spec_text: String,
+    /// Require an existing store.
+    pub resume: bool,
+    /// Override the spec's task limit.
+    pub limit: Option<usize>,
+    /// Override the spec's concurrency.
+    pub concurrency: Option<usize>,
+    /// Stop scheduling calls before the experiment's total spend would pass this cap.
+    pub max_cost: Option<Cost>,
+    /// Continue a resume whose inputs changed (the change is recorded).
+    pub allow_changed: bool,
+    /// Stop request.
+    pub stop: StopSignal,
+    /// Extra provider kinds (HTTP providers); `sim` is built in.
+    pub providers: Vec<Arc<dyn ProviderFactory>>,
+    /// Progress events.
+    pub observer: Arc<dyn Observer>,
+}
+
+impl AgentRunOptions {
+    /// Options with defaults.
+    pub fn new(
+        out_dir: impl Into<PathBuf>,
+        base_dir: impl Into<PathBuf>,
+        spec_text: impl Into<String>,
+    ) -> Self {
+        AgentRunOptions {
+            out_dir: out_dir.into(),
+            base_dir: base_dir.into(),
+            spec_text: spec_text.into(),
+            resume: false,
+            limit: None,
+            concurrency: None,
+            max_cost: None,
+            allow_changed: false,
+            stop: StopSignal::default(),
+            providers: Vec::new(),
+            observer: Arc::new(SilentObserver),
+        }
+    }
+
+    fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+}
+
+/// What an agent run did.
+#[derive(Debug, Clone, Default)]
+pub struct AgentRunSummary {
+    /// The store file.
+    pub store_path: PathBuf,
+    /// Episodes by status.
+    pub episodes: BTreeMap<EpisodeStatus, usize>,
+    /// Finished episodes by exit status.
+    pub exits: BTreeMap<String, usize>,
+    /// Resolved episodes.
+    pub resolved: usize,
+    /// Calls stored in total.
+    pub calls_total: u64,
+    /// Calls this run made.
+    pub calls_new: u64,
+    /// Money this run spent.
+    pub spent_now: Cost,
+    /// What every run of this experiment paid for.
+    pub spend: baton_types::Spend,
+}
+
+impl AgentRunSummary {
+    /// Episodes with this status.
+    pub fn count(&self, status: EpisodeStatus) -> usize {
+        self.episodes.get(&status).copied().unwrap_or(0)
+    }
+}
+
+/// What the episodes of a run share.
+pub(crate) struct AgentShared {
+    pub store: Store,
+    pub stop: StopSignal,
+    pub observer: Arc<dyn Observer>,
+    pub budget: Budget,
+    /// Models that may make no further call this run, with why.
+    pub blocked: Mutex<BTreeMap<String, String>>,
+}
+
+impl AgentShared {
+    /// Why `model` may make no further call, if it may not.
+    pub fn blocked(&self, model: &str) -> Option<String> {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .get(model)
+            .cloned()
+    }
+
+    fn block(&self, model: &str, why: String) {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .entry(model.to_string())
+            .or_insert(why);
+    }
+}
+
+/// A prepared agent experiment.
+pub struct AgentRunner {
+    spec: AgentSpec,
+    tasks: Vec<Arc<AgentTask>>,
+    models: BTreeMap<String, Arc<Model>>,
+    config: Arc<AgentConfig>,
+    scorer: Arc<LocalScorer>,
+    blobs: Arc<DirBlobStore>,
+    shared: Arc<AgentShared>,
+    concurrency: usize,
+    store_path: PathBuf,
+    _lock: FolderLock,
+}
+
+/// The dataset of `spec` with its task selection and the command-line limit applied.
+pub fn select_dataset(
+    spec: &AgentSpec,
+    options: &AgentRunOptions,
+) -> Result<AgentDataset, RunError> {
+    let name = if spec.dataset == baton_agent::SAMPLE_NAME {
+        spec.dataset.clone()
+    } else {
+        options
+            .resolve(Path::new(&spec.dataset))
+            .display()
+            .to_string()
+    };
+    let mut dataset = load_dataset(&name).map_err(|e| RunError::Spec {
+        source_name: name.clone(),
+        message: format!("{e:#}"),
+    })?;
+    if !spec.tasks.is_empty() {
+        for id in &spec.tasks {
+            if !dataset.tasks.iter().any(|t| &t.id == id) {
+                return Err(RunError::Spec {
+                    source_name: name.clone(),
+                    message: format!("tasks: no task {id:?} in the dataset"),
+                });
+            }
+        }
+        dataset.tasks.retain(|t| spec.tasks.contains(&t.id));
+    }
+    if let Some(limit) = options.limit.or(spec.limit) {
+        dataset.tasks.truncate(limit);
+    }
+    Ok(dataset)
+}
+
+/// The loop's configuration: protocol, limits and templates.
+pub fn agent_config(spec: &AgentSpec, options: &AgentRunOptions) -> Result<AgentConfig, RunError> {
+    let templates = match &spec.agent_templates {
+        Some(p) => {
+            let path = options.resolve(p);
+            AgentTemplates::load(&path).map_err(|e| RunError::Spec {
+                source_name: path.display().to_string(),
+                message: format!("agent_templates: {e:#}"),
+            })?
+        }
+        None => AgentTemplates::default(),
+    };
+    Ok(AgentConfig {
+        protocol: spec.protocol,
+        step_limit: spec.step_limit,
+        cost_limit: Cost::from_usd(spec.cost_limit_usd),
+        templates,
+    })
+}
+
+/// The price card: embedded, with the experiment's overrides.
+pub fn price_card(spec: &AgentSpec, options: &AgentRunOptions) -> Result<PriceCard, RunError> {
+    let card = PriceCard::embedded();
+    match &spec.prices {
+        Some(p) => card
+            .with_override_file(&options.resolve(p))
+            .map_err(|e| RunError::Model {
+                name: "*".into(),
+                message: e.to_string(),
+            }),
+        None => Ok(card),
+    }
+}
+
+impl AgentRunner {
+    /// Load the tasks, build every model with its price (an error here, before any
+    /// call), lock the folder and open the store.
+    pub async fn prepare(spec: AgentSpec, options: AgentRunOptions) -> Result<Self, RunError> {
+        let store_path = options.out_dir.join(STORE_FILE);
+        if options.resume && !store_path.exists() {
+            return Err(RunError::NothingToResume(store_path));
+        }
+        let lock = FolderLock::acquire(&options.out_dir)?;
+        let dataset = select_dataset(&spec, &options)?;
+        let config = agent_config(&spec, &options)?;
+        let card = price_card(&spec, &options)?;
+        let models = models::build(&spec, &dataset.tasks, &card, &options)?;
+        let blobs =
+            DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
+                path: options.out_dir.join(BLOB_DIR),
+                message: e.to_string(),
+            })?;
+        let store = Store::open(&store_path)?;
+        store
+            .init_experiment(ExperimentMeta {
+                name: spec.name.clone(),
+                spec_toml: baton_models::redact_url_credentials(&options.spec_text),
+                spec_sha256: spec.sha256(),
+                price_card_sha256: card.sha256().to_string(),
+                eval_profile: AGENT_EVAL_PROFILE.into(),
+                eval_version: format!(
+                    "local {}; swebench {}",
+                    env!("CARGO_PKG_VERSION"),
+                    baton_agent::SWEBENCH_VERSION
+                ),
+                baton_version: env!("CARGO_PKG_VERSION").to_string(),
+                git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
+                simulated: spec.simulated(),
+            })
+            .await?;
+        let mut inputs = vec![
+            ("spec".to_string(), spec.sha256()),
+            ("price card".to_string(), card.sha256().to_string()),
+            ("agent config".to_string(), config_sha256(&config)),
+        ];
+        for t in &dataset.tasks {
+            let sha = t.sha256().map_err(|e| RunError::Spec {
+                source_name: t.origin.clone(),
+                message: format!("{e:#}"),
+            })?;
+            store
+                .agent_task(AgentTaskMeta {
+                    task_id: t.id.clone(),
+                    origin: t.origin.clone(),
+                    difficulty: t.difficulty.name().to_string(),
+                    format: t.format.name().to_string(),
+                    task_sha256: sha.clone(),
+                })
+                .await?;
+            inputs.push((format!("task {}", t.id), sha));
+        }
+        for c in store.check_inputs(inputs, options.allow_changed).await? {
+            tracing::warn!(input = %c, "continuing with a changed input (--allow-changed); recorded in the store");
+        }
+        let episodes = dataset.tasks.len() * models.len() * spec.replicates as usize;
+        options
+            .observer
+            .planned(episodes, episodes * spec.step_limit as usize);
+        let paid = Reader::open(&store_path)?.total_paid()?;
+        Ok(AgentRunner {
+            concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
+            scorer: Arc::new(LocalScorer::new(spec.environment.clone())),
+            spec,
+            tasks: dataset.tasks.into_iter().map(Arc::new).collect(),
+            models,
+            config: Arc::new(config),
+            blobs: Arc::new(blobs),
+            shared: Arc::new(AgentShared {
+                store,
+                stop: options.stop,
+                observer: options.observer,
+                budget: Budget::new(options.max_cost, paid),
+                blocked: Mutex::default(),
+            }),
+            store_path,
+            _lock: lock,
+        })
+    }
+
+    /// The tasks, in run order.
+    pub fn tasks(&self) -> &[Arc<AgentTask>] {
+        &self.tasks
+    }
+
+    /// Run every episode, resuming what is stored.
+    pub async fn run(self) -> Result<AgentRunSummary, RunError> {
+        let before = Reader::open(&self.store_path)?;
+        let (calls_before, paid_before) = (before.call_count()?, before.total_paid()?);
+        drop(before);
+        let runner = Arc::new(self);
+        let limit = Arc::new(Semaphore::new(runner.concurrency));
+        let mut handles = Vec::new();
+        for replicate in 0..runner.spec.replicates {
+            for ti in 0..runner.tasks.len() {
+                for model in runner.models.keys() {
+                    let permit = limit
+                        .clone()
+                        .acquire_owned()
+                        .await
+                        .expect("semaphore is never closed");
+                    if runner.shared.stop.is_stopped() {
+                        break;
+                    }
+                    let (r, model) = (runner.clone(), model.clone());
+                    handles.push(tokio::spawn(async move {
+                        let _permit = permit;
+                        r.run_episode(ti, &model, replicate).await
+                    }));
+                }
+            }
+        }
+        for h in handles {
+            h.await.expect("an agent episode panicked")?;
+        }
+        let blocked = runner.shared.blocked.lock().expect("blocked lock").clone();
+        if let Some(why) = blocked.into_values().next() {
+            return Err(RunError::Unpriced(why));
+        }
+        let reader = Reader::open(&runner.store_path)?;
+        let spend = reader.spend()?;
+        let mut summary = AgentRunSummary {
+            store_path: runner.store_path.clone(),
+            calls_total: reader.call_count()?,
+            spent_now: spend.paid - paid_before,
+            spend,
+            ..AgentRunSummary::default()
+        };
+        summary.calls_new = summary.calls_total - calls_before;
+        for e in reader.agent_episodes()? {
+            *summary.episodes.entry(e.outcome.status).or_default() += 1;
+            if let Some(end) = &e.end {
+                *summary.exits.entry(end.exit.clone()).or_default() += 1;
+            }
+            if e.outcome.verdict.as_ref().and_then(|v| v.is_correct) == Some(true) {
+                summary.resolved += 1;
+            }
+        }
+        Ok(summary)
+    }
+
+    /// The seed of (task, replicate): the same for every model, so they are paired.
+    fn seed(&self, task: usize, replicate: u32) -> u64 {
+        let _ = task;
+        self.spec.seed.wrapping_add(u64::from(replicate))
+    }
+
+    async fn run_episode(
+        &self,
+        ti: usize,
+        model_name: &str,
+        replicate: u32,
+    ) -> Result<(), RunError> {
+        let task = &self.tasks[ti];
+        let model = &self.models[model_name];
+        let seed = self.seed(ti, replicate);
+        let store = &self.shared.store;
+        let progress = store
+            .agent_episode(AgentEpisodeInit {
+                task_id: task.id.clone(),
+                model: model_name.to_string(),
+                replicate,
+                seed,
+                task_sha256: task.sha256().map_err(|e| RunError::Spec {
+                    source_name: task.origin.clone(),
+                    message: format!("{e:#}"),
+                })?,
+            })
+            .await?;
+        if progress.status != EpisodeStatus::Incomplete {
+            return Ok(());
+        }
+        let episode_id = progress.episode_id;
+        let restored = match resume::restore(&self.config, task, &progress, store).await? {
+            Ok(r) => r,
+            Err(why) => {
+                // a stored reply without a cost: the model is blocked until the card has it
+                self.shared.block(model_name, why.clone());
+                return self.leave_incomplete(episode_id, why, Cost::ZERO).await;
+            }
+        };
+        let outcome = match restored.ended {
+            Some(outcome) => Ok(outcome),
+            None => {
+                self.drive(
+                    task,
+                    model,
+                    episode_id,
+                    seed,
+                    restored,
+                    progress.last_snapshot(),
+                )
+                .await?
+            }
+        };
+        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+        match outcome {
+            Ok(o) if o.exit != AgentExit::Error => self.finish(task, episode_id, o, paid).await,
+            Ok(o) => {
+                let why = o.error.unwrap_or_else(|| "the model call failed".into());
+                self.leave_incomplete(episode_id, why, paid).await
+            }
+            Err(why) => self.leave_incomplete(episode_id, why, paid).await,
+        }
+    }
+
+    /// Run the loop from a restored state in a fresh environment with the last
+    /// snapshot restored. `Ok(Err(why))`: the episode stays incomplete.
+    async fn drive(
+        &self,
+        task: &Arc<AgentTask>,
+        model: &Arc<Model>,
+        episode_id: i64,
+        seed: u64,
+        restored: resume::Restored,
+        snapshot: Option<&str>,
+    ) -> Result<Result<AgentOutcome, String>, RunError> {
+        let env_config = self.spec.environment.clone();
+        let (t, blobs, snap) = (
+            task.clone(),
+            self.blobs.clone(),
+            snapshot.map(str::to_string),
+        );
+        let started = tokio::task::spawn_blocking(move || -> Result<_, AgentError> {
+            let mut env = start_task_env(&t, &env_config)?;
+            if let Some(id) = snap {
+                env.restore(blobs.as_ref(), &SnapshotId(id))
+                    .map_err(|source| AgentError::Env {
+                        task_id: t.id.clone(),
+                        source,
+                    })?;
+            }
+            Ok(env)
+        })
+        .await
+        .expect("the environment thread does not panic");
+        let mut env = match started {
+            Ok(env) => Some(env),
+            Err(e) => return Ok(Err(format!("{e:#}"))),
+        };
+        let mut state = restored.state;
+        let mut sink = sink::StoreSink {
+            shared: &self.shared,
+            model,
+            task_id: &task.id,
+            episode_id,
+            context: restored.context,
+            reserved: None,
+            new_calls: 0,
+        };
+        let lp = AgentLoop {
+            config: &self.config,
+            task_id: &task.id,
+            seed: Some(seed),
+            blobs: Some(self.blobs.as_ref()),
+            prior_unusable: restored.prior_unusable,
+        };
+        let result = lp.run(model, &mut env, &mut state, &mut sink).await;
+        sink.settle();
+        if let Some(env) = env.take() {
+            let _ = tokio::task::spawn_blocking(move || env.close()).await;
+        }
+        match result {
+            Ok(o) => Ok(Ok(o)),
+            Err(AgentError::Sink { message, .. }) => Err(RunError::Spec {
+                source_name: self.store_path.display().to_string(),
+                message,
+            }),
+            Err(AgentError::Unpriced { reason, call, .. }) => {
+                let why = format!(
+                    "model {:?}: the cost of a billed reply (task {:?}, call {call}) cannot be computed: {reason}",
+                    model.name(),
+                    task.id
+                );
+                self.shared.block(model.name(), why.clone());
+                Ok(Err(why))
+            }
+            Err(e) => Ok(Err(format!("{e:#}"))),
+        }
+    }
+
+    async fn leave_incomplete(
+        &self,
+        episode_id: i64,
+        why: String,
+        paid: Cost,
+    ) -> Result<(), RunError> {
+        let mut outcome = Outcome::unfinished();
+        outcome.reason = Some(why);
+        outcome.cost_attributed = paid;
+        outcome.cost_paid = paid;
+        self.shared.store.finish(episode_id, outcome).await?;
+        self.shared.observer.episode(EpisodeStatus::Incomplete);
+        Ok(())
+    }
+
+    /// Score the submission (if any) and store the outcome with the exit.
+    async fn finish(
+        &self,
+        task: &Arc<AgentTask>,
+        episode_id: i64,
+        o: AgentOutcome,
+        paid: Cost,
+    ) -> Result<(), RunError> {
+        let (status, verdict, reason) = match (&o.submission, task.format) {
+            (Some(_), TaskFormat::SweBench) => (
+                EpisodeStatus::Unscored,
+                None,
+                Some("SWE-bench submissions are scored by the official harness".to_string()),
+            ),
+            (Some(patch), _) => {
+                let (scorer, t, patch) = (self.scorer.clone(), task.clone(), patch.clone());
+                let scored = tokio::task::spawn_blocking(move || scorer.score(&t, &patch))
+                    .await
+                    .expect("the scoring thread does not panic");
+                match scored {
+                    Ok(v) => (
+                        EpisodeStatus::Scored,
+                        Some(Verdict {
+                            score: if v.resolved { 1.0 } else { 0.0 },
+                            is_correct: Some(v.resolved),
+                            error: v.run_error.clone(),
+                            details: serde_json::to_value(&v).unwrap_or_default(),
+                        }),
+                        None,
+                    ),
+                    Err(e) => (EpisodeStatus::Errored, None, Some(format!("{e:#}"))),
+                }
+            }
+            (None, _) => (
+                EpisodeStatus::Scored,
+                Some(Verdict {
+                    score: 0.0,
+                    is_correct: Some(false),
+                    error: Some(format!(
+                        "no submission: the run ended with {}",
+                        o.exit.name()
+                    )),
+                    details: serde_json::Value::Null,
+                }),
+                None,
+            ),
+        };
+        let outcome = Outcome {
+            status,
+            final_response: o.submission.clone(),
+            extracted: None,
+            verdict,
+            reason,
+            cost_attributed: paid,
+            cost_paid: paid,
+        };
+        let end = AgentEnd {
+            exit: o.exit.name().to_string(),
+            calls: o.calls,
+            error: o.error,
+        };
+        self.shared
+            .store
+            .finish_agent(episode_id, outcome, end)
+            .await?;
+        self.shared.observer.episode(status);
+        Ok(())
+    }
+}
+
+/// The sha256 of the loop's configuration (protocol, limits, templates).
+fn config_sha256(config: &AgentConfig) -> String {
+    use sha2::{Digest, Sha256};
+    let json = serde_json::to_vec(config).expect("a config always serializes");
+    hex::encode(Sha256::digest(json))
+}

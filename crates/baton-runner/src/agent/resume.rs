@@ -1,0 +1,138 @@
+//! Rebuilding an agent episode's state from the store: the visible conversation from
+//! the last stored context node, the counters from the stored calls and billed attempts,
+//! and the actions of the last call that have no stored step.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use baton_agent::{Action, AgentConfig, AgentExit, AgentOutcome, AgentState, AgentTask};
+use baton_store::{AgentProgress, Store};
+use baton_types::Message;
+
+use crate::RunError;
+
+/// Where a stored episode stands.
+pub(crate) struct Restored {
+    /// The loop's state.
+    pub state: AgentState,
+    /// The conversation node it corresponds to.
+    pub context: i64,
+    /// Unusable attempts already paid for the next call.
+    pub prior_unusable: u32,
+    /// The outcome, when the stored steps already end the run (a submission was stored
+    /// but the episode's end was not).
+    pub ended: Option<AgentOutcome>,
+}
+
+fn corrupt(task: &AgentTask, message: String) -> RunError {
+    RunError::Spec {
+        source_name: format!("the stored episode of task {:?}", task.id),
+        message,
+    }
+}
+
+/// The state of `progress`. `Ok(Err(why))`: a stored reply has no cost, so the cost
+/// limit cannot be checked and the episode cannot go on.
+pub(crate) async fn restore(
+    config: &AgentConfig,
+    task: &AgentTask,
+    progress: &AgentProgress,
+    store: &Store,
+) -> Result<Result<Restored, String>, RunError> {
+    let next = progress.calls.len() as u32;
+    let prior_unusable = progress
+        .unusable
+        .iter()
+        .filter(|a| a.call_index == next)
+        .count() as u32;
+    let cost = match progress.paid() {
+        Ok(c) => c,
+        Err(why) => {
+            return Ok(Err(format!(
+                "task {:?}: a stored billed reply has no cost ({why}); add the rate to the price card (--prices) and resume",
+                task.id
+            )));
+        }
+    };
+    let start = AgentState::start(config, task).map_err(|e| corrupt(task, format!("{e:#}")))?;
+    let Some(last) = progress.calls.last() else {
+        let state = AgentState { cost, ..start };
+        return Ok(Ok(Restored {
+            state,
+            context: 0,
+            prior_unusable,
+            ended: None,
+        }));
+    };
+    for (i, c) in progress.calls.iter().enumerate() {
+        if c.index() as usize != i {
+            return Err(corrupt(
+                task,
+                format!("call {i} is missing (found call {})", c.index()),
+            ));
+        }
+    }
+    let context = progress.context();
+    let messages: Vec<Message> = store
+        .context_messages(context)
+        .await?
+        .iter()
+        .map(|m| {
+            serde_json::from_str(m).map_err(|e| corrupt(task, format!("a stored message: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    if messages.get(..start.messages.len()) != Some(&start.messages[..]) {
+        return Err(corrupt(
+            task,
+            "the stored conversation does not open with this task's templates".into(),
+        ));
+    }
+    let mut format_errors_in_a_row = 0;
+    for c in &progress.calls {
+        format_errors_in_a_row = match c.format_error {
+            Some(_) => format_errors_in_a_row + 1,
+            None => 0,
+        };
+    }
+    let actions: Vec<Action> = serde_json::from_str(&last.actions_json)
+        .map_err(|e| corrupt(task, format!("the actions of call {}: {e}", last.index())))?;
+    let done: Vec<_> = progress
+        .steps
+        .iter()
+        .filter(|s| s.step.call_index == last.index())
+        .collect();
+    let ran: BTreeSet<u32> = done.iter().map(|s| s.step.action_index).collect();
+    let mut state = AgentState {
+        messages,
+        calls: next,
+        cost,
+        format_errors_in_a_row,
+        pending: VecDeque::new(),
+    };
+    if let Some(s) = done.iter().find(|s| s.step.submission.is_some()) {
+        let ended = AgentOutcome {
+            exit: AgentExit::Submitted,
+            submission: s.step.submission.clone(),
+            calls: state.calls,
+            cost: state.cost,
+            error: None,
+        };
+        return Ok(Ok(Restored {
+            state,
+            context,
+            prior_unusable,
+            ended: Some(ended),
+        }));
+    }
+    state.pending = actions
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| (i as u32, a))
+        .filter(|(i, _)| !ran.contains(i))
+        .collect();
+    Ok(Ok(Restored {
+        state,
+        context,
+        prior_unusable,
+        ended: None,
+    }))
+}

@@ -1,0 +1,292 @@
+//! The agent experiment file (TOML, `kind = "agent"`).
+//!
+//! ```toml
+//! kind = "agent"
+//! name = "agent-demo"
+//! dataset = "agent-sample"     # the bundled set, a task folder or a folder of them,
+//!                              # an Exercism/polyglot folder, or SWE-bench JSONL
+//! limit = 6                    # at most this many tasks (in id order); default all
+//! replicates = 1
+//! seed = 7
+//! concurrency = 2              # episodes in flight at once
+//! protocol = "tool_calls"      # or "text" (fenced commands)
+//! step_limit = 150             # model calls per task (the handoff paper's)
+//! cost_limit_usd = 3.0         # spend per task; no call starts once it is reached
+//! agent_templates = "swebench.yaml"   # a mini-SWE-agent YAML; default baton's own
+//!
+//! [environment]                # baton_env::EnvConfig; default bwrap
+//! backend = "bwrap"
+//!
+//! [models.lc]
+//! model = "sim/lc"             # provider/model; every key of a chat model is allowed
+//! [models.lc.sim]              # the simulated agent's knobs (skill, malformed, latency_ms)
+//! skill = 0.45
+//! ```
+//!
+//! What baton fills in itself: for `sim/` models without `[sim]`, the preset of that
+//! name ([`SimAgentSettings::preset`]); temperature and output cap as for chat models
+//! ([`ModelSpec::generate_config`]); the templates' version. All of it is stored with the
+//! run (the spec text, and the inputs' hashes).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use baton_agent::{DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, Protocol, SimAgentSettings};
+use baton_env::EnvConfig;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::RunError;
+use crate::spec::ModelSpec;
+
+/// The `kind` that marks an agent experiment.
+pub const AGENT_KIND: &str = "agent";
+
+/// One agent experiment, as written in its TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// Always `agent`.
+    pub kind: String,
+    /// A name for the experiment, shown in reports.
+    pub name: String,
+    /// `agent-sample`, or a path (relative to the experiment file's folder).
+    pub dataset: String,
+    /// At most this many tasks, in id order; absent means all.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Only these task ids (empty: all).
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// Models by name; each runs every task.
+    pub models: BTreeMap<String, toml::Table>,
+    /// Episodes per (task, model), with distinct seeds; default 1.
+    #[serde(default = "one")]
+    pub replicates: u32,
+    /// Base seed; default 0.
+    #[serde(default)]
+    pub seed: u64,
+    /// Episodes in flight at once; default 2.
+    #[serde(default = "two")]
+    pub concurrency: usize,
+    /// How commands travel: `tool_calls` (default) or `text`.
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// Model calls allowed per task; default 150.
+    #[serde(default = "step_limit")]
+    pub step_limit: u32,
+    /// Spend allowed per task in US dollars; default 3.
+    #[serde(default = "cost_limit")]
+    pub cost_limit_usd: f64,
+    /// A mini-SWE-agent YAML with the templates to use; default baton's own.
+    #[serde(default)]
+    pub agent_templates: Option<PathBuf>,
+    /// A price card in LiteLLM's format laid over the embedded one.
+    #[serde(default)]
+    pub prices: Option<PathBuf>,
+    /// Total time, in seconds, all retries of one run may spend waiting (default 3600).
+    #[serde(default = "retry_budget")]
+    pub retry_budget_secs: u64,
+    /// The sandbox.
+    #[serde(default)]
+    pub environment: EnvConfig,
+}
+
+/// One model of an agent experiment: a chat model's settings and the simulated agent's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentModel {
+    /// Everything but `[sim]`, read as a chat model.
+    pub spec: ModelSpec,
+    /// The simulated agent's settings, for `sim/` models.
+    pub sim: Option<SimAgentSettings>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn two() -> usize {
+    2
+}
+fn step_limit() -> u32 {
+    DEFAULT_STEP_LIMIT
+}
+fn cost_limit() -> f64 {
+    DEFAULT_COST_LIMIT_USD
+}
+fn retry_budget() -> u64 {
+    3600
+}
+
+/// Whether the experiment text says `kind = "agent"` (a text that is not TOML is not).
+pub fn is_agent_experiment(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| {
+            t.get("kind")
+                .and_then(|k| k.as_str().map(|k| k == AGENT_KIND))
+        })
+        .unwrap_or(false)
+}
+
+impl AgentSpec {
+    /// Parse and check an agent experiment file's text; `source` names it in errors.
+    pub fn parse(source: &str, text: &str) -> Result<Self, RunError> {
+        let err = |message: String| RunError::Spec {
+            source_name: source.to_string(),
+            message,
+        };
+        let spec: AgentSpec = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        spec.check().map_err(err)?;
+        Ok(spec)
+    }
+
+    /// Check the fields and every model table.
+    pub fn check(&self) -> Result<(), String> {
+        if self.kind != AGENT_KIND {
+            return Err(format!("kind = {:?}: expected \"agent\"", self.kind));
+        }
+        if self.models.is_empty() {
+            return Err("no models: name at least one [models.NAME] with model = ...".into());
+        }
+        for name in self.models.keys() {
+            self.model(name)?;
+        }
+        if self.replicates == 0 {
+            return Err("replicates must be at least 1".into());
+        }
+        if self.concurrency == 0 {
+            return Err("concurrency must be at least 1".into());
+        }
+        if self.step_limit == 0 {
+            return Err("step_limit must be at least 1".into());
+        }
+        if !(self.cost_limit_usd.is_finite() && self.cost_limit_usd > 0.0) {
+            return Err(format!(
+                "cost_limit_usd = {}: must be a positive number of dollars",
+                self.cost_limit_usd
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model named `name`, read from its table (errors name `models.NAME.KEY`).
+    pub fn model(&self, name: &str) -> Result<AgentModel, String> {
+        let table = self
+            .models
+            .get(name)
+            .ok_or_else(|| format!("no model {name:?} in [models]"))?;
+        let mut rest = table.clone();
+        let sim = rest.remove("sim");
+        let spec: ModelSpec = rest.try_into().map_err(|e| format!("models.{name}: {e}"))?;
+        let (provider, id) = spec.provider_and_id();
+        if provider.is_empty() || id.is_empty() {
+            return Err(format!(
+                "models.{name}: model = {:?} is not of the form provider/model",
+                spec.model
+            ));
+        }
+        let sim = match sim {
+            None => None,
+            Some(_) if provider != "sim" => {
+                return Err(format!(
+                    "models.{name}: [sim] settings given for a {provider} model"
+                ));
+            }
+            Some(v) => Some(
+                v.try_into::<SimAgentSettings>()
+                    .map_err(|e| format!("models.{name}.sim: {e}"))?,
+            ),
+        };
+        Ok(AgentModel { spec, sim })
+    }
+
+    /// The sha256 of the spec's canonical JSON form: what identifies the store. Knobs
+    /// that do not change results (concurrency, the retry budget, simulated latency,
+    /// per-model concurrency and rate limits) are left out.
+    pub fn sha256(&self) -> String {
+        let mut canonical = self.clone();
+        canonical.concurrency = 0;
+        canonical.retry_budget_secs = 0;
+        for m in canonical.models.values_mut() {
+            for key in [
+                "concurrency",
+                "requests_per_minute",
+                "tokens_per_minute",
+                "unusable_retries",
+                "allow_http_with_key",
+            ] {
+                m.remove(key);
+            }
+            if let Some(toml::Value::Table(sim)) = m.get_mut("sim") {
+                sim.remove("latency_ms");
+            }
+        }
+        let json = serde_json::to_vec(&canonical).expect("a spec always serializes");
+        hex::encode(Sha256::digest(json))
+    }
+
+    /// Whether any model is simulated.
+    pub fn simulated(&self) -> bool {
+        self.models
+            .values()
+            .filter_map(|m| m.get("model").and_then(|v| v.as_str()))
+            .any(|m| m.starts_with("sim/"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+        kind = "agent"
+        name = "t"
+        dataset = "agent-sample"
+        [models.lc]
+        model = "sim/lc"
+        [models.hc]
+        model = "sim/hc"
+        [models.hc.sim]
+        skill = 0.9
+    "#;
+
+    #[test]
+    fn defaults_fill_the_limits() {
+        assert!(is_agent_experiment(MINIMAL));
+        let spec = AgentSpec::parse("t.toml", MINIMAL).unwrap();
+        assert_eq!(spec.step_limit, 150);
+        assert_eq!(spec.protocol, Protocol::ToolCalls);
+        assert_eq!(spec.model("hc").unwrap().sim.unwrap().skill, 0.9);
+        assert!(spec.model("lc").unwrap().sim.is_none());
+        assert!(spec.simulated());
+    }
+
+    #[test]
+    fn bad_keys_are_named_with_their_model() {
+        let err = AgentSpec::parse("t.toml", &MINIMAL.replace("skill = 0.9", "skil = 0.9"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t.toml") && err.contains("models.hc.sim"),
+            "{err}"
+        );
+        let err = AgentSpec::parse("t.toml", &format!("{MINIMAL}\n[models.x]\nmodel = \"gpt\""))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("models.x"), "{err}");
+        assert!(!is_agent_experiment("name = \"chat\""));
+    }
+
+    #[test]
+    fn latency_does_not_change_the_identity() {
+        let a = AgentSpec::parse("t.toml", MINIMAL).unwrap();
+        let b = AgentSpec::parse(
+            "t.toml",
+            &MINIMAL.replace("skill = 0.9", "skill = 0.9\nlatency_ms = 5"),
+        )
+        .unwrap();
+        assert_eq!(a.sha256(), b.sha256());
+        let c = AgentSpec::parse("t.toml", &MINIMAL.replace("skill = 0.9", "skill = 0.8")).unwrap();
+        assert_ne!(a.sha256(), c.sha256());
+    }
+}

@@ -1,0 +1,798 @@
+//! Agent episodes in the store: tasks, each model call with the actions read from it,
+//! each command with its observation and working-tree snapshot, and how the episode
+//! ended ([`schema`](crate::schema) documents the tables).
+//!
+//! The visible conversation is never copied: each call and each command records the
+//! `message_lists` node of the conversation after it, built on the node before it, so an
+//! observation is one `messages` row shared with every later request, and 150 steps add
+//! about 150 list nodes. A resume reads the last node back ([`AgentProgress::context`])
+//! with the commands of the last call that have no stored step; a handoff can fork at
+//! call s from the last step before it (its context node and snapshot).
+
+use std::path::Path;
+
+use baton_types::{Cell, Cost, EpisodeStatus, Verdict};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::connect::sqlite_err;
+use crate::error::{Result, StoreError};
+use crate::reader::{Reader, calls_of};
+use crate::request::{EMPTY_LIST, intern_after, list_messages};
+use crate::rows::{CallRow, NewCall, Outcome};
+use crate::writer::{Db, NOW, Store, insert_call, update_outcome};
+
+/// The family agent tasks carry in the `tasks` table.
+pub const AGENT_FAMILY: &str = "agent";
+
+/// An agent task as recorded with an experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentTaskMeta {
+    /// Task id.
+    pub task_id: String,
+    /// Where it was loaded from (a folder, a JSONL line, the bundled sample).
+    pub origin: String,
+    /// Difficulty bucket (`easy`, `medium`, `hard`).
+    pub difficulty: String,
+    /// Task format (`baton`, `polyglot`, `swebench`).
+    pub format: String,
+    /// The sha256 of what the task is; a changed task refuses to resume.
+    pub task_sha256: String,
+}
+
+/// Identity of an agent episode: one per (task, model, replicate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEpisodeInit {
+    /// Task id.
+    pub task_id: String,
+    /// The model's name in the experiment.
+    pub model: String,
+    /// Replicate index.
+    pub replicate: u32,
+    /// The seed of the (task, replicate).
+    pub seed: u64,
+    /// The task's sha256 (checked against the stored episode).
+    pub task_sha256: String,
+}
+
+/// A model call of an agent episode, to store with its `calls` row in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAgentCall {
+    /// The call (`turn` is the call index, from 0).
+    pub call: NewCall,
+    /// The actions read from the reply, as JSON.
+    pub actions_json: String,
+    /// Why the reply had no runnable command, when it had none.
+    pub format_error: Option<String>,
+    /// The messages the call added to the conversation (the reply and any answer to a
+    /// format error), each as the JSON text a request carries.
+    pub added: Vec<String>,
+}
+
+/// A stored model call of an agent episode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCallRow {
+    /// The `calls` row (its request rebuilt and checked).
+    pub call: CallRow,
+    /// The actions read from the reply, as JSON.
+    pub actions_json: String,
+    /// Why the reply had no runnable command, when it had none.
+    pub format_error: Option<String>,
+    /// The conversation node after the call (its added messages are the last ones).
+    pub context: i64,
+}
+
+impl AgentCallRow {
+    /// The call index q (from 0).
+    pub fn index(&self) -> u32 {
+        self.call.call.turn
+    }
+}
+
+/// A command that ran, to store once it ran and the tree was snapshotted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAgentStep {
+    /// The episode.
+    pub episode_id: i64,
+    /// The call whose reply asked for it.
+    pub call_index: u32,
+    /// Its position among that reply's actions.
+    pub action_index: u32,
+    /// The command.
+    pub command: String,
+    /// The tool call it came from, under the tool-call protocol.
+    pub tool_call_id: Option<String>,
+    /// How it ended, as JSON (`baton_env::ExitStatus`).
+    pub status_json: String,
+    /// The shell-style return code (none after a timeout).
+    pub return_code: Option<i32>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Bytes of output it produced (before truncation).
+    pub output_bytes: u64,
+    /// The observation message as JSON, unless it submitted.
+    pub observation: Option<String>,
+    /// The submission, when it submitted.
+    pub submission: Option<String>,
+    /// The snapshot of the working tree after it.
+    pub snapshot: Option<String>,
+}
+
+/// A stored command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentStepRow {
+    /// The step as written.
+    pub step: NewAgentStep,
+    /// The conversation node after it.
+    pub context: i64,
+    /// When it was stored (UTC, ISO 8601).
+    pub created_at: String,
+}
+
+/// How an agent episode ended (beside the episode's own outcome and verdict).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEnd {
+    /// `submitted`, `step_limit`, `cost_limit`, `format_errors` or `error`.
+    pub exit: String,
+    /// Model calls made.
+    pub calls: u32,
+    /// What went wrong, for `error`.
+    pub error: Option<String>,
+}
+
+/// An unusable billed attempt of an agent episode: its call and its cost (or why none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentAttempt {
+    /// The call index it was an attempt of.
+    pub call_index: u32,
+    /// Its cost, or why it has none.
+    pub cost: std::result::Result<Cost, String>,
+}
+
+/// Everything stored of one agent episode, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentProgress {
+    /// Episode id.
+    pub episode_id: i64,
+    /// Its status.
+    pub status: EpisodeStatus,
+    /// Its calls, by index.
+    pub calls: Vec<AgentCallRow>,
+    /// Its commands, by (call, action).
+    pub steps: Vec<AgentStepRow>,
+    /// Its unusable billed attempts.
+    pub unusable: Vec<AgentAttempt>,
+    /// How it ended, once it did.
+    pub end: Option<AgentEnd>,
+}
+
+impl AgentProgress {
+    /// The conversation node after the last stored event (0 before the first call).
+    pub fn context(&self) -> i64 {
+        let last_call = self.calls.last();
+        let last_step = self
+            .steps
+            .last()
+            .filter(|s| Some(s.step.call_index) == last_call.map(AgentCallRow::index));
+        match (last_step, last_call) {
+            (Some(s), _) => s.context,
+            (None, Some(c)) => c.context,
+            (None, None) => EMPTY_LIST,
+        }
+    }
+
+    /// The last snapshot stored (the tree after the last command that ran).
+    pub fn last_snapshot(&self) -> Option<&str> {
+        self.steps
+            .iter()
+            .rev()
+            .find_map(|s| s.step.snapshot.as_deref())
+    }
+
+    /// What every stored answered attempt cost, or the first reason one has no cost.
+    pub fn paid(&self) -> std::result::Result<Cost, String> {
+        let mut total = Cost::ZERO;
+        for c in &self.calls {
+            match &c.call.call.unpriced {
+                Some(why) => return Err(why.clone()),
+                None => total += c.call.call.cost,
+            }
+        }
+        for a in &self.unusable {
+            total += a.cost.clone()?;
+        }
+        Ok(total)
+    }
+}
+
+/// An agent episode as the report reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEpisodeRow {
+    /// Episode id.
+    pub id: i64,
+    /// Task id.
+    pub task_id: String,
+    /// The task's difficulty bucket.
+    pub difficulty: String,
+    /// The model's name.
+    pub model: String,
+    /// Replicate index.
+    pub replicate: u32,
+    /// Status, outcome, verdict and costs.
+    pub outcome: Outcome,
+    /// How it ended, once it did.
+    pub end: Option<AgentEnd>,
+    /// Calls stored (steps).
+    pub calls: u32,
+    /// Commands stored.
+    pub commands: u32,
+    /// What every answered attempt of the episode cost (unpriced ones left out).
+    pub paid: Cost,
+}
+
+pub(crate) enum AgentCommand {
+    Task(Box<AgentTaskMeta>, Reply<()>),
+    Episode(Box<AgentEpisodeInit>, Reply<AgentProgress>),
+    Call(Box<NewAgentCall>, i64, Reply<(i64, i64)>),
+    Step(Box<NewAgentStep>, i64, Reply<i64>),
+    Finish(i64, Box<Outcome>, Box<AgentEnd>, Reply<()>),
+    Context(i64, Reply<Vec<String>>),
+}
+
+type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
+
+/// An agent command's result, held until its group is committed (see `writer`).
+pub(crate) enum AgentAnswer {
+    Unit(Result<()>),
+    Progress(Box<Result<AgentProgress>>),
+    Call(Result<(i64, i64)>),
+    Node(Result<i64>),
+    Messages(Result<Vec<String>>),
+}
+
+impl AgentAnswer {
+    pub(crate) fn is_ok(&self) -> bool {
+        match self {
+            AgentAnswer::Unit(r) => r.is_ok(),
+            AgentAnswer::Progress(r) => r.is_ok(),
+            AgentAnswer::Call(r) => r.is_ok(),
+            AgentAnswer::Node(r) => r.is_ok(),
+            AgentAnswer::Messages(r) => r.is_ok(),
+        }
+    }
+}
+
+impl AgentCommand {
+    /// Send `answer` to whoever sent the command (a dropped receiver means the caller
+    /// gave up).
+    pub(crate) fn answer(self, answer: AgentAnswer) {
+        match (self, answer) {
+            (AgentCommand::Task(_, tx), AgentAnswer::Unit(r))
+            | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
+            (AgentCommand::Episode(_, tx), AgentAnswer::Progress(r)) => drop(tx.send(*r)),
+            (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
+            (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
+            (AgentCommand::Context(_, tx), AgentAnswer::Messages(r)) => drop(tx.send(r)),
+            _ => unreachable!("Db::agent answers each command with its own kind"),
+        }
+    }
+}
+
+impl Store {
+    /// Record an agent task, or check that its stored hash is unchanged.
+    pub async fn agent_task(&self, task: AgentTaskMeta) -> Result<()> {
+        self.ask(|tx| agent(AgentCommand::Task(Box::new(task), tx)))
+            .await
+    }
+
+    /// Find or create an agent episode, returning everything stored of it.
+    pub async fn agent_episode(&self, init: AgentEpisodeInit) -> Result<AgentProgress> {
+        self.ask(|tx| agent(AgentCommand::Episode(Box::new(init), tx)))
+            .await
+    }
+
+    /// Commit a model call of an agent episode whose conversation so far is node
+    /// `context`; returns the call's row id and the conversation node after it.
+    pub async fn record_agent_call(&self, call: NewAgentCall, context: i64) -> Result<(i64, i64)> {
+        self.ask(|tx| agent(AgentCommand::Call(Box::new(call), context, tx)))
+            .await
+    }
+
+    /// Commit a command that ran, after conversation node `context`; returns the node
+    /// after its observation.
+    pub async fn record_agent_step(&self, step: NewAgentStep, context: i64) -> Result<i64> {
+        self.ask(|tx| agent(AgentCommand::Step(Box::new(step), context, tx)))
+            .await
+    }
+
+    /// Store how an agent episode ended, with its outcome, in one transaction.
+    pub async fn finish_agent(
+        &self,
+        episode_id: i64,
+        outcome: Outcome,
+        end: AgentEnd,
+    ) -> Result<()> {
+        self.ask(|tx| {
+            agent(AgentCommand::Finish(
+                episode_id,
+                Box::new(outcome),
+                Box::new(end),
+                tx,
+            ))
+        })
+        .await
+    }
+
+    /// The messages of conversation node `context`, first to last, as JSON texts.
+    pub async fn context_messages(&self, context: i64) -> Result<Vec<String>> {
+        self.ask(|tx| agent(AgentCommand::Context(context, tx)))
+            .await
+    }
+}
+
+fn agent(cmd: AgentCommand) -> crate::writer::Command {
+    crate::writer::Command::Agent(cmd)
+}
+
+impl Db {
+    pub(crate) fn agent(&mut self, cmd: &AgentCommand) -> AgentAnswer {
+        match cmd {
+            AgentCommand::Task(t, _) => AgentAnswer::Unit(self.agent_task(t)),
+            AgentCommand::Episode(i, _) => AgentAnswer::Progress(Box::new(self.agent_episode(i))),
+            AgentCommand::Call(c, ctx, _) => AgentAnswer::Call(self.agent_call(c, *ctx)),
+            AgentCommand::Step(st, ctx, _) => AgentAnswer::Node(self.agent_step(st, *ctx)),
+            AgentCommand::Finish(id, o, e, _) => AgentAnswer::Unit(self.finish_agent(*id, o, e)),
+            AgentCommand::Context(node, _) => AgentAnswer::Messages(
+                list_messages(&self.conn, *node).map_err(sqlite_err(&self.path)),
+            ),
+        }
+    }
+
+    fn agent_task(&mut self, t: &AgentTaskMeta) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT schedule_sha256 FROM tasks WHERE task_id = ?1",
+                [&t.task_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(&err)?;
+        match stored {
+            Some(s) if s == t.task_sha256 => return Ok(()),
+            Some(s) => {
+                return Err(StoreError::ScheduleMismatch {
+                    task_id: t.task_id.clone(),
+                    stored: s,
+                    current: t.task_sha256.clone(),
+                });
+            }
+            None => {}
+        }
+        tx.execute(
+            "INSERT INTO tasks (task_id, family, n_turns, schedule_sha256, sample_json)
+             VALUES (?1, ?2, 0, ?3, '{}')",
+            params![t.task_id, AGENT_FAMILY, t.task_sha256],
+        )
+        .map_err(&err)?;
+        tx.execute(
+            "INSERT INTO agent_tasks (task_id, origin, difficulty, format, task_sha256)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![t.task_id, t.origin, t.difficulty, t.format, t.task_sha256],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+
+    fn agent_episode(&self, init: &AgentEpisodeInit) -> Result<AgentProgress> {
+        let err = sqlite_err(&self.path);
+        let cell = Cell::single(&init.model);
+        self.conn
+            .execute(
+                &format!(
+                    "INSERT INTO episodes (task_id, cell_key, cell_json, replicate, seed,
+                     schedule_sha256, status, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'incomplete', {NOW})
+                     ON CONFLICT (task_id, cell_key, replicate) DO NOTHING"
+                ),
+                params![
+                    init.task_id,
+                    cell.label(),
+                    serde_json::to_string(&cell).expect("a cell always serializes"),
+                    init.replicate,
+                    init.seed as i64,
+                    init.task_sha256
+                ],
+            )
+            .map_err(&err)?;
+        let (id, sha, status): (i64, String, String) = self
+            .conn
+            .query_row(
+                "SELECT id, schedule_sha256, status FROM episodes
+                 WHERE task_id = ?1 AND cell_key = ?2 AND replicate = ?3",
+                params![init.task_id, cell.label(), init.replicate],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(&err)?;
+        if sha != init.task_sha256 {
+            return Err(StoreError::ScheduleMismatch {
+                task_id: init.task_id.clone(),
+                stored: sha,
+                current: init.task_sha256.clone(),
+            });
+        }
+        progress(&self.conn, &self.path, id, &status)
+    }
+
+    fn agent_call(&mut self, c: &NewAgentCall, context: i64) -> Result<(i64, i64)> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        let id = insert_call(&tx, &self.path, &c.call)?;
+        let added: Vec<&str> = c.added.iter().map(String::as_str).collect();
+        let node = intern_after(&tx, context, &added).map_err(&err)?;
+        tx.execute(
+            "INSERT INTO agent_calls (episode_id, call_index, call_id, actions_json,
+             format_error, context) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                c.call.episode_id,
+                c.call.turn,
+                id,
+                c.actions_json,
+                c.format_error,
+                node
+            ],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)?;
+        Ok((id, node))
+    }
+
+    fn agent_step(&mut self, s: &NewAgentStep, context: i64) -> Result<i64> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        let (node, message) = match &s.observation {
+            Some(o) => {
+                let node = intern_after(&tx, context, &[o]).map_err(&err)?;
+                let message: i64 = tx
+                    .query_row(
+                        "SELECT message FROM message_lists WHERE id = ?1",
+                        [node],
+                        |r| r.get(0),
+                    )
+                    .map_err(&err)?;
+                (node, Some(message))
+            }
+            None => (context, None),
+        };
+        tx.execute(
+            &format!(
+                "INSERT INTO agent_steps (episode_id, call_index, action_index, command,
+                 tool_call_id, status_json, return_code, duration_ms, output_bytes,
+                 observation, submission, snapshot, context, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {NOW})"
+            ),
+            params![
+                s.episode_id,
+                s.call_index,
+                s.action_index,
+                s.command,
+                s.tool_call_id,
+                s.status_json,
+                s.return_code,
+                i64::try_from(s.duration_ms).unwrap_or(i64::MAX),
+                i64::try_from(s.output_bytes).unwrap_or(i64::MAX),
+                message,
+                s.submission,
+                s.snapshot,
+                node
+            ],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)?;
+        Ok(node)
+    }
+
+    fn finish_agent(&mut self, id: i64, o: &Outcome, e: &AgentEnd) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        update_outcome(&tx, &self.path, id, o)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO agent_outcomes (episode_id, exit, calls, error)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![id, e.exit, e.calls, e.error],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+}
+
+/// Everything stored of episode `id`.
+fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<AgentProgress> {
+    let err = sqlite_err(path);
+    let status = parse_status(path, id, status)?;
+    let mut calls = Vec::new();
+    {
+        let mut stmt = conn
+            .prepare(
+                "SELECT call_id, actions_json, format_error, context FROM agent_calls
+                 WHERE episode_id = ?1 ORDER BY call_index",
+            )
+            .map_err(&err)?;
+        let rows: Vec<(i64, String, Option<String>, i64)> = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(&err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(&err)?;
+        let mut by_id: std::collections::HashMap<i64, CallRow> = calls_of(conn, path, id)?
+            .into_iter()
+            .map(|c| (c.id, c))
+            .collect();
+        for (call_id, actions_json, format_error, context) in rows {
+            let call = by_id.remove(&call_id).ok_or_else(|| StoreError::Decode {
+                path: path.to_path_buf(),
+                what: format!("agent_calls of episode {id}"),
+                message: format!("call {call_id} is missing"),
+            })?;
+            calls.push(AgentCallRow {
+                call,
+                actions_json,
+                format_error,
+                context,
+            });
+        }
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.call_index, s.action_index, s.command, s.tool_call_id, s.status_json,
+             s.return_code, s.duration_ms, s.output_bytes, m.json, s.submission, s.snapshot,
+             s.context, s.created_at
+             FROM agent_steps s LEFT JOIN messages m ON m.id = s.observation
+             WHERE s.episode_id = ?1 ORDER BY s.call_index, s.action_index",
+        )
+        .map_err(&err)?;
+    let steps = stmt
+        .query_map([id], |r| {
+            Ok(AgentStepRow {
+                step: NewAgentStep {
+                    episode_id: id,
+                    call_index: r.get(0)?,
+                    action_index: r.get(1)?,
+                    command: r.get(2)?,
+                    tool_call_id: r.get(3)?,
+                    status_json: r.get(4)?,
+                    return_code: r.get(5)?,
+                    duration_ms: r.get::<_, i64>(6)? as u64,
+                    output_bytes: r.get::<_, i64>(7)? as u64,
+                    observation: r.get(8)?,
+                    submission: r.get(9)?,
+                    snapshot: r.get(10)?,
+                },
+                context: r.get(11)?,
+                created_at: r.get(12)?,
+            })
+        })
+        .map_err(&err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(&err)?;
+    let mut stmt = conn
+        .prepare("SELECT turn, cost, unpriced FROM attempts WHERE episode_id = ?1 ORDER BY id")
+        .map_err(&err)?;
+    let unusable = stmt
+        .query_map([id], |r| {
+            let cost: Option<i64> = r.get(1)?;
+            let unpriced: Option<String> = r.get(2)?;
+            Ok(AgentAttempt {
+                call_index: r.get(0)?,
+                cost: cost.map(Cost).ok_or_else(|| unpriced.unwrap_or_default()),
+            })
+        })
+        .map_err(&err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(&err)?;
+    let end = conn
+        .query_row(
+            "SELECT exit, calls, error FROM agent_outcomes WHERE episode_id = ?1",
+            [id],
+            |r| {
+                Ok(AgentEnd {
+                    exit: r.get(0)?,
+                    calls: r.get(1)?,
+                    error: r.get(2)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(&err)?;
+    Ok(AgentProgress {
+        episode_id: id,
+        status,
+        calls,
+        steps,
+        unusable,
+        end,
+    })
+}
+
+fn parse_status(path: &Path, id: i64, s: &str) -> Result<EpisodeStatus> {
+    s.parse().map_err(|message| StoreError::Decode {
+        path: path.to_path_buf(),
+        what: format!("episodes.status of episode {id}"),
+        message,
+    })
+}
+
+impl Reader {
+    /// Whether the store holds an agent experiment (any agent task).
+    pub fn is_agent(&self) -> Result<bool> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM agent_tasks)", [], |r| {
+                r.get(0)
+            })
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// The agent tasks, by id.
+    pub fn agent_tasks(&self) -> Result<Vec<AgentTaskMeta>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT task_id, origin, difficulty, format, task_sha256 FROM agent_tasks
+                 ORDER BY task_id",
+            )
+            .map_err(&err)?;
+        stmt.query_map([], |r| {
+            Ok(AgentTaskMeta {
+                task_id: r.get(0)?,
+                origin: r.get(1)?,
+                difficulty: r.get(2)?,
+                format: r.get(3)?,
+                task_sha256: r.get(4)?,
+            })
+        })
+        .map_err(&err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(&err)
+    }
+
+    /// Every agent episode with its outcome, counts and spend, by id.
+    pub fn agent_episodes(&self) -> Result<Vec<AgentEpisodeRow>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.id, e.task_id, a.difficulty, e.cell_json, e.replicate, e.status,
+                 e.final_response, e.extracted, e.score, e.is_correct, e.eval_error,
+                 e.eval_details, e.reason, e.cost_attributed, e.cost_paid,
+                 o.exit, o.calls, o.error,
+                 (SELECT count(*) FROM agent_calls c WHERE c.episode_id = e.id),
+                 (SELECT count(*) FROM agent_steps s WHERE s.episode_id = e.id),
+                 (SELECT coalesce(sum(cost), 0) FROM calls c WHERE c.episode_id = e.id)
+                 + (SELECT coalesce(sum(cost), 0) FROM attempts t WHERE t.episode_id = e.id)
+                 FROM episodes e JOIN agent_tasks a ON a.task_id = e.task_id
+                 LEFT JOIN agent_outcomes o ON o.episode_id = e.id
+                 ORDER BY e.id",
+            )
+            .map_err(&err)?;
+        type Raw = (
+            (i64, String, String, String, u32, String),
+            (Option<String>, Option<String>, Option<f64>, Option<bool>),
+            (Option<String>, Option<String>, Option<String>, i64, i64),
+            (Option<String>, Option<u32>, Option<String>, u32, u32, i64),
+        );
+        let rows: Vec<Raw> = stmt
+            .query_map([], |r| {
+                Ok((
+                    (
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ),
+                    (r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
+                    (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?),
+                    (
+                        r.get(15)?,
+                        r.get(16)?,
+                        r.get(17)?,
+                        r.get(18)?,
+                        r.get(19)?,
+                        r.get(20)?,
+                    ),
+                ))
+            })
+            .map_err(&err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(&err)?;
+        rows.into_iter()
+            .map(|(a, b, c, d)| {
+                let (id, task_id, difficulty, cell_json, replicate, status) = a;
+                let (final_response, extracted, score, is_correct) = b;
+                let (eval_error, details, reason, attributed, paid_col) = c;
+                let (exit, calls, error, n_calls, n_steps, paid) = d;
+                let decode = |what: &str, message: String| StoreError::Decode {
+                    path: self.path.clone(),
+                    what: format!("{what} of episode {id}"),
+                    message,
+                };
+                let cell: Cell = serde_json::from_str(&cell_json)
+                    .map_err(|e| decode("episodes.cell_json", e.to_string()))?;
+                let Cell::Single { model } = cell else {
+                    return Err(decode(
+                        "episodes.cell_json",
+                        "not a single-model cell".into(),
+                    ));
+                };
+                let verdict = match score {
+                    Some(score) => Some(Verdict {
+                        score,
+                        is_correct,
+                        error: eval_error,
+                        details: match details {
+                            Some(d) => serde_json::from_str(&d)
+                                .map_err(|e| decode("episodes.eval_details", e.to_string()))?,
+                            None => serde_json::Value::Null,
+                        },
+                    }),
+                    None => None,
+                };
+                Ok(AgentEpisodeRow {
+                    id,
+                    task_id,
+                    difficulty,
+                    model,
+                    replicate,
+                    outcome: Outcome {
+                        status: parse_status(&self.path, id, &status)?,
+                        final_response,
+                        extracted,
+                        verdict,
+                        reason,
+                        cost_attributed: Cost(attributed),
+                        cost_paid: Cost(paid_col),
+                    },
+                    end: match (exit, calls) {
+                        (Some(exit), Some(calls)) => Some(AgentEnd { exit, calls, error }),
+                        _ => None,
+                    },
+                    calls: n_calls,
+                    commands: n_steps,
+                    paid: Cost(paid),
+                })
+            })
+            .collect()
+    }
+
+    /// What every answered attempt of episode `episode_id` cost (calls and unusable
+    /// attempts; unpriced ones count 0).
+    pub fn episode_paid(&self, episode_id: i64) -> Result<Cost> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT coalesce(sum(cost), 0) FROM calls WHERE episode_id = ?1)
+                 + (SELECT coalesce(sum(cost), 0) FROM attempts WHERE episode_id = ?1)",
+                [episode_id],
+                |r| r.get(0).map(Cost),
+            )
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// Everything stored of agent episode `episode_id`.
+    pub fn agent_progress(&self, episode_id: i64) -> Result<AgentProgress> {
+        let status: String = self
+            .conn
+            .query_row(
+                "SELECT status FROM episodes WHERE id = ?1",
+                [episode_id],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err(&self.path))?;
+        progress(&self.conn, &self.path, episode_id, &status)
+    }
+
+    /// The messages of conversation node `context`, first to last, as JSON texts.
+    pub fn context_messages(&self, context: i64) -> Result<Vec<String>> {
+        list_messages(&self.conn, context).map_err(sqlite_err(&self.path))
+    }
+}

@@ -1,0 +1,269 @@
+//! `baton run` on an agent experiment (`kind = "agent"`), its dry run, its report, and
+//! the demo's agent part.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use baton_runner::agent::{
+    AgentRunOptions, AgentRunSummary, AgentRunner, AgentSpec, agent_report_input,
+};
+use baton_runner::{STORE_FILE, StopSignal};
+use baton_types::{Cost, EpisodeStatus};
+
+use crate::Outcome;
+use crate::cli::{Format, RunArgs};
+use crate::commands::report::write_file;
+use crate::printer::Printer;
+use crate::progress::Progress;
+
+/// The demo's agent experiment: the bundled agent sample, two simulated agents.
+pub const DEMO_AGENT_EXPERIMENT: &str = r#"# baton demo, agent part: simulated coding agents on the bundled agent sample.
+kind = "agent"
+name = "demo-agent"
+dataset = "agent-sample"
+replicates = 1
+seed = 2026
+concurrency = 2
+step_limit = 40
+
+[models.lc]
+model = "sim/lc"          # low-cost: skill 0.45
+
+[models.hc]
+model = "sim/hc"          # high-capability: skill 0.85
+"#;
+
+/// `baton run` on an agent experiment whose text is `text`.
+pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
+    let spec = AgentSpec::parse(&args.experiment.display().to_string(), &text)?;
+    anyhow::ensure!(
+        !args.independent,
+        "--independent is for handoff experiments; an agent experiment has no prefixes to fork"
+    );
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&spec.name));
+    let base = args
+        .experiment
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut options = AgentRunOptions::new(&out, base, text);
+    options.resume = args.resume;
+    options.limit = args.limit;
+    options.concurrency = args.concurrency;
+    options.allow_changed = args.allow_changed;
+    if let Some(usd) = args.max_cost {
+        anyhow::ensure!(
+            usd >= 0.0 && usd.is_finite(),
+            "--max-cost must be a non-negative number of dollars"
+        );
+        options.max_cost = Some(Cost::from_usd(usd));
+    }
+    if args.dry_run {
+        printer.out(&dry_run(&spec, &options)?)?;
+        return Ok(Outcome::Success);
+    }
+    options.providers = vec![Arc::new(baton_http::HttpProviders::new(
+        baton_http::DEFAULT_TIMEOUT,
+    ))];
+    let summary = execute(spec, options, !args.quiet, printer)?;
+    summary_line(&summary, printer)?;
+    Ok(outcome(&summary))
+}
+
+/// What an agent run would do, without keys or calls: tasks, models, and the bounds
+/// the limits set.
+fn dry_run(spec: &AgentSpec, options: &AgentRunOptions) -> Result<String> {
+    let dataset = baton_runner::agent::select_dataset(spec, options)?;
+    let card = baton_runner::agent::price_card(spec, options)?;
+    let mut s = format!(
+        "agent experiment {:?}: {} tasks from {} ({}), {} models, {} replicates\n",
+        spec.name,
+        dataset.tasks.len(),
+        dataset.name,
+        dataset.format.name(),
+        spec.models.len(),
+        spec.replicates
+    );
+    let mut buckets = std::collections::BTreeMap::new();
+    for t in &dataset.tasks {
+        *buckets.entry(t.difficulty.name()).or_insert(0) += 1;
+    }
+    let buckets: Vec<String> = buckets.iter().map(|(b, n)| format!("{n} {b}")).collect();
+    s.push_str(&format!("buckets: {}\n", buckets.join(", ")));
+    let episodes = dataset.tasks.len() * spec.replicates as usize;
+    for name in spec.models.keys() {
+        let m = spec.model(name).map_err(|e| anyhow::anyhow!("{e}"))?;
+        card.get(&m.spec.price_key())
+            .map_err(|e| anyhow::anyhow!("model {name:?}: {e}"))?;
+        s.push_str(&format!(
+            "model {name} ({}): {episodes} episodes, at most {} calls, at most {} (cost limit {} per task, plus the call in flight when it is reached)\n",
+            m.spec.model,
+            episodes * spec.step_limit as usize,
+            Cost::from_usd(spec.cost_limit_usd * episodes as f64),
+            Cost::from_usd(spec.cost_limit_usd),
+        ));
+    }
+    s.push_str(&format!(
+        "protocol {}, step limit {}, sandbox {}; no call was made\n",
+        spec.protocol.name(),
+        spec.step_limit,
+        spec.environment.backend.name()
+    ));
+    Ok(s)
+}
+
+fn execute(
+    spec: AgentSpec,
+    mut options: AgentRunOptions,
+    show_progress: bool,
+    printer: &Printer,
+) -> Result<AgentRunSummary> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let progress = Arc::new(Progress::new(
+        show_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    ));
+    options.observer = progress.clone();
+    let stop = StopSignal::default();
+    options.stop = stop.clone();
+    let summary = runtime.block_on(async move {
+        let runner = AgentRunner::prepare(spec, options).await?;
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.stop();
+            }
+        });
+        runner.run().await
+    });
+    progress.finish();
+    let summary = summary?;
+    if summary.count(EpisodeStatus::Incomplete) > 0 {
+        printer.error("some episodes are incomplete; run the same command again to finish them");
+    }
+    Ok(summary)
+}
+
+fn summary_line(s: &AgentRunSummary, printer: &Printer) -> Result<()> {
+    let statuses: Vec<String> = s.episodes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let exits: Vec<String> = s.exits.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    printer.line(&format!(
+        "agent episodes: {} (exits: {}); resolved {}; calls: {} new, {} stored; spent now {}, paid in total {}; billed attempts {} ({} unusable); store: {}",
+        statuses.join(", "),
+        exits.join(", "),
+        s.resolved,
+        s.calls_new,
+        s.calls_total,
+        s.spent_now,
+        s.spend.paid,
+        s.spend.billed_attempts,
+        s.spend.unusable_attempts,
+        s.store_path.display()
+    ))?;
+    if !s.spend.is_exact() {
+        printer.error(&format!(
+            "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
+            s.spend.unknown_usage_attempts, s.spend.unpriced_attempts
+        ));
+    }
+    Ok(())
+}
+
+fn outcome(s: &AgentRunSummary) -> Outcome {
+    let bad = s.count(EpisodeStatus::Incomplete) + s.count(EpisodeStatus::Errored);
+    if bad > 0 {
+        Outcome::Partial
+    } else {
+        Outcome::Success
+    }
+}
+
+/// The agent report of the store at `path` in `format`.
+pub fn report_text(path: &Path, format: Format) -> Result<String> {
+    let report = baton_report::build_agent(&agent_report_input(path)?);
+    Ok(match format {
+        Format::Md => report.to_markdown(),
+        Format::Json => {
+            serde_json::to_string_pretty(&report.to_json()).expect("json always serializes") + "\n"
+        }
+        Format::Html => report.to_html(),
+        Format::Csv | Format::Latex => anyhow::bail!(
+            "the agent report is written as md, json or html; --format {format:?} is for handoff experiments"
+        ),
+    })
+}
+
+/// Whether the store at `path` holds an agent experiment.
+pub fn is_agent_store(path: &Path) -> bool {
+    path.exists()
+        && baton_store::Reader::open(path)
+            .and_then(|r| r.is_agent())
+            .unwrap_or(false)
+}
+
+/// The demo's agent part: the sample with two simulated agents in `out/agent`, its
+/// report beside it. Skipped, saying why, when the sandbox cannot run here.
+pub fn demo(out: &Path, printer: &Printer) -> Result<Outcome> {
+    let spec = AgentSpec::parse("the demo agent experiment", DEMO_AGENT_EXPERIMENT)?;
+    let check = baton_env::check(&spec.environment);
+    if !check.passed() {
+        let why: Vec<String> = check
+            .failures()
+            .map(|f| {
+                format!(
+                    "{}: {} ({})",
+                    f.name,
+                    f.detail,
+                    f.fix.clone().unwrap_or_default()
+                )
+            })
+            .collect();
+        printer.error(&format!(
+            "the demo's agent part is skipped: the sandbox does not run here: {}; `baton env check` says more",
+            why.join("; ")
+        ));
+        return Ok(Outcome::Success);
+    }
+    let dir = out.join("agent");
+    let store = dir.join(STORE_FILE);
+    if store.exists() {
+        let same = baton_store::Reader::open(&store)
+            .and_then(|r| r.experiment())
+            .map(|e| e.meta.spec_sha256 == spec.sha256())
+            .unwrap_or(false);
+        if !same {
+            printer.error(&format!(
+                "note: {} holds an older agent demo; starting it afresh",
+                dir.display()
+            ));
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot remove {}", dir.display()))?;
+        }
+    }
+    let started = Instant::now();
+    let options = AgentRunOptions::new(&dir, ".", DEMO_AGENT_EXPERIMENT);
+    let summary = execute(spec, options, true, printer)?;
+    let md = report_text(&summary.store_path, Format::Md)?;
+    write_file(&dir.join("report.md"), &md)?;
+    write_file(
+        &dir.join("report.html"),
+        &report_text(&summary.store_path, Format::Html)?,
+    )?;
+    write_file(
+        &dir.join("report.json"),
+        &report_text(&summary.store_path, Format::Json)?,
+    )?;
+    printer.out(&md)?;
+    summary_line(&summary, printer)?;
+    printer.line(&format!(
+        "agent part: {:.1} s; report in {} (and report.html, report.json)",
+        started.elapsed().as_secs_f64(),
+        dir.join("report.md").display()
+    ))?;
+    Ok(outcome(&summary))
+}
