@@ -290,8 +290,10 @@ impl Store {
             .await
     }
 
-    /// Commit a model call of an agent episode whose conversation so far is node
-    /// `context`; returns the call's row id and the conversation node after it.
+    /// Commit a model call of an agent episode; returns the call's row id and the
+    /// conversation node after it: the request's messages and the call's added ones
+    /// (`context`, the node the caller holds, is used only for a request that is kept
+    /// whole).
     pub async fn record_agent_call(&self, call: NewAgentCall, context: i64) -> Result<(i64, i64)> {
         self.ask(|tx| agent(AgentCommand::Call(Box::new(call), context, tx)))
             .await
@@ -428,8 +430,17 @@ impl Db {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let id = insert_call(&tx, &self.path, &c.call)?;
+        // The conversation before the call is its request's messages, when the request
+        // was stored by reference; else the context the caller holds.
+        let before: Option<i64> = tx
+            .query_row(
+                "SELECT request_messages FROM calls WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(&err)?;
         let added: Vec<&str> = c.added.iter().map(String::as_str).collect();
-        let node = intern_after(&tx, context, &added).map_err(&err)?;
+        let node = intern_after(&tx, before.unwrap_or(context), &added).map_err(&err)?;
         tx.execute(
             "INSERT INTO agent_calls (episode_id, call_index, call_id, actions_json,
              format_error, context) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -1,5 +1,6 @@
 //! Integration tests for baton-store, on real SQLite files in temp folders.
 
+mod agent;
 mod killed;
 mod migrate;
 mod refuse;

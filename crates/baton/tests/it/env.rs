@@ -26,7 +26,7 @@ fn repo_root() -> PathBuf {
 
 /// Whether `baton env check` passes here; a loud skip (or, under
 /// `BATON_REQUIRE_CONFORMANCE=1`, a failure) when it does not.
-fn sandbox_works() -> bool {
+pub fn sandbox_works() -> bool {
     static OK: OnceLock<Result<(), String>> = OnceLock::new();
     let result = OK.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `baton` binary.
 
+mod agent;
 mod cli;
 mod env;
 mod handoff;

@@ -1,0 +1,256 @@
+//! Agent experiments through the binary: `baton run` on the bundled agent sample with
+//! two simulated agents in the real sandbox, killed with SIGKILL mid-run several times
+//! and resumed, its report, its dry run without keys.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::env::sandbox_works;
+use crate::{baton, stderr, stdout};
+
+const EXPERIMENT: &str = r#"
+kind = "agent"
+name = "agent-resume"
+dataset = "agent-sample"
+limit = 6
+seed = 11
+concurrency = 2
+step_limit = 30
+[models.lc]
+model = "sim/lc"
+[models.lc.sim]
+skill = 0.45
+malformed = 0.05
+latency_ms = 40
+[models.hc]
+model = "sim/hc"
+[models.hc.sim]
+skill = 0.85
+latency_ms = 40
+"#;
+
+fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+/// Per episode (task, model): its exit, calls, resolved, and every command with its
+/// return code, in order.
+type EpisodeSummary = (
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    String,
+    Vec<(i64, i64, String, Option<i64>)>,
+);
+
+fn results(db: &Path) -> BTreeMap<(String, String), EpisodeSummary> {
+    let c = Connection::open(db).unwrap();
+    let mut out = BTreeMap::new();
+    let mut s = c
+        .prepare(
+            "SELECT e.id, e.task_id, e.cell_key, o.exit, o.calls, e.is_correct, e.status
+             FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
+        )
+        .unwrap();
+    let rows: Vec<(
+        i64,
+        String,
+        String,
+        Option<String>,
+        Option<i64>,
+        Option<i64>,
+        String,
+    )> = s
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (id, task, cell, exit, calls, correct, status) in rows {
+        let mut st = c
+            .prepare(
+                "SELECT call_index, action_index, command, return_code FROM agent_steps
+                 WHERE episode_id = ?1 ORDER BY call_index, action_index",
+            )
+            .unwrap();
+        let steps = st
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        out.insert((task, cell), (exit, calls, correct, status, steps));
+    }
+    out
+}
+
+#[test]
+fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("exp.toml"), EXPERIMENT).unwrap();
+
+    let clean = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "clean", "--quiet"],
+    );
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let clean_db = dir.path().join("clean/results.sqlite");
+    let total = count(&clean_db, "SELECT count(*) FROM agent_steps");
+    assert!(total > 60, "enough steps to interrupt: {total}");
+
+    let killed_db = dir.path().join("killed/results.sqlite");
+    let mut kills = 0;
+    for stop_at in [total / 6, total / 3, total / 2, 3 * total / 4] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while count(&killed_db, "SELECT count(*) FROM agent_steps") < stop_at {
+            assert!(started.elapsed() < Duration::from_secs(300), "run too slow");
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL: no chance to clean up
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(kills >= 3, "killed mid-run {kills} times");
+    let stored = count(&killed_db, "SELECT count(*) FROM agent_steps");
+    assert!(
+        stored < total,
+        "the last kill left work: {stored} of {total}"
+    );
+
+    let resumed = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
+    );
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+
+    // the same results as the uninterrupted run: exits, calls, verdicts, and every
+    // command with its return code, in order (so no stored step ran again)
+    assert_eq!(results(&killed_db), results(&clean_db));
+    for db in [&killed_db, &clean_db] {
+        // every call stored once; every billed attempt is a call or an attempt row
+        assert_eq!(
+            count(db, "SELECT count(*) FROM calls"),
+            count(
+                db,
+                "SELECT count(*) FROM (SELECT DISTINCT episode_id, turn FROM calls)"
+            )
+        );
+        assert_eq!(
+            count(db, "SELECT count(*) FROM calls"),
+            count(db, "SELECT count(*) FROM agent_calls")
+        );
+        assert_eq!(
+            count(db, "SELECT count(*) FROM calls"),
+            count(db, "SELECT coalesce(sum(calls), 0) FROM agent_outcomes")
+        );
+        // the paid total is the sum of the distinct stored attempts
+        assert_eq!(
+            count(db, "SELECT sum(cost_paid) FROM episodes"),
+            count(
+                db,
+                "SELECT (SELECT coalesce(sum(cost), 0) FROM calls) + (SELECT coalesce(sum(cost), 0) FROM attempts)"
+            )
+        );
+        assert_eq!(
+            count(db, "SELECT count(*) FROM episodes WHERE status != 'scored'"),
+            0
+        );
+    }
+
+    // the report shows each model's termination-step distribution per bucket
+    let report = baton(dir.path(), &["report", "killed"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let md = stdout(&report);
+    assert!(
+        md.contains("| model | bucket | n | p5 | p10 | p15 | p25 | p35 | p45 | p50 |"),
+        "{md}"
+    );
+    for model in ["lc", "hc"] {
+        for bucket in ["easy", "medium", "hard", "all"] {
+            assert!(
+                md.contains(&format!("| {model} | {bucket} |")),
+                "{model} {bucket}:\n{md}"
+            );
+        }
+    }
+    let json = baton(dir.path(), &["report", "killed", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["kind"], "agent");
+    assert_eq!(
+        v["termination_percentiles"],
+        serde_json::json!([5, 10, 15, 25, 35, 45, 50])
+    );
+    let rows = v["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| r["termination"].as_array().unwrap().len() == 7)
+    );
+}
+
+#[test]
+fn an_agent_dry_run_needs_no_keys_and_makes_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = r#"
+kind = "agent"
+name = "dry"
+dataset = "agent-sample"
+[models.a]
+model = "openai/gpt-4o-mini"
+api_key_env = "BATON_TEST_KEY_THAT_IS_NOT_SET"
+[models.b]
+model = "sim/hc"
+"#;
+    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    let out = baton(dir.path(), &["run", "exp.toml", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("12 tasks from agent-sample"), "{text}");
+    assert!(
+        text.contains("model a (openai/gpt-4o-mini): 12 episodes, at most 1800 calls"),
+        "{text}"
+    );
+    assert!(text.contains("no call was made"), "{text}");
+    assert!(!dir.path().join("results").exists());
+
+    let bad = exp.replace(
+        "model = \"sim/hc\"",
+        "model = \"sim/hc\"\n[models.b.sim]\nskil = 1",
+    );
+    std::fs::write(dir.path().join("bad.toml"), bad).unwrap();
+    let out = baton(dir.path(), &["run", "bad.toml", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.toml") && err.contains("models.b.sim") && err.contains("skil"),
+        "{err}"
+    );
+}
