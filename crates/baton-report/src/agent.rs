@@ -316,8 +316,11 @@ fn html_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> Strin
     s
 }
 
+/// A titled table: title, head, rows.
+type Section = (&'static str, Vec<String>, Vec<Vec<String>>);
+
 impl AgentReport {
-    fn sections(&self) -> Vec<(&'static str, Vec<String>, Vec<Vec<String>>)> {
+    fn sections(&self) -> Vec<Section> {
         vec![
             (
                 "Resolve rate and cost per model and bucket",

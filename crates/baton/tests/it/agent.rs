@@ -58,30 +58,15 @@ fn results(db: &Path) -> BTreeMap<(String, String), EpisodeSummary> {
              FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
         )
         .unwrap();
-    let rows: Vec<(
-        i64,
-        String,
-        String,
-        Option<String>,
-        Option<i64>,
-        Option<i64>,
-        String,
-    )> = s
+    let rows: Vec<(i64, String, String, EpisodeSummary)> = s
         .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
+            let summary = (r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, Vec::new());
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, summary))
         })
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    for (id, task, cell, exit, calls, correct, status) in rows {
+    for (id, task, cell, mut summary) in rows {
         let mut st = c
             .prepare(
                 "SELECT call_index, action_index, command, return_code FROM agent_steps
@@ -93,7 +78,8 @@ fn results(db: &Path) -> BTreeMap<(String, String), EpisodeSummary> {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        out.insert((task, cell), (exit, calls, correct, status, steps));
+        summary.4 = steps;
+        out.insert((task, cell), summary);
     }
     out
 }
