@@ -240,3 +240,43 @@ model = "sim/hc"
         "{err}"
     );
 }
+
+#[test]
+fn sim_server_serves_the_simulated_agents_over_http() {
+    if !sandbox_works() {
+        return;
+    }
+    let server = crate::money::SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = &server.base_url;
+    let exp = format!(
+        r#"
+kind = "agent"
+name = "http"
+dataset = "agent-sample"
+limit = 2
+step_limit = 30
+[models.hc]
+model = "openai-compatible/agent-hc"
+price = "sim/hc"
+base_url = "{url}"
+"#
+    );
+    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let db = dir.path().join("out/results.sqlite");
+    let calls = count(&db, "SELECT count(*) FROM calls");
+    assert!(calls >= 6, "{calls} calls");
+    assert_eq!(server.stats()["ok_responses"], serde_json::json!(calls));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM agent_outcomes WHERE exit = 'submitted'"
+        ),
+        2
+    );
+    // served by the simulated agent, so the report says simulated
+    let report = stdout(&baton(dir.path(), &["report", "out"]));
+    assert!(report.contains("Simulated models"), "{report}");
+}
