@@ -386,3 +386,37 @@ async fn a_wrong_edit_really_fails_and_the_agent_fixes_it() {
         assert!(!v.resolved, "{}: a wrong edit resolved it", task.id);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_billed_reply_without_a_cost_is_recorded_then_stops_the_run() {
+    let Some(scorer) = scorer() else { return };
+    // a card whose tier starts at one prompt token: every reply is paid but unpriced
+    let mut price = PriceCard::embedded().get("sim/hc").unwrap();
+    price.tier_above = Some(1);
+    let model = Model::new("sim/hc", Arc::new(agent(1.0)), "hc", "sim/hc", price, 1);
+    let task = sample("chunked");
+    let cfg = AgentConfig::default();
+    let mut env = Some(start_task_env(&task, &scorer.env).unwrap());
+    let mut state = AgentState::start(&cfg, &task).unwrap();
+    let mut rec = Recorder::default();
+    let lp = AgentLoop {
+        config: &cfg,
+        task_id: &task.id,
+        seed: Some(1),
+        blobs: None,
+        prior_unusable: 0,
+    };
+    let err = lp
+        .run(&model, &mut env, &mut state, &mut rec)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AgentError::Unpriced { call: 0, .. }),
+        "{err}"
+    );
+    // the paid reply reached the sink before the run stopped, and nothing ran after it
+    assert_eq!(rec.calls.len(), 1);
+    assert!(rec.actions.is_empty());
+    assert_eq!(state.calls, 1);
+    env.take().unwrap().close().unwrap();
+}
