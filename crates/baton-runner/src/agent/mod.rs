@@ -398,9 +398,9 @@ impl AgentRunner {
         Ok(summary)
     }
 
-    /// The seed of (task, replicate): the same for every model, so they are paired.
-    fn seed(&self, task: usize, replicate: u32) -> u64 {
-        let _ = task;
+    /// The seed of a replicate: the same for every task and model (the simulated
+    /// agent's draws add the task and the model), so models are paired on each task.
+    fn seed(&self, replicate: u32) -> u64 {
         self.spec.seed.wrapping_add(u64::from(replicate))
     }
 
@@ -412,7 +412,7 @@ impl AgentRunner {
     ) -> Result<(), RunError> {
         let task = &self.tasks[ti];
         let model = &self.models[model_name];
-        let seed = self.seed(ti, replicate);
+        let seed = self.seed(replicate);
         let store = &self.shared.store;
         let progress = store
             .agent_episode(AgentEpisodeInit {
