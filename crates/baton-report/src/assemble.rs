@@ -503,5 +503,6 @@ pub fn build(input: &ReportInput) -> Report {
         incomplete: incomplete_list(&input.episodes),
         notes: notes(input),
         spend: input.spend.as_ref().map(SpendLine::new),
+        skipped_tasks: input.skipped_tasks.clone(),
     }
 }

@@ -27,6 +27,19 @@ pub struct ReportInput {
     /// read from a store always knows it).
     #[serde(default)]
     pub spend: Option<Spend>,
+    /// Tasks the run left out (`--skip-invalid`: invalid items, missing databases), with
+    /// why; every report lists them.
+    #[serde(default)]
+    pub skipped_tasks: Vec<SkippedTask>,
+}
+
+/// A task a run left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedTask {
+    /// The task's id (or the item's position when it had none).
+    pub task_id: String,
+    /// Why it was left out.
+    pub reason: String,
 }
 
 /// A low-cost / high-capability model pair.

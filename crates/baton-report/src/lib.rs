@@ -56,6 +56,7 @@
 //!     ],
 //!     bootstrap: None,
 //!     spend: None,
+//!     skipped_tasks: Vec::new(),
 //! };
 //! let report = build(&input);
 //! let row = report.cells.iter().find(|r| r.family == "math" && r.k.as_deref() == Some("early")).unwrap();
@@ -88,7 +89,7 @@ mod restart;
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
-pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput};
+pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput, SkippedTask};
 pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
 pub use report::{

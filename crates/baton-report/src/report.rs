@@ -33,6 +33,8 @@ pub struct Report {
     /// input did not say).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spend: Option<SpendLine>,
+    /// Tasks the run left out, with why (always present in JSON, possibly empty).
+    pub skipped_tasks: Vec<crate::input::SkippedTask>,
 }
 
 /// The money line: every answered (billed) attempt, used or not, and what they cost.
@@ -246,9 +248,9 @@ pub struct IncompleteEntry {
 
 impl Report {
     /// The report as a JSON object: `title`, `simulated`, `pairs`, `bootstrap`,
-    /// `cells`, `restart_controls`, `incomplete`, `notes`, and `spend` (`paid_usd`,
+    /// `cells`, `restart_controls`, `incomplete`, `notes`, `spend` (`paid_usd`,
     /// `billed_attempts`, `unusable_attempts`, `unknown_usage_attempts`,
-    /// `unpriced_attempts`) when known.
+    /// `unpriced_attempts`) when known, and `skipped_tasks` (`task_id`, `reason`).
     pub fn to_json(&self) -> serde_json::Value {
         // Serializing plain structs of strings, numbers and options cannot fail.
         serde_json::to_value(self).unwrap_or_default()

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use baton_report::{BootstrapConfig, EpisodeRecord, PairSpec, ReportInput};
+use baton_report::{BootstrapConfig, EpisodeRecord, PairSpec, ReportInput, SkippedTask};
 use baton_store::{EpisodeRow, Reader, StoreError};
 use baton_types::{Cell, Cost, Phase};
 
@@ -62,6 +62,11 @@ pub fn report_input(
         episodes,
         bootstrap,
         spend: Some(reader.spend()?),
+        skipped_tasks: reader
+            .skipped_tasks()?
+            .into_iter()
+            .map(|(task_id, reason)| SkippedTask { task_id, reason })
+            .collect(),
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_data::{Schedule, Templates};
+use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
     Model, ModelObserver, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget,
     RetryPolicy, SimProvider, SimSettings, defaults,
@@ -36,6 +36,10 @@ pub(crate) struct Setup {
     pub spider_dir: PathBuf,
     /// The handoff interface texts.
     pub interfaces: InterfaceTemplates,
+    /// The prompt templates the schedules were built with.
+    pub templates: Templates,
+    /// Tasks left out under `skip_invalid`, with why (empty otherwise).
+    pub skipped: Vec<InvalidTask>,
 }
 
 impl Setup {
@@ -55,27 +59,41 @@ impl Setup {
                 options.base_dir.join(p)
             }
         };
+        if options.skip_invalid {
+            spec.skip_invalid = true;
+        }
         let sample = spec.dataset == "sample";
         let mut dataset = if sample {
             baton_data::sample_dataset()
+        } else if spec.skip_invalid {
+            baton_data::load_lenient(&resolve(Path::new(&spec.dataset)))?
         } else {
             baton_data::load(&resolve(Path::new(&spec.dataset)))?
         };
+        let mut skipped = std::mem::take(&mut dataset.invalid);
         if !spec.families.is_empty() {
             dataset.filter_families(&spec.families);
         }
+        let spider_dir = match (&spec.spider_dir, sample) {
+            (Some(d), _) => resolve(d),
+            (None, true) => {
+                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
+            }
+            (None, false) => resolve(Path::new("datasets/spider/databases")),
+        };
         let tasks = select_tasks(dataset.tasks, spec.limit);
-        let (templates, interfaces) = match &spec.templates {
-            Some(dir) => (
+        let (templates, interfaces) = match (&spec.templates, &spec.lic_dir) {
+            (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
+                Templates::lic(&resolve(lic))?,
+                InterfaceTemplates::embedded(),
+            ),
+            (Some(dir), _) => (
                 Templates::from_dir(&resolve(dir))?,
                 InterfaceTemplates::from_dir(&resolve(dir))?,
             ),
-            None => (Templates::embedded(), InterfaceTemplates::embedded()),
+            (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
         };
-        let schedules = tasks
-            .iter()
-            .map(|t| baton_data::build_schedule(t, &templates))
-            .collect::<Result<Vec<_>, _>>()?;
+        let (tasks, schedules) = check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
             card = card
@@ -87,13 +105,6 @@ impl Setup {
         }
         let max_prompt = max_prompt_bytes(&schedules, &interfaces);
         let models = build_models(&spec, &tasks, &card, options, max_prompt)?;
-        let spider_dir = match (&spec.spider_dir, sample) {
-            (Some(d), _) => resolve(d),
-            (None, true) => {
-                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
-            }
-            (None, false) => resolve(Path::new("datasets/spider/databases")),
-        };
         Ok(Setup {
             spec,
             tasks,
@@ -102,8 +113,82 @@ impl Setup {
             card,
             spider_dir,
             interfaces,
+            templates,
+            skipped,
         })
     }
+}
+
+/// Everything about the tasks that can be known before paying: each task's schedule
+/// builds, and each database task's `db_id` has `*.sqlite` files under `spider_dir`.
+/// A failing task stops the run (naming every missing database at once), or under
+/// `skip_invalid` is left out and added to `skipped` with why.
+fn check_tasks(
+    tasks: Vec<Task>,
+    templates: &Templates,
+    spider_dir: &Path,
+    spec: &ExperimentSpec,
+    skipped: &mut Vec<InvalidTask>,
+) -> Result<(Vec<Task>, Vec<Schedule>), RunError> {
+    let mut kept = Vec::with_capacity(tasks.len());
+    let mut schedules = Vec::with_capacity(tasks.len());
+    let mut missing: BTreeMap<String, usize> = BTreeMap::new();
+    for task in tasks {
+        let schedule = match baton_data::build_schedule(&task, templates) {
+            Ok(s) => s,
+            Err(e) if spec.skip_invalid => {
+                skipped.push(InvalidTask {
+                    task_id: task.task_id.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if task.family == Family::Database
+            && let Some(db_id) = task.sample.get("db_id").and_then(|v| v.as_str())
+            && !has_sqlite(&spider_dir.join(db_id))
+        {
+            if spec.skip_invalid {
+                skipped.push(InvalidTask {
+                    task_id: task.task_id.clone(),
+                    reason: format!(
+                        "database {db_id:?}: no *.sqlite file in {}",
+                        spider_dir.join(db_id).display()
+                    ),
+                });
+            } else {
+                *missing.entry(db_id.to_string()).or_default() += 1;
+            }
+            continue;
+        }
+        kept.push(task);
+        schedules.push(schedule);
+    }
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|(db, n)| format!("{db} ({n} task(s))"))
+            .collect();
+        return Err(RunError::MissingDatabases {
+            dir: spider_dir.to_path_buf(),
+            missing: list.join(", "),
+        });
+    }
+    Ok((kept, schedules))
+}
+
+/// Whether `folder` holds a file whose name contains `.sqlite` (LiC's test), not
+/// counting macOS `._*` files.
+fn has_sqlite(folder: &Path) -> bool {
+    std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.contains(".sqlite") && !name.starts_with("._")
+        })
 }
 
 /// At most `limit` tasks per family, in dataset order.

@@ -143,6 +143,19 @@ impl Reader {
             .map_err(sqlite_err(&self.path))
     }
 
+    /// The tasks the last run left out, as (task id, reason), by task id.
+    pub fn skipped_tasks(&self) -> Result<Vec<(String, String)>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT task_id, reason FROM skipped_tasks ORDER BY task_id")
+            .map_err(&err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(&err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(&err)
+    }
+
     /// The money actually spent: the cost of every stored call and of every stored
     /// answered-but-unusable attempt (what could not be priced is not in it; see
     /// [`Reader::spend`]).

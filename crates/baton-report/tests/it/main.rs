@@ -102,6 +102,7 @@ pub fn input(episodes: Vec<EpisodeRecord>) -> ReportInput {
         episodes,
         bootstrap: None,
         spend: None,
+        skipped_tasks: Vec::new(),
     }
 }
 

@@ -55,6 +55,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.independent = args.independent;
+    options.skip_invalid = args.skip_invalid;
     options.allow_changed = args.allow_changed;
     options.providers = vec![Arc::new(baton_http::HttpProviders::new(
         baton_http::DEFAULT_TIMEOUT,

@@ -6,6 +6,8 @@ mod handoff;
 mod litellm;
 mod money;
 mod resume;
+mod settings;
+mod show;
 
 use std::path::Path;
 use std::process::{Command, Output};
