@@ -5,6 +5,7 @@ mod env;
 mod handoff;
 mod litellm;
 mod money;
+mod partly;
 mod resume;
 mod settings;
 mod show;
