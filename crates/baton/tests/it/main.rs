@@ -6,6 +6,7 @@ mod handoff;
 mod litellm;
 mod money;
 mod partly;
+mod presets;
 mod resume;
 mod settings;
 mod show;
