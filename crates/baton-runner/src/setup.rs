@@ -81,7 +81,7 @@ impl Setup {
             }
             (None, false) => resolve(Path::new("datasets/spider/databases")),
         };
-        let tasks = select_tasks(dataset.tasks, spec.limit);
+        let tasks = select_tasks(dataset.tasks, spec.limit, spec.seed);
         let (templates, interfaces) = match (&spec.templates, &spec.lic_dir) {
             (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
                 Templates::lic(&resolve(lic))?,
@@ -191,18 +191,85 @@ fn has_sqlite(folder: &Path) -> bool {
         })
 }
 
-/// At most `limit` tasks per family, in dataset order.
-fn select_tasks(tasks: Vec<Task>, limit: Option<usize>) -> Vec<Task> {
+/// At most `limit` tasks per family: all of a family that has no more, else a seeded
+/// sample stratified so that each stratum keeps its share of the family (largest
+/// remainders round), the kept tasks in dataset order. Strata: the item's `source` for
+/// code (HumanEval, LiveCodeBench), its Spider difficulty for database (`difficulty`, or
+/// the `-easy`/`-medium`/`-hard`/`-extra` suffix of LiC's task ids), none for the other
+/// families. Within a stratum the tasks with the smallest sha256 of (seed, task id) are
+/// taken, so the same seed gives the same sample.
+fn select_tasks(tasks: Vec<Task>, limit: Option<usize>, seed: u64) -> Vec<Task> {
+    use sha2::{Digest, Sha256};
     let Some(limit) = limit else { return tasks };
-    let mut taken: BTreeMap<Family, usize> = BTreeMap::new();
+    let mut by_family: BTreeMap<Family, BTreeMap<String, Vec<usize>>> = BTreeMap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        by_family
+            .entry(t.family)
+            .or_default()
+            .entry(stratum(t))
+            .or_default()
+            .push(i);
+    }
+    let rank = |i: usize| -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(seed.to_le_bytes());
+        h.update(tasks[i].task_id.as_bytes());
+        h.finalize().into()
+    };
+    let mut keep = vec![false; tasks.len()];
+    for strata in by_family.values() {
+        let total: usize = strata.values().map(Vec::len).sum();
+        if total <= limit {
+            strata.values().flatten().for_each(|&i| keep[i] = true);
+            continue;
+        }
+        // largest-remainder allocation of `limit` over the strata
+        let mut quota: Vec<(usize, usize, &str)> = strata
+            .iter()
+            .map(|(k, v)| (v.len() * limit / total, v.len() * limit % total, k.as_str()))
+            .collect();
+        let mut left = limit - quota.iter().map(|q| q.0).sum::<usize>();
+        let mut order: Vec<usize> = (0..quota.len()).collect();
+        order.sort_by(|&a, &b| quota[b].1.cmp(&quota[a].1).then(quota[a].2.cmp(quota[b].2)));
+        for &o in &order {
+            if left == 0 {
+                break;
+            }
+            quota[o].0 += 1;
+            left -= 1;
+        }
+        for ((_, members), (n, _, _)) in strata.iter().zip(&quota) {
+            let mut ranked = members.clone();
+            ranked.sort_by_key(|&i| rank(i));
+            ranked.iter().take(*n).for_each(|&i| keep[i] = true);
+        }
+    }
     tasks
         .into_iter()
-        .filter(|t| {
-            let n = taken.entry(t.family).or_default();
-            *n += 1;
-            *n <= limit
-        })
+        .zip(keep)
+        .filter_map(|(t, k)| k.then_some(t))
         .collect()
+}
+
+/// The stratum of a task for [`select_tasks`].
+fn stratum(task: &Task) -> String {
+    let field = |k: &str| {
+        task.sample
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    match task.family {
+        Family::Code => field("source").unwrap_or_default(),
+        Family::Database => field("difficulty").unwrap_or_else(|| {
+            ["easy", "medium", "hard", "extra"]
+                .into_iter()
+                .find(|d| task.task_id.ends_with(&format!("-{d}")))
+                .unwrap_or_default()
+                .to_string()
+        }),
+        _ => String::new(),
+    }
 }
 
 /// An upper bound on any prompt of the run, as (bytes of text, replies): the largest
@@ -320,4 +387,62 @@ fn build_models(
         models.insert(name.clone(), Arc::new(model));
     }
     Ok(models)
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_types::Shard;
+    use serde_json::json;
+
+    use super::*;
+
+    fn task(id: &str, family: Family, sample: serde_json::Value) -> Task {
+        Task {
+            task_id: id.into(),
+            family,
+            shards: vec![Shard {
+                shard_id: 1,
+                shard: "s".into(),
+            }],
+            sample,
+        }
+    }
+
+    #[test]
+    fn a_limit_is_a_seeded_sample_stratified_by_source_and_difficulty() {
+        let mut tasks = Vec::new();
+        // a file that lists HumanEval first, as LiC's does
+        for i in 0..30 {
+            tasks.push(task(&format!("he/{i}"), Family::Code, json!({"source": "humaneval"})));
+        }
+        for i in 0..10 {
+            tasks.push(task(&format!("lcb/{i}"), Family::Code, json!({"source": "livecodebench"})));
+        }
+        for (i, d) in ["easy", "easy", "medium", "medium", "hard", "extra"].iter().enumerate() {
+            tasks.push(task(&format!("spider-{i}-{d}"), Family::Database, json!({})));
+        }
+        let picked = select_tasks(tasks.clone(), Some(4), 7);
+        let code: Vec<&str> = picked
+            .iter()
+            .filter(|t| t.family == Family::Code)
+            .map(|t| t.task_id.as_str())
+            .collect();
+        assert_eq!(code.len(), 4);
+        assert_eq!(code.iter().filter(|id| id.starts_with("lcb/")).count(), 1, "{code:?}");
+        let db: Vec<&str> = picked
+            .iter()
+            .filter(|t| t.family == Family::Database)
+            .map(|t| t.task_id.as_str())
+            .collect();
+        assert_eq!(db.len(), 4);
+        for d in ["easy", "medium"] {
+            assert_eq!(db.iter().filter(|id| id.ends_with(d)).count(), 1, "{db:?}");
+        }
+        // the same seed gives the same sample, in dataset order; another seed another
+        assert_eq!(select_tasks(tasks.clone(), Some(4), 7), picked);
+        assert_ne!(select_tasks(tasks.clone(), Some(4), 8), picked);
+        let superset = select_tasks(tasks.clone(), Some(8), 7);
+        assert!(picked.iter().all(|t| superset.contains(t)));
+        assert_eq!(select_tasks(tasks.clone(), None, 7).len(), tasks.len());
+    }
 }

@@ -44,7 +44,10 @@ pub struct ExperimentSpec {
     /// Families to run; empty means all five.
     #[serde(default)]
     pub families: Vec<Family>,
-    /// At most this many tasks per family (in dataset order); absent means all.
+    /// At most this many tasks per family; absent means all. A family with more is
+    /// sampled with the experiment's `seed`, stratified by `source` for code (HumanEval,
+    /// LiveCodeBench) and by Spider difficulty for database, each stratum keeping its
+    /// share; the kept tasks run in dataset order.
     #[serde(default)]
     pub limit: Option<usize>,
     /// Run the valid tasks of a partly invalid dataset (and the database tasks whose

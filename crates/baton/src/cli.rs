@@ -286,7 +286,8 @@ pub struct RunArgs {
     /// does the same).
     #[arg(long)]
     pub resume: bool,
-    /// At most this many tasks per family.
+    /// At most this many tasks per family: a sample seeded by the experiment's seed,
+    /// stratified by source (code) and difficulty (database).
     #[arg(long)]
     pub limit: Option<usize>,
     /// Task groups in flight at once.
