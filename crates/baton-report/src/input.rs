@@ -83,6 +83,32 @@ pub struct EpisodeRecord {
     /// the sender's rates); feeds the `abort+HC` restart control.
     #[serde(default)]
     pub prefix_cost: Option<Cost>,
+    /// What the episode's own calls carried (zero when not known).
+    #[serde(default)]
+    pub calls: EpisodeCalls,
+}
+
+/// Token and reply figures of one episode's own calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpisodeCalls {
+    /// Input tokens, cached or not.
+    pub input_tokens: u64,
+    /// Of them, read from a prompt cache.
+    pub cache_read_tokens: u64,
+    /// Replies with no text.
+    pub empty_replies: u64,
+    /// Replies cut at the output cap.
+    pub cut_replies: u64,
+}
+
+impl EpisodeCalls {
+    /// Add another episode's figures.
+    pub fn add(&mut self, other: &EpisodeCalls) {
+        self.input_tokens += other.input_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.empty_replies += other.empty_replies;
+        self.cut_replies += other.cut_replies;
+    }
 }
 
 /// Paired task-level bootstrap settings.

@@ -44,6 +44,7 @@
 //!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
 //!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: Cost::from_usd(usd),
 //!     cost_paid: Cost::from_usd(usd), n_turns: 4, k: None, reason: None, prefix_cost: None,
+//!     calls: Default::default(),
 //! };
 //! let input = ReportInput {
 //!     title: "demo".into(),
@@ -89,7 +90,9 @@ mod restart;
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
-pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput, SkippedTask};
+pub use input::{
+    BootstrapConfig, EpisodeCalls, EpisodeId, EpisodeRecord, PairSpec, ReportInput, SkippedTask,
+};
 pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
 pub use report::{

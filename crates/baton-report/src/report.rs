@@ -182,6 +182,16 @@ pub struct CellRow {
     pub n_incomplete: usize,
     /// Units entering the metrics (anchors: units where both anchors are scored).
     pub n_matched: usize,
+    /// Percent of the input tokens of the row's episodes' own calls that were read from
+    /// a prompt cache (forked prefixes are counted in the anchor that paid for them);
+    /// `None` without calls. Forked prefixes make receiver requests byte-identical
+    /// across cells, so caches can lower some cells' costs depending on timing.
+    pub cache_read_share: Option<f64>,
+    /// Replies with no text among those calls (re-sent to the next turn as a
+    /// placeholder).
+    pub n_empty_replies: u64,
+    /// Replies cut at the output cap among those calls.
+    pub n_cut_replies: u64,
 }
 
 impl CellRow {

@@ -413,13 +413,28 @@ mod tests {
         let mut tasks = Vec::new();
         // a file that lists HumanEval first, as LiC's does
         for i in 0..30 {
-            tasks.push(task(&format!("he/{i}"), Family::Code, json!({"source": "humaneval"})));
+            tasks.push(task(
+                &format!("he/{i}"),
+                Family::Code,
+                json!({"source": "humaneval"}),
+            ));
         }
         for i in 0..10 {
-            tasks.push(task(&format!("lcb/{i}"), Family::Code, json!({"source": "livecodebench"})));
+            tasks.push(task(
+                &format!("lcb/{i}"),
+                Family::Code,
+                json!({"source": "livecodebench"}),
+            ));
         }
-        for (i, d) in ["easy", "easy", "medium", "medium", "hard", "extra"].iter().enumerate() {
-            tasks.push(task(&format!("spider-{i}-{d}"), Family::Database, json!({})));
+        for (i, d) in ["easy", "easy", "medium", "medium", "hard", "extra"]
+            .iter()
+            .enumerate()
+        {
+            tasks.push(task(
+                &format!("spider-{i}-{d}"),
+                Family::Database,
+                json!({}),
+            ));
         }
         let picked = select_tasks(tasks.clone(), Some(4), 7);
         let code: Vec<&str> = picked
@@ -428,7 +443,11 @@ mod tests {
             .map(|t| t.task_id.as_str())
             .collect();
         assert_eq!(code.len(), 4);
-        assert_eq!(code.iter().filter(|id| id.starts_with("lcb/")).count(), 1, "{code:?}");
+        assert_eq!(
+            code.iter().filter(|id| id.starts_with("lcb/")).count(),
+            1,
+            "{code:?}"
+        );
         let db: Vec<&str> = picked
             .iter()
             .filter(|t| t.family == Family::Database)

@@ -36,7 +36,7 @@ pub mod schema;
 mod writer;
 
 pub use error::{Result, StoreError};
-pub use reader::Reader;
+pub use reader::{CallFigures, Reader};
 pub use rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,
     TaskMeta,

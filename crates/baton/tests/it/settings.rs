@@ -11,6 +11,11 @@ use crate::{stderr, stdout};
 /// Run `experiment` (TOML with `{base}` for the server's base URL) against a fresh
 /// sim-server and return the bodies it received, by route.
 fn bodies_of(experiment: &str) -> Vec<(String, Value)> {
+    run_against_sim_server(experiment).0
+}
+
+/// [`bodies_of`], and the run's JSON report.
+fn run_against_sim_server(experiment: &str) -> (Vec<(String, Value)>, Value) {
     let server = SimServer::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let spec = dir.path().join("settings.toml");
@@ -25,13 +30,47 @@ fn bodies_of(experiment: &str) -> Vec<(String, Value)> {
         .output()
         .expect("baton runs");
     assert!(run.status.success(), "{}\n{}", stdout(&run), stderr(&run));
+    let report = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["report", "--format", "json", "--bootstrap", "0"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("baton runs");
+    assert!(report.status.success(), "{}", stderr(&report));
+    let report: Value = serde_json::from_str(&stdout(&report)).expect("JSON");
     let received = server.get("/received");
-    received
+    let bodies = received
         .as_array()
         .expect("an array")
         .iter()
         .map(|r| (r["route"].as_str().unwrap().to_string(), r["body"].clone()))
-        .collect()
+        .collect();
+    (bodies, report)
+}
+
+#[test]
+fn the_report_shows_the_cache_read_share_per_cell() {
+    let (_, report) = run_against_sim_server(PAPER_LIKE);
+    let shares: Vec<f64> = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["cell"].is_null())
+        .map(|c| {
+            c["cache_read_share"]
+                .as_f64()
+                .expect("a share for every cell")
+        })
+        .collect();
+    assert!(!shares.is_empty());
+    // later turns read earlier turns' prompts from sim-server's cache
+    assert!(
+        shares.iter().all(|s| (0.0..=100.0).contains(s)),
+        "{shares:?}"
+    );
+    assert!(shares.iter().any(|s| *s > 0.0), "{shares:?}");
+    for c in report["cells"].as_array().unwrap() {
+        assert_eq!(c["n_empty_replies"], 0, "{c}");
+    }
 }
 
 const PAPER_LIKE: &str = r#"
