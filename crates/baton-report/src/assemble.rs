@@ -437,7 +437,7 @@ fn notes(input: &ReportInput) -> Vec<String> {
             *outside.entry(e.cell.label()).or_default() += 1;
         }
     }
-    let mut notes = Vec::new();
+    let mut notes = input.notes.clone();
     if !outside.is_empty() {
         let n: usize = outside.values().sum();
         let cells: Vec<String> = outside.into_keys().collect();

@@ -31,6 +31,10 @@ pub struct ReportInput {
     /// why; every report lists them.
     #[serde(default)]
     pub skipped_tasks: Vec<SkippedTask>,
+    /// Remarks the caller adds to the report's notes (e.g. that simulated code scores
+    /// on items without a reference solution say nothing).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// A task a run left out, and why.

@@ -58,6 +58,7 @@
 //!     bootstrap: None,
 //!     spend: None,
 //!     skipped_tasks: Vec::new(),
+//!     notes: Vec::new(),
 //! };
 //! let report = build(&input);
 //! let row = report.cells.iter().find(|r| r.family == "math" && r.k.as_deref() == Some("early")).unwrap();

@@ -57,9 +57,29 @@ pub fn report_input(
             record(path, e, own, calls)
         })
         .collect::<Result<_, _>>()?;
+    let simulated = exp.simulated || reader.served_by_simulated_model()?;
+    let mut notes = Vec::new();
+    if simulated {
+        let without: usize = reader
+            .tasks()?
+            .iter()
+            .filter(|t| {
+                t.family == baton_types::Family::Code
+                    && serde_json::from_str::<serde_json::Value>(&t.sample_json)
+                        .map(|v| v.get(baton_models::REFERENCE_SOLUTION_KEY).is_none())
+                        .unwrap_or(true)
+            })
+            .count();
+        if without > 0 {
+            notes.push(format!(
+                "{without} code task(s) have no reference solution (LiC's own code items): simulated models can only answer them wrongly, so the code family's simulated scores are uninformative."
+            ));
+        }
+    }
     Ok(ReportInput {
         title: exp.name,
-        simulated: exp.simulated || reader.served_by_simulated_model()?,
+        simulated,
+        notes,
         pairs: spec
             .pairs
             .iter()

@@ -151,6 +151,7 @@ fn text_from_the_input_is_always_escaped() {
         bootstrap: None,
         spend: None,
         skipped_tasks: Vec::new(),
+        notes: Vec::new(),
     });
     let html = report.to_html();
     let plots = report.plots();

@@ -104,6 +104,7 @@ pub fn input(episodes: Vec<EpisodeRecord>) -> ReportInput {
         bootstrap: None,
         spend: None,
         skipped_tasks: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
