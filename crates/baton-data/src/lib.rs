@@ -16,7 +16,8 @@
 //!   of the function list for actions, by `baton_py::json_repr`), one user turn per
 //!   shard verbatim, and the family's final-turn format instruction appended
 //!   to the last turn. The prompt texts are [`Templates`]: embedded defaults
-//!   from the repository's `evaluators/` folder, or a user's edited copy.
+//!   from the repository's `evaluators/` folder, a user's edited copy, or LiC's own
+//!   system prompts read from the user's LiC checkout ([`lic`]).
 //! - **Code test cases** ([`testcases`]): LiC's public and private tests, the private
 //!   ones as JSON text or LiveCodeBench's `base64(zlib(pickle(json)))` packing, unpacked
 //!   under a bound; `data check` validates them and the code grader runs them.
@@ -43,6 +44,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod lic;
 mod load;
 mod sample;
 mod schedule;
@@ -51,7 +53,7 @@ mod templates;
 pub mod testcases;
 
 pub use error::{DataError, Problems};
-pub use load::{Dataset, SKIPPED_FAMILIES, load, parse};
+pub use load::{Dataset, InvalidTask, SKIPPED_FAMILIES, load, load_lenient, parse};
 pub use sample::{
     SAMPLE_DATABASES, SAMPLE_PATH, SampleDatabase, materialize_sample_databases, sample_dataset,
     try_sample_dataset,

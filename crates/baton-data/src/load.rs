@@ -24,6 +24,19 @@ pub struct Dataset {
     pub tasks: Vec<Task>,
     /// Items of out-of-scope families (`summary`, `translation`), counted by family.
     pub skipped: BTreeMap<String, usize>,
+    /// Items that failed validation, with why, when the dataset was read with
+    /// [`load_lenient`] (always empty after [`load`], which refuses such a file).
+    pub invalid: Vec<InvalidTask>,
+}
+
+/// One item a lenient read left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InvalidTask {
+    /// The item's `task_id`, or its position (`item 7`, `line 7`) when it has none.
+    pub task_id: String,
+    /// Every problem found in it, joined by `; `, each naming the file, the position,
+    /// the task id and the key.
+    pub reason: String,
 }
 
 impl Dataset {
@@ -72,8 +85,38 @@ pub fn load(path: &Path) -> Result<Dataset, DataError> {
     Ok(dataset)
 }
 
+/// Read a dataset file, leaving out the items that fail validation: they are listed in
+/// [`Dataset::invalid`] with their problems. Problems of the file as a whole (not
+/// UTF-8, not JSON, no items) are still errors.
+pub fn load_lenient(path: &Path) -> Result<Dataset, DataError> {
+    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let name = path.display().to_string();
+    let text = String::from_utf8(bytes).map_err(|err| {
+        let mut problems = Problems::default();
+        problems.push(format!(
+            "{name}: the file is not valid UTF-8 (first bad byte at offset {})",
+            err.utf8_error().valid_up_to()
+        ));
+        DataError::Invalid {
+            file: name.clone(),
+            problems,
+        }
+    })?;
+    let mut dataset = read(&name, &text, true)?;
+    dataset.path = path.to_path_buf();
+    Ok(dataset)
+}
+
 /// Validate a dataset held in memory; `name` stands for the file in messages.
 pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
+    read(name, text, false)
+}
+
+/// Read items; with `lenient`, an invalid item is listed instead of failing the file.
+fn read(name: &str, text: &str, lenient: bool) -> Result<Dataset, DataError> {
     let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut problems = Problems::default();
@@ -83,12 +126,20 @@ pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
     }
 
     let mut tasks = Vec::new();
+    let mut invalid: Vec<InvalidTask> = Vec::new();
     let mut skipped = BTreeMap::new();
     let mut positions: HashMap<String, Vec<Pos>> = HashMap::new();
     let mut id_order = Vec::new();
     for (pos, item) in items {
         let value = match item {
             Ok(value) => value,
+            Err(message) if lenient => {
+                invalid.push(InvalidTask {
+                    task_id: pos.to_string(),
+                    reason: message,
+                });
+                continue;
+            }
             Err(message) => {
                 problems.push(message);
                 continue;
@@ -110,7 +161,21 @@ pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
             }
             seen.push(pos);
         }
-        match check_item(&at, &value, &mut problems) {
+        let mut own = Problems::default();
+        let outcome = check_item(&at, &value, &mut own);
+        if lenient && !own.is_empty() {
+            invalid.push(InvalidTask {
+                task_id: task_id.clone().unwrap_or_else(|| pos.to_string()),
+                reason: own.messages.join("; "),
+            });
+            continue;
+        }
+        let uncounted = own.total - own.messages.len();
+        for m in own.messages {
+            problems.push(m);
+        }
+        problems.total += uncounted;
+        match outcome {
             Some(Outcome::Task { family, shards }) => {
                 tasks.push(Task {
                     task_id: task_id.clone().unwrap_or_default(),
@@ -127,11 +192,22 @@ pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
         let seen = &positions[&id];
         if seen.len() > 1 {
             let list: Vec<String> = seen.iter().map(Pos::to_string).collect();
-            problems.push(format!(
+            let message = format!(
                 "{name}: task_id \"{id}\" appears {} times: {}",
                 seen.len(),
                 list.join(", ")
-            ));
+            );
+            if lenient {
+                // which copy is meant is unknowable: every copy is left out
+                tasks.retain(|t| t.task_id != id);
+                invalid.retain(|t| t.task_id != id);
+                invalid.push(InvalidTask {
+                    task_id: id.clone(),
+                    reason: message,
+                });
+            } else {
+                problems.push(message);
+            }
         }
     }
 
@@ -146,6 +222,7 @@ pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
         sha256,
         tasks,
         skipped,
+        invalid,
     })
 }
 

@@ -22,6 +22,8 @@ pub struct Stats {
     pub skipped: BTreeMap<String, usize>,
     /// Database folders, when a Spider folder was given.
     pub databases: Option<DatabaseStats>,
+    /// Items left out as invalid (a lenient read), with why; not counted in `families`.
+    pub invalid: Vec<crate::load::InvalidTask>,
 }
 
 /// Figures for one family.
@@ -111,6 +113,7 @@ impl Dataset {
             families,
             skipped: self.skipped.clone(),
             databases,
+            invalid: self.invalid.clone(),
         }
     }
 }
@@ -172,6 +175,16 @@ impl fmt::Display for Stats {
             }
         }
         writeln!(f, "{:<10} {:>6}", "total", self.total_tasks())?;
+        if !self.invalid.is_empty() {
+            writeln!(
+                f,
+                "invalid: {} item(s), not counted above (`baton run --skip-invalid` leaves them out):",
+                self.invalid.len()
+            )?;
+            for t in &self.invalid {
+                writeln!(f, "  {}: {}", t.task_id, t.reason)?;
+            }
+        }
         if !self.skipped.is_empty() {
             let list: Vec<String> = self
                 .skipped

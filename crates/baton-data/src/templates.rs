@@ -5,6 +5,9 @@
 //! change them copies that folder, edits it, and points baton at the copy
 //! ([`Templates::from_dir`]); every file must then be present.
 //!
+//! `templates = "lic"` reads LiC's own system prompts from the user's checkout instead
+//! ([`Templates::lic`], [`crate::lic`]).
+//!
 //! File convention: one trailing newline (`\n` or `\r\n`) is dropped when a
 //! template is read, so files may end with a newline as editors like.
 
@@ -14,6 +17,7 @@ use baton_types::Family;
 use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
+use crate::lic::{self, LIC_FILES, LicFile, LicRole};
 
 /// The system-prompt file name inside `<dir>/<family>/`.
 pub const SYSTEM_FILE: &str = "system.txt";
@@ -53,6 +57,8 @@ pub struct Templates {
     texts: Vec<(String, String)>,
     /// The folder they were read from; `None` for the embedded defaults.
     origin: Option<PathBuf>,
+    /// The LiC files the system prompts came from (empty unless [`Templates::lic`]).
+    lic_files: Vec<LicFile>,
 }
 
 impl Templates {
@@ -64,7 +70,33 @@ impl Templates {
                 .map(|(s, f)| (drop_final_newline(s), drop_final_newline(f)))
                 .collect(),
             origin: None,
+            lic_files: Vec::new(),
         }
+    }
+
+    /// LiC's system prompts from a `lost_in_conversation` checkout at `dir` (the files
+    /// of [`LIC_FILES`], read as is), with baton's embedded final-turn instructions.
+    /// See [`crate::lic`].
+    pub fn lic(dir: &Path) -> Result<Templates, DataError> {
+        let mut t = Templates::embedded();
+        for (family, role, relative) in LIC_FILES {
+            let (text, file) = lic::read(dir, relative)?;
+            match role {
+                LicRole::System => {
+                    check_placeholder(family, &text, &dir.join(relative))?;
+                    t.texts[index(family)].0 = text;
+                }
+            }
+            t.lic_files.push(file);
+        }
+        t.origin = Some(dir.to_path_buf());
+        Ok(t)
+    }
+
+    /// The LiC files these templates were read from, with their sha256 (empty for
+    /// baton's own templates).
+    pub fn lic_files(&self) -> &[LicFile] {
+        &self.lic_files
     }
 
     /// Read edited templates from `dir`, laid out like `evaluators/`:
@@ -96,6 +128,7 @@ impl Templates {
         Ok(Templates {
             texts,
             origin: Some(dir.to_path_buf()),
+            lic_files: Vec::new(),
         })
     }
 
@@ -131,7 +164,8 @@ impl Templates {
         &self.texts[index(family)].1
     }
 
-    /// The folder the templates came from; `None` for the embedded defaults.
+    /// The folder the templates came from (the LiC checkout for [`Templates::lic`]);
+    /// `None` for the embedded defaults.
     pub fn origin(&self) -> Option<&Path> {
         self.origin.as_deref()
     }

@@ -40,6 +40,7 @@ fn defaults(wire: Wire) -> (Option<&'static str>, Option<&'static str>) {
 pub struct HttpProviders {
     timeout: Duration,
     prompt_caching: bool,
+    keys_optional: bool,
     client: OnceLock<reqwest::Client>,
 }
 
@@ -55,6 +56,7 @@ impl HttpProviders {
         HttpProviders {
             timeout,
             prompt_caching: true,
+            keys_optional: false,
             client: OnceLock::new(),
         }
     }
@@ -62,6 +64,13 @@ impl HttpProviders {
     /// Turn Anthropic prompt caching on (the default) or off.
     pub fn with_prompt_caching(mut self, on: bool) -> Self {
         self.prompt_caching = on;
+        self
+    }
+
+    /// Build providers even when a key variable is unset (for `--dry-run`, which makes
+    /// no call): such a provider has no key. Never use it for a real run.
+    pub fn keys_optional(mut self) -> Self {
+        self.keys_optional = true;
         self
     }
 
@@ -113,10 +122,16 @@ impl HttpProviders {
                 message: format!("base_url {shown:?} is not an http(s) URL"),
             })?;
         let key = match config.api_key_env.as_deref().or(default_var) {
-            Some(var) => Some(ApiKey::from_env(var).ok_or_else(|| HttpError::MissingKey {
-                model: config.name.clone(),
-                var: var.to_string(),
-            })?),
+            Some(var) => match ApiKey::from_env(var) {
+                Some(k) => Some(k),
+                None if self.keys_optional => None,
+                None => {
+                    return Err(HttpError::MissingKey {
+                        model: config.name.clone(),
+                        var: var.to_string(),
+                    });
+                }
+            },
             None => None,
         };
         if key.is_some()

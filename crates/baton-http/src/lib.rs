@@ -52,7 +52,8 @@ pub use factory::{DEFAULT_TIMEOUT, HttpProviders};
 pub use key::ApiKey;
 pub use provider::{HttpProvider, MAX_BODY_BYTES, Wire};
 pub use server::{
-    FaultKind, FaultList, ServedProvider, SimServerConfig, SimServerHandle, SimServerStats, serve,
+    FaultKind, FaultList, RECEIVED_KEPT, ServedProvider, SimServerConfig, SimServerHandle,
+    SimServerStats, serve,
 };
 
 use std::net::SocketAddr;

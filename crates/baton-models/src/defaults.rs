@@ -1,16 +1,43 @@
 //! What baton fills in when an experiment leaves a model setting out.
 //!
-//! These are the only places the values are written. The runner puts them into each
-//! model's [`crate::GenerateConfig`], so they are sent with every request and every
-//! stored request shows them; a wire format that requires a setting the config lacks
-//! (Anthropic's `max_tokens`) takes it from here too.
+//! These are the only places the values are written. The runner puts the output cap into
+//! each model's [`crate::GenerateConfig`], so it is sent with every request and every
+//! stored request shows it; a wire format that requires a setting the config lacks
+//! (Anthropic's `max_tokens`) takes it from here too. Temperature, `top_p` and the seed
+//! have no default: they are sent only when the experiment sets them.
 
-/// Sampling temperature when a model sets none: LiC's default.
-pub const TEMPERATURE: f64 = 1.0;
-
-/// Output token cap when a model sets none: LiC's default. The spending cap and
-/// `--dry-run` bound every reply by it when a model has no cap of its own.
+/// Output token cap when a model sets none and does not reason: LiC's default. The
+/// spending cap and `--dry-run` bound every reply by it when a model has no cap of its
+/// own.
 pub const MAX_TOKENS: u32 = 1000;
+
+/// Output token cap when a model sets none but sets a `reasoning_effort` or a
+/// `thinking_budget`: LiC's cap for reasoning models (`simulator_sharded.py`), since
+/// the reasoning counts against the cap.
+pub const MAX_TOKENS_REASONING: u32 = 10_000;
+
+/// LiC's rule for the output cap: `configured`, else [`MAX_TOKENS_REASONING`] for a
+/// reasoning model, else [`MAX_TOKENS`].
+///
+/// ```
+/// use baton_models::defaults::max_tokens;
+/// assert_eq!(max_tokens(None, false), 1000);
+/// assert_eq!(max_tokens(None, true), 10_000);
+/// assert_eq!(max_tokens(Some(64), true), 64);
+/// ```
+pub fn max_tokens(configured: Option<u32>, reasoning: bool) -> u32 {
+    configured.unwrap_or(if reasoning {
+        MAX_TOKENS_REASONING
+    } else {
+        MAX_TOKENS
+    })
+}
+
+/// What an assistant turn is re-sent as when the model's reply had no text (an empty
+/// or length-cut reply with nothing visible): APIs refuse empty assistant content, and
+/// an empty string would also hide from the next model that a turn was answered. The
+/// stored reply keeps its real (empty) text and finish reason.
+pub const EMPTY_REPLY_PLACEHOLDER: &str = "(no reply)";
 
 /// Calls in flight at once per model when a model sets no `concurrency`.
 pub const CONCURRENCY: usize = 8;

@@ -13,7 +13,8 @@
 //!   ([`reference_response`] passes each family's evaluator, [`wrong_response`] fails it).
 //! * [`tokens`] is the token-count heuristic (four characters a token) the simulated
 //!   models, the simulated HTTP server and the tokens-per-minute limit share;
-//!   [`defaults`] holds what baton fills in for a model setting left out.
+//!   [`defaults`] holds what baton fills in for a model setting left out; [`claude`]
+//!   what a Claude model id says about the settings the API takes for it.
 //! * With the `testing` feature, `testing::ScriptedProvider` plays back a script of
 //!   replies and errors for other crates' tests.
 //!
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod answer_key;
+pub mod claude;
 pub mod defaults;
 mod limit;
 mod model;

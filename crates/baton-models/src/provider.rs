@@ -10,15 +10,30 @@ use baton_types::{Message, ToolCall, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Generation settings sent with every call of one model role. `None` sends nothing
-/// for that setting; the runner fills in its documented defaults before a run.
+/// for that setting: a request carries `temperature`, `top_p` and `seed` only when the
+/// experiment sets them. The one setting the runner fills in is the output cap
+/// (LiC's rule, [`crate::defaults::max_tokens`]), because every API needs a bound
+/// for pricing and Anthropic requires one; it is stored with every request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerateConfig {
     /// Sampling temperature.
     pub temperature: Option<f64>,
-    /// Output token cap.
+    /// Output token cap (reasoning tokens included where the API counts them so).
     pub max_tokens: Option<u32>,
-    /// Reasoning effort for models that take one (`low`, `medium`, `high`).
+    /// Reasoning effort for models that take one (`low`, `medium`, `high`; Anthropic
+    /// also `xhigh` and `max`).
     pub reasoning_effort: Option<String>,
+    /// Nucleus sampling mass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Anthropic extended thinking with this token budget (`thinking: {type: enabled,
+    /// budget_tokens}`); at least 1,024 and below `max_tokens`, checked before a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+    /// Keys merged into the request body as given (last, so they win), for parameters
+    /// baton does not know yet.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
     /// The sampling seed sent to the provider: only the one the experiment sets for the
     /// model (`seed = N` in its table). Many backends refuse a seed (Anthropic through a
     /// LiteLLM proxy: `UnsupportedParamsError`), so none is sent unless configured.

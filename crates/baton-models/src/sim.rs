@@ -24,6 +24,11 @@
 //!   exactly what it was handed.
 //! * A right final answer is the task's reference in the family's answer format (it
 //!   passes the real evaluator); a wrong one is a plausible wrong answer (it fails).
+//! * A code item without a `baton_reference_solution` (every code item of LiC's own file)
+//!   has no right answer a sim could give: it is always answered with a wrong attempt
+//!   (one of the item's `baton_wrong_solutions`, else `def <func_name>(*args): return
+//!   None`), so simulated code scores on such a file are uninformative, and the report
+//!   says so. No call fails for it.
 //! * Usage comes from text length ([`crate::tokens`]): one token per four characters
 //!   (rounded up) plus four per message; no prompt caching.
 //!
@@ -35,11 +40,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_types::{Message, Role, Task, Usage};
+use baton_types::{Family, Message, Role, Task, Usage};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::answer_key::{reference_response, wrong_response};
+use crate::answer_key::{REFERENCE_SOLUTION_KEY, reference_response, wrong_response};
 use crate::provider::{Provider, ProviderError, Request, Response};
 use crate::tokens::{message_tokens, text_tokens};
 
@@ -188,18 +193,30 @@ impl SimProvider {
         turn: usize,
     ) -> Result<String, ProviderError> {
         let key_err = |e: crate::ModelError| ProviderError::Config(e.to_string());
-        let reference = reference_response(task).map_err(key_err)?;
-        let chance = match latest_draft(request) {
-            None => s.skill,
-            Some(draft) if draft.contains(reference.as_str()) => {
+        // LiC's own code items carry no reference solution: the sim cannot be right on
+        // them, and answers with a wrong attempt (see the module docs)
+        let reference = match reference_response(task) {
+            Ok(r) => Some(r),
+            Err(_)
+                if task.family == Family::Code
+                    && task.sample.get(REFERENCE_SOLUTION_KEY).is_none() =>
+            {
+                None
+            }
+            Err(e) => return Err(key_err(e)),
+        };
+        let chance = match (latest_draft(request), &reference) {
+            (_, None) => 0.0,
+            (None, _) => s.skill,
+            (Some(draft), Some(reference)) if draft.contains(reference.as_str()) => {
                 s.skill + s.carry * (1.0 - s.skill)
             }
-            Some(_) => s.skill * (1.0 - s.anchoring),
+            (Some(_), Some(_)) => s.skill * (1.0 - s.anchoring),
         };
         let n = task.shards.len();
         let chance = chance * turn as f64 / n as f64;
         let draw = draw(request, &task.task_id, "answer");
-        let answer = if draw < chance {
+        let answer = if let Some(reference) = reference.filter(|_| draw < chance) {
             reference
         } else {
             let variant = (draw * 1e6) as u64;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
-use crate::input::{EpisodeRecord, PairSpec, ReportInput};
+use crate::input::{EpisodeCalls, EpisodeRecord, PairSpec, ReportInput};
 use crate::metrics::{Means, Omission, Plan, PlanRow, Source, Sums};
 use crate::report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, SINGLE, SpendLine,
@@ -24,6 +24,7 @@ pub(crate) struct Counts {
     pub errored: usize,
     pub incomplete: usize,
     pub matched: usize,
+    pub calls: EpisodeCalls,
 }
 
 impl Counts {
@@ -34,6 +35,7 @@ impl Counts {
         self.errored += other.errored;
         self.incomplete += other.incomplete;
         self.matched += other.matched;
+        self.calls.add(&other.calls);
     }
 }
 
@@ -81,6 +83,7 @@ impl<'a> Index<'a> {
                 .entry(&e.cell)
                 .or_default();
             data.counts.attempted += 1;
+            data.counts.calls.add(&e.calls);
             match e.status {
                 EpisodeStatus::Scored => data.counts.scored += 1,
                 EpisodeStatus::Unscored => data.counts.unscored += 1,
@@ -222,6 +225,9 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         n_errored: 0,
         n_incomplete: 0,
         n_matched: 0,
+        cache_read_share: None,
+        n_empty_replies: 0,
+        n_cut_replies: 0,
     }
 }
 
@@ -359,6 +365,11 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
     row.n_errored = counts.errored;
     row.n_incomplete = counts.incomplete;
     row.n_matched = counts.matched;
+    let c = &counts.calls;
+    row.cache_read_share =
+        (c.input_tokens > 0).then(|| 100.0 * c.cache_read_tokens as f64 / c.input_tokens as f64);
+    row.n_empty_replies = c.empty_replies;
+    row.n_cut_replies = c.cut_replies;
     let handoff = !row.is_anchor();
     let Some(m) = means else {
         if handoff {
@@ -426,7 +437,7 @@ fn notes(input: &ReportInput) -> Vec<String> {
             *outside.entry(e.cell.label()).or_default() += 1;
         }
     }
-    let mut notes = Vec::new();
+    let mut notes = input.notes.clone();
     if !outside.is_empty() {
         let n: usize = outside.values().sum();
         let cells: Vec<String> = outside.into_keys().collect();
@@ -503,5 +514,6 @@ pub fn build(input: &ReportInput) -> Report {
         incomplete: incomplete_list(&input.episodes),
         notes: notes(input),
         spend: input.spend.as_ref().map(SpendLine::new),
+        skipped_tasks: input.skipped_tasks.clone(),
     }
 }

@@ -155,6 +155,15 @@ impl Report {
             out.push_str(&html_table(&self.incomplete_table()));
         }
         out.push_str("</section>\n");
+        if !self.skipped_tasks.is_empty() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"skipped\">{}</h2>",
+                escape(crate::markdown::SKIPPED_HEADING)
+            );
+            out.push_str(&html_table(&self.skipped_table()));
+            out.push_str("</section>\n");
+        }
         if !self.notes.is_empty() {
             out.push_str("<section>\n<h2 id=\"notes\">Notes</h2>\n<ul>\n");
             for n in &self.notes {

@@ -27,6 +27,23 @@ pub struct ReportInput {
     /// read from a store always knows it).
     #[serde(default)]
     pub spend: Option<Spend>,
+    /// Tasks the run left out (`--skip-invalid`: invalid items, missing databases), with
+    /// why; every report lists them.
+    #[serde(default)]
+    pub skipped_tasks: Vec<SkippedTask>,
+    /// Remarks the caller adds to the report's notes (e.g. that simulated code scores
+    /// on items without a reference solution say nothing).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A task a run left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedTask {
+    /// The task's id (or the item's position when it had none).
+    pub task_id: String,
+    /// Why it was left out.
+    pub reason: String,
 }
 
 /// A low-cost / high-capability model pair.
@@ -70,6 +87,32 @@ pub struct EpisodeRecord {
     /// the sender's rates); feeds the `abort+HC` restart control.
     #[serde(default)]
     pub prefix_cost: Option<Cost>,
+    /// What the episode's own calls carried (zero when not known).
+    #[serde(default)]
+    pub calls: EpisodeCalls,
+}
+
+/// Token and reply figures of one episode's own calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EpisodeCalls {
+    /// Input tokens, cached or not.
+    pub input_tokens: u64,
+    /// Of them, read from a prompt cache.
+    pub cache_read_tokens: u64,
+    /// Replies with no text.
+    pub empty_replies: u64,
+    /// Replies cut at the output cap.
+    pub cut_replies: u64,
+}
+
+impl EpisodeCalls {
+    /// Add another episode's figures.
+    pub fn add(&mut self, other: &EpisodeCalls) {
+        self.input_tokens += other.input_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.empty_replies += other.empty_replies;
+        self.cut_replies += other.cut_replies;
+    }
 }
 
 /// Paired task-level bootstrap settings.

@@ -48,6 +48,7 @@
 //!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
 //!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: Cost::from_usd(usd),
 //!     cost_paid: Cost::from_usd(usd), n_turns: 4, k: None, reason: None, prefix_cost: None,
+//!     calls: Default::default(),
 //! };
 //! let input = ReportInput {
 //!     title: "demo".into(),
@@ -60,6 +61,8 @@
 //!     ],
 //!     bootstrap: None,
 //!     spend: None,
+//!     skipped_tasks: Vec::new(),
+//!     notes: Vec::new(),
 //! };
 //! let report = build(&input);
 //! let row = report.cells.iter().find(|r| r.family == "math" && r.k.as_deref() == Some("early")).unwrap();
@@ -97,7 +100,9 @@ pub use agent::{
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
-pub use input::{BootstrapConfig, EpisodeId, EpisodeRecord, PairSpec, ReportInput};
+pub use input::{
+    BootstrapConfig, EpisodeCalls, EpisodeId, EpisodeRecord, PairSpec, ReportInput, SkippedTask,
+};
 pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
 pub use report::{

@@ -39,6 +39,9 @@ pub(crate) fn direction_title(direction: Direction) -> &'static str {
 /// Heading of a direction's all-families table, after the direction's title.
 pub(crate) const ALL_FAMILIES_SUFFIX: &str = "all families (each family weighs the same)";
 
+/// The heading of the list of tasks a run left out.
+pub(crate) const SKIPPED_HEADING: &str = "Tasks left out (never run, not in any metric)";
+
 /// The sentence every report built from simulated models carries.
 pub(crate) const SIMULATED_NOTICE: &str = "Simulated models. Every number in this report comes from simulated models (`sim/...`): it shows the pipeline at work and is not a finding about real LLMs.";
 
@@ -95,6 +98,8 @@ impl Report {
         }
         out.push_str(&self.restart_section());
         out.push_str(&self.incomplete_section());
+        out.push_str(&self.skipped_section());
+        out.push_str(&self.calls_section());
         if !self.notes.is_empty() {
             out.push_str("## Notes\n\n");
             for n in &self.notes {
@@ -185,6 +190,72 @@ impl Report {
         s.push_str(&self.incomplete_table().markdown());
         s.push('\n');
         s
+    }
+
+    /// Per cell and family, the cache-read share of input tokens and the empty and cut
+    /// replies; left out when no row has calls (a report built without them).
+    fn calls_section(&self) -> String {
+        let rows: Vec<&CellRow> = self
+            .cells
+            .iter()
+            .filter(|r| r.cell.is_some() && r.cache_read_share.is_some())
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut s = String::from(
+            "## Calls per cell\n\nCache share: percent of input tokens read from a prompt cache \
+             (a forked prefix counts in the anchor that paid for it); empty: replies with no \
+             text (re-sent to the next turn as `(no reply)`); cut: replies stopped at the output \
+             cap.\n\n",
+        );
+        let headers = [
+            ("pair", Align::Left),
+            ("family", Align::Left),
+            ("cell", Align::Left),
+            ("cache share %", Align::Right),
+            ("empty", Align::Right),
+            ("cut", Align::Right),
+        ];
+        let grid_rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.pair.clone(),
+                    r.family.clone(),
+                    r.cell.clone().unwrap_or_default(),
+                    r.cache_read_share
+                        .map(|v| format!("{v:.1}"))
+                        .unwrap_or_default(),
+                    r.n_empty_replies.to_string(),
+                    r.n_cut_replies.to_string(),
+                ]
+            })
+            .collect();
+        s.push_str(&Grid::new(&headers, grid_rows).markdown());
+        s.push('\n');
+        s
+    }
+
+    fn skipped_section(&self) -> String {
+        if self.skipped_tasks.is_empty() {
+            return String::new();
+        }
+        let mut s = format!("## {SKIPPED_HEADING}\n\n");
+        s.push_str(&self.skipped_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// The tasks the run left out, as a table.
+    pub(crate) fn skipped_table(&self) -> Grid {
+        let headers = [("task", Align::Left), ("reason", Align::Left)];
+        let rows: Vec<Vec<String>> = self
+            .skipped_tasks
+            .iter()
+            .map(|t| vec![t.task_id.clone(), t.reason.clone()])
+            .collect();
+        Grid::new(&headers, rows)
     }
 
     /// The incomplete and errored episodes as a table.

@@ -33,6 +33,8 @@ pub struct Report {
     /// input did not say).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spend: Option<SpendLine>,
+    /// Tasks the run left out, with why (always present in JSON, possibly empty).
+    pub skipped_tasks: Vec<crate::input::SkippedTask>,
 }
 
 /// The money line: every answered (billed) attempt, used or not, and what they cost.
@@ -180,6 +182,16 @@ pub struct CellRow {
     pub n_incomplete: usize,
     /// Units entering the metrics (anchors: units where both anchors are scored).
     pub n_matched: usize,
+    /// Percent of the input tokens of the row's episodes' own calls that were read from
+    /// a prompt cache (forked prefixes are counted in the anchor that paid for them);
+    /// `None` without calls. Forked prefixes make receiver requests byte-identical
+    /// across cells, so caches can lower some cells' costs depending on timing.
+    pub cache_read_share: Option<f64>,
+    /// Replies with no text among those calls (re-sent to the next turn as a
+    /// placeholder).
+    pub n_empty_replies: u64,
+    /// Replies cut at the output cap among those calls.
+    pub n_cut_replies: u64,
 }
 
 impl CellRow {
@@ -246,9 +258,9 @@ pub struct IncompleteEntry {
 
 impl Report {
     /// The report as a JSON object: `title`, `simulated`, `pairs`, `bootstrap`,
-    /// `cells`, `restart_controls`, `incomplete`, `notes`, and `spend` (`paid_usd`,
+    /// `cells`, `restart_controls`, `incomplete`, `notes`, `spend` (`paid_usd`,
     /// `billed_attempts`, `unusable_attempts`, `unknown_usage_attempts`,
-    /// `unpriced_attempts`) when known.
+    /// `unpriced_attempts`) when known, and `skipped_tasks` (`task_id`, `reason`).
     pub fn to_json(&self) -> serde_json::Value {
         // Serializing plain structs of strings, numbers and options cannot fail.
         serde_json::to_value(self).unwrap_or_default()

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use baton_data::Schedule;
 use baton_eval::Evaluators;
-use baton_models::Model;
+use baton_models::{Model, defaults};
 use baton_store::{CallRow, NewAttempt, NewCall, Store};
 use baton_types::{Cost, Message, Phase, Role};
 
@@ -66,6 +66,9 @@ pub(crate) struct Transcript<'a> {
     users: &'a dyn UserSide,
     seed: u64,
     messages: Vec<Message>,
+    /// The last reply as the model wrote it (the transcript holds the placeholder when
+    /// it was empty).
+    last_reply: Option<String>,
     /// Text put before the next user turn (an interface's note or handoff message).
     pending: Option<String>,
     stored: HashMap<(u32, Phase), CallRow>,
@@ -81,6 +84,7 @@ impl<'a> Transcript<'a> {
             users,
             seed,
             messages: vec![Message::system(users.system())],
+            last_reply: None,
             pending: None,
             stored: stored
                 .into_iter()
@@ -94,7 +98,20 @@ impl<'a> Transcript<'a> {
     pub fn replay(&mut self, t: usize, reply: &str) {
         let user = self.user_turn(t);
         self.messages.push(Message::user(user));
-        self.messages.push(Message::assistant(reply));
+        self.push_reply(reply.to_string());
+    }
+
+    /// Append a reply: as written, or [`defaults::EMPTY_REPLY_PLACEHOLDER`] when it has
+    /// no text (an empty or length-cut reply), since APIs refuse an empty assistant turn
+    /// and the next model should see that the turn was answered.
+    fn push_reply(&mut self, reply: String) {
+        let sent = if reply.trim().is_empty() {
+            defaults::EMPTY_REPLY_PLACEHOLDER.to_string()
+        } else {
+            reply.clone()
+        };
+        self.messages.push(Message::assistant(sent));
+        self.last_reply = Some(reply);
     }
 
     /// Put `text` and a blank line before the next user turn.
@@ -150,7 +167,7 @@ impl<'a> Transcript<'a> {
             self.messages.push(Message::user(user));
             let messages = self.messages.clone();
             match self.call(shared, model, messages, t as u32, phase).await? {
-                Ok(reply) => self.messages.push(Message::assistant(reply)),
+                Ok(reply) => self.push_reply(reply),
                 Err(u) => return Ok(Err(u)),
             }
         }
@@ -293,11 +310,11 @@ impl<'a> Transcript<'a> {
         Ok(Ok(text))
     }
 
-    /// The last assistant reply.
+    /// The last assistant reply, as the model wrote it.
     pub fn final_response(&self) -> Option<&str> {
         self.messages
             .last()
             .filter(|m| m.role == Role::Assistant)
-            .map(|m| m.content.as_str())
+            .and(self.last_reply.as_deref())
     }
 }

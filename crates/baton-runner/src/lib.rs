@@ -119,6 +119,17 @@ pub enum RunError {
         "{0}; the reply is stored and the episode incomplete: add the rate to the price card (--prices) and resume"
     )]
     Unpriced(String),
+    /// Database tasks name `db_id`s with no `*.sqlite` file: checked before any call.
+    #[error(
+        "no Spider databases for {missing} in {}: install them (or set spider_dir), or run with --skip-invalid to leave those tasks out",
+        .dir.display()
+    )]
+    MissingDatabases {
+        /// The Spider test-suite folder that was searched.
+        dir: PathBuf,
+        /// The missing `db_id`s, each with its number of tasks.
+        missing: String,
+    },
     /// A report was asked for, but there is no store.
     #[error("no results at {}", .0.display())]
     NoResults(PathBuf),

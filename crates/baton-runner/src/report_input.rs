@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use baton_report::{BootstrapConfig, EpisodeRecord, PairSpec, ReportInput};
+use baton_report::{
+    BootstrapConfig, EpisodeCalls, EpisodeRecord, PairSpec, ReportInput, SkippedTask,
+};
 use baton_store::{EpisodeRow, Reader, StoreError};
 use baton_types::{Cell, Cost, Phase};
 
@@ -36,6 +38,7 @@ pub fn report_input(
         &exp.spec_toml,
     )?;
     let paid = reader.paid_by_phase()?;
+    let figures = reader.call_figures()?;
     let episodes = reader
         .episodes()?
         .into_iter()
@@ -44,12 +47,39 @@ pub fn report_input(
                 .get(&(e.id, Phase::Prefix))
                 .copied()
                 .unwrap_or_default();
-            record(path, e, own)
+            let f = figures.get(&e.id).copied().unwrap_or_default();
+            let calls = EpisodeCalls {
+                input_tokens: f.input_tokens,
+                cache_read_tokens: f.cache_read_tokens,
+                empty_replies: f.empty_replies,
+                cut_replies: f.cut_replies,
+            };
+            record(path, e, own, calls)
         })
         .collect::<Result<_, _>>()?;
+    let simulated = exp.simulated || reader.served_by_simulated_model()?;
+    let mut notes = Vec::new();
+    if simulated {
+        let without: usize = reader
+            .tasks()?
+            .iter()
+            .filter(|t| {
+                t.family == baton_types::Family::Code
+                    && serde_json::from_str::<serde_json::Value>(&t.sample_json)
+                        .map(|v| v.get(baton_models::REFERENCE_SOLUTION_KEY).is_none())
+                        .unwrap_or(true)
+            })
+            .count();
+        if without > 0 {
+            notes.push(format!(
+                "{without} code task(s) have no reference solution (LiC's own code items): simulated models can only answer them wrongly, so the code family's simulated scores are uninformative."
+            ));
+        }
+    }
     Ok(ReportInput {
         title: exp.name,
-        simulated: exp.simulated || reader.served_by_simulated_model()?,
+        simulated,
+        notes,
         pairs: spec
             .pairs
             .iter()
@@ -62,6 +92,11 @@ pub fn report_input(
         episodes,
         bootstrap,
         spend: Some(reader.spend()?),
+        skipped_tasks: reader
+            .skipped_tasks()?
+            .into_iter()
+            .map(|(task_id, reason)| SkippedTask { task_id, reason })
+            .collect(),
     })
 }
 
@@ -75,7 +110,12 @@ pub fn prefix_cost(cell: &Cell, own_prefix: Cost, attributed: Cost, paid: Cost) 
     }
 }
 
-fn record(path: &Path, e: EpisodeRow, own_prefix: Cost) -> Result<EpisodeRecord, RunError> {
+fn record(
+    path: &Path,
+    e: EpisodeRow,
+    own_prefix: Cost,
+    calls: EpisodeCalls,
+) -> Result<EpisodeRecord, RunError> {
     let cell: Cell = serde_json::from_str(&e.init.cell_json).map_err(|err| StoreError::Decode {
         path: path.to_path_buf(),
         what: format!("episodes.cell_json of episode {}", e.id),
@@ -84,6 +124,7 @@ fn record(path: &Path, e: EpisodeRow, own_prefix: Cost) -> Result<EpisodeRecord,
     let o = e.outcome;
     Ok(EpisodeRecord {
         prefix_cost: prefix_cost(&cell, own_prefix, o.cost_attributed, o.cost_paid),
+        calls,
         task_id: e.init.task_id,
         family: e.family,
         cell,

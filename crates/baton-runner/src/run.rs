@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// Re-sample handoff prefixes instead of forking them.
     pub independent: bool,
+    /// Run the valid tasks of a partly invalid dataset, storing the rest with why.
+    pub skip_invalid: bool,
     /// Stop scheduling calls before the experiment's total spend would pass this cap;
     /// unfinished episodes stay `incomplete` and resume later.
     pub max_cost: Option<Cost>,
@@ -71,6 +73,7 @@ impl RunOptions {
             limit: None,
             concurrency: None,
             independent: false,
+            skip_invalid: false,
             max_cost: None,
             allow_changed: false,
             stop: StopSignal::default(),
@@ -145,6 +148,8 @@ impl Runner {
             card,
             spider_dir,
             interfaces,
+            templates,
+            skipped,
         } = Setup::load(spec, &options)?;
         let evaluators = options.evaluators.make(&spider_dir);
 
@@ -174,9 +179,17 @@ impl Runner {
                 })
                 .await?;
         }
+        store
+            .record_skipped(
+                skipped
+                    .iter()
+                    .map(|t| (t.task_id.clone(), t.reason.clone()))
+                    .collect(),
+            )
+            .await?;
         let changed = store
             .check_inputs(
-                input_hashes(&spec, &card, &interfaces, &tasks, &options),
+                input_hashes(&spec, &card, &interfaces, &templates, &tasks, &options),
                 options.allow_changed,
             )
             .await?;
@@ -441,12 +454,13 @@ impl Runner {
 }
 
 /// The sha256 of everything a stored result depends on, by name: the spec, the price
-/// card's contents, the templates folder's files, the interface texts, and each task's
-/// data.
+/// card's contents, the templates folder's files, the interface texts, each LiC prompt
+/// file read (`lic <path>`), and each task's data.
 fn input_hashes(
     spec: &ExperimentSpec,
     card: &baton_models::PriceCard,
     interfaces: &InterfaceTemplates,
+    templates: &baton_data::Templates,
     tasks: &[Task],
     options: &RunOptions,
 ) -> Vec<(String, String)> {
@@ -460,7 +474,9 @@ fn input_hashes(
         }
         hex::encode(h.finalize())
     };
+    let lic_files = templates.lic_files();
     let templates = match &spec.templates {
+        Some(_) if !lic_files.is_empty() => templates.sha256(),
         Some(dir) => {
             let dir = if dir.is_absolute() {
                 dir.clone()
@@ -499,6 +515,9 @@ fn input_hashes(
             ]),
         ),
     ];
+    for f in lic_files {
+        inputs.push((format!("lic {}", f.path), f.sha256.clone()));
+    }
     for t in tasks {
         inputs.push((
             format!("task {}", t.task_id),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_data::{Schedule, Templates};
+use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
     Model, ModelObserver, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget,
     RetryPolicy, SimProvider, SimSettings, defaults,
@@ -36,6 +36,10 @@ pub(crate) struct Setup {
     pub spider_dir: PathBuf,
     /// The handoff interface texts.
     pub interfaces: InterfaceTemplates,
+    /// The prompt templates the schedules were built with.
+    pub templates: Templates,
+    /// Tasks left out under `skip_invalid`, with why (empty otherwise).
+    pub skipped: Vec<InvalidTask>,
 }
 
 impl Setup {
@@ -55,27 +59,41 @@ impl Setup {
                 options.base_dir.join(p)
             }
         };
+        if options.skip_invalid {
+            spec.skip_invalid = true;
+        }
         let sample = spec.dataset == "sample";
         let mut dataset = if sample {
             baton_data::sample_dataset()
+        } else if spec.skip_invalid {
+            baton_data::load_lenient(&resolve(Path::new(&spec.dataset)))?
         } else {
             baton_data::load(&resolve(Path::new(&spec.dataset)))?
         };
+        let mut skipped = std::mem::take(&mut dataset.invalid);
         if !spec.families.is_empty() {
             dataset.filter_families(&spec.families);
         }
-        let tasks = select_tasks(dataset.tasks, spec.limit);
-        let (templates, interfaces) = match &spec.templates {
-            Some(dir) => (
+        let spider_dir = match (&spec.spider_dir, sample) {
+            (Some(d), _) => resolve(d),
+            (None, true) => {
+                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
+            }
+            (None, false) => resolve(Path::new("datasets/spider/databases")),
+        };
+        let tasks = select_tasks(dataset.tasks, spec.limit, spec.seed);
+        let (templates, interfaces) = match (&spec.templates, &spec.lic_dir) {
+            (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
+                Templates::lic(&resolve(lic))?,
+                InterfaceTemplates::embedded(),
+            ),
+            (Some(dir), _) => (
                 Templates::from_dir(&resolve(dir))?,
                 InterfaceTemplates::from_dir(&resolve(dir))?,
             ),
-            None => (Templates::embedded(), InterfaceTemplates::embedded()),
+            (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
         };
-        let schedules = tasks
-            .iter()
-            .map(|t| baton_data::build_schedule(t, &templates))
-            .collect::<Result<Vec<_>, _>>()?;
+        let (tasks, schedules) = check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
             card = card
@@ -87,13 +105,6 @@ impl Setup {
         }
         let max_prompt = max_prompt_bytes(&schedules, &interfaces);
         let models = build_models(&spec, &tasks, &card, options, max_prompt)?;
-        let spider_dir = match (&spec.spider_dir, sample) {
-            (Some(d), _) => resolve(d),
-            (None, true) => {
-                baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
-            }
-            (None, false) => resolve(Path::new("datasets/spider/databases")),
-        };
         Ok(Setup {
             spec,
             tasks,
@@ -102,22 +113,163 @@ impl Setup {
             card,
             spider_dir,
             interfaces,
+            templates,
+            skipped,
         })
     }
 }
 
-/// At most `limit` tasks per family, in dataset order.
-fn select_tasks(tasks: Vec<Task>, limit: Option<usize>) -> Vec<Task> {
+/// Everything about the tasks that can be known before paying: each task's schedule
+/// builds, and each database task's `db_id` has `*.sqlite` files under `spider_dir`.
+/// A failing task stops the run (naming every missing database at once), or under
+/// `skip_invalid` is left out and added to `skipped` with why.
+fn check_tasks(
+    tasks: Vec<Task>,
+    templates: &Templates,
+    spider_dir: &Path,
+    spec: &ExperimentSpec,
+    skipped: &mut Vec<InvalidTask>,
+) -> Result<(Vec<Task>, Vec<Schedule>), RunError> {
+    let mut kept = Vec::with_capacity(tasks.len());
+    let mut schedules = Vec::with_capacity(tasks.len());
+    let mut missing: BTreeMap<String, usize> = BTreeMap::new();
+    for task in tasks {
+        let schedule = match baton_data::build_schedule(&task, templates) {
+            Ok(s) => s,
+            Err(e) if spec.skip_invalid => {
+                skipped.push(InvalidTask {
+                    task_id: task.task_id.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if task.family == Family::Database
+            && let Some(db_id) = task.sample.get("db_id").and_then(|v| v.as_str())
+            && !has_sqlite(&spider_dir.join(db_id))
+        {
+            if spec.skip_invalid {
+                skipped.push(InvalidTask {
+                    task_id: task.task_id.clone(),
+                    reason: format!(
+                        "database {db_id:?}: no *.sqlite file in {}",
+                        spider_dir.join(db_id).display()
+                    ),
+                });
+            } else {
+                *missing.entry(db_id.to_string()).or_default() += 1;
+            }
+            continue;
+        }
+        kept.push(task);
+        schedules.push(schedule);
+    }
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|(db, n)| format!("{db} ({n} task(s))"))
+            .collect();
+        return Err(RunError::MissingDatabases {
+            dir: spider_dir.to_path_buf(),
+            missing: list.join(", "),
+        });
+    }
+    Ok((kept, schedules))
+}
+
+/// Whether `folder` holds a file whose name contains `.sqlite` (LiC's test), not
+/// counting macOS `._*` files.
+fn has_sqlite(folder: &Path) -> bool {
+    std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.contains(".sqlite") && !name.starts_with("._")
+        })
+}
+
+/// At most `limit` tasks per family: all of a family that has no more, else a seeded
+/// sample stratified so that each stratum keeps its share of the family (largest
+/// remainders round), the kept tasks in dataset order. Strata: the item's `source` for
+/// code (HumanEval, LiveCodeBench), its Spider difficulty for database (`difficulty`, or
+/// the `-easy`/`-medium`/`-hard`/`-extra` suffix of LiC's task ids), none for the other
+/// families. Within a stratum the tasks with the smallest sha256 of (seed, task id) are
+/// taken, so the same seed gives the same sample.
+fn select_tasks(tasks: Vec<Task>, limit: Option<usize>, seed: u64) -> Vec<Task> {
+    use sha2::{Digest, Sha256};
     let Some(limit) = limit else { return tasks };
-    let mut taken: BTreeMap<Family, usize> = BTreeMap::new();
+    let mut by_family: BTreeMap<Family, BTreeMap<String, Vec<usize>>> = BTreeMap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        by_family
+            .entry(t.family)
+            .or_default()
+            .entry(stratum(t))
+            .or_default()
+            .push(i);
+    }
+    let rank = |i: usize| -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(seed.to_le_bytes());
+        h.update(tasks[i].task_id.as_bytes());
+        h.finalize().into()
+    };
+    let mut keep = vec![false; tasks.len()];
+    for strata in by_family.values() {
+        let total: usize = strata.values().map(Vec::len).sum();
+        if total <= limit {
+            strata.values().flatten().for_each(|&i| keep[i] = true);
+            continue;
+        }
+        // largest-remainder allocation of `limit` over the strata
+        let mut quota: Vec<(usize, usize, &str)> = strata
+            .iter()
+            .map(|(k, v)| (v.len() * limit / total, v.len() * limit % total, k.as_str()))
+            .collect();
+        let mut left = limit - quota.iter().map(|q| q.0).sum::<usize>();
+        let mut order: Vec<usize> = (0..quota.len()).collect();
+        order.sort_by(|&a, &b| quota[b].1.cmp(&quota[a].1).then(quota[a].2.cmp(quota[b].2)));
+        for &o in &order {
+            if left == 0 {
+                break;
+            }
+            quota[o].0 += 1;
+            left -= 1;
+        }
+        for ((_, members), (n, _, _)) in strata.iter().zip(&quota) {
+            let mut ranked = members.clone();
+            ranked.sort_by_key(|&i| rank(i));
+            ranked.iter().take(*n).for_each(|&i| keep[i] = true);
+        }
+    }
     tasks
         .into_iter()
-        .filter(|t| {
-            let n = taken.entry(t.family).or_default();
-            *n += 1;
-            *n <= limit
-        })
+        .zip(keep)
+        .filter_map(|(t, k)| k.then_some(t))
         .collect()
+}
+
+/// The stratum of a task for [`select_tasks`].
+fn stratum(task: &Task) -> String {
+    let field = |k: &str| {
+        task.sample
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    match task.family {
+        Family::Code => field("source").unwrap_or_default(),
+        Family::Database => field("difficulty").unwrap_or_else(|| {
+            ["easy", "medium", "hard", "extra"]
+                .into_iter()
+                .find(|d| task.task_id.ends_with(&format!("-{d}")))
+                .unwrap_or_default()
+                .to_string()
+        }),
+        _ => String::new(),
+    }
 }
 
 /// An upper bound on any prompt of the run, as (bytes of text, replies): the largest
@@ -235,4 +387,81 @@ fn build_models(
         models.insert(name.clone(), Arc::new(model));
     }
     Ok(models)
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_types::Shard;
+    use serde_json::json;
+
+    use super::*;
+
+    fn task(id: &str, family: Family, sample: serde_json::Value) -> Task {
+        Task {
+            task_id: id.into(),
+            family,
+            shards: vec![Shard {
+                shard_id: 1,
+                shard: "s".into(),
+            }],
+            sample,
+        }
+    }
+
+    #[test]
+    fn a_limit_is_a_seeded_sample_stratified_by_source_and_difficulty() {
+        let mut tasks = Vec::new();
+        // a file that lists HumanEval first, as LiC's does
+        for i in 0..30 {
+            tasks.push(task(
+                &format!("he/{i}"),
+                Family::Code,
+                json!({"source": "humaneval"}),
+            ));
+        }
+        for i in 0..10 {
+            tasks.push(task(
+                &format!("lcb/{i}"),
+                Family::Code,
+                json!({"source": "livecodebench"}),
+            ));
+        }
+        for (i, d) in ["easy", "easy", "medium", "medium", "hard", "extra"]
+            .iter()
+            .enumerate()
+        {
+            tasks.push(task(
+                &format!("spider-{i}-{d}"),
+                Family::Database,
+                json!({}),
+            ));
+        }
+        let picked = select_tasks(tasks.clone(), Some(4), 7);
+        let code: Vec<&str> = picked
+            .iter()
+            .filter(|t| t.family == Family::Code)
+            .map(|t| t.task_id.as_str())
+            .collect();
+        assert_eq!(code.len(), 4);
+        assert_eq!(
+            code.iter().filter(|id| id.starts_with("lcb/")).count(),
+            1,
+            "{code:?}"
+        );
+        let db: Vec<&str> = picked
+            .iter()
+            .filter(|t| t.family == Family::Database)
+            .map(|t| t.task_id.as_str())
+            .collect();
+        assert_eq!(db.len(), 4);
+        for d in ["easy", "medium"] {
+            assert_eq!(db.iter().filter(|id| id.ends_with(d)).count(), 1, "{db:?}");
+        }
+        // the same seed gives the same sample, in dataset order; another seed another
+        assert_eq!(select_tasks(tasks.clone(), Some(4), 7), picked);
+        assert_ne!(select_tasks(tasks.clone(), Some(4), 8), picked);
+        let superset = select_tasks(tasks.clone(), Some(8), 7);
+        assert!(picked.iter().all(|t| superset.contains(t)));
+        assert_eq!(select_tasks(tasks.clone(), None, 7).len(), tasks.len());
+    }
 }

@@ -44,9 +44,17 @@ pub struct ExperimentSpec {
     /// Families to run; empty means all five.
     #[serde(default)]
     pub families: Vec<Family>,
-    /// At most this many tasks per family (in dataset order); absent means all.
+    /// At most this many tasks per family; absent means all. A family with more is
+    /// sampled with the experiment's `seed`, stratified by `source` for code (HumanEval,
+    /// LiveCodeBench) and by Spider difficulty for database, each stratum keeping its
+    /// share; the kept tasks run in dataset order.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Run the valid tasks of a partly invalid dataset (and the database tasks whose
+    /// databases exist); the tasks left out are stored with why and listed in every
+    /// report. Default false: such a dataset stops the run before any call (exit 2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_invalid: bool,
     /// Models by the name pairs use.
     pub models: BTreeMap<String, ModelSpec>,
     /// (low-cost, high-capability) pairs.
@@ -76,9 +84,15 @@ pub struct ExperimentSpec {
     /// Fork handoff prefixes from the matched single-sender episode (default true).
     #[serde(default = "yes")]
     pub fork_prefixes: bool,
-    /// A folder with edited prompt templates (see `evaluators/`).
+    /// The prompt templates: absent for baton's own (`evaluators/`, compiled in), a
+    /// folder with an edited copy of them, or `"lic"` for LiC's own system prompts read
+    /// from `lic_dir` (final-turn instructions and interface texts stay baton's).
     #[serde(default)]
     pub templates: Option<PathBuf>,
+    /// The user's `lost_in_conversation` checkout (the folder holding `prompts/`), read
+    /// when `templates = "lic"`; relative to this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lic_dir: Option<PathBuf>,
     /// A price card in LiteLLM's format laid over the embedded one.
     #[serde(default)]
     pub prices: Option<PathBuf>,
@@ -104,15 +118,32 @@ pub struct ModelSpec {
     /// The environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Sampling temperature; default 1.0 (LiC's, [`defaults::TEMPERATURE`]).
+    /// Sampling temperature; default none sent (the provider's default). LiC used 1.0,
+    /// the paper 0 for Claude Haiku 4.5: write it to get it.
     #[serde(default)]
     pub temperature: Option<f64>,
-    /// Output token cap; default 1000 (LiC's, [`defaults::MAX_TOKENS`]).
+    /// Nucleus sampling mass; default none sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Output token cap; default LiC's rule: 1000, or 10,000 when the model sets a
+    /// `reasoning_effort` or `thinking_budget` ([`defaults::max_tokens`]).
     #[serde(default)]
     pub max_tokens: Option<u32>,
-    /// Reasoning effort, for models that take one.
+    /// Reasoning effort, for models that take one: sent as OpenAI Chat's
+    /// `reasoning_effort` (with `max_completion_tokens`), Responses' `reasoning.effort`
+    /// (with `max_output_tokens`), Anthropic's `output_config.effort` (with adaptive
+    /// thinking on the models that have it, see `baton-http`'s Anthropic wire docs).
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// Anthropic only: extended thinking with this budget (`thinking: {type: "enabled",
+    /// budget_tokens: N}`), at least 1,024 and below `max_tokens`; checked before the
+    /// first call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+    /// Keys merged into every request body as given, after baton's own (so they win),
+    /// for parameters baton does not know: `extra = { service_tier = "flex" }`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
     /// A sampling seed to send (OpenAI Chat and compatible servers); default none sent.
     /// The experiment's own `seed` drives replicates and simulated models and is never
     /// sent to a provider.
@@ -150,15 +181,90 @@ impl ModelSpec {
             .unwrap_or(("", self.model.as_str()))
     }
 
-    /// The generation settings sent with every call: the file's, with baton's
-    /// [`defaults`] for temperature and output cap.
+    /// Whether the model is asked to reason (an effort or a thinking budget).
+    pub fn reasons(&self) -> bool {
+        self.reasoning_effort.is_some() || self.thinking_budget.is_some()
+    }
+
+    /// The generation settings sent with every call: exactly the file's, plus the one
+    /// value baton fills in, the output cap by LiC's rule ([`defaults::max_tokens`]).
     pub fn generate_config(&self) -> GenerateConfig {
         GenerateConfig {
-            temperature: Some(self.temperature.unwrap_or(defaults::TEMPERATURE)),
-            max_tokens: Some(self.max_tokens.unwrap_or(defaults::MAX_TOKENS)),
+            temperature: self.temperature,
+            max_tokens: Some(defaults::max_tokens(self.max_tokens, self.reasons())),
             reasoning_effort: self.reasoning_effort.clone(),
             seed: self.seed,
+            top_p: self.top_p,
+            thinking_budget: self.thinking_budget,
+            extra: self.extra.clone(),
         }
+    }
+
+    /// Settings the model's provider would refuse, found before any call: a thinking
+    /// budget below 1,024, not below the output cap, or on a provider without it; an
+    /// effort Anthropic does not know; `extra` keys that would overwrite the messages or
+    /// the model.
+    fn check_settings(&self, name: &str) -> Result<(), String> {
+        let (provider, _) = self.provider_and_id();
+        let cap = defaults::max_tokens(self.max_tokens, self.reasons());
+        if let Some(budget) = self.thinking_budget {
+            if provider != "anthropic" && provider != "sim" {
+                return Err(format!(
+                    "models.{name}: thinking_budget is an Anthropic setting; for {provider} use reasoning_effort (or extra)"
+                ));
+            }
+            if budget < 1024 {
+                return Err(format!(
+                    "models.{name}: thinking_budget = {budget} is below Anthropic's minimum of 1024"
+                ));
+            }
+            if budget >= cap {
+                return Err(format!(
+                    "models.{name}: thinking_budget = {budget} must be below max_tokens ({cap}); Anthropic refuses a budget that is not"
+                ));
+            }
+        }
+        if provider == "anthropic"
+            && let Some(e) = &self.reasoning_effort
+            && !["low", "medium", "high", "xhigh", "max"].contains(&e.as_str())
+        {
+            return Err(format!(
+                "models.{name}: reasoning_effort = {e:?} is not one of Anthropic's low, medium, high, xhigh, max"
+            ));
+        }
+        if provider == "anthropic" {
+            let (_, id) = self.provider_and_id();
+            for (key, set) in [
+                ("temperature", self.temperature.is_some()),
+                ("top_p", self.top_p.is_some()),
+            ] {
+                if set && !baton_models::claude::takes_temperature(id) {
+                    return Err(format!(
+                        "models.{name}: {id} takes no {key} in the current Anthropic API; leave it out"
+                    ));
+                }
+            }
+        }
+        if let Some(t) = self.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(format!("models.{name}: temperature = {t} is outside 0..=2"));
+        }
+        for key in [
+            "model",
+            "messages",
+            "input",
+            "system",
+            "instructions",
+            "stream",
+        ] {
+            if self.extra.contains_key(key) {
+                return Err(format!(
+                    "models.{name}: extra.{key} would replace what baton sends; it cannot be set there"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Calls in flight at once for this model.
@@ -270,6 +376,20 @@ impl ExperimentSpec {
                     "models.{name}: [sim] settings given for a {provider} model"
                 ));
             }
+            m.check_settings(name)?;
+        }
+        let lic =
+            self.templates.as_deref() == Some(std::path::Path::new(baton_data::lic::LIC_TEMPLATES));
+        match (lic, &self.lic_dir) {
+            (true, None) => {
+                return Err(
+                    "templates = \"lic\" needs lic_dir = PATH: your lost_in_conversation checkout (the folder with prompts/)".into(),
+                );
+            }
+            (false, Some(_)) => {
+                return Err("lic_dir is read only with templates = \"lic\"".into());
+            }
+            _ => {}
         }
         if self.replicates == 0 {
             return Err("replicates must be at least 1".into());

@@ -45,7 +45,7 @@ pub use agent::{
     AgentProgress, AgentStepRow, AgentTaskMeta, NewAgentCall, NewAgentStep,
 };
 pub use error::{Result, StoreError};
-pub use reader::Reader;
+pub use reader::{CallFigures, Reader};
 pub use rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,
     TaskMeta,

@@ -143,6 +143,52 @@ impl Reader {
             .map_err(sqlite_err(&self.path))
     }
 
+    /// Per episode, what its own calls (not a forked prefix's) carried: input tokens in
+    /// all, of them read from a prompt cache, and replies with no text or cut at the
+    /// output cap (finish reason `length`, `max_tokens`, `max_output_tokens`).
+    pub fn call_figures(&self) -> Result<HashMap<i64, CallFigures>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT episode_id,
+                        sum(uncached_in + cache_read + cache_write_5m + cache_write_1h),
+                        sum(cache_read),
+                        sum(trim(response_text) = ''),
+                        sum(coalesce(finish_reason IN ('length', 'max_tokens', 'max_output_tokens'), 0))
+                 FROM calls GROUP BY episode_id",
+            )
+            .map_err(&err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    CallFigures {
+                        input_tokens: n(1)?,
+                        cache_read_tokens: n(2)?,
+                        empty_replies: n(3)?,
+                        cut_replies: n(4)?,
+                    },
+                ))
+            })
+            .map_err(&err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(&err)
+    }
+
+    /// The tasks the last run left out, as (task id, reason), by task id.
+    pub fn skipped_tasks(&self) -> Result<Vec<(String, String)>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT task_id, reason FROM skipped_tasks ORDER BY task_id")
+            .map_err(&err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(&err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(&err)
+    }
+
     /// The money actually spent: the cost of every stored call and of every stored
     /// answered-but-unusable attempt (what could not be priced is not in it; see
     /// [`Reader::spend`]).
@@ -430,4 +476,17 @@ fn rebuild(conn: &Connection, path: &Path, call: i64, request: StoredRequest) ->
                 })
         }
     }
+}
+
+/// What one episode's own calls carried ([`Reader::call_figures`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallFigures {
+    /// Input tokens over the calls, cached or not.
+    pub input_tokens: u64,
+    /// Of them, read from a prompt cache.
+    pub cache_read_tokens: u64,
+    /// Replies with no text.
+    pub empty_replies: u64,
+    /// Replies cut at the output cap.
+    pub cut_replies: u64,
 }

@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 4):
+//! Tables (version 5):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -28,6 +28,9 @@
 //!   `price card`, `templates`, `interfaces`, `task <id>` for each task's data); a
 //!   resume compares them. `input_changes` records each change a resume was allowed
 //!   to continue past (`--allow-changed`), with the old and new hash and when.
+//! * `skipped_tasks(task_id, reason)` (version 5): the tasks a run left out
+//!   (`--skip-invalid`: invalid items, missing databases), with why; every report lists
+//!   them. A later run replaces the list.
 //! * `messages(id, sha256, json)`: every chat message any request carried, once, keyed
 //!   by the sha256 of its JSON text as it appeared in the request.
 //! * `message_lists(id, parent, message)`: message lists as a prefix tree: a node is
@@ -77,10 +80,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -292,5 +295,13 @@ CREATE TABLE agent_outcomes (
     exit TEXT NOT NULL,
     calls INTEGER NOT NULL,
     error TEXT
+);
+"#;
+
+/// Version 5: the tasks a run left out, with why.
+const V5: &str = r#"
+CREATE TABLE skipped_tasks (
+    task_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL
 );
 "#;

@@ -39,6 +39,7 @@ pub(crate) enum Command {
     Calls(i64, Reply<Vec<CallRow>>),
     /// Agent episodes' commands (`crate::agent`).
     Agent(crate::agent::AgentCommand),
+    Skipped(Vec<(String, String)>, Reply<()>),
 }
 
 /// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
@@ -146,6 +147,11 @@ impl Store {
             .await
     }
 
+    /// Replace the list of tasks this run left out, as (task id, reason).
+    pub async fn record_skipped(&self, skipped: Vec<(String, String)>) -> Result<()> {
+        self.ask(|tx| Command::Skipped(skipped, tx)).await
+    }
+
     /// The stored calls of an episode, in order.
     pub async fn calls(&self, episode_id: i64) -> Result<Vec<CallRow>> {
         self.ask(|tx| Command::Calls(episode_id, tx)).await
@@ -195,7 +201,8 @@ impl Command {
         match (self, answer) {
             (Command::InitExperiment(_, tx), Answer::Unit(r))
             | (Command::UpsertTask(_, tx), Answer::Unit(r))
-            | (Command::Finish(_, _, tx), Answer::Unit(r)) => drop(tx.send(r)),
+            | (Command::Finish(_, _, tx), Answer::Unit(r))
+            | (Command::Skipped(_, tx), Answer::Unit(r)) => drop(tx.send(r)),
             (Command::Episode(_, tx), Answer::Episode(r)) => drop(tx.send(*r)),
             (Command::RecordCall(_, tx), Answer::Id(r))
             | (Command::RecordAttempt(_, tx), Answer::Id(r)) => drop(tx.send(r)),
@@ -272,7 +279,23 @@ impl Db {
             Command::Finish(id, outcome, _) => Answer::Unit(self.finish(*id, outcome)),
             Command::Calls(id, _) => Answer::Calls(calls_of(&self.conn, &self.path, *id)),
             Command::Agent(c) => Answer::Agent(self.agent(c)),
+            Command::Skipped(list, _) => Answer::Unit(self.record_skipped(list)),
         }
+    }
+
+    fn record_skipped(&mut self, list: &[(String, String)]) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        // a savepoint: a transaction of its own, or nested in a group's
+        let tx = self.conn.savepoint().map_err(&err)?;
+        tx.execute("DELETE FROM skipped_tasks", []).map_err(&err)?;
+        for (task_id, reason) in list {
+            tx.execute(
+                "INSERT OR REPLACE INTO skipped_tasks (task_id, reason) VALUES (?1, ?2)",
+                params![task_id, reason],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)
     }
 
     fn init_experiment(&self, m: &ExperimentMeta) -> Result<()> {

@@ -32,6 +32,9 @@ pub enum Command {
     /// Validate and describe datasets.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Show what a model will see for one task: the system prompt and every user turn
+    /// (the last with its final-turn instruction).
+    Show(ShowArgs),
     /// Build or verify the Python-for-WASI runtime that grades code.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
@@ -287,7 +290,8 @@ pub struct RunArgs {
     /// does the same).
     #[arg(long)]
     pub resume: bool,
-    /// At most this many tasks per family.
+    /// At most this many tasks per family: a sample seeded by the experiment's seed,
+    /// stratified by source (code) and difficulty (database).
     #[arg(long)]
     pub limit: Option<usize>,
     /// Task groups in flight at once.
@@ -296,6 +300,11 @@ pub struct RunArgs {
     /// Re-sample handoff prefixes instead of forking them from the single-sender episode.
     #[arg(long)]
     pub independent: bool,
+    /// Run the valid tasks of a partly invalid dataset (and the database tasks whose
+    /// databases are installed); the others are stored with why and listed in every
+    /// report.
+    #[arg(long)]
+    pub skip_invalid: bool,
     /// Print cells, episodes, calls and an upper-bound cost, then stop without calling
     /// any model.
     #[arg(long)]
@@ -361,6 +370,26 @@ pub struct ScoreArgs {
     /// The Spider test-suite folder (`<db_id>/*.sqlite`).
     #[arg(long)]
     pub spider_dir: Option<PathBuf>,
+}
+
+/// `baton show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The dataset file (`sample` for the bundled set).
+    pub dataset: PathBuf,
+    /// The task's id.
+    pub task_id: String,
+    /// `lic` for LiC's own system prompts (with --lic-dir), or a folder of edited
+    /// templates; default baton's own.
+    #[arg(long, value_name = "lic|DIR")]
+    pub templates: Option<PathBuf>,
+    /// Your lost_in_conversation checkout (the folder with prompts/), for --templates lic.
+    #[arg(long, value_name = "DIR")]
+    pub lic_dir: Option<PathBuf>,
+    /// Print one JSON object: `task_id`, `family`, `system`, `turns`, and `full` and
+    /// `concat` (LiC's single-turn prompts; `null` for now).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `baton data`.

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::report(args, &printer),
         Command::Score(args) => commands::score::score(args, &printer),
         Command::Data(cmd) => commands::data::data(cmd, &printer),
+        Command::Show(args) => commands::show::show(args, &printer),
         Command::Sandbox(cmd) => commands::sandbox::sandbox(cmd, &printer),
         Command::SimServer(args) => commands::sim_server::sim_server(args, &printer),
         Command::Handoff(cmd) => commands::handoff::handoff(cmd, &printer),

@@ -157,6 +157,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .and_then(Value::as_str)
                             .map(str::to_string),
                         seed: None,
+                        ..GenerateConfig::default()
                     },
                     seed: body.get("seed").and_then(Value::as_u64),
                     tools: tools_of(body, true)?,
@@ -241,6 +242,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .and_then(Value::as_str)
                             .map(str::to_string),
                         seed: None,
+                        ..GenerateConfig::default()
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
@@ -254,6 +256,14 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
             }
             let max_tokens = u32_field(body, &["max_tokens"])
                 .ok_or_else(|| bad("max_tokens: field required"))?;
+            // The current API has no sampling parameters for the newest models.
+            for key in ["temperature", "top_p", "top_k"] {
+                if body.get(key).is_some() && !baton_models::claude::takes_temperature(&model) {
+                    return Err(bad(format!(
+                        "{key}: Extra inputs are not permitted (model {model} takes no {key})"
+                    )));
+                }
+            }
             let mut messages = Vec::new();
             let mut breakpoint: Option<(usize, bool)> = None;
             let mut mark = |upto: usize, block: &Value| {
@@ -325,6 +335,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                         max_tokens: Some(max_tokens),
                         reasoning_effort,
                         seed: None,
+                        ..GenerateConfig::default()
                     },
                     seed: None,
                     tools: tools_of(body, false)?,

@@ -3,8 +3,9 @@
 //! deterministic fault injection.
 //!
 //! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`,
-//! `GET /v1/models`, and `GET /stats` (what the server has seen, [`SimServerStats`],
-//! including how many HTTP 200 responses it sent). The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
+//! `GET /v1/models`, `GET /stats` (what the server has seen, [`SimServerStats`],
+//! including how many HTTP 200 responses it sent), and `GET /received` (the last
+//! [`RECEIVED_KEPT`] request bodies, so tests can assert exactly what a client sent). The request's `model` (`lc`, `hc`, or `sim/lc`) selects the
 //! simulated model, so answers are the same ones `sim/...` models give and score the
 //! same way. Usage is realistic: prompt tokens are counted like the simulated models
 //! count them, and a prompt cache turns repeated prefixes into cache reads (and, on the
@@ -25,8 +26,11 @@
 //! that says so, rather than a plain JSON reply a streaming client would misread), replayed
 //! reasoning items, thinking blocks, a missing `max_tokens` or `anthropic-version`, an empty
 //! Anthropic message other than a final assistant prefill, a thinking budget below 1,024 or
-//! not below `max_tokens`, an unknown effort, and `max_tokens` on a Chat request with a
-//! reasoning effort (reasoning models take `max_completion_tokens`).
+//! not below `max_tokens`, an unknown effort, `temperature`, `top_p` or `top_k` on the
+//! Anthropic route for a model whose current API has none
+//! ([`baton_models::claude::takes_temperature`]: Claude 4.7 on, and the simulated ids),
+//! and `max_tokens` on a Chat request with a reasoning effort (reasoning models take
+//! `max_completion_tokens`).
 //!
 //! Other providers can be served beside the chat sims ([`SimServerConfig::providers`]):
 //! the simulated coding agent (`baton-agent`'s `sim/...` agents) answers with tool calls,
@@ -181,6 +185,7 @@ struct Shared {
     cache: PrefixCache,
     occurrences: Mutex<HashMap<[u8; 32], u64>>,
     stats: Mutex<SimServerStats>,
+    received: Mutex<std::collections::VecDeque<Value>>,
     next_id: AtomicU64,
     shutdown: watch::Receiver<bool>,
 }
@@ -214,6 +219,19 @@ impl SimServerHandle {
     /// Counters so far.
     pub fn stats(&self) -> SimServerStats {
         self.shared.stats.lock().expect("stats lock").clone()
+    }
+
+    /// The last [`RECEIVED_KEPT`] JSON request bodies the API routes received, oldest
+    /// first, each as `{"route": "/v1/messages", "body": {...}}`: what a client sent,
+    /// byte for byte as JSON, for tests that assert it.
+    pub fn received(&self) -> Vec<Value> {
+        self.shared
+            .received
+            .lock()
+            .expect("received lock")
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Stop accepting, end stalled requests, finish in-flight replies, and wait.
@@ -251,6 +269,7 @@ pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError
         cache: PrefixCache::default(),
         occurrences: Mutex::new(HashMap::new()),
         stats: Mutex::new(SimServerStats::default()),
+        received: Mutex::new(std::collections::VecDeque::new()),
         next_id: AtomicU64::new(1),
         shutdown: shutdown.clone(),
     });
@@ -269,6 +288,7 @@ pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError
         )
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
+        .route("/received", get(received))
         .with_state(shared.clone());
     let mut done = shutdown;
     let task = tokio::spawn(async move {
@@ -299,6 +319,22 @@ async fn models(State(s): State<Arc<Shared>>) -> Response {
         .map(|m| json!({"id": m, "object": "model", "owned_by": "baton-sim"}))
         .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// How many request bodies [`SimServerHandle::received`] and `GET /received` keep.
+pub const RECEIVED_KEPT: usize = 256;
+
+/// `GET /received`: [`SimServerHandle::received`] as a JSON array, for tests that run the
+/// server as a separate process.
+async fn received(State(s): State<Arc<Shared>>) -> Response {
+    let list: Vec<Value> = s
+        .received
+        .lock()
+        .expect("received lock")
+        .iter()
+        .cloned()
+        .collect();
+    axum::Json(Value::Array(list)).into_response()
 }
 
 /// `GET /stats`: [`SimServerStats`] as JSON, for tests and scripts that run the server
@@ -449,6 +485,18 @@ async fn handle(
             );
         }
     };
+    {
+        let mut kept = s.received.lock().expect("received lock");
+        if kept.len() == RECEIVED_KEPT {
+            kept.pop_front();
+        }
+        let route = match api {
+            Api::Chat => "/v1/chat/completions",
+            Api::Responses => "/v1/responses",
+            Api::Messages => "/v1/messages",
+        };
+        kept.push_back(json!({"route": route, "body": value}));
+    }
     let parsed = match api::parse(api, &headers, &value) {
         Ok(p) => p,
         Err(r) => {

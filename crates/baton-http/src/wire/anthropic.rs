@@ -68,7 +68,10 @@ fn tool_input(arguments: &str) -> Value {
 /// carries `cache_control: {type: ephemeral}`, so the whole prompt up to it is written to
 /// (and on the next turn read from) the 5-minute cache. A turn that is one text block
 /// without a breakpoint is sent as a plain string. Tools go in `tools` with their schema
-/// as `input_schema`; no `tool_choice` is sent.
+/// as `input_schema`; no `tool_choice` is sent. `temperature` and `top_p` go only when
+/// configured (current Claude models refuse them); a `reasoning_effort` is
+/// `output_config.effort`, plus adaptive thinking where [`baton_models::claude::adaptive_thinking`] says the
+/// model needs it; a `thinking_budget` is `thinking: {type: enabled, budget_tokens}`.
 pub fn body(request: &Request, prompt_caching: bool) -> Value {
     let (system, rest) = split_system(&request.messages);
     let mut wire = turns(&rest);
@@ -115,9 +118,27 @@ pub fn body(request: &Request, prompt_caching: bool) -> Value {
             .collect();
         b.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(t) = request.config.temperature {
+    let c = &request.config;
+    if let Some(t) = c.temperature {
         b.insert("temperature".into(), json!(t));
     }
+    if let Some(p) = c.top_p {
+        b.insert("top_p".into(), json!(p));
+    }
+    if let Some(effort) = &c.reasoning_effort {
+        b.insert("output_config".into(), json!({"effort": effort}));
+    }
+    if let Some(budget) = c.thinking_budget {
+        b.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    } else if c.reasoning_effort.is_some()
+        && baton_models::claude::adaptive_thinking(&request.model)
+    {
+        b.insert("thinking".into(), json!({"type": "adaptive"}));
+    }
+    super::merge_extra(&mut b, c);
     Value::Object(b)
 }
 
@@ -193,6 +214,7 @@ mod tests {
                 max_tokens: None,
                 reasoning_effort: None,
                 seed: None,
+                ..GenerateConfig::default()
             },
             seed: Some(9),
             tools: Vec::new(),
@@ -208,6 +230,43 @@ mod tests {
         );
         let plain = body(&r, false);
         assert_eq!(plain["messages"][2]["content"], "shard 2");
+    }
+
+    #[test]
+    fn settings_go_only_where_configured() {
+        let mut r = Request {
+            model: "claude-opus-4-7".into(),
+            messages: vec![Message::system("sys"), Message::user("q")],
+            config: GenerateConfig {
+                max_tokens: Some(10_000),
+                reasoning_effort: Some("high".into()),
+                ..GenerateConfig::default()
+            },
+            seed: Some(9),
+            tools: Vec::new(),
+        };
+        let b = body(&r, false);
+        assert_eq!(
+            b,
+            json!({"model": "claude-opus-4-7", "max_tokens": 10000, "system": "sys",
+                "messages": [{"role": "user", "content": "q"}],
+                "output_config": {"effort": "high"}, "thinking": {"type": "adaptive"}})
+        );
+        r.model = "claude-haiku-4-5".into();
+        r.config.reasoning_effort = None;
+        r.config.temperature = Some(0.0);
+        r.config.thinking_budget = Some(2048);
+        r.config
+            .extra
+            .insert("service_tier".into(), json!("standard_only"));
+        let b = body(&r, false);
+        assert_eq!(b["temperature"], 0.0);
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048})
+        );
+        assert_eq!(b["service_tier"], "standard_only");
+        assert!(b.get("output_config").is_none() && b.get("seed").is_none());
     }
 
     #[test]

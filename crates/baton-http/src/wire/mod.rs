@@ -8,13 +8,17 @@
 //! reasoning items, thinking blocks, signatures and encrypted reasoning in a response are
 //! dropped (they stay in the raw body kept for the store). A consequence: Anthropic's
 //! extended thinking combined with tool use, which requires the thinking blocks of the
-//! turn to be sent back, is not supported; baton sends no thinking setting.
+//! turn to be sent back, is not supported for agent runs.
+//!
+//! Settings cross as configured: `temperature`, `top_p` and the seed only when the
+//! experiment sets them, the effort in each API's own field, the output cap under each
+//! API's name for it, and a model's `extra` table merged into the body last.
 
 pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
 
-use baton_models::ProviderError;
+use baton_models::{GenerateConfig, ProviderError};
 use baton_types::{Message, Role, ToolCall};
 
 /// Finish reasons that explain an empty reply: the model ran out of room or was
@@ -66,6 +70,13 @@ fn role(r: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
+    }
+}
+
+/// Merge a model's `extra` keys into a body, replacing what baton put there.
+fn merge_extra(body: &mut serde_json::Map<String, serde_json::Value>, config: &GenerateConfig) {
+    for (k, v) in &config.extra {
+        body.insert(k.clone(), v.clone());
     }
 }
 

@@ -5,19 +5,17 @@ use baton_models::{ProviderError, Request, Response};
 use baton_types::{Message, Role, ToolCall, ToolSpec};
 use serde_json::{Map, Value, json};
 
-use super::{check_not_empty, malformed, role};
+use super::{check_not_empty, malformed, merge_extra, role};
 use crate::usage::openai_chat_usage;
 
-/// How the body names the output cap and treats defaults.
+/// How the body names the output cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// api.openai.com: `max_completion_tokens` (what reasoning models require); a
-    /// temperature of 1.0 (the API's default) is left out, because some reasoning
-    /// models reject the parameter altogether.
+    /// api.openai.com: `max_completion_tokens` (what reasoning models require).
     OpenAi,
-    /// Other servers: `max_tokens` (the field every compatible server knows) and the
-    /// temperature always sent, because their defaults differ (vLLM takes the
-    /// model's generation config).
+    /// Other servers: `max_tokens` (the field every compatible server knows), or
+    /// `max_completion_tokens` when a `reasoning_effort` is sent (LiteLLM and vLLM take
+    /// it, and OpenAI-backed routes refuse `max_tokens` with an effort).
     Compatible,
 }
 
@@ -61,7 +59,8 @@ pub(crate) fn tools(tools: &[ToolSpec]) -> Value {
 
 /// The request body. The system prompt is a `system` message; tools, when the request
 /// has any, go in `tools` (nothing else about them is sent: no `tool_choice`, no
-/// `parallel_tool_calls`, so the API's defaults hold).
+/// `parallel_tool_calls`, so the API's defaults hold). `temperature`, `top_p`, `seed`
+/// and `reasoning_effort` are sent only when configured; `extra` is merged last.
 pub fn body(request: &Request, dialect: Dialect) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut b = Map::new();
@@ -74,24 +73,26 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
         b.insert("n".into(), json!(1));
     }
     let c = &request.config;
-    if let Some(t) = c.temperature
-        && (dialect == Dialect::Compatible || t != 1.0)
-    {
+    if let Some(t) = c.temperature {
         b.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = c.top_p {
+        b.insert("top_p".into(), json!(p));
     }
     if let Some(n) = c.max_tokens {
         let field = match dialect {
-            Dialect::OpenAi => "max_completion_tokens",
-            Dialect::Compatible => "max_tokens",
+            Dialect::Compatible if c.reasoning_effort.is_none() => "max_tokens",
+            _ => "max_completion_tokens",
         };
         b.insert(field.into(), json!(n));
     }
-    if let Some(seed) = request.config.seed {
+    if let Some(seed) = c.seed {
         b.insert("seed".into(), json!(seed));
     }
     if let Some(effort) = &c.reasoning_effort {
         b.insert("reasoning_effort".into(), json!(effort));
     }
+    merge_extra(&mut b, c);
     Value::Object(b)
 }
 
@@ -177,6 +178,7 @@ mod tests {
                 max_tokens: Some(1000),
                 reasoning_effort: None,
                 seed: Some(1234),
+                ..GenerateConfig::default()
             },
             seed: Some(99),
             tools: Vec::new(),
@@ -191,7 +193,7 @@ mod tests {
             json!({"model": "gpt-4o-mini", "messages": [
                 {"role": "system", "content": "sys"}, {"role": "user", "content": "shard 1"},
                 {"role": "assistant", "content": "draft"}, {"role": "user", "content": "shard 2"}],
-                "n": 1, "max_completion_tokens": 1000, "seed": 1234})
+                "n": 1, "temperature": 1.0, "max_completion_tokens": 1000, "seed": 1234})
         );
         let b = body(&request(), Dialect::Compatible);
         assert_eq!(b["max_tokens"], 1000);

@@ -54,12 +54,14 @@ pub fn body(request: &Request) -> Value {
     }
     if let Some(effort) = &c.reasoning_effort {
         b.insert("reasoning".into(), json!({"effort": effort}));
-    } else if let Some(t) = c.temperature
-        && t != 1.0
-    {
-        // Reasoning models reject `temperature`; 1.0 is the default anyway.
+    }
+    if let Some(t) = c.temperature {
         b.insert("temperature".into(), json!(t));
     }
+    if let Some(p) = c.top_p {
+        b.insert("top_p".into(), json!(p));
+    }
+    super::merge_extra(&mut b, c);
     Value::Object(b)
 }
 
@@ -160,10 +162,11 @@ mod tests {
                 Message::user("shard 2"),
             ],
             config: GenerateConfig {
-                temperature: Some(1.0),
+                temperature: None,
                 max_tokens: Some(2000),
                 reasoning_effort: Some("low".into()),
                 seed: None,
+                ..GenerateConfig::default()
             },
             seed: Some(3),
             tools: Vec::new(),
@@ -174,6 +177,14 @@ mod tests {
                 "input": [{"role": "user", "content": "shard 1"}, {"role": "assistant", "content": "draft"},
                           {"role": "user", "content": "shard 2"}],
                 "store": false, "max_output_tokens": 2000, "reasoning": {"effort": "low"}})
+        );
+        let mut r = r;
+        r.config.temperature = Some(0.0);
+        r.config.extra.insert("truncation".into(), json!("auto"));
+        let b = body(&r);
+        assert_eq!(
+            (&b["temperature"], &b["truncation"]),
+            (&json!(0.0), &json!("auto"))
         );
     }
 

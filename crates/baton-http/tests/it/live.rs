@@ -33,10 +33,11 @@ async fn two_turns(kind: &str, model_id: &str, key_var: &str, effort: Option<&st
     let price = PriceCard::embedded().get(model_id).unwrap();
     let model =
         Model::new(kind, provider, model_id, model_id, price, 1).with_config(GenerateConfig {
-            temperature: Some(1.0),
+            temperature: None,
             max_tokens: Some(if effort.is_some() { 2000 } else { 200 }),
             reasoning_effort: effort.map(str::to_string),
             seed: None,
+            ..GenerateConfig::default()
         });
     let mut messages = vec![
         Message::system("Answer in one short sentence."),

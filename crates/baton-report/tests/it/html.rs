@@ -150,6 +150,8 @@ fn text_from_the_input_is_always_escaped() {
         episodes: eps,
         bootstrap: None,
         spend: None,
+        skipped_tasks: Vec::new(),
+        notes: Vec::new(),
     });
     let html = report.to_html();
     let plots = report.plots();

@@ -55,6 +55,7 @@ pub fn scored(
         },
         reason: None,
         prefix_cost: None,
+        calls: Default::default(),
     }
 }
 
@@ -102,6 +103,8 @@ pub fn input(episodes: Vec<EpisodeRecord>) -> ReportInput {
         episodes,
         bootstrap: None,
         spend: None,
+        skipped_tasks: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -60,3 +60,40 @@ fn final_answers_follow_the_documented_chances() {
         );
     }
 }
+
+/// See: issue 10: a LiC code item carries no reference solution; a simulated model
+/// answers it with the documented wrong attempt instead of failing the call.
+#[test]
+fn issue_10_code_items_without_a_reference_get_a_wrong_attempt() {
+    let mut task = baton_data::sample_dataset()
+        .tasks
+        .into_iter()
+        .find(|t| t.family == baton_types::Family::Code)
+        .expect("a code task");
+    let sample = task.sample.as_object_mut().unwrap();
+    sample.remove(baton_models::REFERENCE_SOLUTION_KEY);
+    sample.remove(baton_models::WRONG_SOLUTIONS_KEY);
+    let sim = SimProvider::new(
+        vec![task.clone()],
+        [("hc".to_string(), SimSettings::preset("hc"))].into(),
+    )
+    .unwrap();
+    let mut messages = vec![Message::system("s")];
+    for shard in &task.shards {
+        messages.push(Message::user(shard.shard.clone()));
+        messages.push(Message::assistant("draft"));
+    }
+    messages.pop();
+    for seed in 0..20 {
+        let request = Request {
+            model: "hc".into(),
+            messages: messages.clone(),
+            config: Default::default(),
+            seed: Some(seed),
+            tools: Vec::new(),
+        };
+        let reply = sim.reply(&request).expect("no call fails").text;
+        assert_eq!(reply, wrong_response(&task, 0).unwrap(), "seed {seed}");
+        assert!(reply.contains("return None"), "{reply}");
+    }
+}

@@ -9,4 +9,5 @@ pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod score;
+pub mod show;
 pub mod sim_server;

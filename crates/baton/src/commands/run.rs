@@ -58,10 +58,16 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.independent = args.independent;
+    options.skip_invalid = args.skip_invalid;
     options.allow_changed = args.allow_changed;
-    options.providers = vec![Arc::new(baton_http::HttpProviders::new(
-        baton_http::DEFAULT_TIMEOUT,
-    ))];
+    let http = baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT);
+    // an estimate makes no call, so it needs no key
+    let http = if args.dry_run {
+        http.keys_optional()
+    } else {
+        http
+    };
+    options.providers = vec![Arc::new(http)];
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),

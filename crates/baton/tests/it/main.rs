@@ -6,7 +6,11 @@ mod env;
 mod handoff;
 mod litellm;
 mod money;
+mod partly;
+mod presets;
 mod resume;
+mod settings;
+mod show;
 
 use std::path::Path;
 use std::process::{Command, Output};

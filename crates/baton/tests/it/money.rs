@@ -36,8 +36,13 @@ impl SimServer {
         SimServer { child, base_url }
     }
 
-    /// `GET /stats`, as raw JSON text.
+    /// `GET /stats`, as JSON.
     pub fn stats(&self) -> serde_json::Value {
+        self.get("/stats")
+    }
+
+    /// `GET path`, as JSON.
+    pub fn get(&self, path: &str) -> serde_json::Value {
         let host = self
             .base_url
             .trim_start_matches("http://")
@@ -45,7 +50,7 @@ impl SimServer {
         let mut s = TcpStream::connect(host).unwrap();
         write!(
             s,
-            "GET /stats HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut text = String::new();
