@@ -24,6 +24,7 @@ pub(crate) struct Counts {
     pub errored: usize,
     pub incomplete: usize,
     pub matched: usize,
+    pub no_answer: usize,
 }
 
 impl Counts {
@@ -34,6 +35,7 @@ impl Counts {
         self.errored += other.errored;
         self.incomplete += other.incomplete;
         self.matched += other.matched;
+        self.no_answer += other.no_answer;
     }
 }
 
@@ -82,7 +84,10 @@ impl<'a> Index<'a> {
                 .or_default();
             data.counts.attempted += 1;
             match e.status {
-                EpisodeStatus::Scored => data.counts.scored += 1,
+                EpisodeStatus::Scored => {
+                    data.counts.scored += 1;
+                    data.counts.no_answer += usize::from(e.no_answer);
+                }
                 EpisodeStatus::Unscored => data.counts.unscored += 1,
                 EpisodeStatus::Errored => data.counts.errored += 1,
                 EpisodeStatus::Incomplete => data.counts.incomplete += 1,
@@ -221,6 +226,7 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         n_unscored: 0,
         n_errored: 0,
         n_incomplete: 0,
+        n_no_answer: 0,
         n_matched: 0,
     }
 }
@@ -359,6 +365,7 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
     row.n_errored = counts.errored;
     row.n_incomplete = counts.incomplete;
     row.n_matched = counts.matched;
+    row.n_no_answer = counts.no_answer;
     let handoff = !row.is_anchor();
     let Some(m) = means else {
         if handoff {

@@ -82,7 +82,9 @@ fn record(path: &Path, e: EpisodeRow, own_prefix: Cost) -> Result<EpisodeRecord,
         message: err.to_string(),
     })?;
     let o = e.outcome;
+    let no_answer = o.verdict.as_ref().is_some_and(|v| v.no_answer);
     Ok(EpisodeRecord {
+        no_answer,
         prefix_cost: prefix_cost(&cell, own_prefix, o.cost_attributed, o.cost_paid),
         task_id: e.init.task_id,
         family: e.family,

@@ -55,6 +55,7 @@ pub fn scored(
         },
         reason: None,
         prefix_cost: None,
+        no_answer: false,
     }
 }
 
