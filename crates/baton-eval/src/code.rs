@@ -7,7 +7,7 @@ use baton_sandbox::{CodeGrader, GraderConfig};
 use baton_types::{Family, Verdict};
 use serde_json::Value;
 
-use crate::{EvalError, Evaluator};
+use crate::{EvalError, Evaluator, Extracted, Rules};
 
 /// The code evaluator (`lic` profile). The sandbox runtime is opened on first use (and
 /// built then if this machine has none), so runs without code tasks never pay for it.
@@ -51,9 +51,16 @@ impl Evaluator for CodeEvaluator {
         Family::Code
     }
 
-    /// LiC's `TaskCode.extract_answer`, run with Python's `ast` inside the sandbox.
-    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
-        self.grader()?.extract(response).map_err(setup)
+    /// LiC's `TaskCode.extract_answer`, run with Python's `ast` inside the sandbox, under
+    /// both rule sets.
+    fn extract(
+        &self,
+        response: &str,
+        _sample: &Value,
+        _rules: Rules,
+    ) -> Result<Extracted, EvalError> {
+        let code = self.grader()?.extract(response).map_err(setup)?;
+        Ok(Extracted::unless_empty("code.lic", code, "code.none"))
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {

@@ -6,7 +6,7 @@ use baton_py::strip;
 use baton_types::{Family, Verdict};
 use serde_json::{Value, json};
 
-use crate::{EvalError, Evaluator};
+use crate::{EvalError, Evaluator, Extracted, Rules};
 
 /// The data2text evaluator (`lic` profile).
 #[derive(Debug, Default, Clone, Copy)]
@@ -48,8 +48,17 @@ impl Evaluator for Data2TextEvaluator {
     }
 
     /// LiC hands the whole final response to the evaluator (`full_response`).
-    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
-        Ok(response.to_string())
+    fn extract(
+        &self,
+        response: &str,
+        _sample: &Value,
+        _rules: Rules,
+    ) -> Result<Extracted, EvalError> {
+        Ok(Extracted::unless_empty(
+            "data2text.full_response",
+            response.to_string(),
+            "data2text.none",
+        ))
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {

@@ -5,7 +5,7 @@ use baton_spider::{SpiderConfig, SpiderEvaluator};
 use baton_types::{Family, Verdict};
 use serde_json::Value;
 
-use crate::{EvalError, Evaluator};
+use crate::{EvalError, Evaluator, Extracted, Rules};
 
 /// Actions (BFCL parallel): LiC hands the whole response to the checker.
 #[derive(Debug, Default, Clone, Copy)]
@@ -16,9 +16,18 @@ impl Evaluator for ActionsEvaluator {
         Family::Actions
     }
 
-    /// LiC's `full_response` strategy: the response itself.
-    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
-        Ok(response.to_string())
+    /// LiC's `full_response` strategy (the response itself) under [`Rules::Lic`]; calls read
+    /// out of prose and fences under [`Rules::Baton`] ([`crate::extract::actions`]).
+    fn extract(
+        &self,
+        response: &str,
+        _sample: &Value,
+        rules: Rules,
+    ) -> Result<Extracted, EvalError> {
+        Ok(match rules {
+            Rules::Lic => Extracted::found("actions.full_response", response),
+            Rules::Baton => crate::extract::actions::extract(response),
+        })
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {
@@ -42,9 +51,19 @@ impl Evaluator for DatabaseEvaluator {
         Family::Database
     }
 
-    /// Our deterministic replacement for LiC's LLM extractor (see `baton_spider::extract_sql`).
-    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
-        Ok(baton_spider::extract_sql(response))
+    /// Our deterministic replacement for LiC's LLM extractor, under both rule sets (see
+    /// `baton_spider::read_sql`).
+    fn extract(
+        &self,
+        response: &str,
+        _sample: &Value,
+        _rules: Rules,
+    ) -> Result<Extracted, EvalError> {
+        let read = baton_spider::read_sql(response);
+        Ok(Extracted {
+            answer: read.sql,
+            rule: read.rule,
+        })
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {

@@ -6,6 +6,11 @@
 //! `baton-bleu`, code in `baton-sandbox` (opened on first use); [`Evaluators`] gathers whichever are available
 //! and says plainly which family is not scored.
 //!
+//! Answers are read out of responses by fixed rules ([`extract`]): [`Rules::Baton`] (the
+//! default) reads them the way models write them, [`Rules::Lic`] as LiC's code does; every
+//! verdict of a response names the rule that fired, and a response with nothing to read is
+//! a verdict with `no_answer` set, apart from a wrong answer.
+//!
 //! An evaluator distinguishes two failures: a bad *answer* is a [`Verdict`] with score 0
 //! and a reason; a broken *setup* (a missing database folder, a sandbox that cannot
 //! start) is an [`EvalError`], which the runner records as `errored`, never as 0.
@@ -19,10 +24,12 @@
 
 pub mod code;
 pub mod data2text;
+pub mod extract;
 pub mod families;
 pub mod math;
 mod registry;
 
+pub use extract::{Extracted, Rules};
 pub use registry::{EvalConfig, Evaluators, PROFILE, SCORING_STACK, Scored};
 
 use baton_types::{Family, Verdict};
@@ -50,8 +57,10 @@ pub trait Evaluator: Send + Sync {
     /// The family it scores.
     fn family(&self) -> Family;
 
-    /// The deterministic answer extraction applied to the final response.
-    fn extract(&self, response: &str, sample: &Value) -> Result<String, EvalError>;
+    /// The deterministic answer extraction applied to the final response, under `rules`
+    /// (see [`extract`]).
+    fn extract(&self, response: &str, sample: &Value, rules: Rules)
+    -> Result<Extracted, EvalError>;
 
     /// The verdict on an extracted answer.
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError>;

@@ -1,5 +1,5 @@
-//! Math (GSM8K): LiC's `TaskMath.evaluator_function`, quirks included, and our
-//! deterministic replacement for LiC's LLM answer extractor.
+//! Math (GSM8K): LiC's `TaskMath.evaluator_function`, quirks included (the answer is read
+//! by [`crate::extract::math`]).
 
 use std::sync::LazyLock;
 
@@ -8,7 +8,7 @@ use baton_types::{Family, Verdict};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::{EvalError, Evaluator};
+use crate::{EvalError, Evaluator, Extracted, Rules};
 
 /// The math evaluator (`lic` profile).
 #[derive(Debug, Default, Clone, Copy)]
@@ -16,27 +16,9 @@ pub struct MathEvaluator;
 
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(-?[$0-9.,]{2,})|(-?[0-9]+)").expect("valid regex"));
-static BOXED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\\boxed\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}").expect("valid regex"));
-static ANSWER_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)answer( is|:)").expect("valid regex"));
 static NORMALIZE: LazyLock<[Regex; 4]> = LazyLock::new(|| {
     [",", r"\$", r"(?s).*#### ", r"\.$"].map(|p| Regex::new(p).expect("valid regex"))
 });
-
-/// Our extraction rule (LiC used an LLM here): the last `\boxed{…}` if there is one,
-/// else the last line matching `answer( is|:)` (any case), else the last non-empty line.
-pub fn extract(response: &str) -> String {
-    if let Some(m) = BOXED.captures_iter(response).last() {
-        return m[1].to_string();
-    }
-    let lines = || response.lines().map(strip).filter(|l| !l.is_empty());
-    lines()
-        .rfind(|l| ANSWER_LINE.is_match(l))
-        .or_else(|| lines().next_back())
-        .unwrap_or("")
-        .to_string()
-}
 
 fn normalize(s: &str) -> String {
     NORMALIZE.iter().fold(s.to_string(), |acc, re| {
@@ -89,8 +71,14 @@ impl Evaluator for MathEvaluator {
         Family::Math
     }
 
-    fn extract(&self, response: &str, _sample: &Value) -> Result<String, EvalError> {
-        Ok(extract(response))
+    /// baton's rules under both rule sets (LiC used an LLM): [`crate::extract::math`].
+    fn extract(
+        &self,
+        response: &str,
+        _sample: &Value,
+        _rules: Rules,
+    ) -> Result<Extracted, EvalError> {
+        Ok(crate::extract::math::extract(response))
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {
@@ -139,13 +127,5 @@ mod tests {
         let v = evaluate("18", &serde_json::json!({ "answer": "18" }));
         assert_eq!(v.score, 0.0);
         assert!(v.error.unwrap().contains("####"));
-    }
-
-    #[test]
-    fn extraction_prefers_boxed_then_answer_line_then_last_line() {
-        assert_eq!(extract("so \\boxed{42} and then 7"), "42");
-        assert_eq!(extract("Answer: 12\nThanks!"), "Answer: 12");
-        assert_eq!(extract("We get 5.\n\nSo 9 in total.\n"), "So 9 in total.");
-        assert_eq!(extract(""), "");
     }
 }

@@ -14,7 +14,7 @@ use crate::code::CodeEvaluator;
 use crate::data2text::Data2TextEvaluator;
 use crate::families::{ActionsEvaluator, DatabaseEvaluator};
 use crate::math::MathEvaluator;
-use crate::{EvalError, Evaluator};
+use crate::{EvalError, Evaluator, Rules};
 
 /// The evaluator profile this build implements.
 pub const PROFILE: &str = "lic";
@@ -31,6 +31,8 @@ pub struct EvalConfig {
     pub database_budget: Duration,
     /// Limits of the Python sandbox that grades code.
     pub code: baton_sandbox::GraderConfig,
+    /// How answers are read out of responses (default [`Rules::Baton`]).
+    pub rules: Rules,
 }
 
 impl Default for EvalConfig {
@@ -40,6 +42,7 @@ impl Default for EvalConfig {
             query_timeout: SpiderConfig::DEFAULT_QUERY_TIMEOUT,
             database_budget: SpiderConfig::DEFAULT_SCORE_BUDGET,
             code: baton_sandbox::GraderConfig::default(),
+            rules: Rules::default(),
         }
     }
 }
@@ -47,7 +50,8 @@ impl Default for EvalConfig {
 /// An extracted answer and its verdict.
 #[derive(Debug, Clone)]
 pub struct Scored {
-    /// What the extraction took from the response.
+    /// What the extraction took from the response (empty when it found nothing; the
+    /// verdict then has `no_answer` set).
     pub extracted: String,
     /// The evaluator's verdict.
     pub verdict: Verdict,
@@ -57,6 +61,7 @@ pub struct Scored {
 #[derive(Clone)]
 pub struct Evaluators {
     map: BTreeMap<Family, Arc<dyn Evaluator>>,
+    rules: Rules,
 }
 
 impl std::fmt::Debug for Evaluators {
@@ -84,12 +89,20 @@ impl Evaluators {
                 score_budget: config.database_budget,
             })),
         );
-        Evaluators { map }
+        Evaluators {
+            map,
+            rules: config.rules,
+        }
     }
 
     /// The implementation version recorded with every run.
     pub fn version() -> &'static str {
         env!("CARGO_PKG_VERSION")
+    }
+
+    /// The extraction rules in use.
+    pub fn rules(&self) -> Rules {
+        self.rules
     }
 
     /// Whether the family can be scored.
@@ -103,7 +116,9 @@ impl Evaluators {
     }
 
     /// Extract the answer from a final response and score it, on a scoring thread (see
-    /// [`SCORING_STACK`]).
+    /// [`SCORING_STACK`]). The verdict names the extraction rule; when there is nothing to
+    /// extract, the evaluator scores the empty answer (0, in the family's shape) and the
+    /// verdict has `no_answer` set.
     pub fn score_response(
         &self,
         family: Family,
@@ -111,9 +126,16 @@ impl Evaluators {
         sample: &Value,
     ) -> Result<Scored, EvalError> {
         let ev = self.get(family)?;
+        let rules = self.rules;
         on_scoring_thread(family, || {
-            let extracted = ev.extract(response, sample)?;
-            let verdict = ev.evaluate(&extracted, sample)?;
+            let found = ev.extract(response, sample, rules)?;
+            let extracted = found.answer.clone().unwrap_or_default();
+            let mut verdict = ev.evaluate(&extracted, sample)?;
+            verdict.rule = Some(found.rule.to_owned());
+            verdict.no_answer = found.answer.is_none();
+            if verdict.no_answer && verdict.error.is_none() {
+                verdict.error = Some(format!("no answer found ({})", found.rule));
+            }
             Ok(Scored { extracted, verdict })
         })
     }

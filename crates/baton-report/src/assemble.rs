@@ -25,6 +25,7 @@ pub(crate) struct Counts {
     pub incomplete: usize,
     pub matched: usize,
     pub calls: EpisodeCalls,
+    pub no_answer: usize,
 }
 
 impl Counts {
@@ -36,6 +37,7 @@ impl Counts {
         self.incomplete += other.incomplete;
         self.matched += other.matched;
         self.calls.add(&other.calls);
+        self.no_answer += other.no_answer;
     }
 }
 
@@ -85,7 +87,10 @@ impl<'a> Index<'a> {
             data.counts.attempted += 1;
             data.counts.calls.add(&e.calls);
             match e.status {
-                EpisodeStatus::Scored => data.counts.scored += 1,
+                EpisodeStatus::Scored => {
+                    data.counts.scored += 1;
+                    data.counts.no_answer += usize::from(e.no_answer);
+                }
                 EpisodeStatus::Unscored => data.counts.unscored += 1,
                 EpisodeStatus::Errored => data.counts.errored += 1,
                 EpisodeStatus::Incomplete => data.counts.incomplete += 1,
@@ -224,6 +229,7 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         n_unscored: 0,
         n_errored: 0,
         n_incomplete: 0,
+        n_no_answer: 0,
         n_matched: 0,
         cache_read_share: None,
         n_empty_replies: 0,
@@ -370,6 +376,7 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
         (c.input_tokens > 0).then(|| 100.0 * c.cache_read_tokens as f64 / c.input_tokens as f64);
     row.n_empty_replies = c.empty_replies;
     row.n_cut_replies = c.cut_replies;
+    row.n_no_answer = counts.no_answer;
     let handoff = !row.is_anchor();
     let Some(m) = means else {
         if handoff {

@@ -3,7 +3,7 @@
 use crate::report::{CellRow, Report};
 
 /// The CSV header, in column order.
-pub const CSV_COLUMNS: [&str; 30] = [
+pub const CSV_COLUMNS: [&str; 31] = [
     "pair",
     "direction",
     "family",
@@ -34,6 +34,7 @@ pub const CSV_COLUMNS: [&str; 30] = [
     "n_errored",
     "n_incomplete",
     "n_matched",
+    "n_no_answer",
 ];
 
 impl Report {
@@ -93,6 +94,7 @@ fn fields(r: &CellRow) -> Vec<String> {
         r.n_errored.to_string(),
         r.n_incomplete.to_string(),
         r.n_matched.to_string(),
+        r.n_no_answer.to_string(),
     ]
 }
 

@@ -87,6 +87,10 @@ pub struct EpisodeRecord {
     /// the sender's rates); feeds the `abort+HC` restart control.
     #[serde(default)]
     pub prefix_cost: Option<Cost>,
+    /// The final reply held no extractable answer (a `Scored` episode with score 0,
+    /// counted apart from a wrong answer as "no answer").
+    #[serde(default)]
+    pub no_answer: bool,
     /// What the episode's own calls carried (zero when not known).
     #[serde(default)]
     pub calls: EpisodeCalls,

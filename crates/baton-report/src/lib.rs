@@ -48,7 +48,7 @@
 //!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
 //!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: Cost::from_usd(usd),
 //!     cost_paid: Cost::from_usd(usd), n_turns: 4, k: None, reason: None, prefix_cost: None,
-//!     calls: Default::default(),
+//!     calls: Default::default(), no_answer: false,
 //! };
 //! let input = ReportInput {
 //!     title: "demo".into(),

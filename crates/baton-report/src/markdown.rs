@@ -304,10 +304,11 @@ impl Report {
     }
 }
 
-fn counts(r: &CellRow) -> [String; 6] {
+fn counts(r: &CellRow) -> [String; 7] {
     [
         r.n_attempted,
         r.n_scored,
+        r.n_no_answer,
         r.n_unscored,
         r.n_errored,
         r.n_incomplete,
@@ -316,9 +317,10 @@ fn counts(r: &CellRow) -> [String; 6] {
     .map(|n| n.to_string())
 }
 
-const COUNT_HEADERS: [(&str, Align); 6] = [
+const COUNT_HEADERS: [(&str, Align); 7] = [
     ("attempted", Align::Right),
     ("scored", Align::Right),
+    ("no answer", Align::Right),
     ("unscored", Align::Right),
     ("errored", Align::Right),
     ("incomplete", Align::Right),

@@ -174,6 +174,10 @@ pub struct CellRow {
     pub n_attempted: usize,
     /// Episodes scored.
     pub n_scored: usize,
+    /// Scored episodes whose final reply held no extractable answer (scored 0; a subset
+    /// of `n_scored`, apart from wrong answers).
+    #[serde(default)]
+    pub n_no_answer: usize,
     /// Episodes answered but not scorable in this build.
     pub n_unscored: usize,
     /// Episodes whose scoring failed.

@@ -122,7 +122,9 @@ fn record(
         message: err.to_string(),
     })?;
     let o = e.outcome;
+    let no_answer = o.verdict.as_ref().is_some_and(|v| v.no_answer);
     Ok(EpisodeRecord {
+        no_answer,
         prefix_cost: prefix_cost(&cell, own_prefix, o.cost_attributed, o.cost_paid),
         calls,
         task_id: e.init.task_id,

@@ -16,8 +16,8 @@
 //!
 //! Main items: [`SpiderEvaluator`] (configured by [`SpiderConfig`]) with
 //! [`SpiderEvaluator::evaluate`] on an already-extracted answer, and
-//! [`extract_sql`], baton's deterministic replacement for LiC's LLM-based
-//! answer extraction.
+//! [`read_sql`] / [`extract_sql`], baton's deterministic replacement for LiC's LLM-based
+//! answer extraction (comments removed, the final query chosen, the rule that fired named).
 //!
 //! # Where this differs from LiC, on purpose
 //!
@@ -85,7 +85,7 @@ use baton_types::Verdict;
 use serde_json::json;
 
 pub use exec::{MAX_RESULT_BYTES, MAX_VALUE_BYTES};
-pub use extract::extract_sql;
+pub use extract::{SqlAnswer, extract_sql, read_sql};
 
 use exec::{ExecError, execute};
 use pyvalue::{Row, result_eq};

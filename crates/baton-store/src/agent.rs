@@ -746,6 +746,9 @@ impl Reader {
                                 .map_err(|e| decode("episodes.eval_details", e.to_string()))?,
                             None => serde_json::Value::Null,
                         },
+                        // an agent's submission is a diff, not an extracted answer
+                        rule: None,
+                        no_answer: false,
                     }),
                     None => None,
                 };

@@ -261,7 +261,7 @@ fn parse<T: FromStr<Err = String>>(path: &Path, what: impl Fn() -> String, s: &s
 const EPISODE_COLUMNS: &str = "e.id, t.family, t.n_turns, e.task_id, e.cell_key, e.cell_json,
     e.replicate, e.seed, e.k, e.forked_from, e.schedule_sha256, e.status, e.final_response,
     e.extracted, e.score, e.is_correct, e.eval_error, e.eval_details, e.reason,
-    e.cost_attributed, e.cost_paid, e.updated_at";
+    e.cost_attributed, e.cost_paid, e.updated_at, e.extraction_rule, e.no_answer";
 
 /// The columns of one episode row before the text ones are decoded.
 struct RawEpisode {
@@ -280,6 +280,8 @@ struct RawEpisode {
     cost_attributed: i64,
     cost_paid: i64,
     updated_at: String,
+    extraction_rule: Option<String>,
+    no_answer: bool,
 }
 
 fn raw_episode(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEpisode> {
@@ -308,6 +310,8 @@ fn raw_episode(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEpisode> {
         cost_attributed: r.get(19)?,
         cost_paid: r.get(20)?,
         updated_at: r.get(21)?,
+        extraction_rule: r.get(22)?,
+        no_answer: r.get(23)?,
     })
 }
 
@@ -329,6 +333,8 @@ impl RawEpisode {
                         message: e.to_string(),
                     })?,
                 },
+                rule: self.extraction_rule,
+                no_answer: self.no_answer,
             }),
         };
         Ok(EpisodeRow {

@@ -4,14 +4,16 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 5):
+//! Tables (version 6):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
 //! * `tasks`: task id, family, number of turns, schedule sha256, the sample as JSON.
 //! * `episodes`: one per (task, cell, replicate): seed, K, the anchor episode it forks its
 //!   prefix from (if any), schedule sha256, status, final response, extracted answer,
-//!   verdict (score, `is_correct`, error, details), reason, attributed and paid cost.
+//!   verdict (score, `is_correct`, error, details, the extraction rule that fired,
+//!   `no_answer`: 1 when the response held no extractable answer), reason, attributed and
+//!   paid cost.
 //! * `calls`: one per completed model call: episode, turn, phase (prefix, handoff,
 //!   suffix), model name, model served, the exact request, its sha256, response text
 //!   and raw body, normalized usage, cost, latency, attempts, finish reason. A forked
@@ -80,10 +82,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -304,4 +306,10 @@ CREATE TABLE skipped_tasks (
     task_id TEXT PRIMARY KEY,
     reason TEXT NOT NULL
 );
+"#;
+
+/// Version 6: the extraction rule of each scored episode, and whether it found no answer.
+const V6: &str = r#"
+ALTER TABLE episodes ADD COLUMN extraction_rule TEXT;
+ALTER TABLE episodes ADD COLUMN no_answer INTEGER NOT NULL DEFAULT 0;
 "#;

@@ -603,7 +603,8 @@ pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcom
         &format!(
             "UPDATE episodes SET status = ?2, final_response = ?3, extracted = ?4, score = ?5,
                      is_correct = ?6, eval_error = ?7, eval_details = ?8, reason = ?9,
-                     cost_attributed = ?10, cost_paid = ?11, updated_at = {NOW} WHERE id = ?1"
+                     cost_attributed = ?10, cost_paid = ?11, extraction_rule = ?12,
+                     no_answer = ?13, updated_at = {NOW} WHERE id = ?1"
         ),
         params![
             id,
@@ -616,7 +617,9 @@ pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcom
             v.map(|v| v.details.to_string()),
             o.reason,
             o.cost_attributed.0,
-            o.cost_paid.0
+            o.cost_paid.0,
+            v.and_then(|v| v.rule.clone()),
+            v.is_some_and(|v| v.no_answer)
         ],
     )
     .map_err(sqlite_err(path))?;

@@ -18,6 +18,15 @@ pub struct Verdict {
     /// Evaluator-specific details (BLEU counts, checker reasons, test results).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
+    /// The extraction rule that read the answer out of the response (`math.boxed`,
+    /// `database.fence`, `actions.prose`, …); `None` when the answer was given already
+    /// extracted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The response held no extractable answer: scored 0 like a wrong answer, but counted
+    /// apart from one ("no answer").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_answer: bool,
 }
 
 impl Verdict {
@@ -28,6 +37,8 @@ impl Verdict {
             is_correct,
             error: None,
             details: serde_json::Value::Null,
+            rule: None,
+            no_answer: false,
         }
     }
 
@@ -38,6 +49,8 @@ impl Verdict {
             is_correct,
             error: Some(error.into()),
             details: serde_json::Value::Null,
+            rule: None,
+            no_answer: false,
         }
     }
 

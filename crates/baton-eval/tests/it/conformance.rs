@@ -1,4 +1,4 @@
-use baton_eval::{EvalConfig, Evaluators};
+use baton_eval::{EvalConfig, Evaluators, Rules};
 use baton_types::Family;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -39,8 +39,11 @@ fn disagreement(evaluators: &Evaluators, family: Family, case: &Value) -> Option
 /// disagreements.
 fn run_family(family: Family) -> Option<(usize, Vec<String>)> {
     let dir = baton_fixture::shared_dir("conformance")?;
+    // The `response` vectors record what LiC's own code does with a response, so they are
+    // read with LiC's extraction rules.
     let evaluators = Evaluators::lic(&EvalConfig {
         spider_dir: dir.join("databases"),
+        rules: Rules::Lic,
         ..EvalConfig::default()
     });
     assert!(

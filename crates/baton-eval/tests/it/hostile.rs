@@ -36,6 +36,7 @@ fn evaluators(spider_dir: std::path::PathBuf) -> Evaluators {
             extract_time_limit: Duration::from_secs(10),
             ..GraderConfig::default()
         },
+        ..EvalConfig::default()
     })
 }
 

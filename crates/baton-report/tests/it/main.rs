@@ -56,6 +56,7 @@ pub fn scored(
         reason: None,
         prefix_cost: None,
         calls: Default::default(),
+        no_answer: false,
     }
 }
 

@@ -580,6 +580,8 @@ impl AgentRunner {
                             is_correct: Some(v.resolved),
                             error: v.run_error.clone(),
                             details: serde_json::to_value(&v).unwrap_or_default(),
+                            rule: None,
+                            no_answer: false,
                         }),
                         None,
                     ),
@@ -596,6 +598,8 @@ impl AgentRunner {
                         o.exit.name()
                     )),
                     details: serde_json::Value::Null,
+                    rule: None,
+                    no_answer: true,
                 }),
                 None,
             ),

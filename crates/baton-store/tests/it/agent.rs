@@ -152,6 +152,8 @@ async fn agent_calls_steps_and_the_end_round_trip() {
             is_correct: Some(true),
             error: None,
             details: serde_json::json!({"resolved": true}),
+            rule: None,
+            no_answer: false,
         }),
         reason: None,
         cost_attributed: paid,

@@ -50,6 +50,8 @@ async fn every_column_round_trips() {
             is_correct: Some(true),
             error: Some("partial".into()),
             details: serde_json::json!({"bleu": [1, 2.5, "x"]}),
+            rule: Some("math.boxed".into()),
+            no_answer: true,
         }),
         reason: Some("why".into()),
         cost_attributed: Cost(99),
