@@ -118,7 +118,7 @@ mod tests {
                 Arc::new(ScriptedProvider::new()),
                 "lc",
                 "sim/lc",
-                price.clone(),
+                price,
                 1,
             )
             .with_retry(RetryPolicy {
