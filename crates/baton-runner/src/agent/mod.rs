@@ -32,7 +32,8 @@ use std::sync::{Arc, Mutex};
 
 use baton_agent::{
     AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
-    AgentTemplates, LocalScorer, TaskFormat, load_dataset, start_task_env,
+    AgentTemplates, HarnessStatus, HarnessVerdict, LocalScorer, Prediction, SweBenchHarness,
+    TaskFormat, load_dataset, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
@@ -177,6 +178,8 @@ pub struct AgentRunner {
     models: BTreeMap<String, Arc<Model>>,
     config: Arc<AgentConfig>,
     scorer: Arc<LocalScorer>,
+    /// The official harness for SWE-bench submissions, when `swebench_python` is set.
+    harness: Option<Arc<SweBenchHarness>>,
     blobs: Arc<DirBlobStore>,
     shared: Arc<AgentShared>,
     concurrency: usize,
@@ -317,9 +320,17 @@ impl AgentRunner {
             .observer
             .planned(episodes, episodes * spec.step_limit as usize);
         let paid = Reader::open(&store_path)?.total_paid()?;
+        let harness = spec.swebench_python.as_ref().map(|python| {
+            Arc::new(SweBenchHarness::new(
+                options.resolve(python),
+                options.resolve(Path::new(&spec.dataset)),
+                options.out_dir.join("swebench"),
+            ))
+        });
         Ok(AgentRunner {
             concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
             scorer: Arc::new(LocalScorer::new(spec.environment.clone())),
+            harness,
             spec,
             tasks: dataset.tasks.into_iter().map(Arc::new).collect(),
             models,
@@ -562,11 +573,32 @@ impl AgentRunner {
         paid: Cost,
     ) -> Result<(), RunError> {
         let (status, verdict, reason) = match (&o.submission, task.format) {
-            (Some(_), TaskFormat::SweBench) => (
-                EpisodeStatus::Unscored,
-                None,
-                Some("SWE-bench submissions are scored by the official harness".to_string()),
-            ),
+            (Some(patch), TaskFormat::SweBench) => match &self.harness {
+                None => (
+                    EpisodeStatus::Unscored,
+                    None,
+                    Some(format!(
+                        "SWE-bench submissions are scored by the official harness: set swebench_python to a Python with swebench {} installed",
+                        baton_agent::SWEBENCH_VERSION
+                    )),
+                ),
+                Some(harness) => {
+                    let harness = harness.clone();
+                    let prediction = Prediction {
+                        instance_id: task.id.clone(),
+                        patch: patch.clone(),
+                    };
+                    let judged = tokio::task::spawn_blocking(move || {
+                        harness.evaluate(std::slice::from_ref(&prediction))
+                    })
+                    .await
+                    .expect("the harness thread does not panic");
+                    match judged {
+                        Ok(mut verdicts) => harness_outcome(verdicts.pop()),
+                        Err(e) => (EpisodeStatus::Errored, None, Some(format!("{e:#}"))),
+                    }
+                }
+            },
             (Some(patch), _) => {
                 let (scorer, t, patch) = (self.scorer.clone(), task.clone(), patch.clone());
                 let scored = tokio::task::spawn_blocking(move || scorer.score(&t, &patch))
@@ -632,4 +664,98 @@ fn config_sha256(config: &AgentConfig) -> String {
     use sha2::{Digest, Sha256};
     let json = serde_json::to_vec(config).expect("a config always serializes");
     hex::encode(Sha256::digest(json))
+}
+
+/// An episode's status, verdict and reason from the harness's verdict on its patch. A
+/// harness that gave no verdict leaves the episode unscored, with why.
+fn harness_outcome(
+    verdict: Option<HarnessVerdict>,
+) -> (EpisodeStatus, Option<Verdict>, Option<String>) {
+    match verdict {
+        Some(v) if v.status != HarnessStatus::Error => {
+            let resolved = v.status == HarnessStatus::Resolved;
+            let empty = v.status == HarnessStatus::EmptyPatch;
+            (
+                EpisodeStatus::Scored,
+                Some(Verdict {
+                    score: if resolved { 1.0 } else { 0.0 },
+                    is_correct: Some(resolved),
+                    error: None,
+                    details: serde_json::to_value(&v).unwrap_or_default(),
+                    rule: None,
+                    no_answer: empty,
+                }),
+                None,
+            )
+        }
+        Some(v) => (
+            EpisodeStatus::Unscored,
+            None,
+            Some(format!(
+                "the SWE-bench harness gave no verdict: {}",
+                v.error.unwrap_or_else(|| "no report".into())
+            )),
+        ),
+        None => (
+            EpisodeStatus::Unscored,
+            None,
+            Some("the SWE-bench harness returned no verdict".into()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(status: HarnessStatus, error: Option<&str>) -> HarnessVerdict {
+        HarnessVerdict {
+            instance_id: "astropy__astropy-12907".into(),
+            patch_sha256: "0".repeat(64),
+            status,
+            patch_applied: Some(true),
+            fail_to_pass: Default::default(),
+            pass_to_pass: Default::default(),
+            harness_version: baton_agent::SWEBENCH_VERSION.into(),
+            error: error.map(str::to_string),
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn the_harness_verdict_scores_the_episode() {
+        let (status, v, reason) = harness_outcome(Some(verdict(HarnessStatus::Resolved, None)));
+        let v = v.unwrap();
+        assert_eq!(
+            (status, v.score, v.is_correct, reason),
+            (EpisodeStatus::Scored, 1.0, Some(true), None)
+        );
+        assert_eq!(v.details["status"], "resolved");
+
+        let (status, v, _) = harness_outcome(Some(verdict(HarnessStatus::Unresolved, None)));
+        let v = v.unwrap();
+        assert_eq!(
+            (status, v.score, v.no_answer),
+            (EpisodeStatus::Scored, 0.0, false)
+        );
+
+        let (_, v, _) = harness_outcome(Some(verdict(HarnessStatus::EmptyPatch, None)));
+        assert!(
+            v.unwrap().no_answer,
+            "an empty patch is no answer, not a wrong one"
+        );
+    }
+
+    #[test]
+    fn no_verdict_leaves_the_episode_unscored_with_why() {
+        let (status, v, reason) = harness_outcome(Some(verdict(
+            HarnessStatus::Error,
+            Some("docker build failed"),
+        )));
+        assert_eq!(status, EpisodeStatus::Unscored);
+        assert!(v.is_none());
+        assert!(reason.unwrap().contains("docker build failed"));
+        let (status, v, _) = harness_outcome(None);
+        assert_eq!((status, v), (EpisodeStatus::Unscored, None));
+    }
 }

@@ -13,6 +13,7 @@
 //! step_limit = 150             # model calls per task (the handoff paper's)
 //! cost_limit_usd = 3.0         # spend per task; no call starts once it is reached
 //! agent_templates = "swebench.yaml"   # a mini-SWE-agent YAML; default baton's own
+//! swebench_python = ".venv/bin/python" # scores SWE-bench submissions with the harness
 //!
 //! [environment]                # baton_env::EnvConfig; default bwrap
 //! backend = "bwrap"
@@ -90,6 +91,12 @@ pub struct AgentSpec {
     /// The sandbox.
     #[serde(default)]
     pub environment: EnvConfig,
+    /// The Python with the pinned `swebench` harness installed (a venv's `bin/python`;
+    /// relative paths from this file's folder): SWE-bench submissions are scored with the
+    /// official harness when their episode ends. Without it they are stored unscored, with
+    /// the reason. A run-time setting: it does not change the experiment's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swebench_python: Option<PathBuf>,
 }
 
 /// One model of an agent experiment: a chat model's settings and the simulated agent's.
@@ -207,6 +214,7 @@ impl AgentSpec {
         let mut canonical = self.clone();
         canonical.concurrency = 0;
         canonical.retry_budget_secs = 0;
+        canonical.swebench_python = None;
         for m in canonical.models.values_mut() {
             for key in [
                 "concurrency",
