@@ -9,16 +9,17 @@ use std::time::Duration;
 
 use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
-    Model, ModelObserver, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget,
-    RetryPolicy, SimProvider, SimSettings, defaults,
+    Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory, RateLimits,
+    RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
 use baton_types::{Family, Task};
 
 use crate::RunError;
 use crate::control::Observer;
+use crate::control::StopSignal;
 use crate::interface::InterfaceTemplates;
 use crate::run::RunOptions;
-use crate::spec::ExperimentSpec;
+use crate::spec::{ExperimentSpec, ModelSpec};
 
 /// A prepared experiment, before the store.
 pub(crate) struct Setup {
@@ -295,7 +296,7 @@ fn max_prompt_bytes(schedules: &[Schedule], interfaces: &InterfaceTemplates) -> 
 }
 
 /// Passes a model's retry events on to the run's observer.
-struct RetryEvents(Arc<dyn Observer>);
+pub(crate) struct RetryEvents(pub Arc<dyn Observer>);
 
 impl ModelObserver for RetryEvents {
     fn retrying(&self, model: &str, _attempt: u32, wait: Duration, rate_limited: bool) {
@@ -314,7 +315,6 @@ fn build_models(
     max_prompt: (u64, u64),
 ) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
     let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
-    let events: Arc<dyn ModelObserver> = Arc::new(RetryEvents(options.observer.clone()));
     let sim_settings: BTreeMap<String, SimSettings> = spec
         .models
         .values()
@@ -335,58 +335,90 @@ fn build_models(
             })?;
         Some(Arc::new(p))
     };
+    let cx = ModelContext {
+        providers: &options.providers,
+        stop: &options.stop,
+        budget,
+        events: Arc::new(RetryEvents(options.observer.clone())),
+    };
     let mut models = BTreeMap::new();
     for (name, m) in &spec.models {
-        let err = |message: String| RunError::Model {
-            name: name.clone(),
-            message,
-        };
-        let (kind, id) = m.provider_and_id();
-        let price_key = m.price_key();
-        let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
-        let provider: Arc<dyn Provider> = match (kind, &sim) {
-            ("sim", Some(p)) => p.clone(),
-            _ => {
-                let factory = options
-                    .providers
-                    .iter()
-                    .find(|f| f.kinds().iter().any(|k| k == kind))
-                    .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
-                factory
-                    .make(&ProviderConfig {
-                        name: name.clone(),
-                        kind: kind.to_string(),
-                        model_id: id.to_string(),
-                        base_url: m.base_url.clone(),
-                        api_key_env: m.api_key_env.clone(),
-                        allow_http_with_key: m.allow_http_with_key,
-                    })
-                    .map_err(err)?
-            }
-        };
-        // Every rate the model can incur must be on the card before the first call.
-        let cap = u64::from(m.generate_config().max_tokens.unwrap_or(0));
-        let prompt = max_prompt.0 + max_prompt.1 * (cap + 16);
-        price
-            .check(&price_key, provider.token_classes(), prompt)
-            .map_err(|e| err(format!("{e} (checked before any call)")))?;
-        let model = Model::new(name, provider, id, price_key, price, m.concurrency())
+        let model = build_model(name, m, sim.as_ref(), card, &cx, |cap| {
+            max_prompt.0 + max_prompt.1 * (cap + 16)
+        })?;
+        models.insert(name.clone(), Arc::new(model));
+    }
+    Ok(models)
+}
+
+/// What every model of a run shares: the provider factories, the stop signal, the run's
+/// retry-time budget and the observer of retries.
+pub(crate) struct ModelContext<'a> {
+    pub providers: &'a [Arc<dyn ProviderFactory>],
+    pub stop: &'a StopSignal,
+    pub budget: Arc<RetryBudget>,
+    pub events: Arc<dyn ModelObserver>,
+}
+
+/// Model `name` (chat or agent runs alike): `sim/...` served by `sim`, the run's one
+/// simulated provider, else by the first factory that serves the kind. Every rate the
+/// model can incur is checked on the card before any call, for a prompt of at most
+/// `prompt_bound(output cap)` tokens.
+pub(crate) fn build_model(
+    name: &str,
+    m: &ModelSpec,
+    sim: Option<&Arc<dyn Provider>>,
+    card: &PriceCard,
+    cx: &ModelContext<'_>,
+    prompt_bound: impl Fn(u64) -> u64,
+) -> Result<Model, RunError> {
+    let err = |message: String| RunError::Model {
+        name: name.to_string(),
+        message,
+    };
+    let (kind, id) = m.provider_and_id();
+    let price_key = m.price_key();
+    let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
+    let provider: Arc<dyn Provider> = match (kind, sim) {
+        ("sim", Some(p)) => p.clone(),
+        _ => {
+            let factory = cx
+                .providers
+                .iter()
+                .find(|f| f.kinds().iter().any(|k| k == kind))
+                .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
+            factory
+                .make(&ProviderConfig {
+                    name: name.to_string(),
+                    kind: kind.to_string(),
+                    model_id: id.to_string(),
+                    base_url: m.base_url.clone(),
+                    api_key_env: m.api_key_env.clone(),
+                    allow_http_with_key: m.allow_http_with_key,
+                })
+                .map_err(err)?
+        }
+    };
+    let cap = u64::from(m.generate_config().max_tokens.unwrap_or(0));
+    price
+        .check(&price_key, provider.token_classes(), prompt_bound(cap))
+        .map_err(|e| err(format!("{e} (checked before any call)")))?;
+    Ok(
+        Model::new(name, provider, id, price_key, price, m.concurrency())
             .with_config(m.generate_config())
             .with_retry(RetryPolicy {
                 max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
                 ..RetryPolicy::default()
             })
-            .with_interrupt(options.stop.interrupt())
-            .with_budget(budget.clone())
-            .with_observer(events.clone())
+            .with_interrupt(cx.stop.interrupt())
+            .with_budget(cx.budget.clone())
+            .with_observer(cx.events.clone())
             .with_rate_limits(RateLimits {
                 requests_per_minute: m.requests_per_minute,
                 tokens_per_minute: m.tokens_per_minute,
                 adaptive_concurrency: true,
-            });
-        models.insert(name.clone(), Arc::new(model));
-    }
-    Ok(models)
+            }),
+    )
 }
 
 #[cfg(test)]

@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton_agent::{AgentTask, SimAgent, SimAgentSettings};
-use baton_models::{
-    Model, PriceCard, Provider, ProviderConfig, RateLimits, RetryBudget, RetryPolicy, defaults,
-};
+use baton_models::{Model, PriceCard, Provider, RetryBudget};
 
 use super::{AgentRunOptions, AgentSpec};
 use crate::RunError;
+use crate::setup::{ModelContext, RetryEvents, build_model};
 
 /// Characters of one observation an agent's prompt can hold at most (mini-SWE-agent's
 /// truncation keeps about ten thousand), for the price-tier check.
@@ -51,53 +50,17 @@ pub(crate) fn build(
         })?;
         Some(Arc::new(agent))
     };
+    let cx = ModelContext {
+        providers: &options.providers,
+        stop: &options.stop,
+        budget,
+        events: Arc::new(RetryEvents(options.observer.clone())),
+    };
     let mut models = BTreeMap::new();
     for (name, m) in specs {
-        let err = |message: String| RunError::Model {
-            name: name.clone(),
-            message,
-        };
-        let (kind, id) = m.provider_and_id();
-        let price_key = m.price_key();
-        let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
-        let provider: Arc<dyn Provider> = match (kind, &sim) {
-            ("sim", Some(p)) => p.clone(),
-            _ => {
-                let factory = options
-                    .providers
-                    .iter()
-                    .find(|f| f.kinds().iter().any(|k| k == kind))
-                    .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
-                factory
-                    .make(&ProviderConfig {
-                        name: name.clone(),
-                        kind: kind.to_string(),
-                        model_id: id.to_string(),
-                        base_url: m.base_url.clone(),
-                        api_key_env: m.api_key_env.clone(),
-                        allow_http_with_key: m.allow_http_with_key,
-                    })
-                    .map_err(err)?
-            }
-        };
-        let cap = u64::from(m.generate_config().max_tokens.unwrap_or(0));
-        let prompt = 8_000 + u64::from(spec.step_limit) * (cap + OBSERVATION_BOUND + 32);
-        price
-            .check(&price_key, provider.token_classes(), prompt)
-            .map_err(|e| err(format!("{e} (checked before any call)")))?;
-        let model = Model::new(&name, provider, id, price_key, price, m.concurrency())
-            .with_config(m.generate_config())
-            .with_retry(RetryPolicy {
-                max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
-                ..RetryPolicy::default()
-            })
-            .with_interrupt(options.stop.interrupt())
-            .with_budget(budget.clone())
-            .with_rate_limits(RateLimits {
-                requests_per_minute: m.requests_per_minute,
-                tokens_per_minute: m.tokens_per_minute,
-                adaptive_concurrency: true,
-            });
+        let model = build_model(&name, &m, sim.as_ref(), card, &cx, |cap| {
+            8_000 + u64::from(spec.step_limit) * (cap + OBSERVATION_BOUND + 32)
+        })?;
         models.insert(name, Arc::new(model));
     }
     Ok(models)

@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use baton_runner::STORE_FILE;
 use baton_runner::agent::{
     AgentRunOptions, AgentRunSummary, AgentRunner, AgentSpec, agent_report_input,
 };
-use baton_runner::{STORE_FILE, StopSignal};
 use baton_types::{Cost, EpisodeStatus};
 
 use crate::Outcome;
 use crate::cli::{Format, RunArgs};
 use crate::commands::report::write_file;
+use crate::commands::run::drive;
 use crate::printer::Printer;
-use crate::progress::Progress;
 
 /// The demo's agent experiment: the bundled agent sample, two simulated agents.
 pub const DEMO_AGENT_EXPERIMENT: &str = r#"# baton demo, agent part: simulated coding agents on the bundled agent sample.
@@ -123,26 +123,11 @@ fn execute(
     show_progress: bool,
     printer: &Printer,
 ) -> Result<AgentRunSummary> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let progress = Arc::new(Progress::new(
-        show_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-    ));
-    options.observer = progress.clone();
-    let stop = StopSignal::default();
-    options.stop = stop.clone();
-    let summary = runtime.block_on(async move {
-        let runner = AgentRunner::prepare(spec, options).await?;
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.stop();
-            }
-        });
-        runner.run().await
-    });
-    progress.finish();
-    let summary = summary?;
+    let summary = drive(show_progress, |progress, stop| async move {
+        options.observer = progress;
+        options.stop = stop;
+        Ok(AgentRunner::prepare(spec, options).await?.run().await?)
+    })?;
     if summary.count(EpisodeStatus::Incomplete) > 0 {
         printer.error("some episodes are incomplete; run the same command again to finish them");
     }

@@ -165,30 +165,43 @@ fn execute(
     show_progress: bool,
     printer: &Printer,
 ) -> Result<RunSummary> {
+    let summary = drive(show_progress, |progress, stop| async move {
+        options.observer = progress;
+        options.stop = stop;
+        Ok(Runner::prepare(spec, options).await?.run().await?)
+    })?;
+    if summary.count(EpisodeStatus::Incomplete) > 0 {
+        printer.error("some episodes are incomplete; run the same command again to finish them");
+    }
+    Ok(summary)
+}
+
+/// Run `job` (prepare a run and run it) on a multi-threaded runtime, with a progress bar
+/// on a terminal, and Ctrl-C asking the run to stop between calls; chat and agent runs
+/// alike.
+pub fn drive<T, F, Fut>(show_progress: bool, job: F) -> Result<T>
+where
+    F: FnOnce(Arc<Progress>, StopSignal) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let progress = Arc::new(Progress::new(
         show_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     ));
-    options.observer = progress.clone();
     let stop = StopSignal::default();
-    options.stop = stop.clone();
-    let summary = runtime.block_on(async move {
-        let runner = Runner::prepare(spec, options).await?;
+    let result = runtime.block_on(async {
+        let on_ctrl_c = stop.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                stop.stop();
+                on_ctrl_c.stop();
             }
         });
-        runner.run().await
+        job(progress.clone(), stop).await
     });
     progress.finish();
-    let summary = summary?;
-    if summary.count(EpisodeStatus::Incomplete) > 0 {
-        printer.error("some episodes are incomplete; run the same command again to finish them");
-    }
-    Ok(summary)
+    result
 }
 
 fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
