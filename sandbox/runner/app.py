@@ -414,6 +414,257 @@ def extract_answer(text):
 
 
 # ---------------------------------------------------------------------------------------------
+# baton's code extraction (rules "baton"): the solution with what it needs, never a test block.
+#
+# LiC's extractor keeps only the last top-level `def` of the last block that has one, so a
+# module constant (`MOD = 10**9 + 7`) or a helper the function calls is dropped, and a
+# trailing block of tests or example calls is chosen over the solution. Here:
+#
+# * Blocks are the same fences as LiC's. The chosen block is the last one with a top-level
+#   `def` named as the task's function, else the last one with a top-level `def` that is not
+#   a test (`test*`, `check`, `main`); the chosen function is that `def`.
+# * Kept with it: the block's imports, functions and classes that are not tests, constants
+#   (assignments to names that do not call the chosen function, `input` or `print`) and
+#   `sys.setrecursionlimit(...)`; then whatever else the kept code names and an earlier block
+#   defines. Example calls, prints, asserts, loops and `if __name__ == "__main__":` are not.
+# * Order: imports; the statements the function needs when it is defined (names in its
+#   decorators and defaults); the function; the rest in their original order. The function
+#   is thus the first `def` in the code, which is the one LiC's evaluator renames.
+# * `class Solution` answers keep the class (first) with the same company.
+# * Without fences: the longest tail of the text that parses, starting at a line that opens
+#   an import, a `def`, a class, a decorator or an assignment; else LiC's rule.
+# ---------------------------------------------------------------------------------------------
+
+_CODE_START = re.compile(r"^(?:import |from |def |class |@|[A-Za-z_][A-Za-z0-9_]*\s*(?::[^=]*)?=[^=])")
+_STARTS_TRIED = 16
+
+
+def _parse(code):
+    try:
+        tree = ast.parse(code)
+        _visit(tree)
+        return tree
+    except Exception:
+        return None
+
+
+def _is_test(node):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        name = node.name.lower()
+        return name.startswith("test") or name in ("check", "main")
+    if isinstance(node, ast.ClassDef):
+        if node.name.startswith("Test"):
+            return True
+        return any(
+            (isinstance(base, ast.Attribute) and base.attr == "TestCase")
+            or (isinstance(base, ast.Name) and base.id == "TestCase")
+            for base in node.bases
+        )
+    return False
+
+
+def _called(node):
+    names = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            func = child.func
+            if isinstance(func, ast.Name):
+                names.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                names.add(func.attr)
+    return names
+
+
+def _targets_are_names(targets):
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if not _targets_are_names(target.elts):
+                return False
+        elif not isinstance(target, ast.Name):
+            return False
+    return True
+
+
+def _keepable(node, chosen):
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return not _is_test(node)
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is None or not _targets_are_names(targets):
+            return False
+        return not (_called(node.value) & {chosen, "input", "print"})
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return isinstance(func, ast.Attribute) and func.attr == "setrecursionlimit"
+    return False
+
+
+def _defined(node):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    names = set()
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for child in ast.walk(target):
+                if isinstance(child, ast.Name):
+                    names.add(child.id)
+    return names
+
+
+def _loaded(nodes):
+    names = set()
+    for node in nodes:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                names.add(child.id)
+    return names
+
+
+def _definition_time(node):
+    """What a `def` or `class` evaluates when it is defined (annotations are lazy in 3.14)."""
+    parts = list(node.decorator_list)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts += node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+    else:
+        parts += node.bases + [keyword.value for keyword in node.keywords]
+    return _loaded(parts)
+
+
+def _source(code, node):
+    lines = code.splitlines()
+    first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+    return "\n".join(lines[first - 1 : node.end_lineno])
+
+
+def _choose(blocks, fn_name):
+    """(block index, chosen node) or None."""
+    if fn_name:
+        for index in range(len(blocks) - 1, -1, -1):
+            named = [
+                node
+                for node in blocks[index][1].body
+                if isinstance(node, ast.FunctionDef) and node.name == fn_name
+            ]
+            if named:
+                return index, named[-1], "code.named"
+    for index in range(len(blocks) - 1, -1, -1):
+        defs = [
+            node
+            for node in blocks[index][1].body
+            if isinstance(node, ast.FunctionDef) and not _is_test(node)
+        ]
+        if defs:
+            return index, defs[-1], "code.last_def"
+    return None
+
+
+def _assemble(blocks, index, chosen):
+    code, tree = blocks[index]
+    name = chosen.name
+    kept = [(code, node) for node in tree.body if node is not chosen and _keepable(node, name)]
+    # Names the kept code uses that its own block does not define, from earlier blocks.
+    defined = {name}
+    for _, node in kept:
+        defined |= _defined(node)
+    needed = _loaded([chosen] + [node for _, node in kept]) - defined
+    borrowed = []
+    for earlier in range(index - 1, -1, -1):
+        if not needed:
+            break
+        earlier_code, earlier_tree = blocks[earlier]
+        for node in reversed(earlier_tree.body):
+            provides = _defined(node) & needed
+            if provides and _keepable(node, name) and not isinstance(node, (ast.Import, ast.ImportFrom)):
+                borrowed.insert(0, (earlier_code, node))
+                needed -= provides
+                needed |= _loaded([node]) - defined - _defined(node)
+                defined |= _defined(node)
+    # Imports from anywhere in the kept code come first (a block's later imports too).
+    imports, rest = [], []
+    for item in borrowed + kept:
+        (imports if isinstance(item[1], (ast.Import, ast.ImportFrom)) else rest).append(item)
+    # What the chosen definition evaluates must exist before it, transitively.
+    before = set()
+    wanted = _definition_time(chosen)
+    while wanted:
+        found = set()
+        for position, (_, node) in enumerate(rest):
+            if position not in before and _defined(node) & wanted:
+                before.add(position)
+                found |= _loaded([node])
+        wanted = found - {name}
+        if not found:
+            break
+    parts = []
+    seen = set()
+    for item_code, node in imports:
+        text = ast.unparse(node)
+        if text not in seen:
+            seen.add(text)
+            parts.append(text)
+    head = "\n".join(parts)
+    pieces = [_source(c, n) for position, (c, n) in enumerate(rest) if position in before]
+    pieces.append(_source(code, chosen))
+    pieces += [_source(c, n) for position, (c, n) in enumerate(rest) if position not in before]
+    body = "\n\n".join(pieces)
+    return head + "\n\n" + body if head else body
+
+
+def _unfenced_blocks(text):
+    """The longest parsing tail of an unfenced reply, as a one-block list (or [])."""
+    lines = text.strip().splitlines()
+    tried = 0
+    for start, line in enumerate(lines):
+        if not _CODE_START.match(line):
+            continue
+        tried += 1
+        if tried > _STARTS_TRIED:
+            break
+        code = "\n".join(lines[start:])
+        tree = _parse(code)
+        if tree is not None:
+            return [(code, tree)]
+    return []
+
+
+def _class_solution(blocks):
+    for index in range(len(blocks) - 1, -1, -1):
+        for node in blocks[index][1].body:
+            if isinstance(node, ast.ClassDef) and node.name == "Solution":
+                return index, node
+    return None
+
+
+def extract_kept(text, fn_name):
+    """baton's extraction: (rule, code); the code is "" when there is nothing to take."""
+    fenced = [block for block in _FENCE.findall(text)]
+    blocks = [(block, tree) for block in fenced for tree in [_parse(block)] if tree is not None]
+    rule_prefix = ""
+    if not fenced:
+        blocks = _unfenced_blocks(text)
+        rule_prefix = "unfenced_"
+    if "class Solution" in text:
+        found = _class_solution(blocks)
+        if found is not None:
+            index, node = found
+            return "code." + rule_prefix + "class", _assemble(blocks, index, node)
+    chosen = _choose(blocks, fn_name)
+    if chosen is not None:
+        index, node, rule = chosen
+        if rule_prefix:
+            rule = "code." + rule_prefix + rule[len("code."):]
+        return rule, _assemble(blocks, index, node)
+    if not fenced:
+        return "code.lic", extract_answer(text) if "class Solution" not in text else ""
+    return "code.none", ""
+
+
+# ---------------------------------------------------------------------------------------------
 # evaluator_function + LiveCodeBench call-based grading, one step at a time.
 # ---------------------------------------------------------------------------------------------
 
@@ -487,6 +738,9 @@ class Grader(exports.Grader):
             return extract_answer(response)
         except LookupError as exc:
             raise Err("raises: " + str(exc))
+
+    def extract_kept(self, response, fn_name):
+        return extract_kept(response, fn_name)
 
     def load(self, code, fn_name, prompt):
         source = PRELUDE + "\n\n" + prepare(code, fn_name, prompt)

@@ -39,6 +39,20 @@ impl CodeEvaluator {
     }
 }
 
+/// The rule names `extract_kept` gives, as the static names verdicts carry.
+fn kept_rule(rule: &str) -> &'static str {
+    match rule {
+        "code.named" => "code.named",
+        "code.last_def" => "code.last_def",
+        "code.class" => "code.class",
+        "code.unfenced_named" => "code.unfenced_named",
+        "code.unfenced_last_def" => "code.unfenced_last_def",
+        "code.unfenced_class" => "code.unfenced_class",
+        "code.lic" => "code.lic",
+        _ => "code.none",
+    }
+}
+
 fn setup(e: baton_sandbox::SandboxError) -> EvalError {
     EvalError::Setup {
         family: Family::Code,
@@ -51,16 +65,30 @@ impl Evaluator for CodeEvaluator {
         Family::Code
     }
 
-    /// LiC's `TaskCode.extract_answer`, run with Python's `ast` inside the sandbox, under
-    /// both rule sets.
+    /// Under [`Rules::Lic`], LiC's `TaskCode.extract_answer`; under [`Rules::Baton`], the
+    /// chosen function with the constants, helpers and imports it needs and never a block
+    /// of tests ([`CodeGrader::extract_kept`], with the task's `metadata.func_name`). Both
+    /// run with Python's `ast` inside the sandbox.
     fn extract(
         &self,
         response: &str,
-        _sample: &Value,
-        _rules: Rules,
+        sample: &Value,
+        rules: Rules,
     ) -> Result<Extracted, EvalError> {
-        let code = self.grader()?.extract(response).map_err(setup)?;
-        Ok(Extracted::unless_empty("code.lic", code, "code.none"))
+        let grader = self.grader()?;
+        match rules {
+            Rules::Lic => {
+                let code = grader.extract(response).map_err(setup)?;
+                Ok(Extracted::unless_empty("code.lic", code, "code.none"))
+            }
+            Rules::Baton => {
+                let fn_name = sample
+                    .pointer("/metadata/func_name")
+                    .and_then(Value::as_str);
+                let (rule, code) = grader.extract_kept(response, fn_name).map_err(setup)?;
+                Ok(Extracted::unless_empty(kept_rule(&rule), code, "code.none"))
+            }
+        }
     }
 
     fn evaluate(&self, extracted: &str, sample: &Value) -> Result<Verdict, EvalError> {

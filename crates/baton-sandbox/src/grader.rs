@@ -147,6 +147,14 @@ pub struct CodeGrader {
     gate: Arc<Gate>,
 }
 
+/// Which extraction to run.
+enum Extraction<'a> {
+    /// LiC's `TaskCode.extract_answer`.
+    Lic(&'a str),
+    /// baton's, with the task's function name when known.
+    Kept(&'a str, Option<&'a str>),
+}
+
 /// What the answer under test is.
 enum Answer<'a> {
     Response(&'a str),
@@ -225,16 +233,54 @@ impl CodeGrader {
     /// The extraction alone (for storing the extracted answer). Where LiC's extractor
     /// raises (`class Solution` mentioned outside every code block) this gives `""`.
     pub fn extract(&self, response: &str) -> Result<String, SandboxError> {
+        let found = self.run_extraction(Extraction::Lic(response))?;
+        Ok(found.map(|(_, code)| code).unwrap_or_default())
+    }
+
+    /// baton's extraction (rules `baton`): the chosen function with the module-level
+    /// constants, helpers and imports it needs, never a block of tests or example calls;
+    /// the function named `fn_name` (the task's, when known) wins. Gives the rule that
+    /// fired (`code.named`, `code.last_def`, `code.class`, their `code.unfenced_*` forms,
+    /// `code.lic` for LiC's rule as the last resort, `code.none`) and the code (`""` for
+    /// none). The rules are spelled out in `sandbox/runner/app.py`.
+    pub fn extract_kept(
+        &self,
+        response: &str,
+        fn_name: Option<&str>,
+    ) -> Result<(String, String), SandboxError> {
+        let found = self.run_extraction(Extraction::Kept(response, fn_name))?;
+        Ok(found.unwrap_or_else(|| ("code.none".to_owned(), String::new())))
+    }
+
+    /// One extraction under the extraction deadline: (rule, code), or `None` when it
+    /// raised, did not finish or crashed.
+    fn run_extraction(
+        &self,
+        extraction: Extraction<'_>,
+    ) -> Result<Option<(String, String)>, SandboxError> {
         let _permit = self.gate.enter();
         let mut run = self.start()?;
         let deadline = Instant::now() + self.config.extract_time_limit;
-        let outcome = small_runtime()?.block_on(run.extract(response, deadline));
+        let outcome = small_runtime()?.block_on(async {
+            match extraction {
+                Extraction::Lic(response) => match run.extract(response, deadline).await {
+                    CallOutcome::Returned(found) => {
+                        CallOutcome::Returned(found.map(|code| ("code.lic".to_owned(), code)))
+                    }
+                    CallOutcome::TimedOut => CallOutcome::TimedOut,
+                    CallOutcome::Stopped(status) => CallOutcome::Stopped(status),
+                },
+                Extraction::Kept(response, fn_name) => {
+                    run.extract_kept(response, fn_name, deadline).await
+                }
+            }
+        });
         Ok(match outcome {
-            CallOutcome::Returned(Ok(code)) => code,
-            CallOutcome::Returned(Err(_)) => String::new(),
+            CallOutcome::Returned(Ok(found)) => Some(found),
+            CallOutcome::Returned(Err(_)) => None,
             CallOutcome::TimedOut | CallOutcome::Stopped(_) => {
                 tracing::warn!("answer extraction did not finish; treating the answer as empty");
-                String::new()
+                None
             }
         })
     }

@@ -155,6 +155,7 @@ impl WasiView for Host {
 #[derive(Clone)]
 struct GraderExports {
     extract: ComponentExportIndex,
+    extract_kept: ComponentExportIndex,
     load: ComponentExportIndex,
     call: ComponentExportIndex,
 }
@@ -440,15 +441,45 @@ impl Run {
         response: &str,
         deadline: Instant,
     ) -> CallOutcome<Result<String, String>> {
+        let index = self.grader.extract;
+        self.call_export::<(&str,), Result<String, String>>(index, (response,), deadline)
+            .await
+    }
+
+    /// `grader.extract-kept(response, fn_name)`: (rule, code).
+    pub(crate) async fn extract_kept(
+        &mut self,
+        response: &str,
+        fn_name: Option<&str>,
+        deadline: Instant,
+    ) -> CallOutcome<Result<(String, String), String>> {
+        let index = self.grader.extract_kept;
+        self.call_export::<(&str, Option<&str>), Result<(String, String), String>>(
+            index,
+            (response, fn_name),
+            deadline,
+        )
+        .await
+    }
+
+    /// Instantiate if needed, then call one grader export with a deadline.
+    async fn call_export<Params, Output>(
+        &mut self,
+        index: ComponentExportIndex,
+        params: Params,
+        deadline: Instant,
+    ) -> CallOutcome<Output>
+    where
+        Params: wasmtime::component::ComponentNamedList + wasmtime::component::Lower + Send + Sync,
+        Output:
+            wasmtime::component::ComponentType + wasmtime::component::Lift + Send + Sync + 'static,
+    {
         let instance = match self.ensure_instance(deadline).await {
             CallOutcome::Returned(instance) => instance,
             CallOutcome::TimedOut => return CallOutcome::TimedOut,
             CallOutcome::Stopped(s) => return CallOutcome::Stopped(s),
         };
-        let index = self.grader.extract;
-        let func = match instance
-            .get_typed_func::<(&str,), (Result<String, String>,)>(&mut self.store, &index)
-        {
+        let func = match instance.get_typed_func::<Params, (Output,)>(&mut self.store, &index) {
             Ok(func) => func,
             Err(e) => {
                 return CallOutcome::Stopped(RunStatus::Trapped(first_line(&format!("{e:?}"))));
@@ -456,7 +487,7 @@ impl Run {
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let result =
-            tokio::time::timeout(remaining, func.call_async(&mut self.store, (response,))).await;
+            tokio::time::timeout(remaining, func.call_async(&mut self.store, params)).await;
         self.finish(result.map(|r| r.map(|(v,)| v)))
     }
 
@@ -468,29 +499,13 @@ impl Run {
         prompt: Option<&str>,
         deadline: Instant,
     ) -> CallOutcome<Result<(), String>> {
-        let instance = match self.ensure_instance(deadline).await {
-            CallOutcome::Returned(instance) => instance,
-            CallOutcome::TimedOut => return CallOutcome::TimedOut,
-            CallOutcome::Stopped(s) => return CallOutcome::Stopped(s),
-        };
         let index = self.grader.load;
-        let func = match instance
-            .get_typed_func::<(&str, &str, Option<&str>), (Result<(), String>,)>(
-                &mut self.store,
-                &index,
-            ) {
-            Ok(func) => func,
-            Err(e) => {
-                return CallOutcome::Stopped(RunStatus::Trapped(first_line(&format!("{e:?}"))));
-            }
-        };
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let result = tokio::time::timeout(
-            remaining,
-            func.call_async(&mut self.store, (code, fn_name, prompt)),
+        self.call_export::<(&str, &str, Option<&str>), Result<(), String>>(
+            index,
+            (code, fn_name, prompt),
+            deadline,
         )
-        .await;
-        self.finish(result.map(|r| r.map(|(v,)| v)))
+        .await
     }
 
     /// `grader.call(input)`.
@@ -545,6 +560,7 @@ fn grader_exports(component: &Component) -> Option<GraderExports> {
     let interface = component.get_export_index(None, "baton:sandbox/grader")?;
     Some(GraderExports {
         extract: component.get_export_index(Some(&interface), "extract")?,
+        extract_kept: component.get_export_index(Some(&interface), "extract-kept")?,
         load: component.get_export_index(Some(&interface), "load")?,
         call: component.get_export_index(Some(&interface), "call")?,
     })

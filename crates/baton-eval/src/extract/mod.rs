@@ -7,8 +7,9 @@
 //! * [`Rules::Baton`] (the default for runs) reads answers the way models write them: math
 //!   from `\boxed{}`, `####`, an `Answer:` line or the concluding sentence ([`math`]); SQL
 //!   without comments, the final query over alternatives and checks
-//!   (`baton_spider::extract_sql`); actions calls from prose or fences ([`actions`]); code and
-//!   data2text as LiC.
+//!   (`baton_spider::extract_sql`); actions calls from prose or fences ([`actions`]); code as
+//!   the chosen function with the module-level constants, helpers and imports it needs, never
+//!   a block of tests (`baton_sandbox::CodeGrader::extract_kept`); data2text as LiC.
 //! * [`Rules::Lic`] is LiC's own deterministic extraction where LiC has one (actions, code,
 //!   data2text) and baton's rules where LiC used an LLM (math, database). The conformance
 //!   vectors of the `response` stage are checked under it, since they record what LiC's

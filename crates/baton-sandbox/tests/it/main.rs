@@ -7,6 +7,7 @@
 mod common;
 mod conformance;
 mod hostile;
+mod kept;
 mod limits;
 mod sandbox;
 mod semantics;
