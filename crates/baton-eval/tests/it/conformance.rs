@@ -104,3 +104,64 @@ fn database_vectors_agree_with_lic() {
 fn code_vectors_agree_with_lic() {
     check(Family::Code);
 }
+
+/// baton's code extraction on LiC's code responses: it may credit what LiC's extractor
+/// loses (a helper or constant beside the function, a test block chosen), but must not
+/// lose what LiC's extractor passes.
+#[test]
+fn code_responses_under_baton_rules_lose_nothing_lic_passes() {
+    let Some(dir) = baton_fixture::shared_dir("conformance") else {
+        return;
+    };
+    let evaluators = Evaluators::lic(&EvalConfig {
+        rules: Rules::Baton,
+        ..EvalConfig::default()
+    });
+    let text = std::fs::read_to_string(dir.join("code.jsonl")).expect("readable vectors");
+    let cases: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).expect("valid JSON vector"))
+        .filter(|case| case["stage"] == "response")
+        .collect();
+    let outcomes: Vec<(String, f64, f64, String)> = cases
+        .par_iter()
+        .map(|case| {
+            let input = case["input"].as_str().expect("string input");
+            let scored = evaluators
+                .score_response(Family::Code, input, &case["sample"])
+                .expect("the code evaluator runs");
+            (
+                case["id"].as_str().unwrap_or("?").to_owned(),
+                case["expected"]["score"].as_f64().expect("expected score"),
+                scored.verdict.score,
+                case["note"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let lost: Vec<_> = outcomes
+        .iter()
+        .filter(|o| o.1 == 1.0 && o.2 != 1.0)
+        .collect();
+    let gained: Vec<_> = outcomes
+        .iter()
+        .filter(|o| o.1 != 1.0 && o.2 == 1.0)
+        .collect();
+    eprintln!(
+        "code under baton's rules: {} response vectors; LiC passes {}, baton passes {}; \
+         lost {}, gained {}",
+        outcomes.len(),
+        outcomes.iter().filter(|o| o.1 == 1.0).count(),
+        outcomes.iter().filter(|o| o.2 == 1.0).count(),
+        lost.len(),
+        gained.len()
+    );
+    for (id, _, _, note) in &gained {
+        eprintln!("  gained {id}: {note}");
+    }
+    assert!(!outcomes.is_empty(), "no code response vectors");
+    assert!(
+        lost.is_empty(),
+        "baton's rules lose what LiC passes: {lost:?}"
+    );
+}
