@@ -1,0 +1,494 @@
+//! The client side of both batch APIs.
+
+use std::time::Duration;
+
+use baton_http::{ApiKey, MAX_BODY_BYTES};
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use crate::{BatchApi, BatchError, BatchItem, BatchStatus, ItemResult, Outcome, check_custom_id};
+
+/// Anthropic's API version header, as the direct provider sends it.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Bytes of a control response (a file or batch object) that are read.
+const MAX_CONTROL_BYTES: usize = 1 << 20;
+/// Bytes of one result line that are read: a direct body's cap plus the wrapper.
+const MAX_LINE_BYTES: usize = MAX_BODY_BYTES + (64 << 10);
+
+/// A client for one provider's batch API at one base URL (`…/v1`).
+#[derive(Debug, Clone)]
+pub struct BatchClient {
+    api: BatchApi,
+    base_url: String,
+    key: Option<ApiKey>,
+    http: reqwest::Client,
+}
+
+impl BatchClient {
+    /// A client for `api` at `base_url` (for example `https://api.openai.com/v1`), with
+    /// the key if the server needs one. Redirects are never followed; every request has
+    /// `timeout`.
+    pub fn new(
+        api: BatchApi,
+        base_url: &str,
+        key: Option<ApiKey>,
+        timeout: Duration,
+    ) -> Result<Self, BatchError> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .build()
+            .map_err(|e| BatchError::Http {
+                url: base_url.to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(BatchClient {
+            api,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            key,
+            http,
+        })
+    }
+
+    /// The API this client speaks.
+    pub fn api(&self) -> BatchApi {
+        self.api
+    }
+
+    /// Submits one batch and gives its id. Ids are checked first; the items must fit the
+    /// API's limits (see [`crate::split`]).
+    pub async fn submit(&self, items: &[BatchItem]) -> Result<String, BatchError> {
+        for item in items {
+            check_custom_id(&item.custom_id)?;
+        }
+        let batch = match self.api {
+            BatchApi::Anthropic => {
+                let requests: Vec<Value> = items
+                    .iter()
+                    .map(|item| json!({"custom_id": item.custom_id, "params": item.body}))
+                    .collect();
+                let url = format!("{}/messages/batches", self.base_url);
+                self.send_json(
+                    self.http.post(&url).json(&json!({"requests": requests})),
+                    &url,
+                )
+                .await?
+            }
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+                let mut jsonl = Vec::new();
+                for item in items {
+                    let line = json!({
+                        "custom_id": item.custom_id,
+                        "method": "POST",
+                        "url": self.api.endpoint(),
+                        "body": item.body,
+                    });
+                    serde_json::to_writer(&mut jsonl, &line).expect("a JSON value serializes");
+                    jsonl.push(b'\n');
+                }
+                let url = format!("{}/files", self.base_url);
+                let part = reqwest::multipart::Part::bytes(jsonl)
+                    .file_name("batch.jsonl")
+                    .mime_str("application/jsonl")
+                    .expect("a valid MIME type");
+                let form = reqwest::multipart::Form::new()
+                    .text("purpose", "batch")
+                    .part("file", part);
+                let file = self
+                    .send_json(self.http.post(&url).multipart(form), &url)
+                    .await?;
+                let file_id = string_field(&file, "id", &url)?;
+                let url = format!("{}/batches", self.base_url);
+                let body = json!({
+                    "input_file_id": file_id,
+                    "endpoint": self.api.endpoint(),
+                    "completion_window": "24h",
+                });
+                self.send_json(self.http.post(&url).json(&body), &url)
+                    .await?
+            }
+        };
+        let url = self.batches_url();
+        string_field(&batch, "id", &url)
+    }
+
+    /// Where batch `id` stands.
+    pub async fn status(&self, id: &str) -> Result<BatchStatus, BatchError> {
+        let url = format!("{}/{}", self.batches_url(), path_segment(id)?);
+        let batch = self.send_json(self.http.get(&url), &url).await?;
+        parse_status(self.api, &batch, &url)
+    }
+
+    /// Asks the provider to cancel batch `id`; items it already finished keep their
+    /// results.
+    pub async fn cancel(&self, id: &str) -> Result<BatchStatus, BatchError> {
+        let url = format!("{}/{}/cancel", self.batches_url(), path_segment(id)?);
+        let batch = self.send_json(self.http.post(&url), &url).await?;
+        parse_status(self.api, &batch, &url)
+    }
+
+    /// The results of an ended batch, in the provider's order. Items with no line at all
+    /// are simply absent; the caller compares with what it submitted.
+    pub async fn results(&self, id: &str) -> Result<Vec<ItemResult>, BatchError> {
+        let segment = path_segment(id)?;
+        match self.api {
+            BatchApi::Anthropic => {
+                let url = format!("{}/{segment}/results", self.batches_url());
+                let lines = self.send_lines(&url).await?;
+                lines
+                    .iter()
+                    .map(|line| anthropic_result(line, &url))
+                    .collect()
+            }
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+                let url = format!("{}/{segment}", self.batches_url());
+                let batch = self.send_json(self.http.get(&url), &url).await?;
+                let mut results = Vec::new();
+                for field in ["output_file_id", "error_file_id"] {
+                    let Some(file_id) = batch.get(field).and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let url = format!("{}/files/{}/content", self.base_url, path_segment(file_id)?);
+                    for line in self.send_lines(&url).await? {
+                        results.push(openai_result(&line, &url)?);
+                    }
+                }
+                Ok(results)
+            }
+        }
+    }
+
+    fn batches_url(&self) -> String {
+        match self.api {
+            BatchApi::Anthropic => format!("{}/messages/batches", self.base_url),
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+                format!("{}/batches", self.base_url)
+            }
+        }
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let Some(key) = &self.key else {
+            if self.api == BatchApi::Anthropic {
+                headers.insert(
+                    "anthropic-version",
+                    HeaderValue::from_static(ANTHROPIC_VERSION),
+                );
+            }
+            return headers;
+        };
+        let (name, value) = match self.api {
+            BatchApi::Anthropic => ("x-api-key", key.expose().to_owned()),
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+                ("authorization", format!("Bearer {}", key.expose()))
+            }
+        };
+        if let Ok(mut value) = HeaderValue::from_str(&value) {
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        if self.api == BatchApi::Anthropic {
+            headers.insert(
+                "anthropic-version",
+                HeaderValue::from_static(ANTHROPIC_VERSION),
+            );
+        }
+        headers
+    }
+
+    fn redact(&self, text: String) -> String {
+        match &self.key {
+            Some(key) => key.redact(&text),
+            None => text,
+        }
+    }
+
+    /// Sends a request and reads a JSON object, at most [`MAX_CONTROL_BYTES`].
+    async fn send_json(
+        &self,
+        request: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<Value, BatchError> {
+        let mut response = self.send(request, url).await?;
+        let mut body = Vec::new();
+        while let Some(chunk) = self.chunk(&mut response, url).await? {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_CONTROL_BYTES {
+                return Err(protocol(
+                    url,
+                    format!("body over {MAX_CONTROL_BYTES} bytes"),
+                ));
+            }
+        }
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| protocol(url, format!("not JSON ({e})")))?;
+        if !value.is_object() {
+            return Err(protocol(url, "not a JSON object".into()));
+        }
+        Ok(value)
+    }
+
+    /// Sends a GET and reads a JSONL body line by line, each line at most
+    /// [`MAX_LINE_BYTES`]; blank lines are skipped.
+    async fn send_lines(&self, url: &str) -> Result<Vec<Value>, BatchError> {
+        let mut response = self.send(self.http.get(url), url).await?;
+        let mut lines = Vec::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut take = |pending: &mut Vec<u8>, end: usize| -> Result<(), BatchError> {
+            let line = &pending[..end];
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                let value = serde_json::from_slice(line).map_err(|e| {
+                    protocol(
+                        url,
+                        format!("result line {} is not JSON ({e})", lines.len() + 1),
+                    )
+                })?;
+                lines.push(value);
+            }
+            pending.drain(..(end + 1).min(pending.len()));
+            Ok(())
+        };
+        while let Some(chunk) = self.chunk(&mut response, url).await? {
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                take(&mut pending, end)?;
+            }
+            if pending.len() > MAX_LINE_BYTES {
+                return Err(protocol(
+                    url,
+                    format!("a result line is over {MAX_LINE_BYTES} bytes"),
+                ));
+            }
+        }
+        let end = pending.len();
+        take(&mut pending, end)?;
+        Ok(lines)
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<reqwest::Response, BatchError> {
+        let response =
+            request
+                .headers(self.headers())
+                .send()
+                .await
+                .map_err(|e| BatchError::Http {
+                    url: url.to_owned(),
+                    message: self.redact(e.without_url().to_string()),
+                })?;
+        let status = response.status();
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| reqwest::Url::parse(l).ok())
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .unwrap_or_else(|| "elsewhere".into());
+            return Err(BatchError::Http {
+                url: url.to_owned(),
+                message: format!(
+                    "redirected (HTTP {}) to {to}; redirects are not followed",
+                    status.as_u16()
+                ),
+            });
+        }
+        if !status.is_success() {
+            let mut response = response;
+            let mut body = Vec::new();
+            while let Ok(Some(chunk)) = response.chunk().await {
+                body.extend_from_slice(&chunk);
+                if body.len() > 4096 {
+                    break;
+                }
+            }
+            let text: String = String::from_utf8_lossy(&body).chars().take(500).collect();
+            return Err(BatchError::Status {
+                url: url.to_owned(),
+                status: status.as_u16(),
+                message: self.redact(text),
+            });
+        }
+        Ok(response)
+    }
+
+    async fn chunk(
+        &self,
+        response: &mut reqwest::Response,
+        url: &str,
+    ) -> Result<Option<bytes::Bytes>, BatchError> {
+        response.chunk().await.map_err(|e| BatchError::Http {
+            url: url.to_owned(),
+            message: self.redact(e.without_url().to_string()),
+        })
+    }
+}
+
+fn protocol(url: &str, message: String) -> BatchError {
+    BatchError::Protocol {
+        url: url.to_owned(),
+        message,
+    }
+}
+
+/// An id placed in a URL path: the characters providers use, nothing that changes the
+/// path.
+fn path_segment(id: &str) -> Result<&str, BatchError> {
+    let ok = !id.is_empty()
+        && id.len() <= 256
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(id)
+    } else {
+        Err(BatchError::InvalidId {
+            custom_id: id.to_owned(),
+            message: "not a batch or file id (A-Z a-z 0-9 _ -)".into(),
+        })
+    }
+}
+
+fn string_field(value: &Value, field: &str, url: &str) -> Result<String, BatchError> {
+    value
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| protocol(url, format!("no string {field:?}")))
+}
+
+fn count(value: &Value, pointer: &str) -> u64 {
+    value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn parse_status(api: BatchApi, batch: &Value, url: &str) -> Result<BatchStatus, BatchError> {
+    match api {
+        BatchApi::Anthropic => {
+            let status = string_field(batch, "processing_status", url)?;
+            let done = ["succeeded", "errored", "canceled", "expired"]
+                .iter()
+                .map(|k| count(batch, &format!("/request_counts/{k}")))
+                .sum::<u64>();
+            Ok(BatchStatus {
+                ended: status == "ended",
+                failed: None,
+                done,
+                total: done + count(batch, "/request_counts/processing"),
+                status,
+            })
+        }
+        BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+            let status = string_field(batch, "status", url)?;
+            let failed = (status == "failed").then(|| {
+                batch
+                    .pointer("/errors/data/0/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the batch failed validation")
+                    .to_owned()
+            });
+            Ok(BatchStatus {
+                ended: matches!(
+                    status.as_str(),
+                    "completed" | "failed" | "expired" | "cancelled"
+                ),
+                failed,
+                done: count(batch, "/request_counts/completed")
+                    + count(batch, "/request_counts/failed"),
+                total: count(batch, "/request_counts/total"),
+                status,
+            })
+        }
+    }
+}
+
+fn custom_id(line: &Value, url: &str) -> Result<String, BatchError> {
+    string_field(line, "custom_id", url)
+}
+
+/// One line of OpenAI's output or error file.
+fn openai_result(line: &Value, url: &str) -> Result<ItemResult, BatchError> {
+    let custom_id = custom_id(line, url)?;
+    let status = line
+        .pointer("/response/status_code")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok());
+    let error_code = line.pointer("/error/code").and_then(Value::as_str);
+    let outcome = match (status, error_code) {
+        (_, Some("batch_expired")) => Outcome::Expired,
+        (_, Some("batch_cancelled")) => Outcome::Canceled,
+        (Some(200..=299), None) => match line.pointer("/response/body") {
+            Some(body) if body.is_object() => Outcome::Succeeded(body.clone()),
+            _ => Outcome::Errored {
+                status,
+                message: "a success line without a response body".into(),
+            },
+        },
+        _ => Outcome::Errored {
+            status,
+            message: line
+                .pointer("/error/message")
+                .or_else(|| line.pointer("/response/body/error/message"))
+                .and_then(Value::as_str)
+                .unwrap_or("no message")
+                .to_owned(),
+        },
+    };
+    Ok(ItemResult { custom_id, outcome })
+}
+
+/// One line of Anthropic's results.
+fn anthropic_result(line: &Value, url: &str) -> Result<ItemResult, BatchError> {
+    let custom_id = custom_id(line, url)?;
+    let kind = line.pointer("/result/type").and_then(Value::as_str);
+    let outcome = match kind {
+        Some("succeeded") => match line.pointer("/result/message") {
+            Some(message) if message.is_object() => Outcome::Succeeded(message.clone()),
+            _ => Outcome::Errored {
+                status: None,
+                message: "a succeeded result without a message".into(),
+            },
+        },
+        Some("expired") => Outcome::Expired,
+        Some("canceled") => Outcome::Canceled,
+        Some("errored") => {
+            let error_type = line
+                .pointer("/result/error/error/type")
+                .and_then(Value::as_str)
+                .unwrap_or("error");
+            Outcome::Errored {
+                status: anthropic_status(error_type),
+                message: line
+                    .pointer("/result/error/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or(error_type)
+                    .to_owned(),
+            }
+        }
+        other => {
+            return Err(protocol(
+                url,
+                format!("result type {other:?} for {custom_id:?}"),
+            ));
+        }
+    };
+    Ok(ItemResult { custom_id, outcome })
+}
+
+/// The HTTP status a direct call would have had for an Anthropic error type.
+fn anthropic_status(error_type: &str) -> Option<u16> {
+    Some(match error_type {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "overloaded_error" => 529,
+        _ => return None,
+    })
+}

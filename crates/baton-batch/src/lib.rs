@@ -1,0 +1,193 @@
+//! Batch APIs: OpenAI's Batch API and Anthropic's Message Batches, which bill half the
+//! direct price in exchange for latency (OpenAI: a 24-hour window; Anthropic: most batches
+//! within an hour, 24 hours at most).
+//!
+//! * [`BatchClient`] submits a list of [`BatchItem`]s (a `custom_id` and the request body
+//!   baton would have sent directly), polls a batch ([`BatchStatus`]), downloads its
+//!   results ([`ItemResult`], one [`Outcome`] per item) and cancels it. OpenAI: the items
+//!   go up as a JSONL file (`POST /v1/files`, purpose `batch`), then `POST /v1/batches`
+//!   for `/v1/chat/completions` or `/v1/responses`; results come from the output and error
+//!   files. Anthropic: `POST /v1/messages/batches` with the items inline; results from
+//!   `/v1/messages/batches/{id}/results` (built from the base URL, never from the
+//!   `results_url` the server names, so the key never goes to another host).
+//! * [`split`] cuts a round's items into batches under an API's [`Limits`] (requests and
+//!   bytes per batch).
+//! * [`BatchService`] is an in-memory implementation of both APIs for the simulated
+//!   server, with a configurable turnaround, deterministic partial failures and expiry
+//!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
+//!
+//! What this crate does not do: decide what goes in a batch, store results or price them
+//! (the runner and the store do), or retry (a failed or expired item is returned as such;
+//! the caller retries it in a later round or directly).
+//!
+//! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
+//! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.
+#![deny(missing_docs)]
+
+mod client;
+mod service;
+mod split;
+
+pub use client::BatchClient;
+pub use service::{BatchService, ServiceConfig, ServiceStats};
+pub use split::{Limits, split};
+
+use serde_json::Value;
+
+/// Which batch API, and for OpenAI which endpoint its items call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BatchApi {
+    /// OpenAI's Batch API over `/v1/chat/completions`.
+    OpenAiChat,
+    /// OpenAI's Batch API over `/v1/responses`.
+    OpenAiResponses,
+    /// Anthropic's Message Batches (`/v1/messages/batches`).
+    Anthropic,
+}
+
+impl BatchApi {
+    /// The endpoint each item calls (OpenAI's `url` field; Anthropic's is implied).
+    pub fn endpoint(self) -> &'static str {
+        match self {
+            BatchApi::OpenAiChat => "/v1/chat/completions",
+            BatchApi::OpenAiResponses => "/v1/responses",
+            BatchApi::Anthropic => "/v1/messages",
+        }
+    }
+
+    /// The provider's published limits per batch.
+    pub fn limits(self) -> Limits {
+        match self {
+            // OpenAI: 50,000 requests and a 200 MB input file per batch.
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => Limits {
+                requests: 50_000,
+                bytes: 200_000_000,
+            },
+            // Anthropic: 100,000 requests or 256 MB per batch.
+            BatchApi::Anthropic => Limits {
+                requests: 100_000,
+                bytes: 256_000_000,
+            },
+        }
+    }
+}
+
+/// One request of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchItem {
+    /// The caller's id for the item, unique within the batch: 1–64 characters from
+    /// `A–Z a–z 0–9 _ -` (Anthropic's rule, applied to both APIs).
+    pub custom_id: String,
+    /// The request body exactly as it would be sent directly.
+    pub body: Value,
+}
+
+/// Where a submitted batch stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchStatus {
+    /// The provider's own status word (`in_progress`, `completed`, `ended`, …).
+    pub status: String,
+    /// No item will change any more: results can be fetched.
+    pub ended: bool,
+    /// Why the whole batch failed (OpenAI's `failed`: validation errors), if it did; it
+    /// then has no results.
+    pub failed: Option<String>,
+    /// Items the provider has finished (succeeded or not), of `total`.
+    pub done: u64,
+    /// Items in the batch.
+    pub total: u64,
+}
+
+/// What became of one item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Answered: the response body, as a direct call's would be (billed).
+    Succeeded(Value),
+    /// Refused or failed; `status` is the HTTP status the direct call would have had,
+    /// when the provider says.
+    Errored {
+        /// The status, when known.
+        status: Option<u16>,
+        /// The provider's message.
+        message: String,
+    },
+    /// Not processed before the batch expired.
+    Expired,
+    /// Not processed because the batch was cancelled.
+    Canceled,
+}
+
+/// One item's result, by its `custom_id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemResult {
+    /// The item's id.
+    pub custom_id: String,
+    /// What became of it.
+    pub outcome: Outcome,
+}
+
+/// Errors from the batch client and from splitting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// The request did not get an answer (connection, timeout, redirect).
+    #[error("batch request to {url} failed: {message}")]
+    Http {
+        /// The URL, without credentials.
+        url: String,
+        /// What happened.
+        message: String,
+    },
+    /// The server answered with an error status.
+    #[error("batch request to {url} was refused with HTTP {status}: {message}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+        /// The start of the body.
+        message: String,
+    },
+    /// The server answered with something that is not the API's shape.
+    #[error("batch response from {url}: {message}")]
+    Protocol {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An item's `custom_id` breaks the id rule or repeats.
+    #[error("batch item id {custom_id:?}: {message}")]
+    InvalidId {
+        /// The id.
+        custom_id: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// One item alone is larger than a batch may be.
+    #[error("batch item {custom_id:?} is {bytes} bytes, over the {limit}-byte batch limit")]
+    TooLarge {
+        /// The item.
+        custom_id: String,
+        /// Its serialized size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// Checks one id against the rule both APIs accept.
+pub fn check_custom_id(custom_id: &str) -> Result<(), BatchError> {
+    let ok = (1..=64).contains(&custom_id.len())
+        && custom_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(BatchError::InvalidId {
+            custom_id: custom_id.to_owned(),
+            message: "must be 1-64 characters from A-Z a-z 0-9 _ -".into(),
+        })
+    }
+}

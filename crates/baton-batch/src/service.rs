@@ -1,0 +1,575 @@
+//! An in-memory implementation of both batch APIs, for the simulated server.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::{BatchApi, Outcome};
+
+/// Answers one item as the direct route would: the response body, or an HTTP status and
+/// message.
+pub type Answer = Arc<dyn Fn(BatchApi, &Value) -> Result<Value, (u16, String)> + Send + Sync>;
+
+/// How the service behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceConfig {
+    /// How long after creation a batch ends.
+    pub turnaround: Duration,
+    /// Share of items (0–1) that fail with a 500, drawn from `(seed, custom_id)`.
+    pub fail_rate: f64,
+    /// Share of items (0–1) left unprocessed when the batch ends: the batch then ends as
+    /// expired and those items report `expired`.
+    pub expire_rate: f64,
+    /// Seed for the draws above.
+    pub seed: u64,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            turnaround: Duration::from_millis(200),
+            fail_rate: 0.0,
+            expire_rate: 0.0,
+            seed: 0,
+        }
+    }
+}
+
+/// What the service has seen, for tests that assert nothing was submitted twice.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceStats {
+    /// Batches created.
+    pub batches: u64,
+    /// Items submitted, over all batches.
+    pub items: u64,
+    /// Items answered by the answer closure (billed).
+    pub answered: u64,
+    /// Per `custom_id`, how many times it was submitted.
+    pub submitted: HashMap<String, u64>,
+}
+
+struct Batch {
+    api: BatchApi,
+    items: Vec<(String, Value)>,
+    created: Instant,
+    cancelled: bool,
+    /// Filled when the batch ends (on the first look after its turnaround or cancel).
+    results: Option<Vec<(String, Outcome)>>,
+    input_file_id: Option<String>,
+}
+
+#[derive(Default)]
+struct Inner {
+    files: HashMap<String, Vec<u8>>,
+    batches: HashMap<String, Batch>,
+    stats: ServiceStats,
+}
+
+/// Both batch APIs in memory; [`BatchService::router`] mounts them under `/v1`.
+pub struct BatchService {
+    config: ServiceConfig,
+    answer: Answer,
+    inner: Mutex<Inner>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for BatchService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchService")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Bytes one uploaded file or one Anthropic create body may have (the providers' batch
+/// limits).
+const MAX_UPLOAD: usize = 256_000_000;
+
+impl BatchService {
+    /// A service answering items with `answer`.
+    pub fn new(config: ServiceConfig, answer: Answer) -> Arc<Self> {
+        Arc::new(BatchService {
+            config,
+            answer,
+            inner: Mutex::new(Inner::default()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// What the service has seen so far.
+    pub fn stats(&self) -> ServiceStats {
+        self.lock().stats.clone()
+    }
+
+    /// The routes: OpenAI's `POST /v1/files`, `GET /v1/files/{id}/content`,
+    /// `POST /v1/batches`, `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, and
+    /// Anthropic's `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
+    /// `GET /v1/messages/batches/{id}/results`, `POST /v1/messages/batches/{id}/cancel`.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .route("/v1/files", post(upload))
+            .route("/v1/files/{id}/content", get(file_content))
+            .route("/v1/batches", post(openai_create))
+            .route("/v1/batches/{id}", get(openai_get))
+            .route("/v1/batches/{id}/cancel", post(openai_cancel))
+            .route("/v1/messages/batches", post(anthropic_create))
+            .route("/v1/messages/batches/{id}", get(anthropic_get))
+            .route("/v1/messages/batches/{id}/results", get(anthropic_results))
+            .route("/v1/messages/batches/{id}/cancel", post(anthropic_cancel))
+            .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD))
+            .with_state(Arc::clone(self))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn id(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}_{:08}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// A share in [0, 1) drawn from the seed, a salt and the item's id.
+    fn draw(&self, salt: &str, custom_id: &str) -> f64 {
+        let digest = Sha256::new()
+            .chain_update(self.config.seed.to_le_bytes())
+            .chain_update(salt.as_bytes())
+            .chain_update(custom_id.as_bytes())
+            .finalize();
+        let bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+        (bits >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn create(
+        &self,
+        api: BatchApi,
+        items: Vec<(String, Value)>,
+        input_file_id: Option<String>,
+    ) -> String {
+        let id = self.id(if api == BatchApi::Anthropic {
+            "msgbatch"
+        } else {
+            "batch"
+        });
+        let mut inner = self.lock();
+        inner.stats.batches += 1;
+        inner.stats.items += items.len() as u64;
+        for (custom_id, _) in &items {
+            *inner.stats.submitted.entry(custom_id.clone()).or_default() += 1;
+        }
+        inner.batches.insert(
+            id.clone(),
+            Batch {
+                api,
+                items,
+                created: Instant::now(),
+                cancelled: false,
+                results: None,
+                input_file_id,
+            },
+        );
+        id
+    }
+
+    /// Ends the batch if its time has come (or it was cancelled), answering its items.
+    fn settle(&self, inner: &mut Inner, id: &str) {
+        let Some(batch) = inner.batches.get(id) else {
+            return;
+        };
+        if batch.results.is_some()
+            || (!batch.cancelled && batch.created.elapsed() < self.config.turnaround)
+        {
+            return;
+        }
+        let cancelled = batch.cancelled;
+        let api = batch.api;
+        let mut answered = 0;
+        let results: Vec<(String, Outcome)> = batch
+            .items
+            .iter()
+            .map(|(custom_id, body)| {
+                let outcome = if cancelled {
+                    Outcome::Canceled
+                } else if self.draw("expire", custom_id) < self.config.expire_rate {
+                    Outcome::Expired
+                } else if self.draw("fail", custom_id) < self.config.fail_rate {
+                    Outcome::Errored {
+                        status: Some(500),
+                        message: "simulated batch item failure".into(),
+                    }
+                } else {
+                    answered += 1;
+                    match (self.answer)(api, body) {
+                        Ok(body) => Outcome::Succeeded(body),
+                        Err((status, message)) => Outcome::Errored {
+                            status: Some(status),
+                            message,
+                        },
+                    }
+                };
+                (custom_id.clone(), outcome)
+            })
+            .collect();
+        inner.stats.answered += answered;
+        if let Some(batch) = inner.batches.get_mut(id) {
+            batch.results = Some(results);
+        }
+    }
+
+    fn openai_object(&self, id: &str) -> Option<Value> {
+        let mut inner = self.lock();
+        self.settle(&mut inner, id);
+        let batch = inner.batches.get(id)?;
+        let total = batch.items.len();
+        let (status, completed, failed) = match &batch.results {
+            None => ("in_progress", 0, 0),
+            Some(results) => {
+                let ok = results
+                    .iter()
+                    .filter(|(_, o)| matches!(o, Outcome::Succeeded(_)))
+                    .count();
+                let expired = results.iter().any(|(_, o)| matches!(o, Outcome::Expired));
+                let status = if batch.cancelled {
+                    "cancelled"
+                } else if expired {
+                    "expired"
+                } else {
+                    "completed"
+                };
+                (status, ok, total - ok)
+            }
+        };
+        let ended = batch.results.is_some();
+        Some(json!({
+            "id": id,
+            "object": "batch",
+            "endpoint": batch.api.endpoint(),
+            "input_file_id": batch.input_file_id,
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": ended.then(|| format!("file-out-{id}")),
+            "error_file_id": ended.then(|| format!("file-err-{id}")),
+            "request_counts": {"total": total, "completed": completed, "failed": failed},
+            "errors": null,
+        }))
+    }
+
+    fn anthropic_object(&self, id: &str) -> Option<Value> {
+        let mut inner = self.lock();
+        self.settle(&mut inner, id);
+        let batch = inner.batches.get(id)?;
+        let mut counts =
+            json!({"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0});
+        match &batch.results {
+            None => counts["processing"] = json!(batch.items.len()),
+            Some(results) => {
+                for (_, outcome) in results {
+                    let key = match outcome {
+                        Outcome::Succeeded(_) => "succeeded",
+                        Outcome::Errored { .. } => "errored",
+                        Outcome::Canceled => "canceled",
+                        Outcome::Expired => "expired",
+                    };
+                    counts[key] = json!(counts[key].as_u64().unwrap_or(0) + 1);
+                }
+            }
+        }
+        let ended = batch.results.is_some();
+        Some(json!({
+            "id": id,
+            "type": "message_batch",
+            "processing_status": if ended { "ended" } else if batch.cancelled { "canceling" } else { "in_progress" },
+            "request_counts": counts,
+            "results_url": ended.then(|| format!("/v1/messages/batches/{id}/results")),
+        }))
+    }
+
+    /// OpenAI's output (`errors = false`) or error file of an ended batch.
+    fn openai_file(&self, batch_id: &str, errors: bool) -> Option<Vec<u8>> {
+        let mut inner = self.lock();
+        self.settle(&mut inner, batch_id);
+        let results = inner.batches.get(batch_id)?.results.as_ref()?;
+        let mut out = Vec::new();
+        for (n, (custom_id, outcome)) in results.iter().enumerate() {
+            let line = match (outcome, errors) {
+                (Outcome::Succeeded(body), false) => json!({
+                    "id": format!("batch_req_{n}"), "custom_id": custom_id,
+                    "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": body},
+                    "error": null,
+                }),
+                (Outcome::Errored { status, message }, true) => json!({
+                    "id": format!("batch_req_{n}"), "custom_id": custom_id,
+                    "response": {"status_code": status.unwrap_or(500), "request_id": format!("req_{n}"),
+                                 "body": {"error": {"message": message, "type": "server_error"}}},
+                    "error": null,
+                }),
+                (Outcome::Expired, true) => json!({
+                    "id": format!("batch_req_{n}"), "custom_id": custom_id, "response": null,
+                    "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."},
+                }),
+                (Outcome::Canceled, true) => json!({
+                    "id": format!("batch_req_{n}"), "custom_id": custom_id, "response": null,
+                    "error": {"code": "batch_cancelled", "message": "This request was not executed because the batch was cancelled."},
+                }),
+                _ => continue,
+            };
+            serde_json::to_writer(&mut out, &line).expect("a JSON value serializes");
+            out.push(b'\n');
+        }
+        Some(out)
+    }
+
+    fn anthropic_results(&self, id: &str) -> Option<Vec<u8>> {
+        let mut inner = self.lock();
+        self.settle(&mut inner, id);
+        let results = inner.batches.get(id)?.results.as_ref()?;
+        let mut out = Vec::new();
+        for (custom_id, outcome) in results {
+            let result = match outcome {
+                Outcome::Succeeded(message) => json!({"type": "succeeded", "message": message}),
+                Outcome::Errored { status, message } => json!({"type": "errored", "error": {
+                    "type": "error",
+                    "error": {"type": if *status == Some(400) { "invalid_request_error" } else { "api_error" }, "message": message},
+                }}),
+                Outcome::Expired => json!({"type": "expired"}),
+                Outcome::Canceled => json!({"type": "canceled"}),
+            };
+            serde_json::to_writer(&mut out, &json!({"custom_id": custom_id, "result": result}))
+                .expect("a JSON value serializes");
+            out.push(b'\n');
+        }
+        Some(out)
+    }
+
+    fn cancel(&self, id: &str) -> bool {
+        let mut inner = self.lock();
+        match inner.batches.get_mut(id) {
+            Some(batch) => {
+                if batch.results.is_none() {
+                    batch.cancelled = true;
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+type Shared = State<Arc<BatchService>>;
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    let message = message.into();
+    (
+        status,
+        axum::Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+    )
+        .into_response()
+}
+
+fn not_found(id: &str) -> Response {
+    error(StatusCode::NOT_FOUND, format!("no batch or file {id:?}"))
+}
+
+fn jsonl(body: Vec<u8>) -> Response {
+    ([("content-type", "application/jsonl")], body).into_response()
+}
+
+async fn upload(State(service): Shared, mut form: Multipart) -> Response {
+    let mut purpose = None;
+    let mut file = None;
+    loop {
+        match form.next_field().await {
+            Ok(Some(field)) => {
+                let name = field.name().unwrap_or("").to_owned();
+                match field.bytes().await {
+                    Ok(bytes) if name == "purpose" => {
+                        purpose = Some(String::from_utf8_lossy(&bytes).into_owned());
+                    }
+                    Ok(bytes) if name == "file" => file = Some(bytes.to_vec()),
+                    Ok(_) => {}
+                    Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+        }
+    }
+    if purpose.as_deref() != Some("batch") {
+        return error(StatusCode::BAD_REQUEST, "purpose must be \"batch\"");
+    }
+    let Some(file) = file else {
+        return error(StatusCode::BAD_REQUEST, "no file part");
+    };
+    let id = service.id("file");
+    let bytes = file.len();
+    service.lock().files.insert(id.clone(), file);
+    axum::Json(json!({"id": id, "object": "file", "bytes": bytes, "purpose": "batch", "filename": "batch.jsonl"}))
+        .into_response()
+}
+
+async fn file_content(State(service): Shared, Path(id): Path<String>) -> Response {
+    if let Some(batch) = id.strip_prefix("file-out-") {
+        return service
+            .openai_file(batch, false)
+            .map_or_else(|| not_found(&id), jsonl);
+    }
+    if let Some(batch) = id.strip_prefix("file-err-") {
+        return service
+            .openai_file(batch, true)
+            .map_or_else(|| not_found(&id), jsonl);
+    }
+    let file = service.lock().files.get(&id).cloned();
+    file.map_or_else(|| not_found(&id), jsonl)
+}
+
+async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Value>) -> Response {
+    let api = match body.get("endpoint").and_then(Value::as_str) {
+        Some("/v1/chat/completions") => BatchApi::OpenAiChat,
+        Some("/v1/responses") => BatchApi::OpenAiResponses,
+        other => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("unsupported endpoint {other:?}"),
+            );
+        }
+    };
+    if body.get("completion_window").and_then(Value::as_str) != Some("24h") {
+        return error(StatusCode::BAD_REQUEST, "completion_window must be \"24h\"");
+    }
+    let Some(file_id) = body.get("input_file_id").and_then(Value::as_str) else {
+        return error(StatusCode::BAD_REQUEST, "input_file_id is required");
+    };
+    let Some(file) = service.lock().files.get(file_id).cloned() else {
+        return not_found(file_id);
+    };
+    let mut items = Vec::new();
+    for (n, line) in file.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(line) = serde_json::from_slice::<Value>(line) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("line {} is not JSON", n + 1),
+            );
+        };
+        let url = line.get("url").and_then(Value::as_str);
+        if url != Some(api.endpoint()) || line.get("method").and_then(Value::as_str) != Some("POST")
+        {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("line {}: method/url must be POST {}", n + 1, api.endpoint()),
+            );
+        }
+        let (Some(custom_id), Some(body)) = (
+            line.get("custom_id").and_then(Value::as_str),
+            line.get("body"),
+        ) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("line {}: custom_id and body are required", n + 1),
+            );
+        };
+        if items
+            .iter()
+            .any(|(id, _): &(String, Value)| id == custom_id)
+        {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("duplicate custom_id {custom_id:?}"),
+            );
+        }
+        items.push((custom_id.to_owned(), body.clone()));
+    }
+    if items.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "the input file has no requests");
+    }
+    let id = service.create(api, items, Some(file_id.to_owned()));
+    service
+        .openai_object(&id)
+        .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
+}
+
+async fn openai_get(State(service): Shared, Path(id): Path<String>) -> Response {
+    service
+        .openai_object(&id)
+        .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
+}
+
+async fn openai_cancel(State(service): Shared, Path(id): Path<String>) -> Response {
+    if !service.cancel(&id) {
+        return not_found(&id);
+    }
+    openai_get(State(service), Path(id)).await
+}
+
+async fn anthropic_create(State(service): Shared, axum::Json(body): axum::Json<Value>) -> Response {
+    let Some(requests) = body.get("requests").and_then(Value::as_array) else {
+        return error(StatusCode::BAD_REQUEST, "requests: an array is required");
+    };
+    let mut items: Vec<(String, Value)> = Vec::with_capacity(requests.len());
+    for (n, request) in requests.iter().enumerate() {
+        let (Some(custom_id), Some(params)) = (
+            request.get("custom_id").and_then(Value::as_str),
+            request.get("params"),
+        ) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("requests.{n}: custom_id and params are required"),
+            );
+        };
+        if crate::check_custom_id(custom_id).is_err() {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("requests.{n}.custom_id: invalid"),
+            );
+        }
+        if items.iter().any(|(id, _)| id == custom_id) {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("duplicate custom_id {custom_id:?}"),
+            );
+        }
+        items.push((custom_id.to_owned(), params.clone()));
+    }
+    if items.is_empty() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "requests: at least one is required",
+        );
+    }
+    let id = service.create(BatchApi::Anthropic, items, None);
+    service
+        .anthropic_object(&id)
+        .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
+}
+
+async fn anthropic_get(State(service): Shared, Path(id): Path<String>) -> Response {
+    service
+        .anthropic_object(&id)
+        .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
+}
+
+async fn anthropic_results(State(service): Shared, Path(id): Path<String>) -> Response {
+    service
+        .anthropic_results(&id)
+        .map_or_else(|| not_found(&id), jsonl)
+}
+
+async fn anthropic_cancel(State(service): Shared, Path(id): Path<String>) -> Response {
+    if !service.cancel(&id) {
+        return not_found(&id);
+    }
+    anthropic_get(State(service), Path(id)).await
+}
