@@ -250,9 +250,12 @@ impl BatchClient {
             Ok(())
         };
         while let Some(chunk) = self.chunk(&mut response, url).await? {
+            // Only the new bytes can hold a newline the buffer did not have.
+            let mut searched = pending.len();
             pending.extend_from_slice(&chunk);
-            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-                take(&mut pending, end)?;
+            while let Some(at) = pending[searched..].iter().position(|&b| b == b'\n') {
+                take(&mut pending, searched + at)?;
+                searched = 0;
             }
             if pending.len() > MAX_LINE_BYTES {
                 return Err(protocol(

@@ -61,6 +61,7 @@ struct Batch {
     api: BatchApi,
     items: Vec<(String, Value)>,
     created: Instant,
+    created_at: jiff::Timestamp,
     cancelled: bool,
     /// Filled when the batch ends (on the first look after its turnaround or cancel).
     results: Option<Vec<(String, Outcome)>>,
@@ -174,6 +175,7 @@ impl BatchService {
                 api,
                 items,
                 created: Instant::now(),
+                created_at: jiff::Timestamp::now(),
                 cancelled: false,
                 results: None,
                 input_file_id,
@@ -257,6 +259,8 @@ impl BatchService {
             "endpoint": batch.api.endpoint(),
             "input_file_id": batch.input_file_id,
             "completion_window": "24h",
+            "created_at": batch.created_at.as_second(),
+            "expires_at": batch.created_at.as_second() + 24 * 3600,
             "status": status,
             "output_file_id": ended.then(|| format!("file-out-{id}")),
             "error_file_id": ended.then(|| format!("file-err-{id}")),
@@ -289,6 +293,11 @@ impl BatchService {
         Some(json!({
             "id": id,
             "type": "message_batch",
+            "created_at": batch.created_at.to_string(),
+            "expires_at": (batch.created_at + jiff::SignedDuration::from_hours(24)).to_string(),
+            "ended_at": ended.then(|| jiff::Timestamp::now().to_string()),
+            "archived_at": null,
+            "cancel_initiated_at": null,
             "processing_status": if ended { "ended" } else if batch.cancelled { "canceling" } else { "in_progress" },
             "request_counts": counts,
             "results_url": ended.then(|| format!("/v1/messages/batches/{id}/results")),
@@ -414,8 +423,12 @@ async fn upload(State(service): Shared, mut form: Multipart) -> Response {
     let id = service.id("file");
     let bytes = file.len();
     service.lock().files.insert(id.clone(), file);
-    axum::Json(json!({"id": id, "object": "file", "bytes": bytes, "purpose": "batch", "filename": "batch.jsonl"}))
-        .into_response()
+    axum::Json(json!({
+        "id": id, "object": "file", "bytes": bytes, "purpose": "batch",
+        "filename": "batch.jsonl", "created_at": jiff::Timestamp::now().as_second(),
+        "status": "processed",
+    }))
+    .into_response()
 }
 
 async fn file_content(State(service): Shared, Path(id): Path<String>) -> Response {

@@ -33,7 +33,7 @@ fn answer(api: BatchApi, body: &Value) -> Result<Value, (u16, String)> {
             "stop_reason": "end_turn", "usage": {"input_tokens": 3, "output_tokens": 2},
         }),
         _ => json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "model": body["model"],
+            "id": "chatcmpl-1", "object": "chat.completion", "model": body["model"], "created": 0,
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": format!("echo: {text}")}}],
             "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
@@ -262,4 +262,38 @@ async fn hostile_servers_never_get_the_key_elsewhere_or_a_crash() {
         err.contains("401") && !err.contains("sk-secret-123"),
         "{err}"
     );
+}
+
+/// The official SDKs' batch methods (`tests/sdk/check_batches.py`, on the interop venv)
+/// accept every object the service returns, validated with their own models.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_sdks_drive_the_service() {
+    let Some(venv) = baton_fixture::interop_venv() else {
+        return;
+    };
+    let (service, url) = service(ServiceConfig {
+        turnaround: Duration::from_millis(30),
+        ..ServiceConfig::default()
+    })
+    .await;
+    let root = url.trim_end_matches("/v1").to_owned();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/check_batches.py");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(venv.join("bin/python"))
+            .arg(script)
+            .arg(root)
+            .output()
+    })
+    .await
+    .expect("the script thread")
+    .expect("the interop python starts");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the SDK checks failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("\n0 failed"), "{stdout}");
+    assert_eq!(service.stats().batches, 2);
 }
