@@ -12,6 +12,14 @@
 //!   `results_url` the server names, so the key never goes to another host).
 //! * [`split`] cuts a round's items into batches under an API's [`Limits`] (requests and
 //!   bytes per batch).
+//! * [`BatchingProvider`] is a [`baton_models::Provider`] that sends a model's calls
+//!   through a batch: calls that arrive together (a turn round of every episode waiting on
+//!   the model) are gathered until none has come for [`BatchOptions::gather`], sent as one
+//!   batch (several past the limits), polled with backoff, and each reply is read by the
+//!   model's direct [`baton_http::HttpProvider`], so it is priced and stored as a direct
+//!   one would be. Items are named by their request's fingerprint, and every submitted
+//!   batch is recorded in a [`BatchJournal`] before it is polled, so a resumed process
+//!   polls the batches it finds there instead of submitting their items again.
 //! * [`BatchService`] is an in-memory implementation of both APIs for the simulated
 //!   server, with a configurable turnaround, deterministic partial failures and expiry
 //!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
@@ -25,10 +33,12 @@
 #![deny(missing_docs)]
 
 mod client;
+mod provider;
 mod service;
 mod split;
 
 pub use client::BatchClient;
+pub use provider::{BatchJournal, BatchOptions, BatchingProvider, MemoryJournal};
 pub use service::{BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 

@@ -188,6 +188,44 @@ impl HttpProvider {
         .ok()
     }
 
+    /// A success body (the server answered, so the attempt is billed whatever it holds)
+    /// read into a [`Response`]; one that cannot be used is
+    /// [`ProviderError::Unusable`] with the usage it states. Also used for the bodies a
+    /// batch API returns.
+    pub fn parse_success(&self, bytes: &[u8]) -> Result<Response, ProviderError> {
+        let body: Value = match serde_json::from_slice(bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(self.unusable(
+                    format!("response body is not JSON ({e}); {} bytes", bytes.len()),
+                    None,
+                    bytes,
+                ));
+            }
+        };
+        let parsed = match self.wire {
+            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body.clone()),
+            Wire::OpenAiResponses => openai_responses::parse(body.clone()),
+            Wire::Anthropic => anthropic::parse(body.clone()),
+        };
+        parsed.map_err(|e| self.unusable(e.to_string(), Some(&body), bytes))
+    }
+
+    fn unusable(&self, message: String, body: Option<&Value>, bytes: &[u8]) -> ProviderError {
+        let usage = body.and_then(|b| self.usage(b));
+        let kept = &bytes[..bytes.len().min(KEPT_BODY_BYTES)];
+        ProviderError::Unusable {
+            message: self.redact(&message),
+            usage,
+            raw: Some(self.redact(&String::from_utf8_lossy(kept))),
+        }
+    }
+
+    /// The wire format.
+    pub fn wire(&self) -> Wire {
+        self.wire
+    }
+
     fn redact(&self, text: &str) -> String {
         match &self.key {
             Some(k) => k.redact(text),
@@ -262,37 +300,14 @@ impl Provider for HttpProvider {
         if !status.is_success() {
             return Err(self.redact_error(status_error(status.as_u16(), &headers, &bytes)));
         }
-        // From here the server answered: the attempt is billed whatever the body holds.
-        let unusable = |message: String, body: Option<&Value>| {
-            let usage = body.and_then(|b| self.usage(b));
-            let kept = &bytes[..bytes.len().min(KEPT_BODY_BYTES)];
-            ProviderError::Unusable {
-                message: self.redact(&message),
-                usage,
-                raw: Some(self.redact(&String::from_utf8_lossy(kept))),
-            }
-        };
         if cut {
-            return Err(unusable(
+            return Err(self.unusable(
                 format!("response body is larger than {MAX_BODY_BYTES} bytes; not read"),
                 None,
+                &bytes,
             ));
         }
-        let body: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(unusable(
-                    format!("response body is not JSON ({e}); {} bytes", bytes.len()),
-                    None,
-                ));
-            }
-        };
-        let parsed = match self.wire {
-            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body.clone()),
-            Wire::OpenAiResponses => openai_responses::parse(body.clone()),
-            Wire::Anthropic => anthropic::parse(body.clone()),
-        };
-        parsed.map_err(|e| unusable(e.to_string(), Some(&body)))
+        self.parse_success(&bytes)
     }
 
     fn token_classes(&self) -> TokenClasses {

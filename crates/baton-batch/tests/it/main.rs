@@ -1,6 +1,8 @@
 //! The batch client against the in-memory service and against hostile servers, all over
 //! real HTTP on 127.0.0.1.
 
+mod provider;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,7 @@ use baton_batch::{
 use baton_http::ApiKey;
 use serde_json::{Value, json};
 
-async fn serve(router: Router) -> String {
+pub(crate) async fn serve(router: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
@@ -21,7 +23,7 @@ async fn serve(router: Router) -> String {
 }
 
 /// Answers like the direct routes would, echoing the item's first message.
-fn answer(api: BatchApi, body: &Value) -> Result<Value, (u16, String)> {
+pub(crate) fn answer(api: BatchApi, body: &Value) -> Result<Value, (u16, String)> {
     let text = body
         .pointer("/messages/0/content")
         .and_then(Value::as_str)
