@@ -154,7 +154,9 @@ impl<'a> Index<'a> {
 
 fn belongs_to(cell: &Cell, pair: &PairSpec) -> bool {
     match cell {
-        Cell::Single { model } => *model == pair.lc || *model == pair.hc,
+        Cell::Single { model } | Cell::Baseline { model, .. } => {
+            *model == pair.lc || *model == pair.hc
+        }
         Cell::Handoff {
             sender, receiver, ..
         } => {

@@ -29,7 +29,7 @@ mod task;
 mod usage;
 mod verdict;
 
-pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
+pub use cell::{Baseline, Cell, Direction, Interface, Phase, SwitchPoint};
 pub use cost::Cost;
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use spend::Spend;

@@ -51,7 +51,7 @@ pub fn scored(
         n_turns: 4,
         k: match cell {
             Cell::Handoff { switch, .. } => switch.k(4),
-            Cell::Single { .. } => None,
+            Cell::Single { .. } | Cell::Baseline { .. } => None,
         },
         reason: None,
         prefix_cost: None,
