@@ -90,6 +90,7 @@ mod latex;
 mod markdown;
 mod metrics;
 mod plot;
+mod protocol;
 mod report;
 mod restart;
 
@@ -105,6 +106,7 @@ pub use input::{
 };
 pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
+pub use protocol::BaselineRow;
 pub use report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
     SpendLine,

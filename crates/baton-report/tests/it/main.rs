@@ -5,6 +5,7 @@ mod bootstrap;
 mod exports;
 mod html;
 mod metrics;
+mod protocol;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
