@@ -5,13 +5,13 @@
 //! **Baselines.** A [`BaselineRow`] per (model, family, baseline) scores `full(M)` or
 //! `concat(M)` like an anchor (mean score × 100 over scored episodes) and sets it against
 //! `single(M)` on the same (task, replicate) units, both scored: `degradation` is the
-//! sharded score minus the baseline's, in points (positive: the model loses that much
-//! when the instruction arrives in shards), with a paired 95% bootstrap interval that
-//! resamples tasks within the family (the draws of [`crate::bootstrap`]). `family =
+//! baseline's score minus the sharded one, in points (positive: the model loses that
+//! much when the instruction arrives in shards), with a paired 95% bootstrap interval that
+//! resamples tasks within the family (the report's bootstrap seed and resample count). `family =
 //! "all"` rows weigh the families with matched units equally.
 //!
 //! **LiC's metrics.** With R ≥ 2 scored replicates of a task in a cell, LiC's paper
-//! (Laban et al., 2025, §3) takes per task the 90th and 10th percentiles of the R
+//! (Laban et al., 2025, "LLMs Get Lost In Multi-Turn Conversation") takes per task the 90th and 10th percentiles of the R
 //! scores and averages over tasks: aptitude `A90` = mean of the 90th percentiles × 100,
 //! unreliability `U90_10` = mean of (90th − 10th) × 100, and `P` = mean score × 100.
 //! Neither the paper nor LiC's code fixes how a percentile is read off so few scores;

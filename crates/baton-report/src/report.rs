@@ -200,11 +200,13 @@ pub struct CellRow {
     pub n_empty_replies: u64,
     /// Replies cut at the output cap among those calls.
     pub n_cut_replies: u64,
-    /// LiC's aptitude A90 × 100 over tasks with two or more scored replicates (rows of
-    /// one cell in one family; see [`crate::BaselineRow`]'s module for the definition).
+    /// LiC's aptitude A90 × 100: per task the 90th percentile of its scored replicates
+    /// (two or more; linear interpolation between order statistics), averaged over tasks.
+    /// Set on rows of one cell in one family.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aptitude: Option<f64>,
-    /// LiC's unreliability U90_10 × 100 over the same tasks.
+    /// LiC's unreliability U90_10 × 100: per task the 90th minus the 10th percentile,
+    /// averaged over the same tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreliability: Option<f64>,
     /// LiC's mean performance P over the same tasks.
