@@ -18,6 +18,8 @@
 //!   to the last turn. The prompt texts are [`Templates`]: embedded defaults
 //!   from the repository's `evaluators/` folder, a user's edited copy, or LiC's own
 //!   system prompts read from the user's LiC checkout ([`lic`]).
+//! - **Single-turn baselines** ([`baseline_prompt`]): LiC's `full` and `concat` user
+//!   messages, byte for byte as LiC's code builds them from its templates.
 //! - **Code test cases** ([`testcases`]): LiC's public and private tests, the private
 //!   ones as JSON text or LiveCodeBench's `base64(zlib(pickle(json)))` packing, unpacked
 //!   under a bound; `data check` validates them and the code grader runs them.
@@ -43,6 +45,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod baseline;
 mod error;
 pub mod lic;
 mod load;
@@ -52,6 +55,7 @@ mod stats;
 mod templates;
 pub mod testcases;
 
+pub use baseline::baseline_prompt;
 pub use error::{DataError, Problems};
 pub use load::{Dataset, InvalidTask, SKIPPED_FAMILIES, load, load_lenient, parse};
 pub use sample::{

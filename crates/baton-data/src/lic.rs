@@ -11,9 +11,10 @@
 //! texts stay baton's: LiC finds answers with an LLM, baton reads them by rule, and the
 //! instructions ask for the form the rules read.
 //!
-//! [`LIC_FILES`] is the one table of files read, each with the role it plays; LiC's
-//! single-turn `full` and `concat` prompts (`*_full_prompt.txt`) will be further rows of
-//! it. Every file read is hashed ([`LicFile`]), and a run stores the hashes.
+//! [`LIC_FILES`] is the one table of files read, each with the role it plays: the system
+//! prompts and the templates of LiC's single-turn `full` and `concat` baselines
+//! (`*_full_prompt.txt`, filled by [`crate::baseline_prompt`]). Every file read is hashed
+//! ([`LicFile`]), and a run stores the hashes.
 
 use std::path::{Path, PathBuf};
 
@@ -30,10 +31,16 @@ pub const LIC_TEMPLATES: &str = "lic";
 pub enum LicRole {
     /// The family's system prompt (`generate_system_prompt`).
     System,
+    /// The family's single-turn template (`*_full_prompt.txt`), behind both baselines;
+    /// for code, the LiveCodeBench one.
+    Full,
+    /// Code only: the HumanEval single-turn template, for items whose `source` is
+    /// `humaneval`.
+    FullHumanEval,
 }
 
 /// The LiC files baton reads, relative to the checkout: (family, role, path).
-pub const LIC_FILES: [(Family, LicRole, &str); 5] = [
+pub const LIC_FILES: [(Family, LicRole, &str); 11] = [
     (
         Family::Code,
         LicRole::System,
@@ -58,6 +65,36 @@ pub const LIC_FILES: [(Family, LicRole, &str); 5] = [
         Family::Data2Text,
         LicRole::System,
         "prompts/data2text/data2text_system_prompt.txt",
+    ),
+    (
+        Family::Code,
+        LicRole::Full,
+        "prompts/lcb/lcb_full_prompt.txt",
+    ),
+    (
+        Family::Code,
+        LicRole::FullHumanEval,
+        "prompts/humaneval/humaneval_full_prompt.txt",
+    ),
+    (
+        Family::Database,
+        LicRole::Full,
+        "prompts/database/database_full_prompt.txt",
+    ),
+    (
+        Family::Actions,
+        LicRole::Full,
+        "prompts/actions/actions_full_prompt.txt",
+    ),
+    (
+        Family::Math,
+        LicRole::Full,
+        "prompts/math/math_full_prompt.txt",
+    ),
+    (
+        Family::Data2Text,
+        LicRole::Full,
+        "prompts/data2text/data2text_full_prompt.txt",
     ),
 ];
 

@@ -59,6 +59,8 @@ pub struct Templates {
     origin: Option<PathBuf>,
     /// The LiC files the system prompts came from (empty unless [`Templates::lic`]).
     lic_files: Vec<LicFile>,
+    /// LiC's single-turn templates, as read (empty unless [`Templates::lic`]).
+    full: Vec<(Family, LicRole, String)>,
 }
 
 impl Templates {
@@ -71,6 +73,7 @@ impl Templates {
                 .collect(),
             origin: None,
             lic_files: Vec::new(),
+            full: Vec::new(),
         }
     }
 
@@ -86,6 +89,7 @@ impl Templates {
                     check_placeholder(family, &text, &dir.join(relative))?;
                     t.texts[index(family)].0 = text;
                 }
+                LicRole::Full | LicRole::FullHumanEval => t.full.push((family, role, text)),
             }
             t.lic_files.push(file);
         }
@@ -97,6 +101,16 @@ impl Templates {
     /// baton's own templates).
     pub fn lic_files(&self) -> &[LicFile] {
         &self.lic_files
+    }
+
+    /// LiC's single-turn template for `family` in `role` ([`LicRole::Full`], or
+    /// [`LicRole::FullHumanEval`] for HumanEval code items), as read; `None` for baton's
+    /// own templates, which have no single-turn prompts.
+    pub fn full_prompt(&self, family: Family, role: LicRole) -> Option<&str> {
+        self.full
+            .iter()
+            .find(|(f, r, _)| *f == family && *r == role)
+            .map(|(_, _, text)| text.as_str())
     }
 
     /// Read edited templates from `dir`, laid out like `evaluators/`:
@@ -129,6 +143,7 @@ impl Templates {
             texts,
             origin: Some(dir.to_path_buf()),
             lic_files: Vec::new(),
+            full: Vec::new(),
         })
     }
 

@@ -130,7 +130,8 @@ impl SimProvider {
     /// joined into one turn, do not matter.
     fn find_task(&self, users: &[&str]) -> Option<(&Task, usize)> {
         let first = users.first()?;
-        self.tasks
+        let by_shards = self
+            .tasks
             .iter()
             .filter(|task| {
                 task.shards
@@ -145,7 +146,15 @@ impl SimProvider {
                     .count();
                 (task, revealed)
             })
-            .max_by_key(|(task, revealed)| (*revealed, std::cmp::Reverse(task.shards.len())))
+            .max_by_key(|(task, revealed)| (*revealed, std::cmp::Reverse(task.shards.len())));
+        // LiC's `full` baseline states the original instruction instead of the shards:
+        // it reveals everything at once
+        by_shards.or_else(|| {
+            self.tasks
+                .iter()
+                .find(|task| full_instruction(task).is_some_and(|q| first.contains(q)))
+                .map(|task| (task, task.shards.len()))
+        })
     }
 
     /// Produce the reply for a request (no latency).
@@ -228,6 +237,27 @@ impl SimProvider {
             answer
         })
     }
+}
+
+/// The text of a task's original, fully specified instruction, as LiC's `full`
+/// baseline quotes it: `question` (math), `fully_specified_question` (database; for
+/// actions its first message), `prompt` or `question_content` (code),
+/// `table_highlighted_html` (data2text).
+fn full_instruction(task: &Task) -> Option<&str> {
+    let s = &task.sample;
+    let text = match task.family {
+        Family::Math => s.get("question"),
+        Family::Database => s.get("fully_specified_question"),
+        Family::Actions => s
+            .get("fully_specified_question")
+            .and_then(|v| v.get(0))
+            .and_then(|v| v.get(0))
+            .and_then(|v| v.get("content")),
+        Family::Code => s.get("prompt").or_else(|| s.get("question_content")),
+        Family::Data2Text => s.get("table_highlighted_html"),
+    };
+    text.and_then(serde_json::Value::as_str)
+        .filter(|t| !t.trim().is_empty())
 }
 
 /// How a reply before the last turn opens: the draft answer follows.

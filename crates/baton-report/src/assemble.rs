@@ -154,7 +154,9 @@ impl<'a> Index<'a> {
 
 fn belongs_to(cell: &Cell, pair: &PairSpec) -> bool {
     match cell {
-        Cell::Single { model } => *model == pair.lc || *model == pair.hc,
+        Cell::Single { model } | Cell::Baseline { model, .. } => {
+            *model == pair.lc || *model == pair.hc
+        }
         Cell::Handoff {
             sender, receiver, ..
         } => {
@@ -234,6 +236,12 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         cache_read_share: None,
         n_empty_replies: 0,
         n_cut_replies: 0,
+        aptitude: None,
+        unreliability: None,
+        mean_p: None,
+        n_reliability_tasks: 0,
+        unreliability_lc: None,
+        unreliability_hc: None,
     }
 }
 
@@ -507,7 +515,13 @@ pub fn build(input: &ReportInput) -> Report {
             }
         }
     }
+    crate::protocol::fill_reliability(&mut b.rows, &input.episodes, &input.pairs);
     Report {
+        baselines: crate::protocol::baseline_rows(
+            &input.episodes,
+            &input.pairs,
+            input.bootstrap.as_ref(),
+        ),
         title: input.title.clone(),
         simulated: input.simulated,
         pairs: input.pairs.clone(),

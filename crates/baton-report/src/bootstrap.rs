@@ -59,7 +59,7 @@ pub(crate) fn intervals(plan: &Plan, cfg: &BootstrapConfig) -> Vec<RowIntervals>
 }
 
 /// The 2.5th and 97.5th percentiles (linear interpolation between order statistics).
-fn percentile_interval(values: &mut [f64]) -> Option<[f64; 2]> {
+pub(crate) fn percentile_interval(values: &mut [f64]) -> Option<[f64; 2]> {
     if values.is_empty() {
         return None;
     }
@@ -67,7 +67,9 @@ fn percentile_interval(values: &mut [f64]) -> Option<[f64; 2]> {
     Some(LEVELS.map(|p| quantile(values, p)))
 }
 
-fn quantile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile of sorted values, by linear interpolation between order statistics
+/// (numpy's default).
+pub(crate) fn quantile(sorted: &[f64], p: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * p;
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;

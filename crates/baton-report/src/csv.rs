@@ -38,7 +38,9 @@ pub const CSV_COLUMNS: [&str; 31] = [
 ];
 
 impl Report {
-    /// Every row of [`Report::cells`] as CSV (RFC 4180 quoting, `\n` line ends).
+    /// Every row of [`Report::cells`] as CSV (RFC 4180 quoting, `\n` line ends), then
+    /// every baseline row (`interface` `full` or `concat`, `pair` and `direction` empty;
+    /// their degradation is in the JSON, Markdown and HTML reports).
     /// Numbers are written in full (shortest round-trip form); a missing value is an
     /// empty field.
     pub fn to_csv(&self) -> String {
@@ -52,6 +54,23 @@ impl Report {
                     .collect::<Vec<_>>()
                     .join(","),
             );
+            out.push('\n');
+        }
+        for b in &self.baselines {
+            let mut f = vec![String::new(); CSV_COLUMNS.len()];
+            let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            f[2] = b.family.clone();
+            f[4] = b.interface.clone();
+            f[6] = b.model.clone();
+            f[7] = b.cell.clone();
+            f[8] = num(b.score);
+            f[9] = num(b.cost_per_task);
+            f[24] = b.n_attempted.to_string();
+            f[25] = b.n_scored.to_string();
+            f[28] = b.n_incomplete.to_string();
+            f[29] = b.n_matched.to_string();
+            f[30] = b.n_no_answer.to_string();
+            out.push_str(&f.iter().map(|x| quote(x)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }
         out

@@ -134,6 +134,26 @@ impl Report {
             out.push_str("</section>\n");
         }
 
+        if !self.baselines.is_empty() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"baselines\">{}</h2>\n<p>{}</p>",
+                escape(crate::protocol::BASELINES_HEADING),
+                escape(crate::protocol::BASELINES_INTRO)
+            );
+            out.push_str(&html_table(&self.baseline_table()));
+            out.push_str("</section>\n");
+        }
+        if self.has_reliability() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"lic-metrics\">{}</h2>\n<p>{}</p>",
+                escape(crate::protocol::RELIABILITY_HEADING),
+                escape(crate::protocol::RELIABILITY_INTRO)
+            );
+            out.push_str(&html_table(&self.reliability_table()));
+            out.push_str("</section>\n");
+        }
         if !self.restart_controls.is_empty() {
             let _ = writeln!(
                 out,

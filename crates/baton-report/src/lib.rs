@@ -4,10 +4,12 @@
 //! per (pair, direction, family, switch point, interface) the score, the cost per
 //! task, QRec and CSRet against the pair's anchors on matched units, equal-weight
 //! family aggregates, averages over switch points, restart controls, and paired
-//! task-level bootstrap intervals. It renders them as Markdown, CSV, JSON, LaTeX and
-//! one self-contained HTML page, and draws SVG plots per pair and direction (score
-//! by switch point; QRec against CSRet), hand-written so they stay small, exact and
-//! byte-for-byte reproducible.
+//! task-level bootstrap intervals; and the rest of LiC's protocol: single-turn baseline
+//! cells ([`BaselineRow`]: `full(M)`, `concat(M)` against `single(M)`) and, with two or
+//! more replicates, LiC's aptitude and unreliability on every anchor and handoff row. It
+//! renders them as Markdown, CSV, JSON, LaTeX and one self-contained HTML page, and draws
+//! SVG plots per pair and direction (score by switch point; QRec against CSRet),
+//! hand-written so they stay small, exact and byte-for-byte reproducible.
 //!
 //! It is pure: no store, no files, no clock. `baton-runner` reads the SQLite store
 //! into a [`ReportInput`] (costs as exact [`baton_types::Cost`]s, turned into dollars
@@ -90,6 +92,7 @@ mod latex;
 mod markdown;
 mod metrics;
 mod plot;
+mod protocol;
 mod report;
 mod restart;
 
@@ -105,6 +108,7 @@ pub use input::{
 };
 pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
+pub use protocol::BaselineRow;
 pub use report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
     SpendLine,

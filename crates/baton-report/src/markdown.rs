@@ -96,6 +96,7 @@ impl Report {
                 out.push('\n');
             }
         }
+        out.push_str(&self.protocol_sections());
         out.push_str(&self.restart_section());
         out.push_str(&self.incomplete_section());
         out.push_str(&self.skipped_section());

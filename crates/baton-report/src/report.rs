@@ -35,6 +35,10 @@ pub struct Report {
     pub spend: Option<SpendLine>,
     /// Tasks the run left out, with why (always present in JSON, possibly empty).
     pub skipped_tasks: Vec<crate::input::SkippedTask>,
+    /// LiC's single-turn baseline cells (`interface` `full` or `concat`) against each
+    /// model's sharded anchor; absent from JSON when the run had none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub baselines: Vec<crate::protocol::BaselineRow>,
 }
 
 /// The money line: every answered (billed) attempt, used or not, and what they cost.
@@ -196,6 +200,31 @@ pub struct CellRow {
     pub n_empty_replies: u64,
     /// Replies cut at the output cap among those calls.
     pub n_cut_replies: u64,
+    /// LiC's aptitude A90 × 100: per task the 90th percentile of its scored replicates
+    /// (two or more; linear interpolation between order statistics), averaged over tasks.
+    /// Set on rows of one cell in one family.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aptitude: Option<f64>,
+    /// LiC's unreliability U90_10 × 100: per task the 90th minus the 10th percentile,
+    /// averaged over the same tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreliability: Option<f64>,
+    /// LiC's mean performance P over the same tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_p: Option<f64>,
+    /// Tasks behind `aptitude`, `unreliability` and `mean_p`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub n_reliability_tasks: usize,
+    /// Handoff rows: the LC anchor's unreliability on the handoff's tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreliability_lc: Option<f64>,
+    /// Handoff rows: the HC anchor's unreliability on the handoff's tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreliability_hc: Option<f64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CellRow {

@@ -97,6 +97,28 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             e.paid_upper += total;
             e.attributed_upper += total;
         }
+        for cell in &g.baselines {
+            let Cell::Baseline { model, mode } = cell else {
+                continue;
+            };
+            let prompt = setup.baselines[g.task]
+                .iter()
+                .find(|(b, _)| b == mode)
+                .map(|(_, p)| p.clone())
+                .unwrap_or_default();
+            let single = Schedule {
+                system: schedule.system.clone(),
+                user_turns: vec![prompt],
+                sha256: String::new(),
+            };
+            let model = &setup.models[model];
+            let cost: Cost = turn_costs(&single, |_| model.as_ref()).into_iter().sum();
+            let e = out.cells.entry(cell.label()).or_default();
+            e.episodes += 1;
+            e.calls += 1;
+            e.paid_upper += cost;
+            e.attributed_upper += cost;
+        }
         for (cell, k) in &g.handoffs {
             let Cell::Handoff {
                 sender, receiver, ..

@@ -37,6 +37,39 @@ impl UserSide for Schedule {
     }
 }
 
+/// A single-turn baseline: the system prompt and one user message holding the whole
+/// instruction (LiC's `full` or `concat`).
+pub(crate) struct SingleTurn {
+    /// The family's system prompt.
+    pub system: String,
+    /// The one user message.
+    pub prompt: String,
+}
+
+impl SingleTurn {
+    /// The sha256 an episode records as its schedule hash: of the system prompt and
+    /// the message, length-prefixed.
+    pub fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [&self.system, &self.prompt] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        hex::encode(h.finalize())
+    }
+}
+
+impl UserSide for SingleTurn {
+    fn system(&self) -> &str {
+        &self.system
+    }
+
+    fn user_message(&self, _turn: usize, _history: &[Message]) -> String {
+        self.prompt.clone()
+    }
+}
+
 /// What the loop shares with every episode.
 pub(crate) struct Shared {
     pub store: Store,

@@ -20,6 +20,9 @@ pub struct TaskGroup {
     pub anchors: Vec<String>,
     /// Handoff cells that apply to this task (K leaves both models a turn), with K.
     pub handoffs: Vec<(Cell, usize)>,
+    /// Single-turn baseline cells (`full(M)`, `concat(M)` for every anchor model and
+    /// every baseline of the spec), one call each.
+    pub baselines: Vec<Cell>,
 }
 
 /// Every group of a run.
@@ -56,6 +59,10 @@ impl Plan {
                 }
             }
         }
+        let baselines: Vec<Cell> = anchors
+            .iter()
+            .flat_map(|m| spec.baselines.iter().map(move |&b| Cell::baseline(m, b)))
+            .collect();
         let mut groups = Vec::new();
         for (i, task) in tasks.iter().enumerate() {
             let n = task.n_turns();
@@ -75,6 +82,7 @@ impl Plan {
                     seed: group_seed(spec.seed, &task.task_id, replicate),
                     anchors: anchors.clone(),
                     handoffs: handoffs.clone(),
+                    baselines: baselines.clone(),
                 });
             }
         }
@@ -85,7 +93,7 @@ impl Plan {
     pub fn episodes(&self) -> usize {
         self.groups
             .iter()
-            .map(|g| g.anchors.len() + g.handoffs.len())
+            .map(|g| g.anchors.len() + g.handoffs.len() + g.baselines.len())
             .sum()
     }
 
@@ -100,7 +108,7 @@ impl Plan {
                     .iter()
                     .map(|(_, k)| if fork { n - k } else { n })
                     .sum();
-                g.anchors.len() * n + handoff
+                g.anchors.len() * n + handoff + g.baselines.len()
             })
             .sum()
     }

@@ -102,10 +102,10 @@ pub fn report_input(
 
 /// The cost of a handoff episode's sender turns: its own prefix calls (an independent
 /// prefix) plus the forked part of its attributed cost (attributed − paid), which is
-/// exactly what the anchor paid for turns 1..=K. `None` for an anchor.
+/// exactly what the anchor paid for turns 1..=K. `None` for an anchor or a baseline.
 pub fn prefix_cost(cell: &Cell, own_prefix: Cost, attributed: Cost, paid: Cost) -> Option<Cost> {
     match cell {
-        Cell::Single { .. } => None,
+        Cell::Single { .. } | Cell::Baseline { .. } => None,
         Cell::Handoff { .. } => Some(own_prefix + (attributed - paid)),
     }
 }

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use baton_data::Schedule;
 use baton_models::{Model, ProviderFactory};
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta};
-use baton_types::{Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
+use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
 use futures::future::join_all;
 use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};
-use crate::episode::{Shared, Transcript, Unfinished};
+use crate::episode::{Shared, SingleTurn, Transcript, Unfinished};
 use crate::interface::InterfaceTemplates;
 use crate::lock::FolderLock;
 use crate::plan::{Plan, TaskGroup};
@@ -119,6 +119,7 @@ pub struct Runner {
     spec: ExperimentSpec,
     tasks: Vec<Arc<Task>>,
     schedules: Vec<Schedule>,
+    baselines: Vec<Vec<(Baseline, String)>>,
     models: BTreeMap<String, Arc<Model>>,
     plan: Plan,
     interfaces: InterfaceTemplates,
@@ -144,6 +145,7 @@ impl Runner {
             spec,
             tasks,
             schedules,
+            baselines,
             models,
             card,
             spider_dir,
@@ -207,6 +209,7 @@ impl Runner {
             spec,
             tasks,
             schedules,
+            baselines,
             models,
             plan,
             interfaces,
@@ -298,7 +301,12 @@ impl Runner {
     }
 
     async fn run_group(&self, g: &TaskGroup) -> Result<(), RunError> {
-        let anchors = join_all(g.anchors.iter().map(|m| self.run_single(g, m))).await;
+        let baselines = join_all(g.baselines.iter().map(|c| self.run_baseline(g, c)));
+        let anchors = join_all(g.anchors.iter().map(|m| self.run_single(g, m)));
+        let (baselines, anchors) = futures::join!(baselines, anchors);
+        for b in baselines {
+            b?;
+        }
         let mut by_model = BTreeMap::new();
         for (m, a) in g.anchors.iter().zip(anchors) {
             by_model.insert(m.clone(), a?);
@@ -323,6 +331,19 @@ impl Runner {
         k: Option<usize>,
         forked_from: Option<i64>,
     ) -> Result<(baton_store::EpisodeRow, Vec<CallRow>), RunError> {
+        let sha = self.schedules[g.task].sha256.clone();
+        self.open_episode_with(g, cell, k, forked_from, sha).await
+    }
+
+    /// [`Runner::open_episode`] with the schedule hash given (a baseline's own).
+    async fn open_episode_with(
+        &self,
+        g: &TaskGroup,
+        cell: &Cell,
+        k: Option<usize>,
+        forked_from: Option<i64>,
+        schedule_sha256: String,
+    ) -> Result<(baton_store::EpisodeRow, Vec<CallRow>), RunError> {
         let init = EpisodeInit {
             task_id: self.tasks[g.task].task_id.clone(),
             cell_key: cell.label(),
@@ -331,7 +352,7 @@ impl Runner {
             seed: g.seed,
             k: k.map(|k| k as u32),
             forked_from,
-            schedule_sha256: self.schedules[g.task].sha256.clone(),
+            schedule_sha256,
         };
         Ok(self.shared.store.episode(init).await?)
     }
@@ -370,6 +391,36 @@ impl Runner {
             .await?;
         let calls = self.end_episode(row.id, g, &tr, result, Cost::ZERO).await?;
         Ok((row.id, calls))
+    }
+
+    /// Run (or resume) a single-turn baseline `full(model)` / `concat(model)`: one call
+    /// with the family's system prompt and LiC's single-turn prompt, scored like any
+    /// final answer.
+    async fn run_baseline(&self, g: &TaskGroup, cell: &Cell) -> Result<(), RunError> {
+        let Cell::Baseline { model, mode } = cell else {
+            unreachable!("plan holds baseline cells only")
+        };
+        let prompt = self.baselines[g.task]
+            .iter()
+            .find(|(b, _)| b == mode)
+            .map(|(_, p)| p.clone())
+            .expect("setup builds every baseline of the spec");
+        let side = SingleTurn {
+            system: self.schedules[g.task].system.clone(),
+            prompt,
+        };
+        let (row, stored) = self
+            .open_episode_with(g, cell, None, None, side.sha256())
+            .await?;
+        if row.status() == EpisodeStatus::Scored {
+            return Ok(());
+        }
+        let mut tr = Transcript::new(row.id, &side, g.seed, stored);
+        let result = tr
+            .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=1)
+            .await?;
+        self.end_episode(row.id, g, &tr, result, Cost::ZERO).await?;
+        Ok(())
     }
 
     async fn run_handoff(

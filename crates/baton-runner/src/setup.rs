@@ -12,7 +12,7 @@ use baton_models::{
     Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory, RateLimits,
     RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
-use baton_types::{Family, Task};
+use baton_types::{Baseline, Family, Task};
 
 use crate::RunError;
 use crate::control::Observer;
@@ -29,6 +29,9 @@ pub(crate) struct Setup {
     pub tasks: Vec<Task>,
     /// Each task's turn schedule, in the same order.
     pub schedules: Vec<Schedule>,
+    /// Each task's single-turn baseline prompts (the spec's `baselines`, in its order),
+    /// in the same order as the tasks.
+    pub baselines: Vec<Vec<(Baseline, String)>>,
     /// Every model by its name in the experiment.
     pub models: BTreeMap<String, Arc<Model>>,
     /// The price card in use (embedded, with the experiment's overrides).
@@ -94,7 +97,8 @@ impl Setup {
             ),
             (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
         };
-        let (tasks, schedules) = check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
+        let (tasks, schedules, baselines) =
+            check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
             card = card
@@ -104,12 +108,13 @@ impl Setup {
                     message: e.to_string(),
                 })?;
         }
-        let max_prompt = max_prompt_bytes(&schedules, &interfaces);
+        let max_prompt = max_prompt_bytes(&schedules, &baselines, &interfaces);
         let models = build_models(&spec, &tasks, &card, options, max_prompt)?;
         Ok(Setup {
             spec,
             tasks,
             schedules,
+            baselines,
             models,
             card,
             spider_dir,
@@ -121,7 +126,8 @@ impl Setup {
 }
 
 /// Everything about the tasks that can be known before paying: each task's schedule
-/// builds, and each database task's `db_id` has `*.sqlite` files under `spider_dir`.
+/// and baseline prompts build, and each database task's `db_id` has `*.sqlite` files
+/// under `spider_dir`.
 /// A failing task stops the run (naming every missing database at once), or under
 /// `skip_invalid` is left out and added to `skipped` with why.
 fn check_tasks(
@@ -130,13 +136,30 @@ fn check_tasks(
     spider_dir: &Path,
     spec: &ExperimentSpec,
     skipped: &mut Vec<InvalidTask>,
-) -> Result<(Vec<Task>, Vec<Schedule>), RunError> {
+) -> Result<TaskChecks, RunError> {
     let mut kept = Vec::with_capacity(tasks.len());
     let mut schedules = Vec::with_capacity(tasks.len());
+    let mut baselines = Vec::with_capacity(tasks.len());
     let mut missing: BTreeMap<String, usize> = BTreeMap::new();
     for task in tasks {
         let schedule = match baton_data::build_schedule(&task, templates) {
             Ok(s) => s,
+            Err(e) if spec.skip_invalid => {
+                skipped.push(InvalidTask {
+                    task_id: task.task_id.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let prompts: Result<Vec<(Baseline, String)>, _> = spec
+            .baselines
+            .iter()
+            .map(|&b| baton_data::baseline_prompt(&task, b, templates).map(|p| (b, p)))
+            .collect();
+        let prompts = match prompts {
+            Ok(p) => p,
             Err(e) if spec.skip_invalid => {
                 skipped.push(InvalidTask {
                     task_id: task.task_id.clone(),
@@ -165,6 +188,7 @@ fn check_tasks(
         }
         kept.push(task);
         schedules.push(schedule);
+        baselines.push(prompts);
     }
     if !missing.is_empty() {
         let list: Vec<String> = missing
@@ -176,8 +200,11 @@ fn check_tasks(
             missing: list.join(", "),
         });
     }
-    Ok((kept, schedules))
+    Ok((kept, schedules, baselines))
 }
+
+/// The tasks kept, with their schedules and baseline prompts, in the same order.
+type TaskChecks = (Vec<Task>, Vec<Schedule>, Vec<Vec<(Baseline, String)>>);
 
 /// Whether `folder` holds a file whose name contains `.sqlite` (LiC's test), not
 /// counting macOS `._*` files.
@@ -278,15 +305,31 @@ fn stratum(task: &Task) -> String {
 /// framing per message, and the number of assistant replies its prompt can hold (each
 /// at most one output cap). Tokens never outnumber bytes, so a tier threshold above
 /// `bytes + replies * (cap + 16)` is never reached.
-fn max_prompt_bytes(schedules: &[Schedule], interfaces: &InterfaceTemplates) -> (u64, u64) {
+fn max_prompt_bytes(
+    schedules: &[Schedule],
+    baselines: &[Vec<(Baseline, String)>],
+    interfaces: &InterfaceTemplates,
+) -> (u64, u64) {
     let extra = (interfaces.disclosure.len()
         + interfaces.compact_request.len()
         + interfaces.compact_handoff.len()) as u64
         + 64;
     schedules
         .iter()
-        .map(|s| {
-            let text: u64 = s.user_turns.iter().map(|u| u.len() as u64 + 8).sum();
+        .zip(baselines.iter().chain(std::iter::repeat(&Vec::new())))
+        .map(|(s, b)| {
+            // a baseline is the system prompt and one user message
+            let single = b
+                .iter()
+                .map(|(_, p)| p.len() as u64 + 16)
+                .max()
+                .unwrap_or(0);
+            let text: u64 = s
+                .user_turns
+                .iter()
+                .map(|u| u.len() as u64 + 8)
+                .sum::<u64>()
+                .max(single);
             (
                 s.system.len() as u64 + 8 + text + extra,
                 s.user_turns.len() as u64 + 1,

@@ -10,6 +10,7 @@
 //! switch_points = ["early", "middle", "late"]   # or explicit K: 2
 //! directions = ["escalation", "downshift"]
 //! interfaces = ["raw"]
+//! baselines = ["full", "concat"]      # LiC's single-turn cells; need templates = "lic"
 //!
 //! [models.lc]
 //! model = "sim/lc"                    # provider/model
@@ -28,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use baton_models::{GenerateConfig, SimSettings, defaults};
-use baton_types::{Direction, Family, Interface, SwitchPoint};
+use baton_types::{Baseline, Direction, Family, Interface, SwitchPoint};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -68,6 +69,12 @@ pub struct ExperimentSpec {
     /// Handoff interfaces; default `raw`.
     #[serde(default = "default_interfaces")]
     pub interfaces: Vec<Interface>,
+    /// LiC's single-turn baselines to run for every model of every pair, e.g.
+    /// `["full", "concat"]`: cells `full(M)` and `concat(M)`, one call each with the
+    /// family's system prompt and LiC's fully specified or concatenated prompt. They
+    /// need `templates = "lic"` (LiC's `*_full_prompt.txt` from `lic_dir`); default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baselines: Vec<Baseline>,
     /// Episodes per (task, cell), with distinct seeds; default 1.
     #[serde(default = "one")]
     pub replicates: u32,

@@ -188,6 +188,45 @@ impl FromStr for Phase {
     }
 }
 
+/// LiC's single-turn baselines: the whole instruction in one user message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Baseline {
+    /// LiC's fully specified prompt (`populate_fully_specific_prompt`): the original,
+    /// unsharded instruction in the family's template.
+    Full,
+    /// LiC's concatenated shards (`populate_concat_prompt`): every shard at once, as a
+    /// bullet list in the same template.
+    Concat,
+}
+
+impl Baseline {
+    /// Both baselines, in table order.
+    pub const ALL: [Baseline; 2] = [Baseline::Full, Baseline::Concat];
+
+    /// `full` or `concat`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Baseline::Full => "full",
+            Baseline::Concat => "concat",
+        }
+    }
+}
+
+impl FromStr for Baseline {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "full" => Ok(Baseline::Full),
+            "concat" => Ok(Baseline::Concat),
+            other => Err(format!(
+                "unknown baseline {other:?} (expected full or concat)"
+            )),
+        }
+    }
+}
+
 /// One experimental condition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -208,6 +247,14 @@ pub enum Cell {
         /// What crosses the switch.
         interface: Interface,
     },
+    /// One model answers the whole instruction in a single turn (LiC's `full` or
+    /// `concat`); label `full(M)` or `concat(M)`.
+    Baseline {
+        /// The model's name in the experiment.
+        model: String,
+        /// Which single-turn prompt.
+        mode: Baseline,
+    },
 }
 
 impl Cell {
@@ -215,6 +262,14 @@ impl Cell {
     pub fn single(model: impl Into<String>) -> Self {
         Cell::Single {
             model: model.into(),
+        }
+    }
+
+    /// A single-turn baseline cell.
+    pub fn baseline(model: impl Into<String>, mode: Baseline) -> Self {
+        Cell::Baseline {
+            model: model.into(),
+            mode,
         }
     }
 
@@ -237,6 +292,7 @@ impl Cell {
     pub fn label(&self) -> String {
         match self {
             Cell::Single { model } => format!("single({model})"),
+            Cell::Baseline { model, mode } => format!("{}({model})", mode.as_str()),
             Cell::Handoff {
                 sender,
                 receiver,
@@ -254,7 +310,7 @@ impl Cell {
     /// The model answering the first turn.
     pub fn first_model(&self) -> &str {
         match self {
-            Cell::Single { model } => model,
+            Cell::Single { model } | Cell::Baseline { model, .. } => model,
             Cell::Handoff { sender, .. } => sender,
         }
     }
@@ -277,6 +333,17 @@ mod tests {
         assert_eq!(SwitchPoint::Middle.k(1), None);
         assert_eq!("k3".parse::<SwitchPoint>(), Ok(SwitchPoint::At(3)));
         assert_eq!("2".parse::<SwitchPoint>(), Ok(SwitchPoint::At(2)));
+    }
+
+    #[test]
+    fn baselines_label_and_serialize_apart_from_anchors() {
+        let cell = Cell::baseline("lc", Baseline::Concat);
+        assert_eq!(cell.label(), "concat(lc)");
+        let json = serde_json::to_string(&cell).expect("serializes");
+        assert_eq!(json, r#"{"kind":"baseline","model":"lc","mode":"concat"}"#);
+        assert_eq!(serde_json::from_str::<Cell>(&json).expect("parses"), cell);
+        assert_eq!("full".parse::<Baseline>(), Ok(Baseline::Full));
+        assert!("Full".parse::<Baseline>().is_err());
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //!
 //! This crate holds the nouns every other crate talks about: a [`Task`] with its
 //! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
-//! [`Cell`]s (single-model anchors and handoffs) and the [`Phase`] of a call, normalized
-//! token [`Usage`], money as exact integer picodollars ([`Cost`]) and what an experiment
-//! paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
+//! [`Cell`]s (single-model anchors, handoffs and LiC's single-turn [`Baseline`]s) and the
+//! [`Phase`] of a call, normalized token [`Usage`], money as exact integer picodollars
+//! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
 //! [`ToolSpec`] of a tool. It does no I/O and depends only on serde (and serde_json, for a
 //! tool's argument schema).
@@ -29,7 +29,7 @@ mod task;
 mod usage;
 mod verdict;
 
-pub use cell::{Cell, Direction, Interface, Phase, SwitchPoint};
+pub use cell::{Baseline, Cell, Direction, Interface, Phase, SwitchPoint};
 pub use cost::Cost;
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use spend::Spend;

@@ -5,6 +5,7 @@ mod bootstrap;
 mod exports;
 mod html;
 mod metrics;
+mod protocol;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
@@ -51,7 +52,7 @@ pub fn scored(
         n_turns: 4,
         k: match cell {
             Cell::Handoff { switch, .. } => switch.k(4),
-            Cell::Single { .. } => None,
+            Cell::Single { .. } | Cell::Baseline { .. } => None,
         },
         reason: None,
         prefix_cost: None,

@@ -2,6 +2,7 @@
 //! models on the sample set.
 
 mod answer_key;
+mod baselines;
 mod forking;
 mod interfaces;
 mod results;

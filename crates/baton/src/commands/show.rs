@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use baton_data::Templates;
-use serde_json::json;
+use baton_types::Baseline;
+use serde_json::{Value, json};
 
 use crate::Outcome;
 use crate::cli::ShowArgs;
@@ -37,16 +38,31 @@ pub fn show(args: ShowArgs, printer: &Printer) -> Result<Outcome> {
     })?;
     let templates = templates(args.templates.as_deref(), args.lic_dir.as_ref())?;
     let schedule = baton_data::build_schedule(task, &templates)?;
+    // LiC's single-turn baselines: built from LiC's templates only; with baton's own
+    // there are none (null, with why).
+    let baselines: Vec<(Baseline, Result<String, String>)> = Baseline::ALL
+        .into_iter()
+        .map(|b| {
+            let prompt = baton_data::baseline_prompt(task, b, &templates);
+            (b, prompt.map_err(|e| e.to_string()))
+        })
+        .collect();
     if args.json {
-        // `full` and `concat` (LiC's single-turn prompts) are not built yet
-        let value = json!({
+        let mut value = json!({
             "task_id": task.task_id,
             "family": task.family.as_str(),
             "system": schedule.system,
             "turns": schedule.user_turns,
-            "full": null,
-            "concat": null,
         });
+        for (b, prompt) in &baselines {
+            match prompt {
+                Ok(p) => value[b.as_str()] = json!(p),
+                Err(e) => {
+                    value[b.as_str()] = Value::Null;
+                    value[format!("{}_error", b.as_str())] = json!(e);
+                }
+            }
+        }
         printer.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Outcome::Success);
     }
@@ -59,6 +75,12 @@ pub fn show(args: ShowArgs, printer: &Printer) -> Result<Outcome> {
     );
     for (i, turn) in schedule.user_turns.iter().enumerate() {
         out.push_str(&format!("\n== user turn {}\n{turn}\n", i + 1));
+    }
+    for (b, prompt) in &baselines {
+        match prompt {
+            Ok(p) => out.push_str(&format!("\n== {} (single turn)\n{p}\n", b.as_str())),
+            Err(e) => out.push_str(&format!("\n== {}: none ({e})\n", b.as_str())),
+        }
     }
     printer.out(&out)?;
     Ok(Outcome::Success)

@@ -8,6 +8,7 @@ mod litellm;
 mod money;
 mod partly;
 mod presets;
+mod protocol;
 mod resume;
 mod settings;
 mod show;

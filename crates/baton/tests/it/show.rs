@@ -7,8 +7,11 @@ use crate::{baton, stderr, stdout};
 /// See: issue 10, "Done when": with `--templates lic --lic-dir ../shared/lic`, `baton show`
 /// reproduces the `system` of every vector in `../shared/conformance/prompts.jsonl` byte
 /// for byte (sample items on the bundled `sample`, LiC items on `prompt_tasks.json`).
+/// See: issue 13, "Done when": and every non-null `full` and `concat`, each null one
+/// being an error naming the key LiC's code misses (on the items of `prompt_tasks.json`,
+/// the sample items as they were when the vectors were made).
 #[test]
-fn issue_10_show_reproduces_lics_system_prompts() {
+fn issue_10_and_13_show_reproduces_lics_prompts() {
     let (Some(conformance), Some(lic)) = (
         baton_fixture::shared_dir("conformance"),
         baton_fixture::shared_dir("lic"),
@@ -19,14 +22,14 @@ fn issue_10_show_reproduces_lics_system_prompts() {
     let vectors = std::fs::read_to_string(conformance.join("prompts.jsonl")).expect("vectors");
     let cwd = std::env::temp_dir();
     let mut checked = 0;
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+    let lines = vectors.lines().filter(|l| !l.trim().is_empty());
+    let sample = lines.clone().filter(|l| l.contains("\"baton-sample\""));
+    let runs = lines
+        .map(|l| (l, tasks_file.display().to_string()))
+        .chain(sample.map(|l| (l, "sample".to_string())));
+    for (line, dataset) in runs {
         let v: Value = serde_json::from_str(line).expect("a vector");
         let task_id = v["task_id"].as_str().expect("task_id");
-        let dataset = if v["source_file"] == "baton-sample" {
-            "sample".to_string()
-        } else {
-            tasks_file.display().to_string()
-        };
         let lic_dir = lic.display().to_string();
         let out = baton(
             &cwd,
@@ -47,10 +50,30 @@ fn issue_10_show_reproduces_lics_system_prompts() {
         assert_eq!(shown["family"], v["family"], "{task_id}");
         let turns = shown["turns"].as_array().expect("turns");
         assert!(!turns.is_empty(), "{task_id}");
-        assert!(shown["full"].is_null() && shown["concat"].is_null());
+        if dataset != "sample" {
+            for key in ["full", "concat"] {
+                assert_eq!(shown[key], v[key], "{task_id}: {key}");
+                if v[key].is_null() {
+                    // LiC raises `KeyError: 'starter_code'`; baton names the key
+                    let lic_error = v[format!("{key}_error")].as_str().expect("why null");
+                    let missing = lic_error
+                        .trim_start_matches("KeyError: ")
+                        .trim_matches('\'');
+                    let error = shown[format!("{key}_error")].as_str().expect("error");
+                    assert!(
+                        error.contains(task_id) && error.contains(missing),
+                        "{task_id}: {error}"
+                    );
+                }
+            }
+        }
         checked += 1;
     }
-    assert_eq!(checked, 53, "every vector");
+    assert_eq!(
+        checked,
+        53 + 38,
+        "every vector, and the sample's on the bundled set"
+    );
 }
 
 #[test]

@@ -1,0 +1,94 @@
+//! LiC's whole protocol end to end: single-turn baselines and LiC's metrics over
+//! replicates on the sample set, offline with the simulated models.
+
+use serde_json::Value;
+
+use crate::{baton, stderr, stdout};
+
+/// See: issue 13, "Done when": a run with `baselines = ["full", "concat"]` and
+/// `replicates = 3` on the sample set completes offline, and its JSON report carries
+/// the baseline cells (`interface` `full` / `concat`, with the degradation against the
+/// sharded anchor) and `aptitude` / `unreliability` per anchor and handoff cell.
+#[test]
+fn issue_13_baselines_and_lic_metrics_on_the_sample_set() {
+    let Some(lic) = baton_fixture::shared_dir("lic") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = format!(
+        r#"name = "protocol"
+dataset = "sample"
+limit = 2
+replicates = 3
+seed = 5
+switch_points = ["middle"]
+directions = ["escalation"]
+templates = "lic"
+lic_dir = {:?}
+baselines = ["full", "concat"]
+
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "hc"
+"#,
+        lic.display().to_string()
+    );
+    std::fs::write(dir.path().join("exp.toml"), spec).expect("write spec");
+    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = baton(dir.path(), &["report", "out", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: Value = serde_json::from_str(&stdout(&report)).expect("JSON report");
+
+    let baselines = json["baselines"].as_array().expect("baseline rows");
+    for interface in ["full", "concat"] {
+        for model in ["lc", "hc"] {
+            let cell = format!("{interface}({model})");
+            let rows: Vec<&Value> = baselines.iter().filter(|r| r["cell"] == cell).collect();
+            // five families and the all-families row
+            assert_eq!(rows.len(), 6, "{cell}");
+            for r in rows {
+                assert_eq!(r["interface"], interface);
+                // 2 tasks x 3 replicates per family, every one scored
+                if r["family"] != "all" {
+                    assert_eq!(r["n_attempted"], 6, "{cell} {}", r["family"]);
+                    assert_eq!(r["n_scored"], 6, "{cell} {}", r["family"]);
+                }
+                assert!(r["degradation"].is_number(), "{cell}: {r}");
+                assert!(r["sharded_score"].is_number(), "{cell}: {r}");
+            }
+        }
+    }
+
+    let cells = json["cells"].as_array().expect("cells");
+    let per_cell: Vec<&Value> = cells
+        .iter()
+        .filter(|c| c["cell"].is_string() && c["family"] != "all")
+        .collect();
+    assert!(per_cell.iter().any(|c| c["interface"] == "single"));
+    assert!(per_cell.iter().any(|c| c["interface"] == "raw"));
+    for c in &per_cell {
+        assert!(c["aptitude"].is_number(), "{c}");
+        assert!(c["unreliability"].is_number(), "{c}");
+        assert_eq!(c["n_reliability_tasks"], 2, "{c}");
+        let (a, u) = (
+            c["aptitude"].as_f64().unwrap(),
+            c["unreliability"].as_f64().unwrap(),
+        );
+        // BLEU of a verbatim match is 1.0000000000000004, as in sacreBLEU
+        assert!(
+            (0.0..=100.0 + 1e-9).contains(&a) && (0.0..=a).contains(&u),
+            "{c}"
+        );
+        if c["interface"] == "raw" {
+            assert!(c["unreliability_lc"].is_number() && c["unreliability_hc"].is_number());
+        }
+    }
+    let md = baton(dir.path(), &["report", "out"]);
+    let md = stdout(&md);
+    assert!(md.contains("Single-turn baselines") && md.contains("LiC's metrics over replicates"));
+}
