@@ -1,0 +1,250 @@
+//! The agent handoff study through the binary: simulated agents on the bundled agent
+//! sample in the real sandbox, forked and independent prefixes, every interface, the
+//! switch calls, the cost audit and the study's report in Markdown, JSON and HTML.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::env::sandbox_works;
+use crate::{baton, stderr, stdout};
+
+const EXPERIMENT: &str = r#"
+kind = "agent"
+name = "agent-study"
+dataset = "agent-sample"
+limit = 4
+seed = 5
+concurrency = 2
+step_limit = 30
+[models.lc]
+model = "sim/lc"
+[models.lc.sim]
+skill = 0.45
+malformed = 0.05
+[models.hc]
+model = "sim/hc"
+[handoff]
+pairs = [["lc", "hc"]]
+percentiles = [10, 50]
+"#;
+
+fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap()
+}
+
+#[test]
+fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("exp.toml"), EXPERIMENT).unwrap();
+    let run = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "forked", "--quiet"],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let db = dir.path().join("forked/results.sqlite");
+
+    // 4 tasks x (2 anchors + 2 directions x 2 percentiles x 5 interfaces)
+    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 4 * (2 + 20));
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes WHERE status = 'incomplete'"
+        ),
+        0
+    );
+    // switch calls per (direction, bucket, p), fixed before any handoff ran
+    let buckets = count(&db, "SELECT count(DISTINCT difficulty) FROM agent_tasks");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM agent_thresholds"),
+        2 * buckets * 2
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM agent_thresholds WHERE s < 1"),
+        0
+    );
+    assert!(
+        count(&db, "SELECT min(created_at) FROM agent_switches") >= 0,
+        "switches are stored"
+    );
+    // forking: no handoff episode has a prefix call of its own; each names its anchor
+    // and its switch call
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+             WHERE e.cell_key LIKE 'handoff%' AND c.phase = 'prefix'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes WHERE cell_key LIKE 'handoff%'
+             AND (forked_from IS NULL OR k IS NULL)"
+        ),
+        0
+    );
+    let fired = count(&db, "SELECT count(*) FROM agent_switches WHERE fired = 1");
+    assert!(fired > 0, "some handoffs fired");
+    // the suffix is the receiver's; its first call is call s
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+             WHERE c.phase = 'suffix' AND c.turn < e.k"
+        ),
+        0
+    );
+    // compaction makes exactly one handoff call per fired episode; nothing else does
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+             JOIN agent_switches s ON s.episode_id = e.id
+             WHERE c.phase = 'handoff' AND (e.cell_key NOT LIKE '%compact_%' OR s.fired = 0)"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes e JOIN agent_switches s ON s.episode_id = e.id
+             WHERE e.cell_key LIKE '%compact_%' AND s.fired = 1"
+        ),
+        count(&db, "SELECT count(*) FROM calls WHERE phase = 'handoff'")
+    );
+    // traj_drop keeps the removed trajectory as an audit record; the texts are stored
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes e JOIN agent_switches s ON s.episode_id = e.id
+             WHERE e.cell_key LIKE '%traj_drop%' AND s.fired = 1
+             AND (s.prefix_context IS NULL OR s.context IS NULL OR s.context = s.prefix_context)"
+        ),
+        0
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM agent_texts"), 1);
+
+    // a resume of a finished study makes no call
+    let calls = count(&db, "SELECT count(*) FROM calls");
+    let again = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "forked", "--resume", "--quiet"],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(count(&db, "SELECT count(*) FROM calls"), calls);
+
+    // the report: switch calls, every cell with fired counts, Table 1, restart controls,
+    // and the audit, in all three formats
+    let md = baton(dir.path(), &["report", "forked"]);
+    assert!(md.status.success(), "{}", stderr(&md));
+    let md = stdout(&md);
+    for part in [
+        "## Handoff switch calls",
+        "## Table 1",
+        "## Restart controls",
+        "abort+hc_fresh",
+        "lc_full+hc_full",
+        "## Step-cost decomposition",
+        "Cost audit: prefix + handoff + suffix reconcile",
+    ] {
+        assert!(md.contains(part), "{part}:\n{md}");
+    }
+    let json = baton(dir.path(), &["report", "forked", "--format", "json"]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["audit"]["reconciled"], true);
+    assert_eq!(v["audit"]["max_abs_diff_usd"], 0.0);
+    assert_eq!(v["audit"]["tasks"], 4 * 22);
+    let t = &v["thresholds"].as_array().unwrap()[0];
+    for key in ["pair", "direction", "bucket", "p", "s"] {
+        assert!(t.get(key).is_some(), "{key} in {t}");
+    }
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2 * 2 * 5);
+    let n_fired: i64 = cells.iter().map(|c| c["n_fired"].as_i64().unwrap()).sum();
+    assert_eq!(n_fired, fired);
+    assert!(cells.iter().all(|c| c["p"].is_u64() && c["n"] == 4));
+    assert_eq!(v["table1"].as_array().unwrap().len(), 2 * 5);
+    assert_eq!(v["restart_controls"].as_array().unwrap().len(), 2);
+    let html = baton(dir.path(), &["report", "forked", "--format", "html"]);
+    let html = stdout(&html);
+    assert!(
+        html.contains("<h2>Table 1") && html.ends_with("</body></html>\n"),
+        "{html}"
+    );
+
+    // independent prefixes are run live: the handoff episodes pay for their own prefix
+    let ind = baton(
+        dir.path(),
+        &[
+            "run",
+            "exp.toml",
+            "--out",
+            "independent",
+            "--independent",
+            "--quiet",
+        ],
+    );
+    assert!(ind.status.success(), "{}", stderr(&ind));
+    let db = dir.path().join("independent/results.sqlite");
+    assert!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+             WHERE e.cell_key LIKE 'handoff%independent)' AND c.phase = 'prefix'"
+        ) > 0
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes WHERE forked_from IS NOT NULL"
+        ),
+        0
+    );
+    let json = baton(dir.path(), &["report", "independent", "--format", "json"]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["audit"]["reconciled"], true);
+}
+
+#[test]
+fn a_tampered_cost_fails_the_audit_before_any_table() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        EXPERIMENT.replace("limit = 4", "limit = 2").replace(
+            "percentiles = [10, 50]",
+            "percentiles = [50]\ninterfaces = [\"raw\"]",
+        ),
+    )
+    .unwrap();
+    let run = baton(dir.path(), &["run", "exp.toml", "--out", "r", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let db = dir.path().join("r/results.sqlite");
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE episodes SET cost_attributed = cost_attributed + 1
+             WHERE id = (SELECT max(id) FROM episodes WHERE cell_key LIKE 'handoff%')",
+            [],
+        )
+        .unwrap();
+    let report = baton(dir.path(), &["report", "r"]);
+    assert!(!report.status.success());
+    assert!(stdout(&report).is_empty(), "{}", stdout(&report));
+    assert!(
+        stderr(&report).contains("the cost audit failed"),
+        "{}",
+        stderr(&report)
+    );
+}
