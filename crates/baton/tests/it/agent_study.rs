@@ -68,9 +68,10 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
         count(&db, "SELECT count(*) FROM agent_thresholds WHERE s < 1"),
         0
     );
-    assert!(
-        count(&db, "SELECT min(created_at) FROM agent_switches") >= 0,
-        "switches are stored"
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM agent_switches"),
+        4 * 20,
+        "every handoff episode has its switch"
     );
     // forking: no handoff episode has a prefix call of its own; each names its anchor
     // and its switch call
