@@ -220,16 +220,18 @@ pub struct StudyReport {
 
 type Unit = (String, u32);
 
+/// One matched unit: R and C of the cell, of the LC anchor and of the HC anchor.
+type Obs = [f64; 6];
+
+/// A cell's matched units with their task ids.
+type Matched<'a> = (Vec<Obs>, Vec<&'a str>);
+
 /// The six means of a matched subset: R, C of the cell and of both anchors.
 #[derive(Debug, Clone, Copy, Default)]
 struct Means([f64; 6]);
 
 impl Means {
-    fn of(
-        units: &[(f64, f64, f64, f64, f64, f64)],
-        weights: Option<&BTreeMap<String, f64>>,
-        ids: &[&str],
-    ) -> Option<Means> {
+    fn of(units: &[Obs], weights: Option<&BTreeMap<String, f64>>, ids: &[&str]) -> Option<Means> {
         let mut acc = [0.0; 6];
         let mut n = 0.0;
         for (u, id) in units.iter().zip(ids) {
@@ -237,9 +239,8 @@ impl Means {
             if w == 0.0 {
                 continue;
             }
-            let v = [u.0, u.1, u.2, u.3, u.4, u.5];
-            for i in 0..6 {
-                acc[i] += w * v[i];
+            for (a, v) in acc.iter_mut().zip(u) {
+                *a += w * v;
             }
             n += w;
         }
@@ -252,8 +253,8 @@ impl Means {
         }
         let mut acc = [0.0; 6];
         for m in items {
-            for i in 0..6 {
-                acc[i] += m.0[i];
+            for (a, v) in acc.iter_mut().zip(m.0) {
+                *a += v;
             }
         }
         Some(Means(acc.map(|a| a / items.len() as f64)))
@@ -319,7 +320,7 @@ fn matched<'a>(
     lc: &str,
     hc: &str,
     bucket: Option<&str>,
-) -> (Vec<(f64, f64, f64, f64, f64, f64)>, Vec<&'a str>) {
+) -> Matched<'a> {
     let mut units = Vec::new();
     let mut ids = Vec::new();
     for e in eps {
@@ -330,13 +331,15 @@ fn matched<'a>(
             continue;
         };
         if let (Some(r), Some(rl), Some(rh)) = (score(e), score(a), score(b)) {
-            units.push((r, e.cost.usd(), rl, a.cost.usd(), rh, b.cost.usd()));
+            units.push([r, e.cost.usd(), rl, a.cost.usd(), rh, b.cost.usd()]);
             ids.push(e.task_id.as_str());
         }
     }
     (units, ids)
 }
 
+/// A row over `eps` with the means `m` of its `n_matched` units; the first five name it.
+#[allow(clippy::too_many_arguments)]
 fn row(
     pair: &str,
     dir: Direction,
@@ -592,8 +595,8 @@ fn restart(idx: &Index<'_>, pair: &str, lc: &str, hc: &str, ps: &BTreeSet<u32>) 
     for &p in ps {
         // the prefix through s is the same under every interface of a forked run; take
         // each unit once, from the first interface that has it
-        let mut units: BTreeMap<Unit, (f64, f64, f64, f64, f64, f64)> = BTreeMap::new();
-        let mut full_units: BTreeMap<Unit, (f64, f64, f64, f64, f64, f64)> = BTreeMap::new();
+        let mut units: BTreeMap<Unit, Obs> = BTreeMap::new();
+        let mut full_units: BTreeMap<Unit, Obs> = BTreeMap::new();
         for interface in INTERFACES {
             for e in idx
                 .handoffs
@@ -614,22 +617,22 @@ fn restart(idx: &Index<'_>, pair: &str, lc: &str, hc: &str, ps: &BTreeSet<u32>) 
                 if !units.contains_key(&key) {
                     fired_eps.push(*e);
                 }
-                units.entry(key.clone()).or_insert((
+                units.entry(key.clone()).or_insert([
                     rh,
                     e.phases[0].usd() + b.cost.usd(),
                     rl,
                     a.cost.usd(),
                     rh,
                     b.cost.usd(),
-                ));
-                full_units.entry(key).or_insert((
+                ]);
+                full_units.entry(key).or_insert([
                     rh,
                     a.cost.usd() + b.cost.usd(),
                     rl,
                     a.cost.usd(),
                     rh,
                     b.cost.usd(),
-                ));
+                ]);
             }
         }
         let u: Vec<_> = units.values().copied().collect();
@@ -694,19 +697,18 @@ fn bootstrap(
         return Vec::new();
     }
     // per interface and p: the matched units with their task ids
-    let data: BTreeMap<(Interface, u32), (Vec<(f64, f64, f64, f64, f64, f64)>, Vec<&str>)> =
-        interfaces
-            .iter()
-            .flat_map(|i| ps.iter().map(move |p| (*i, *p)))
-            .map(|(i, p)| {
-                let eps = idx
-                    .handoffs
-                    .get(&(sender, receiver, p, i))
-                    .cloned()
-                    .unwrap_or_default();
-                ((i, p), matched(idx, &eps, lc, hc, None))
-            })
-            .collect();
+    let data: BTreeMap<(Interface, u32), Matched<'_>> = interfaces
+        .iter()
+        .flat_map(|i| ps.iter().map(move |p| (*i, *p)))
+        .map(|(i, p)| {
+            let eps = idx
+                .handoffs
+                .get(&(sender, receiver, p, i))
+                .cloned()
+                .unwrap_or_default();
+            ((i, p), matched(idx, &eps, lc, hc, None))
+        })
+        .collect();
     let table1 = |i: Interface, w: Option<&BTreeMap<String, f64>>| {
         let per_p: Vec<Means> = ps
             .iter()

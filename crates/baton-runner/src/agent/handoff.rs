@@ -4,8 +4,8 @@
 //!
 //! # Switch points
 //!
-//! Once every anchor has finished, s_b(p) is the nearest-rank p-th percentile (at least
-//! 1) of the prefix model's termination steps (calls made) over its finished anchors in
+//! Once every anchor has finished, s_b(p) is the nearest-rank p-th percentile (and at
+//! least 1) of the prefix model's termination steps (calls made) over its finished anchors in
 //! bucket b, all replicates pooled ([`thresholds`]). They are stored before any handoff
 //! runs; a resume reuses the stored ones, so a changed anchor never moves a switch.
 //!

@@ -191,10 +191,10 @@ pub fn report_text(path: &Path, format: Format) -> Result<String> {
         }
         Format::Json => {
             let mut v = report.to_json();
-            if let (Some(study), Some(obj)) = (&study, v.as_object_mut()) {
-                if let serde_json::Value::Object(extra) = study.to_json() {
-                    obj.extend(extra);
-                }
+            if let (Some(study), Some(obj)) = (&study, v.as_object_mut())
+                && let serde_json::Value::Object(extra) = study.to_json()
+            {
+                obj.extend(extra);
             }
             serde_json::to_string_pretty(&v).expect("json always serializes") + "\n"
         }
