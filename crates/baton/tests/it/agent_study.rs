@@ -249,3 +249,151 @@ fn a_tampered_cost_fails_the_audit_before_any_table() {
         stderr(&report)
     );
 }
+
+/// Per episode (task, cell): exit, calls, verdict, and every stored call (turn, phase,
+/// model) and command (call, command, return code), in order.
+type Summary = (
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Vec<(i64, String, String)>,
+    Vec<(i64, String, Option<i64>)>,
+);
+
+fn results(db: &Path) -> std::collections::BTreeMap<(String, String), Summary> {
+    let c = Connection::open(db).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    let mut s = c
+        .prepare(
+            "SELECT e.id, e.task_id, e.cell_key, o.exit, o.calls, e.is_correct
+             FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
+        )
+        .unwrap();
+    let rows: Vec<(
+        i64,
+        String,
+        String,
+        Option<String>,
+        Option<i64>,
+        Option<i64>,
+    )> = s
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (id, task, cell, exit, calls, correct) in rows {
+        let mut q = c
+            .prepare("SELECT turn, phase, model FROM calls WHERE episode_id = ?1 ORDER BY id")
+            .unwrap();
+        let calls_of = q
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let mut q = c
+            .prepare(
+                "SELECT call_index, command, return_code FROM agent_steps
+                 WHERE episode_id = ?1 ORDER BY call_index, action_index",
+            )
+            .unwrap();
+        let steps = q
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        out.insert((task, cell), (exit, calls, correct, calls_of, steps));
+    }
+    out
+}
+
+#[test]
+fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = EXPERIMENT
+        .replace("limit = 4", "limit = 6")
+        .replace("percentiles = [10, 50]", "percentiles = [5]");
+    std::fs::write(dir.path().join("exp.toml"), text).unwrap();
+    let clean = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "clean", "--quiet"],
+    );
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let clean_db = dir.path().join("clean/results.sqlite");
+    let total = count(
+        &clean_db,
+        "SELECT count(*) FROM calls WHERE phase != 'prefix'",
+    );
+    assert!(total > 20, "enough handoff calls to interrupt: {total}");
+
+    let killed_db = dir.path().join("killed/results.sqlite");
+    let mut kills = 0;
+    for stop_at in [total / 5, total / 2, 4 * total / 5] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        loop {
+            let done = Connection::open(&killed_db)
+                .and_then(|c| {
+                    c.query_row(
+                        "SELECT count(*) FROM calls WHERE phase != 'prefix'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                })
+                .unwrap_or(0);
+            if done >= stop_at || child.try_wait().unwrap().is_some() {
+                break;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(300),
+                "run too slow"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(kills >= 2, "killed in the handoffs {kills} times");
+    let resumed = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
+    );
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(results(&killed_db), results(&clean_db));
+    // every call stored once, and the same thresholds
+    assert_eq!(
+        count(&killed_db, "SELECT count(*) FROM calls"),
+        count(
+            &killed_db,
+            "SELECT count(*) FROM (SELECT DISTINCT episode_id, turn, phase FROM calls)"
+        )
+    );
+    assert_eq!(
+        count(&killed_db, "SELECT sum(s) FROM agent_thresholds"),
+        count(&clean_db, "SELECT sum(s) FROM agent_thresholds")
+    );
+    let report = baton(dir.path(), &["report", "killed", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(v["audit"]["reconciled"], true);
+}
