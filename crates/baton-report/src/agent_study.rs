@@ -153,6 +153,10 @@ pub struct StudyRow {
     pub lc_pass_rate: Option<f64>,
     /// HC-only pass rate on the same units, %.
     pub hc_pass_rate: Option<f64>,
+    /// LC-only mean cost on the same units, dollars.
+    pub lc_cost_usd: Option<f64>,
+    /// HC-only mean cost on the same units, dollars.
+    pub hc_cost_usd: Option<f64>,
     /// QRec, %.
     pub qrec: Option<f64>,
     /// CSRet, %.
@@ -369,6 +373,8 @@ fn row(
         mean_cost_usd: m.map(|m| m.0[1]),
         lc_pass_rate: m.map(|m| 100.0 * m.0[2]),
         hc_pass_rate: m.map(|m| 100.0 * m.0[4]),
+        lc_cost_usd: m.map(|m| m.0[3]),
+        hc_cost_usd: m.map(|m| m.0[5]),
         qrec: m.and_then(|m| m.qrec()),
         csret: m.and_then(|m| m.csret()),
     }
@@ -898,6 +904,13 @@ impl StudyReport {
             "<h1>Handoff study</h1>\n<p>{}</p>\n",
             html_escape(&self.audit_line())
         );
+        for plot in self.plots() {
+            s.push_str(&format!(
+                "<h2>{}</h2>\n{}\n",
+                html_escape(&plot.title),
+                plot.svg
+            ));
+        }
         for (title, head, rows) in self.sections() {
             s.push_str(&format!("<h2>{}</h2>\n", html_escape(&title)));
             s.push_str(&html_table(&head, rows.into_iter()));
