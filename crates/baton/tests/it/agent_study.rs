@@ -180,6 +180,12 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
         html.contains("<h2>Table 1") && html.ends_with("</body></html>\n"),
         "{html}"
     );
+    for plot in [
+        "Pass rate by switch percentile: lc/hc, escalation",
+        "Cost and quality: lc/hc, downshift",
+    ] {
+        assert!(html.contains(plot), "{plot}");
+    }
 
     // independent prefixes are run live: the handoff episodes pay for their own prefix
     let ind = baton(
