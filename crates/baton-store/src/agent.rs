@@ -972,6 +972,15 @@ impl Reader {
 
     /// Every agent episode with its outcome, counts and spend, by id.
     pub fn agent_episodes(&self) -> Result<Vec<AgentEpisodeRow>> {
+        self.agent_episode_rows(None)
+    }
+
+    /// Agent episode `id`, when stored.
+    pub fn agent_episode(&self, id: i64) -> Result<Option<AgentEpisodeRow>> {
+        Ok(self.agent_episode_rows(Some(id))?.pop())
+    }
+
+    fn agent_episode_rows(&self, only: Option<i64>) -> Result<Vec<AgentEpisodeRow>> {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
@@ -987,6 +996,7 @@ impl Reader {
                  e.k, e.forked_from
                  FROM episodes e JOIN agent_tasks a ON a.task_id = e.task_id
                  LEFT JOIN agent_outcomes o ON o.episode_id = e.id
+                 WHERE ?1 IS NULL OR e.id = ?1
                  ORDER BY e.id",
             )
             .map_err(&err)?;
@@ -998,7 +1008,7 @@ impl Reader {
             (Option<u32>, Option<i64>),
         );
         let rows: Vec<Raw> = stmt
-            .query_map([], |r| {
+            .query_map([only], |r| {
                 Ok((
                     (
                         r.get(0)?,

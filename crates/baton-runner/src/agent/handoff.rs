@@ -471,9 +471,7 @@ impl AgentRunner {
         let _ = cell;
         let reader = Reader::open(&self.store_path)?;
         let row = reader
-            .agent_episodes()?
-            .into_iter()
-            .find(|e| e.id == anchor.episode_id)
+            .agent_episode(anchor.episode_id)?
             .expect("the anchor is stored");
         self.shared
             .store

@@ -318,6 +318,13 @@ impl AgentRunner {
         ];
         if spec.handoff.is_some() {
             inputs.push(("handoff texts".to_string(), texts.sha256()));
+            // forked and live prefixes are different cells: one store holds one kind, so
+            // the report never pools them
+            let prefixes = if independent { "independent" } else { "forked" };
+            inputs.push(("handoff prefixes".to_string(), {
+                use sha2::{Digest, Sha256};
+                hex::encode(Sha256::digest(prefixes))
+            }));
         }
         for t in &dataset.tasks {
             let sha = t.sha256().map_err(|e| RunError::Spec {
