@@ -275,14 +275,15 @@ fn results(db: &Path) -> std::collections::BTreeMap<(String, String), Summary> {
              FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
         )
         .unwrap();
-    let rows: Vec<(
+    type Row = (
         i64,
         String,
         String,
         Option<String>,
         Option<i64>,
         Option<i64>,
-    )> = s
+    );
+    let rows: Vec<Row> = s
         .query_map([], |r| {
             Ok((
                 r.get(0)?,
