@@ -60,6 +60,10 @@ mod score;
 pub mod swebench;
 mod task;
 
+pub use agent::handoff::{
+    DEFAULT_HANDOFF_TEXTS_VERSION, HandoffTexts, rewrite as rewrite_trajectory, summarises,
+    summary_messages,
+};
 pub use agent::protocol::{Action, BASH_TOOL, Protocol, bash_tool, parse_actions};
 pub use agent::run::{
     ActionEvent, AgentConfig, AgentExit, AgentLoop, AgentOutcome, AgentSink, AgentState, CallEvent,

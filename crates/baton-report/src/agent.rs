@@ -284,7 +284,7 @@ fn exit_head() -> Vec<String> {
     h
 }
 
-fn md_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
+pub(crate) fn md_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut s = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
     for r in rows {
         s.push_str(&format!("| {} |\n", r.join(" | ")));
@@ -292,14 +292,14 @@ fn md_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String 
     s
 }
 
-fn html_escape(s: &str) -> String {
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-fn html_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
+pub(crate) fn html_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
     let th: String = head
         .iter()
         .map(|h| format!("<th>{}</th>", html_escape(h)))

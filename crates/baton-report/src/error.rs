@@ -6,6 +6,20 @@ use crate::EpisodeId;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReportError {
+    /// An agent handoff study's costs do not reconcile: no table is printed.
+    #[error(
+        "the cost audit failed: {count} episodes do not reconcile (prefix + handoff + suffix != total), first task {task_id:?} ({cell}) off by {diff_usd:.12} USD"
+    )]
+    AuditFailed {
+        /// Episodes that do not reconcile.
+        count: usize,
+        /// The first one's task.
+        task_id: String,
+        /// Its cell.
+        cell: String,
+        /// Its difference, dollars.
+        diff_usd: f64,
+    },
     /// Two pairs share a name.
     #[error("pair {pair:?} is declared twice")]
     DuplicatePair {

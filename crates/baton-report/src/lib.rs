@@ -21,7 +21,10 @@
 //!
 //! Agent experiments have their own report ([`build_agent`] over an
 //! [`AgentReportInput`]): resolve rate, cost per task and per step, termination-step
-//! percentiles and exit statuses per model and difficulty bucket.
+//! percentiles and exit statuses per model and difficulty bucket; the handoff study
+//! ([`build_study`] over a [`StudyInput`]) adds the switch calls, every handoff cell with
+//! its fired counts, the Table-1 aggregate, windows, buckets, restart controls, the
+//! step-cost decomposition, bootstrap intervals and the cost audit.
 //!
 //! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
 //! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
@@ -81,6 +84,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod agent_study;
 mod assemble;
 mod bootstrap;
 mod csv;
@@ -99,6 +103,10 @@ mod restart;
 pub use agent::{
     AgentEpisodeRecord, AgentReport, AgentReportInput, AgentRow, TERMINATION_PERCENTILES,
     build_agent, nearest_rank,
+};
+pub use agent_study::{
+    Audit, Decomposition, Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
+    StudyThreshold, build_study,
 };
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;

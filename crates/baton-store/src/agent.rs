@@ -11,8 +11,9 @@
 
 use std::path::Path;
 
-use baton_types::{Cell, Cost, EpisodeStatus, Verdict};
+use baton_types::{Cost, EpisodeStatus, Interface, Phase, Verdict};
 use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 
 use crate::connect::sqlite_err;
 use crate::error::{Result, StoreError};
@@ -39,13 +40,72 @@ pub struct AgentTaskMeta {
     pub task_sha256: String,
 }
 
-/// Identity of an agent episode: one per (task, model, replicate).
+/// The cell of an agent episode, as `episodes.cell_json` holds it (a single-model cell
+/// is written as the chat side's `single`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AgentCell {
+    /// One model makes every call (an anchor).
+    Single {
+        /// The model's name in the experiment.
+        model: String,
+    },
+    /// The sender makes calls `0..s`, the receiver the rest, s the sender's p-th
+    /// percentile termination step in the task's bucket.
+    AgentHandoff {
+        /// The prefix model.
+        sender: String,
+        /// The suffix model.
+        receiver: String,
+        /// The percentile the switch call comes from.
+        p: u32,
+        /// What the receiver is shown.
+        interface: Interface,
+        /// Whether the prefix is run live (else forked from the sender's anchor).
+        independent: bool,
+    },
+}
+
+impl AgentCell {
+    /// The cell's key in the store: `single(m)` or `handoff(a -> b, p25, raw)` (with
+    /// `, independent` when the prefix runs live).
+    pub fn label(&self) -> String {
+        match self {
+            AgentCell::Single { model } => format!("single({model})"),
+            AgentCell::AgentHandoff {
+                sender,
+                receiver,
+                p,
+                interface,
+                independent,
+            } => format!(
+                "handoff({sender} -> {receiver}, p{p}, {}{})",
+                interface.as_str(),
+                if *independent { ", independent" } else { "" }
+            ),
+        }
+    }
+
+    /// The model that makes the first call.
+    pub fn first_model(&self) -> &str {
+        match self {
+            AgentCell::Single { model } => model,
+            AgentCell::AgentHandoff { sender, .. } => sender,
+        }
+    }
+}
+
+/// Identity of an agent episode: one per (task, cell, replicate).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentEpisodeInit {
     /// Task id.
     pub task_id: String,
-    /// The model's name in the experiment.
-    pub model: String,
+    /// The cell.
+    pub cell: AgentCell,
+    /// A handoff's switch call s (`episodes.k`).
+    pub k: Option<u32>,
+    /// The anchor a forked handoff takes its prefix from (`episodes.forked_from`).
+    pub forked_from: Option<i64>,
     /// Replicate index.
     pub replicate: u32,
     /// The seed of the (task, replicate).
@@ -144,6 +204,8 @@ pub struct AgentEnd {
 pub struct AgentAttempt {
     /// The call index it was an attempt of.
     pub call_index: u32,
+    /// The phase of that call (`handoff` for a compaction summary's attempts).
+    pub phase: Phase,
     /// Its cost, or why it has none.
     pub cost: std::result::Result<Cost, String>,
 }
@@ -163,6 +225,70 @@ pub struct AgentProgress {
     pub unusable: Vec<AgentAttempt>,
     /// How it ended, once it did.
     pub end: Option<AgentEnd>,
+    /// A handoff's switch, once its prefix is settled.
+    pub switch: Option<AgentSwitchRow>,
+    /// A compaction's handoff call (the summary), once made.
+    pub handoff_call: Option<CallRow>,
+}
+
+/// A handoff episode's switch, to store once its prefix is settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAgentSwitch {
+    /// The episode.
+    pub episode_id: i64,
+    /// The switch call s.
+    pub s: u32,
+    /// The task's difficulty bucket.
+    pub bucket: String,
+    /// Whether the prefix reached call s (else the prefix's run is the episode's).
+    pub fired: bool,
+    /// The conversation node before the switch.
+    pub prefix_context: Option<i64>,
+    /// The conversation the suffix model starts from, as JSON messages (fired only).
+    pub messages: Option<Vec<String>>,
+    /// The working tree at the switch.
+    pub snapshot: Option<String>,
+    /// The texts the interface used: (sha256, version, JSON).
+    pub texts: Option<(String, String, String)>,
+}
+
+/// A stored switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSwitchRow {
+    /// The switch call s.
+    pub s: u32,
+    /// The task's difficulty bucket.
+    pub bucket: String,
+    /// Whether it fired.
+    pub fired: bool,
+    /// The conversation node before the switch (for `traj_drop`, the removed
+    /// trajectory's audit record).
+    pub prefix_context: Option<i64>,
+    /// The conversation node the suffix model starts from.
+    pub context: Option<i64>,
+    /// The working tree at the switch.
+    pub snapshot: Option<String>,
+    /// The sha256 of the texts used.
+    pub texts_sha256: Option<String>,
+}
+
+/// A switch call s, per (pair, direction, bucket, p).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThresholdRow {
+    /// The pair, `lc/hc`.
+    pub pair: String,
+    /// `escalation` or `downshift`.
+    pub direction: String,
+    /// The prefix model, whose termination steps it comes from.
+    pub prefix_model: String,
+    /// The difficulty bucket.
+    pub bucket: String,
+    /// The percentile.
+    pub p: u32,
+    /// The switch call.
+    pub s: u32,
+    /// The anchors it was computed from.
+    pub n_anchors: u32,
 }
 
 impl AgentProgress {
@@ -213,8 +339,21 @@ pub struct AgentEpisodeRow {
     pub task_id: String,
     /// The task's difficulty bucket.
     pub difficulty: String,
-    /// The model's name.
+    /// The first call's model (the prefix model of a handoff).
     pub model: String,
+    /// The cell.
+    pub cell: AgentCell,
+    /// A handoff's switch call s.
+    pub k: Option<u32>,
+    /// The anchor a forked handoff takes its prefix from.
+    pub forked_from: Option<i64>,
+    /// A handoff's switch, once settled.
+    pub switch: Option<AgentSwitchRow>,
+    /// What the episode's own answered attempts cost per phase (prefix, handoff,
+    /// suffix; unpriced ones count 0).
+    pub phase_paid: [Cost; 3],
+    /// A forked handoff's prefix cost: the anchor's calls `0..s` and their attempts.
+    pub forked_prefix: Cost,
     /// Replicate index.
     pub replicate: u32,
     /// Status, outcome, verdict and costs.
@@ -236,6 +375,8 @@ pub(crate) enum AgentCommand {
     Step(Box<NewAgentStep>, i64, Reply<i64>),
     Finish(i64, Box<Outcome>, Box<AgentEnd>, Reply<()>),
     Context(i64, Reply<Vec<String>>),
+    Thresholds(Vec<ThresholdRow>, Reply<Vec<ThresholdRow>>),
+    Switch(Box<NewAgentSwitch>, Reply<Option<i64>>),
 }
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -247,6 +388,8 @@ pub(crate) enum AgentAnswer {
     Call(Result<(i64, i64)>),
     Node(Result<i64>),
     Messages(Result<Vec<String>>),
+    Thresholds(Result<Vec<ThresholdRow>>),
+    Switch(Result<Option<i64>>),
 }
 
 impl AgentAnswer {
@@ -257,6 +400,8 @@ impl AgentAnswer {
             AgentAnswer::Call(r) => r.is_ok(),
             AgentAnswer::Node(r) => r.is_ok(),
             AgentAnswer::Messages(r) => r.is_ok(),
+            AgentAnswer::Thresholds(r) => r.is_ok(),
+            AgentAnswer::Switch(r) => r.is_ok(),
         }
     }
 }
@@ -272,6 +417,8 @@ impl AgentCommand {
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
             (AgentCommand::Context(_, tx), AgentAnswer::Messages(r)) => drop(tx.send(r)),
+            (AgentCommand::Thresholds(_, tx), AgentAnswer::Thresholds(r)) => drop(tx.send(r)),
+            (AgentCommand::Switch(_, tx), AgentAnswer::Switch(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::agent answers each command with its own kind"),
         }
     }
@@ -329,6 +476,20 @@ impl Store {
         self.ask(|tx| agent(AgentCommand::Context(context, tx)))
             .await
     }
+
+    /// Store the switch calls unless some are stored already, and return the stored
+    /// ones: thresholds are fixed once, before any handoff runs, and a resume reuses them.
+    pub async fn agent_thresholds(&self, rows: Vec<ThresholdRow>) -> Result<Vec<ThresholdRow>> {
+        self.ask(|tx| agent(AgentCommand::Thresholds(rows, tx)))
+            .await
+    }
+
+    /// Store a handoff episode's switch with the texts it used; returns the conversation
+    /// node the suffix model starts from (none when it did not fire).
+    pub async fn agent_switch(&self, switch: NewAgentSwitch) -> Result<Option<i64>> {
+        self.ask(|tx| agent(AgentCommand::Switch(Box::new(switch), tx)))
+            .await
+    }
 }
 
 fn agent(cmd: AgentCommand) -> crate::writer::Command {
@@ -346,7 +507,77 @@ impl Db {
             AgentCommand::Context(node, _) => AgentAnswer::Messages(
                 list_messages(&self.conn, *node).map_err(sqlite_err(&self.path)),
             ),
+            AgentCommand::Thresholds(rows, _) => AgentAnswer::Thresholds(self.thresholds(rows)),
+            AgentCommand::Switch(sw, _) => AgentAnswer::Switch(self.switch(sw)),
         }
+    }
+
+    fn thresholds(&mut self, rows: &[ThresholdRow]) -> Result<Vec<ThresholdRow>> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        let stored: i64 = tx
+            .query_row("SELECT count(*) FROM agent_thresholds", [], |r| r.get(0))
+            .map_err(&err)?;
+        if stored == 0 {
+            for t in rows {
+                tx.execute(
+                    "INSERT INTO agent_thresholds (pair, direction, prefix_model, bucket, p, s,
+                     n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        t.pair,
+                        t.direction,
+                        t.prefix_model,
+                        t.bucket,
+                        t.p,
+                        t.s,
+                        t.n_anchors
+                    ],
+                )
+                .map_err(&err)?;
+            }
+        }
+        let out = read_thresholds(&tx, &self.path)?;
+        tx.commit().map_err(&err)?;
+        Ok(out)
+    }
+
+    fn switch(&mut self, sw: &NewAgentSwitch) -> Result<Option<i64>> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        if let Some((sha, version, json)) = &sw.texts {
+            tx.execute(
+                "INSERT OR IGNORE INTO agent_texts (sha256, version, json) VALUES (?1, ?2, ?3)",
+                params![sha, version, json],
+            )
+            .map_err(&err)?;
+        }
+        let context = match &sw.messages {
+            Some(m) => {
+                let m: Vec<&str> = m.iter().map(String::as_str).collect();
+                Some(intern_after(&tx, EMPTY_LIST, &m).map_err(&err)?)
+            }
+            None => None,
+        };
+        tx.execute(
+            &format!(
+                "INSERT INTO agent_switches (episode_id, s, bucket, fired, prefix_context,
+                 context, snapshot, texts_sha256, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {NOW})"
+            ),
+            params![
+                sw.episode_id,
+                sw.s,
+                sw.bucket,
+                sw.fired,
+                sw.prefix_context,
+                context,
+                sw.snapshot,
+                sw.texts.as_ref().map(|t| &t.0)
+            ],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)?;
+        Ok(context)
     }
 
     fn agent_task(&mut self, t: &AgentTaskMeta) -> Result<()> {
@@ -388,21 +619,23 @@ impl Db {
 
     fn agent_episode(&self, init: &AgentEpisodeInit) -> Result<AgentProgress> {
         let err = sqlite_err(&self.path);
-        let cell = Cell::single(&init.model);
+        let cell = &init.cell;
         self.conn
             .execute(
                 &format!(
                     "INSERT INTO episodes (task_id, cell_key, cell_json, replicate, seed,
-                     schedule_sha256, status, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'incomplete', {NOW})
+                     k, forked_from, schedule_sha256, status, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'incomplete', {NOW})
                      ON CONFLICT (task_id, cell_key, replicate) DO NOTHING"
                 ),
                 params![
                     init.task_id,
                     cell.label(),
-                    serde_json::to_string(&cell).expect("a cell always serializes"),
+                    serde_json::to_string(cell).expect("a cell always serializes"),
                     init.replicate,
                     init.seed as i64,
+                    init.k,
+                    init.forked_from,
                     init.task_sha256
                 ],
             )
@@ -522,6 +755,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
     let err = sqlite_err(path);
     let status = parse_status(path, id, status)?;
     let mut calls = Vec::new();
+    let handoff_call;
     {
         let mut stmt = conn
             .prepare(
@@ -538,6 +772,10 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
             .into_iter()
             .map(|c| (c.id, c))
             .collect();
+        handoff_call = by_id
+            .values()
+            .find(|c| c.call.phase == Phase::Handoff)
+            .cloned();
         for (call_id, actions_json, format_error, context) in rows {
             let call = by_id.remove(&call_id).ok_or_else(|| StoreError::Decode {
                 path: path.to_path_buf(),
@@ -586,20 +824,37 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(&err)?;
     let mut stmt = conn
-        .prepare("SELECT turn, cost, unpriced FROM attempts WHERE episode_id = ?1 ORDER BY id")
+        .prepare(
+            "SELECT turn, cost, unpriced, phase FROM attempts WHERE episode_id = ?1 ORDER BY id",
+        )
         .map_err(&err)?;
     let unusable = stmt
         .query_map([id], |r| {
             let cost: Option<i64> = r.get(1)?;
             let unpriced: Option<String> = r.get(2)?;
-            Ok(AgentAttempt {
-                call_index: r.get(0)?,
-                cost: cost.map(Cost).ok_or_else(|| unpriced.unwrap_or_default()),
-            })
+            let phase: String = r.get(3)?;
+            Ok((
+                r.get(0)?,
+                cost.map(Cost).ok_or_else(|| unpriced.unwrap_or_default()),
+                phase,
+            ))
         })
         .map_err(&err)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(&err)?;
+        .collect::<rusqlite::Result<Vec<(u32, _, String)>>>()
+        .map_err(&err)?
+        .into_iter()
+        .map(|(call_index, cost, phase)| {
+            Ok(AgentAttempt {
+                call_index,
+                phase: phase.parse().map_err(|message| StoreError::Decode {
+                    path: path.to_path_buf(),
+                    what: format!("attempts.phase of episode {id}"),
+                    message,
+                })?,
+                cost,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let end = conn
         .query_row(
             "SELECT exit, calls, error FROM agent_outcomes WHERE episode_id = ?1",
@@ -621,7 +876,56 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
         steps,
         unusable,
         end,
+        switch: switch_of(conn, path, id)?,
+        handoff_call,
     })
+}
+
+/// The switch of episode `id`, once stored.
+fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwitchRow>> {
+    conn.query_row(
+        "SELECT s, bucket, fired, prefix_context, context, snapshot, texts_sha256
+         FROM agent_switches WHERE episode_id = ?1",
+        [id],
+        |r| {
+            Ok(AgentSwitchRow {
+                s: r.get(0)?,
+                bucket: r.get(1)?,
+                fired: r.get(2)?,
+                prefix_context: r.get(3)?,
+                context: r.get(4)?,
+                snapshot: r.get(5)?,
+                texts_sha256: r.get(6)?,
+            })
+        },
+    )
+    .optional()
+    .map_err(sqlite_err(path))
+}
+
+/// The stored switch calls, in (pair, direction, bucket, p) order.
+fn read_thresholds(conn: &Connection, path: &Path) -> Result<Vec<ThresholdRow>> {
+    let err = sqlite_err(path);
+    let mut stmt = conn
+        .prepare(
+            "SELECT pair, direction, prefix_model, bucket, p, s, n_anchors FROM agent_thresholds
+             ORDER BY pair, direction, bucket, p",
+        )
+        .map_err(&err)?;
+    stmt.query_map([], |r| {
+        Ok(ThresholdRow {
+            pair: r.get(0)?,
+            direction: r.get(1)?,
+            prefix_model: r.get(2)?,
+            bucket: r.get(3)?,
+            p: r.get(4)?,
+            s: r.get(5)?,
+            n_anchors: r.get(6)?,
+        })
+    })
+    .map_err(&err)?
+    .collect::<rusqlite::Result<_>>()
+    .map_err(&err)
 }
 
 fn parse_status(path: &Path, id: i64, s: &str) -> Result<EpisodeStatus> {
@@ -668,6 +972,15 @@ impl Reader {
 
     /// Every agent episode with its outcome, counts and spend, by id.
     pub fn agent_episodes(&self) -> Result<Vec<AgentEpisodeRow>> {
+        self.agent_episode_rows(None)
+    }
+
+    /// Agent episode `id`, when stored.
+    pub fn agent_episode(&self, id: i64) -> Result<Option<AgentEpisodeRow>> {
+        Ok(self.agent_episode_rows(Some(id))?.pop())
+    }
+
+    fn agent_episode_rows(&self, only: Option<i64>) -> Result<Vec<AgentEpisodeRow>> {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
@@ -679,9 +992,11 @@ impl Reader {
                  (SELECT count(*) FROM agent_calls c WHERE c.episode_id = e.id),
                  (SELECT count(*) FROM agent_steps s WHERE s.episode_id = e.id),
                  (SELECT coalesce(sum(cost), 0) FROM calls c WHERE c.episode_id = e.id)
-                 + (SELECT coalesce(sum(cost), 0) FROM attempts t WHERE t.episode_id = e.id)
+                 + (SELECT coalesce(sum(cost), 0) FROM attempts t WHERE t.episode_id = e.id),
+                 e.k, e.forked_from
                  FROM episodes e JOIN agent_tasks a ON a.task_id = e.task_id
                  LEFT JOIN agent_outcomes o ON o.episode_id = e.id
+                 WHERE ?1 IS NULL OR e.id = ?1
                  ORDER BY e.id",
             )
             .map_err(&err)?;
@@ -690,9 +1005,10 @@ impl Reader {
             (Option<String>, Option<String>, Option<f64>, Option<bool>),
             (Option<String>, Option<String>, Option<String>, i64, i64),
             (Option<String>, Option<u32>, Option<String>, u32, u32, i64),
+            (Option<u32>, Option<i64>),
         );
         let rows: Vec<Raw> = stmt
-            .query_map([], |r| {
+            .query_map([only], |r| {
                 Ok((
                     (
                         r.get(0)?,
@@ -712,29 +1028,31 @@ impl Reader {
                         r.get(19)?,
                         r.get(20)?,
                     ),
+                    (r.get(21)?, r.get(22)?),
                 ))
             })
             .map_err(&err)?
             .collect::<rusqlite::Result<_>>()
             .map_err(&err)?;
         rows.into_iter()
-            .map(|(a, b, c, d)| {
+            .map(|(a, b, c, d, f)| {
                 let (id, task_id, difficulty, cell_json, replicate, status) = a;
                 let (final_response, extracted, score, is_correct) = b;
                 let (eval_error, details, reason, attributed, paid_col) = c;
                 let (exit, calls, error, n_calls, n_steps, paid) = d;
+                let (k, forked_from) = f;
                 let decode = |what: &str, message: String| StoreError::Decode {
                     path: self.path.clone(),
                     what: format!("{what} of episode {id}"),
                     message,
                 };
-                let cell: Cell = serde_json::from_str(&cell_json)
+                let cell: AgentCell = serde_json::from_str(&cell_json)
                     .map_err(|e| decode("episodes.cell_json", e.to_string()))?;
-                let Cell::Single { model } = cell else {
-                    return Err(decode(
-                        "episodes.cell_json",
-                        "not a single-model cell".into(),
-                    ));
+                let model = cell.first_model().to_string();
+                let phase_paid = self.phase_paid(id)?;
+                let forked_prefix = match (forked_from, k) {
+                    (Some(anchor), Some(s)) => self.paid_before(anchor, s)?,
+                    _ => Cost::ZERO,
                 };
                 let verdict = match score {
                     Some(score) => Some(Verdict {
@@ -757,6 +1075,12 @@ impl Reader {
                     task_id,
                     difficulty,
                     model,
+                    cell,
+                    k,
+                    forked_from,
+                    switch: switch_of(&self.conn, &self.path, id)?,
+                    phase_paid,
+                    forked_prefix,
                     replicate,
                     outcome: Outcome {
                         status: parse_status(&self.path, id, &status)?,
@@ -790,6 +1114,61 @@ impl Reader {
                 |r| r.get(0).map(Cost),
             )
             .map_err(sqlite_err(&self.path))
+    }
+
+    /// What episode `id`'s own answered attempts cost per phase: prefix, handoff, suffix.
+    fn phase_paid(&self, id: i64) -> Result<[Cost; 3]> {
+        let mut out = [Cost::ZERO; 3];
+        for (i, phase) in [Phase::Prefix, Phase::Handoff, Phase::Suffix]
+            .iter()
+            .enumerate()
+        {
+            out[i] = self
+                .conn
+                .query_row(
+                    "SELECT (SELECT coalesce(sum(cost), 0) FROM calls
+                             WHERE episode_id = ?1 AND phase = ?2)
+                     + (SELECT coalesce(sum(cost), 0) FROM attempts
+                        WHERE episode_id = ?1 AND phase = ?2)",
+                    params![id, phase.as_str()],
+                    |r| r.get(0).map(Cost),
+                )
+                .map_err(sqlite_err(&self.path))?;
+        }
+        Ok(out)
+    }
+
+    /// What episode `id`'s calls `0..s` and their billed attempts cost: a forked
+    /// handoff's prefix.
+    pub fn paid_before(&self, id: i64, s: u32) -> Result<Cost> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT coalesce(sum(cost), 0) FROM calls
+                         WHERE episode_id = ?1 AND turn < ?2 AND phase = 'prefix')
+                 + (SELECT coalesce(sum(cost), 0) FROM attempts
+                    WHERE episode_id = ?1 AND turn < ?2 AND phase = 'prefix')",
+                params![id, s],
+                |r| r.get(0).map(Cost),
+            )
+            .map_err(sqlite_err(&self.path))
+    }
+
+    /// The stored switch calls (empty before any handoff ran).
+    pub fn agent_thresholds(&self) -> Result<Vec<ThresholdRow>> {
+        read_thresholds(&self.conn, &self.path)
+    }
+
+    /// The handoff texts stored with the run: (sha256, version, JSON).
+    pub fn agent_texts(&self) -> Result<Vec<(String, String, String)>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT sha256, version, json FROM agent_texts ORDER BY sha256")
+            .map_err(&err)?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(&err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(&err)
     }
 
     /// Everything stored of agent episode `episode_id`.

@@ -41,8 +41,9 @@ pub mod schema;
 mod writer;
 
 pub use agent::{
-    AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentEnd, AgentEpisodeInit, AgentEpisodeRow,
-    AgentProgress, AgentStepRow, AgentTaskMeta, NewAgentCall, NewAgentStep,
+    AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentCell, AgentEnd, AgentEpisodeInit,
+    AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, NewAgentCall,
+    NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
 pub use error::{Result, StoreError};
 pub use reader::{CallFigures, Reader};

@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 6):
+//! Tables (version 7):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -62,6 +62,20 @@
 //!   written in the same transaction as the episode's outcome; the verdict is the
 //!   episode's (`score`, `is_correct`, `eval_details`).
 //!
+//! Agent handoffs (version 7): a handoff episode's cell is `agent_handoff` (sender,
+//! receiver, percentile p, interface, whether its prefix was run live); `k` holds its
+//! switch call s and, when its prefix is forked, `forked_from` the anchor whose calls
+//! `0..s` (and their billed attempts) are its prefix: they are not copied. Its own calls
+//! are phase `prefix` (an independent prefix), `handoff` (the compaction summary, turn s,
+//! no `agent_calls` row: not a step) and `suffix` (turn = call index q ≥ s).
+//! * `agent_thresholds`: the switch calls s per (pair, direction, bucket, p), from the
+//!   prefix model's anchors' termination steps, written once before any handoff runs.
+//! * `agent_texts`: the handoff texts a run used (sha256, version, JSON).
+//! * `agent_switches`: one per handoff episode once its prefix is settled: s, bucket,
+//!   whether it fired (the prefix reached call s), the conversation before the switch
+//!   (`prefix_context`; for `traj_drop` the removed trajectory's audit record), the one
+//!   the suffix model starts from (`context`), the tree at the switch and the texts.
+//!
 //! # How a request is stored
 //!
 //! A call's request is a JSON object whose `messages` array repeats the whole
@@ -82,10 +96,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -312,4 +326,35 @@ CREATE TABLE skipped_tasks (
 const V6: &str = r#"
 ALTER TABLE episodes ADD COLUMN extraction_rule TEXT;
 ALTER TABLE episodes ADD COLUMN no_answer INTEGER NOT NULL DEFAULT 0;
+"#;
+
+/// Version 7: agent handoffs: switch points, the texts the interfaces used, and each
+/// handoff episode's switch.
+const V7: &str = r#"
+CREATE TABLE agent_thresholds (
+    pair TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    prefix_model TEXT NOT NULL,
+    bucket TEXT NOT NULL,
+    p INTEGER NOT NULL,
+    s INTEGER NOT NULL,
+    n_anchors INTEGER NOT NULL,
+    PRIMARY KEY (pair, direction, bucket, p)
+);
+CREATE TABLE agent_texts (
+    sha256 TEXT PRIMARY KEY,
+    version TEXT NOT NULL,
+    json TEXT NOT NULL
+);
+CREATE TABLE agent_switches (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id),
+    s INTEGER NOT NULL,
+    bucket TEXT NOT NULL,
+    fired INTEGER NOT NULL,
+    prefix_context INTEGER,
+    context INTEGER,
+    snapshot TEXT,
+    texts_sha256 TEXT REFERENCES agent_texts(sha256),
+    created_at TEXT NOT NULL
+);
 "#;

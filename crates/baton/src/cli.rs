@@ -59,6 +59,24 @@ pub enum BenchCommand {
     /// against `baton sim-server`; prints wall time against its bound, CPU time per call
     /// and peak memory of the run.
     Harness(HarnessBenchArgs),
+    /// The agent handoff study's full matrix on the bundled agent sample with simulated
+    /// agents, offline: 2 anchors + percentiles × interfaces × 2 directions, forked;
+    /// prints wall time, calls, sandbox commands and baton's own CPU time per step.
+    AgentStudy(AgentStudyBenchArgs),
+}
+
+/// `baton bench agent-study`.
+#[derive(Debug, Args)]
+pub struct AgentStudyBenchArgs {
+    /// At most this many tasks of the sample (default all 12).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Episodes in flight at once.
+    #[arg(long, default_value_t = 2)]
+    pub concurrency: usize,
+    /// Folder for the experiment and the run's store (cleared first).
+    #[arg(long, default_value = "results/bench-agent-study")]
+    pub out: PathBuf,
 }
 
 /// `baton bench harness`.

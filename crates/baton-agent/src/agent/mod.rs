@@ -6,8 +6,11 @@
 //! * [`run`]: the loop itself ([`AgentLoop`](run::AgentLoop)), its limits and exit statuses,
 //!   its resumable state, and the sink every call and command is reported to.
 //! * [`workspace`]: a task's environment with its git baseline.
+//! * [`handoff`]: what a handoff at call s shows the model that takes over (the
+//!   interfaces' rewrites of the trajectory and their texts).
 //! * [`sim`]: the deterministic simulated agent that makes all of it run offline.
 
+pub mod handoff;
 pub mod protocol;
 pub mod run;
 pub mod sim;

@@ -43,6 +43,12 @@
 //! tools) it answers with one `bash` tool call whose id is derived from the same hash;
 //! otherwise with one block fenced with the tag the system message uses (`bash` if none).
 //!
+//! Asked for a summary (a handoff's compaction call: the last message is a user message
+//! that is no observation and contains "summar"), it replies with text only: one line per
+//! earlier command with the return code its observation reported. It does not read such
+//! summaries back: after a compaction or a dropped trajectory it starts over from what it
+//! sees (the task and the tree as the prefix left it), which is the handoff's cost.
+//!
 //! Usage follows the chat sims ([`baton_models::tokens`]): prompt tokens are the request's
 //! messages (four characters a token, plus four per message, tool calls included), output
 //! tokens its reply text and tool-call arguments; no caching, no reasoning.
@@ -251,6 +257,9 @@ impl SimAgent {
             .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
         let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
         let d = |purpose: &str| draw(request, &task.id, purpose);
+        if let Some(text) = summary_reply(request) {
+            return Ok(text_response(request, text, Vec::new()));
+        }
 
         let (thought, command) = if d("malformed") < settings.malformed {
             ("I am not sure what to run next.".to_string(), None)
@@ -275,32 +284,70 @@ impl SimAgent {
                 Vec::new(),
             ),
         };
-        let input: u64 = request.messages.iter().map(message_tokens).sum();
-        let output = text_tokens(&text)
-            + tool_calls
-                .iter()
-                .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
-                .sum::<u64>();
-        Ok(Response {
-            text,
-            usage: Usage {
-                uncached_in: input,
-                output,
-                ..Usage::default()
-            },
-            model_served: format!("sim/{}", request.model),
-            finish_reason: Some(
-                if tool_calls.is_empty() {
-                    "stop"
-                } else {
-                    "tool_calls"
-                }
-                .into(),
-            ),
-            raw: None,
-            tool_calls,
-        })
+        Ok(text_response(request, text, tool_calls))
     }
+}
+
+/// A response with `text` and `tool_calls`, its usage counted like the chat sims'.
+fn text_response(request: &Request, text: String, tool_calls: Vec<ToolCall>) -> Response {
+    let input: u64 = request.messages.iter().map(message_tokens).sum();
+    let output = text_tokens(&text)
+        + tool_calls
+            .iter()
+            .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
+            .sum::<u64>();
+    Response {
+        text,
+        usage: Usage {
+            uncached_in: input,
+            output,
+            ..Usage::default()
+        },
+        model_served: format!("sim/{}", request.model),
+        finish_reason: Some(
+            if tool_calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            }
+            .into(),
+        ),
+        raw: None,
+        tool_calls,
+    }
+}
+
+/// The summary the agent writes when asked for one (a handoff's compaction call): the
+/// request's last message is a user message that is not an observation (it shows no
+/// return code) and asks for a summary (it contains "summar"). The summary lists the
+/// agent's earlier commands with the return code each observation reported.
+fn summary_reply(request: &Request) -> Option<String> {
+    let last = request.messages.last()?;
+    let asks = last.role == Role::User
+        && return_code_in(&last.content).is_none()
+        && last.content.to_lowercase().contains("summar");
+    if !asks {
+        return None;
+    }
+    let mut lines = Vec::new();
+    let msgs = &request.messages;
+    for (i, m) in msgs.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        let cmd = command_of(m).unwrap_or_else(|| "(no command)".into());
+        let first = cmd.lines().next().unwrap_or("");
+        let rc = msgs
+            .get(i + 1)
+            .and_then(|o| return_code_in(&o.content))
+            .unwrap_or("?");
+        lines.push(format!("- `{first}` (return code {rc})"));
+    }
+    Some(format!(
+        "Summary of the work so far: {} commands.\n{}",
+        lines.len(),
+        lines.join("\n")
+    ))
 }
 
 /// The command of an assistant message (its first tool call's, or its one fenced block).

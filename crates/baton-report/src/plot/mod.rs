@@ -12,6 +12,7 @@
 //! printing.
 
 mod chart;
+mod study;
 pub(crate) mod svg;
 
 use std::collections::HashSet;

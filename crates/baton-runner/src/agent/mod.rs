@@ -20,6 +20,7 @@
 //! Main types: [`AgentSpec`], [`AgentRunner`], [`AgentRunSummary`]; [`agent_report_input`]
 //! reads a store into `baton-report`'s agent report.
 
+mod handoff;
 mod models;
 pub(crate) mod report_input;
 mod resume;
@@ -32,18 +33,18 @@ use std::sync::{Arc, Mutex};
 
 use baton_agent::{
     AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
-    AgentTemplates, HarnessStatus, HarnessVerdict, LocalScorer, Prediction, SweBenchHarness,
-    TaskFormat, load_dataset, start_task_env,
+    AgentTemplates, HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction,
+    SweBenchHarness, TaskFormat, load_dataset, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
 use baton_store::{
-    AgentEnd, AgentEpisodeInit, AgentTaskMeta, ExperimentMeta, Outcome, Reader, Store,
+    AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, ExperimentMeta, Outcome, Reader, Store,
 };
 use baton_types::{Cost, EpisodeStatus, Verdict};
 use tokio::sync::Semaphore;
 
-pub use report_input::agent_report_input;
+pub use report_input::{STUDY_BOOTSTRAP, agent_report_input, study_input};
 pub use spec::{AGENT_KIND, AgentModel, AgentSpec, is_agent_experiment};
 
 use crate::budget::Budget;
@@ -81,6 +82,8 @@ pub struct AgentRunOptions {
     pub providers: Vec<Arc<dyn ProviderFactory>>,
     /// Progress events.
     pub observer: Arc<dyn Observer>,
+    /// Run handoff prefixes live (`--independent`) whatever `[handoff]` says.
+    pub independent: bool,
 }
 
 impl AgentRunOptions {
@@ -102,6 +105,7 @@ impl AgentRunOptions {
             stop: StopSignal::default(),
             providers: Vec::new(),
             observer: Arc::new(SilentObserver),
+            independent: false,
         }
     }
 
@@ -182,6 +186,10 @@ pub struct AgentRunner {
     harness: Option<Arc<SweBenchHarness>>,
     blobs: Arc<DirBlobStore>,
     shared: Arc<AgentShared>,
+    /// The handoff interfaces' texts.
+    texts: HandoffTexts,
+    /// Whether handoff prefixes run live.
+    independent: bool,
     concurrency: usize,
     store_path: PathBuf,
     _lock: FolderLock,
@@ -291,11 +299,33 @@ impl AgentRunner {
                 simulated: spec.simulated(),
             })
             .await?;
+        let texts = match spec.handoff.as_ref().and_then(|h| h.texts.as_ref()) {
+            Some(p) => {
+                let path = options.resolve(p);
+                HandoffTexts::load(&path).map_err(|e| RunError::Spec {
+                    source_name: path.display().to_string(),
+                    message: format!("handoff.texts: {e:#}"),
+                })?
+            }
+            None => HandoffTexts::default(),
+        };
+        let independent =
+            options.independent || spec.handoff.as_ref().is_some_and(|h| h.independent);
         let mut inputs = vec![
             ("spec".to_string(), spec.sha256()),
             ("price card".to_string(), card.sha256().to_string()),
             ("agent config".to_string(), config_sha256(&config)),
         ];
+        if spec.handoff.is_some() {
+            inputs.push(("handoff texts".to_string(), texts.sha256()));
+            // forked and live prefixes are different cells: one store holds one kind, so
+            // the report never pools them
+            let prefixes = if independent { "independent" } else { "forked" };
+            inputs.push(("handoff prefixes".to_string(), {
+                use sha2::{Digest, Sha256};
+                hex::encode(Sha256::digest(prefixes))
+            }));
+        }
         for t in &dataset.tasks {
             let sha = t.sha256().map_err(|e| RunError::Spec {
                 source_name: t.origin.clone(),
@@ -344,6 +374,8 @@ impl AgentRunner {
                 blocked: Mutex::default(),
             }),
             store_path,
+            texts,
+            independent,
             _lock: lock,
         })
     }
@@ -383,6 +415,7 @@ impl AgentRunner {
         for h in handles {
             h.await.expect("an agent episode panicked")?;
         }
+        runner.run_handoffs().await?;
         let blocked = runner.shared.blocked.lock().expect("blocked lock").clone();
         if let Some(why) = blocked.into_values().next() {
             return Err(RunError::Unpriced(why));
@@ -428,7 +461,11 @@ impl AgentRunner {
         let progress = store
             .agent_episode(AgentEpisodeInit {
                 task_id: task.id.clone(),
-                model: model_name.to_string(),
+                cell: AgentCell::Single {
+                    model: model_name.to_string(),
+                },
+                k: None,
+                forked_from: None,
                 replicate,
                 seed,
                 task_sha256: task.sha256().map_err(|e| RunError::Spec {
@@ -441,7 +478,7 @@ impl AgentRunner {
             return Ok(());
         }
         let episode_id = progress.episode_id;
-        let restored = match resume::restore(&self.config, task, &progress, store).await? {
+        let restored = match resume::restore(&self.config, task, &progress, store, None).await? {
             Ok(r) => r,
             Err(why) => {
                 // a stored reply without a cost: the model is blocked until the card has it
@@ -459,13 +496,17 @@ impl AgentRunner {
                     seed,
                     restored,
                     progress.last_snapshot(),
+                    baton_types::Phase::Prefix,
+                    &self.config,
                 )
                 .await?
             }
         };
         let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
         match outcome {
-            Ok(o) if o.exit != AgentExit::Error => self.finish(task, episode_id, o, paid).await,
+            Ok(o) if o.exit != AgentExit::Error => {
+                self.finish(task, episode_id, o, paid, paid).await
+            }
             Ok(o) => {
                 let why = o.error.unwrap_or_else(|| "the model call failed".into());
                 self.leave_incomplete(episode_id, why, paid).await
@@ -475,7 +516,9 @@ impl AgentRunner {
     }
 
     /// Run the loop from a restored state in a fresh environment with the last
-    /// snapshot restored. `Ok(Err(why))`: the episode stays incomplete.
+    /// snapshot restored, its calls stored with `phase`. `Ok(Err(why))`: the episode
+    /// stays incomplete.
+    #[allow(clippy::too_many_arguments)]
     async fn drive(
         &self,
         task: &Arc<AgentTask>,
@@ -484,6 +527,8 @@ impl AgentRunner {
         seed: u64,
         restored: resume::Restored,
         snapshot: Option<&str>,
+        phase: baton_types::Phase,
+        config: &AgentConfig,
     ) -> Result<Result<AgentOutcome, String>, RunError> {
         let env_config = self.spec.environment.clone();
         let (t, blobs, snap) = (
@@ -514,12 +559,13 @@ impl AgentRunner {
             model,
             task_id: &task.id,
             episode_id,
+            phase,
             context: restored.context,
             reserved: None,
             new_calls: 0,
         };
         let lp = AgentLoop {
-            config: &self.config,
+            config,
             task_id: &task.id,
             seed: Some(seed),
             blobs: Some(self.blobs.as_ref()),
@@ -570,6 +616,7 @@ impl AgentRunner {
         task: &Arc<AgentTask>,
         episode_id: i64,
         o: AgentOutcome,
+        attributed: Cost,
         paid: Cost,
     ) -> Result<(), RunError> {
         let (status, verdict, reason) = match (&o.submission, task.format) {
@@ -642,7 +689,7 @@ impl AgentRunner {
             extracted: None,
             verdict,
             reason,
-            cost_attributed: paid,
+            cost_attributed: attributed,
             cost_paid: paid,
         };
         let end = AgentEnd {

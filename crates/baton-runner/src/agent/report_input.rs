@@ -2,9 +2,13 @@
 
 use std::path::Path;
 
-use baton_report::{AgentEpisodeRecord, AgentReportInput};
-use baton_store::Reader;
-use baton_types::EpisodeStatus;
+use baton_report::{
+    AgentEpisodeRecord, AgentReportInput, StudyCell, StudyEpisode, StudyInput, StudyThreshold,
+};
+use baton_store::{AgentCell, Reader};
+use baton_types::{Cost, EpisodeStatus};
+
+use crate::agent::AgentSpec;
 
 use crate::RunError;
 
@@ -21,6 +25,7 @@ pub fn agent_report_input(store_path: &Path) -> Result<AgentReportInput, RunErro
     let episodes = reader
         .agent_episodes()?
         .into_iter()
+        .filter(|e| matches!(e.cell, AgentCell::Single { .. }))
         .map(|e| {
             let finished = e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete;
             AgentEpisodeRecord {
@@ -46,4 +51,98 @@ pub fn agent_report_input(store_path: &Path) -> Result<AgentReportInput, RunErro
         simulated,
         episodes,
     })
+}
+
+/// The bootstrap replicates of the study report (the paper's).
+pub const STUDY_BOOTSTRAP: usize = 10_000;
+
+/// The handoff study's input from the store at `store_path`, when its experiment has a
+/// `[handoff]` table. Costs per phase come from the store: a forked prefix is the
+/// anchor's calls `0..s` and their billed attempts, the rest the episode's own calls and
+/// attempts by phase; the total is the episode's attributed cost, as the run stored it.
+pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyInput>, RunError> {
+    if !store_path.exists() {
+        return Err(RunError::NoResults(store_path.to_path_buf()));
+    }
+    let reader = Reader::open(store_path)?;
+    let experiment = reader.experiment()?;
+    let spec = AgentSpec::parse("the stored experiment", &experiment.meta.spec_toml)?;
+    let Some(handoff) = spec.handoff else {
+        return Ok(None);
+    };
+    let thresholds = reader
+        .agent_thresholds()?
+        .into_iter()
+        .map(|t| StudyThreshold {
+            pair: t.pair,
+            direction: t.direction,
+            bucket: t.bucket,
+            p: t.p,
+            s: t.s,
+        })
+        .collect();
+    let episodes = reader
+        .agent_episodes()?
+        .into_iter()
+        .map(|e| {
+            let finished = e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete;
+            let k = e.k.unwrap_or(0);
+            let steps = if e.forked_from.is_some() {
+                k + e.calls
+            } else {
+                e.calls
+            };
+            let fired = e.switch.as_ref().map(|s| s.fired);
+            let cell = match &e.cell {
+                AgentCell::Single { model } => StudyCell::Single(model.clone()),
+                AgentCell::AgentHandoff {
+                    sender,
+                    receiver,
+                    p,
+                    interface,
+                    ..
+                } => StudyCell::Handoff {
+                    sender: sender.clone(),
+                    receiver: receiver.clone(),
+                    p: *p,
+                    interface: *interface,
+                },
+            };
+            StudyEpisode {
+                task_id: e.task_id,
+                bucket: e.difficulty,
+                replicate: e.replicate,
+                cell,
+                finished,
+                resolved: e
+                    .outcome
+                    .verdict
+                    .as_ref()
+                    .filter(|_| finished)
+                    .and_then(|v| v.is_correct),
+                steps,
+                suffix_steps: if fired == Some(true) {
+                    steps.saturating_sub(k)
+                } else {
+                    0
+                },
+                cost: e.outcome.cost_attributed,
+                phases: [
+                    e.forked_prefix + e.phase_paid[0],
+                    e.phase_paid[1],
+                    e.phase_paid[2],
+                ],
+                s: e.k,
+                fired,
+            }
+        })
+        .collect();
+    let _ = Cost::ZERO;
+    Ok(Some(StudyInput {
+        pairs: handoff.pairs.into_iter().map(|[lc, hc]| (lc, hc)).collect(),
+        thresholds,
+        episodes,
+        bootstrap,
+        seed: spec.seed,
+    }))
 }

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use baton_agent::{Action, AgentConfig, AgentExit, AgentOutcome, AgentState, AgentTask};
-use baton_store::{AgentProgress, Store};
-use baton_types::Message;
+use baton_store::{AgentCallRow, AgentProgress, Store};
+use baton_types::{Cost, Message, Phase};
 
 use crate::RunError;
 
@@ -30,22 +30,39 @@ fn corrupt(task: &AgentTask, message: String) -> RunError {
     }
 }
 
-/// The state of `progress`. `Ok(Err(why))`: a stored reply has no cost, so the cost
-/// limit cannot be checked and the episode cannot go on.
+/// Where a handoff's suffix starts: its first call index s, the conversation node the
+/// suffix model starts from, and what the task spent before it that the episode's own
+/// calls do not hold (a forked prefix, the handoff call).
+pub(crate) struct Base {
+    pub first: u32,
+    pub context: i64,
+    pub cost: Cost,
+}
+
+/// The state of `progress` (from `base`, for a handoff's suffix: only its calls from
+/// `base.first` on are the suffix's). `Ok(Err(why))`: a stored reply has no cost, so the
+/// cost limit cannot be checked and the episode cannot go on.
 pub(crate) async fn restore(
     config: &AgentConfig,
     task: &AgentTask,
     progress: &AgentProgress,
     store: &Store,
+    base: Option<&Base>,
 ) -> Result<Result<Restored, String>, RunError> {
-    let next = progress.calls.len() as u32;
+    let first = base.map_or(0, |b| b.first);
+    let calls: Vec<&AgentCallRow> = progress
+        .calls
+        .iter()
+        .filter(|c| c.index() >= first)
+        .collect();
+    let next = first + calls.len() as u32;
     let prior_unusable = progress
         .unusable
         .iter()
-        .filter(|a| a.call_index == next)
+        .filter(|a| a.call_index == next && a.phase != Phase::Handoff)
         .count() as u32;
     let cost = match progress.paid() {
-        Ok(c) => c,
+        Ok(c) => c + base.map_or(Cost::ZERO, |b| b.cost),
         Err(why) => {
             return Ok(Err(format!(
                 "task {:?}: a stored billed reply has no cost ({why}); add the rate to the price card (--prices) and resume",
@@ -54,32 +71,34 @@ pub(crate) async fn restore(
         }
     };
     let start = AgentState::start(config, task).map_err(|e| corrupt(task, format!("{e:#}")))?;
-    let Some(last) = progress.calls.last() else {
-        let state = AgentState { cost, ..start };
+    let Some(last) = calls.last() else {
+        let state = match base {
+            None => AgentState { cost, ..start },
+            Some(b) => AgentState {
+                messages: messages_of(task, store, b.context).await?,
+                calls: b.first,
+                cost,
+                ..start
+            },
+        };
         return Ok(Ok(Restored {
             state,
-            context: 0,
+            context: base.map_or(0, |b| b.context),
             prior_unusable,
             ended: None,
         }));
     };
-    for (i, c) in progress.calls.iter().enumerate() {
-        if c.index() as usize != i {
+    for (i, c) in calls.iter().enumerate() {
+        let want = first + i as u32;
+        if c.index() != want {
             return Err(corrupt(
                 task,
-                format!("call {i} is missing (found call {})", c.index()),
+                format!("call {want} is missing (found call {})", c.index()),
             ));
         }
     }
     let context = progress.context();
-    let messages: Vec<Message> = store
-        .context_messages(context)
-        .await?
-        .iter()
-        .map(|m| {
-            serde_json::from_str(m).map_err(|e| corrupt(task, format!("a stored message: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
+    let messages = messages_of(task, store, context).await?;
     if messages.get(..start.messages.len()) != Some(&start.messages[..]) {
         return Err(corrupt(
             task,
@@ -87,7 +106,7 @@ pub(crate) async fn restore(
         ));
     }
     let mut format_errors_in_a_row = 0;
-    for c in &progress.calls {
+    for c in &calls {
         format_errors_in_a_row = match c.format_error {
             Some(_) => format_errors_in_a_row + 1,
             None => 0,
@@ -135,4 +154,20 @@ pub(crate) async fn restore(
         prior_unusable,
         ended: None,
     }))
+}
+
+/// The messages of conversation node `context`.
+pub(crate) async fn messages_of(
+    task: &AgentTask,
+    store: &Store,
+    context: i64,
+) -> Result<Vec<Message>, RunError> {
+    store
+        .context_messages(context)
+        .await?
+        .iter()
+        .map(|m| {
+            serde_json::from_str(m).map_err(|e| corrupt(task, format!("a stored message: {e}")))
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use baton_agent::{ActionEvent, AgentError, AgentSink, CallEvent};
-use baton_models::{BilledAttempt, Model};
+use baton_models::{BilledAttempt, Completion, Model};
 use baton_store::{NewAgentCall, NewAgentStep, NewAttempt, NewCall};
 use baton_types::{Cost, Message, Phase};
 
@@ -19,6 +19,9 @@ pub(crate) struct StoreSink<'a> {
     pub model: &'a Arc<Model>,
     pub task_id: &'a str,
     pub episode_id: i64,
+    /// The phase its calls are stored with (`prefix` for an anchor and a live prefix,
+    /// `suffix` after a handoff's switch).
+    pub phase: Phase,
     /// The conversation node after the last stored event.
     pub context: i64,
     /// The spending-cap reservation of the call in flight, and what it paid so far.
@@ -28,6 +31,49 @@ pub(crate) struct StoreSink<'a> {
 }
 
 impl StoreSink<'_> {
+    /// The `calls` row of call `index`, its cost settled against the reservation.
+    fn new_call(&mut self, index: u32, c: &Completion) -> NewCall {
+        let (cost, unpriced) = match &c.cost {
+            Ok(cost) => (*cost, None),
+            Err(why) => (Cost::ZERO, Some(why.clone())),
+        };
+        if let Some(r) = self.reserved.as_mut() {
+            r.1 += cost;
+        }
+        self.settle();
+        NewCall {
+            episode_id: self.episode_id,
+            turn: index,
+            phase: self.phase,
+            model: self.model.name().to_string(),
+            model_served: c.response.model_served.clone(),
+            request_json: serde_json::to_string(&c.request).expect("a request always serializes"),
+            request_sha256: c.request.fingerprint(),
+            response_text: c.response.text.clone(),
+            raw_response: c.response.raw.as_ref().map(|r| r.to_string()),
+            usage: c.response.usage,
+            cost,
+            unpriced,
+            latency_ms: c.latency.as_millis() as u64,
+            attempts: c.attempts,
+            finish_reason: c.response.finish_reason.clone(),
+        }
+    }
+
+    /// Commit a call that is not a step (a handoff's summary): a `calls` row only.
+    pub async fn record_plain(&mut self, index: u32, c: &Completion) -> Result<(), AgentError> {
+        let call = self.new_call(index, c);
+        let cost = call.cost;
+        self.shared
+            .store
+            .record_call(call)
+            .await
+            .map_err(|e| self.sink_err(e))?;
+        self.new_calls += 1;
+        self.shared.observer.call(self.model.name(), cost);
+        Ok(())
+    }
+
     fn sink_err(&self, e: impl std::fmt::Display) -> AgentError {
         AgentError::Sink {
             task_id: self.task_id.to_string(),
@@ -102,7 +148,7 @@ impl AgentSink for StoreSink<'_> {
                 .record_attempt(NewAttempt {
                     episode_id: self.episode_id,
                     turn: index,
-                    phase: Phase::Prefix,
+                    phase: self.phase,
                     model: self.model.name().to_string(),
                     attempt: a.attempt,
                     reason: a.reason.clone(),
@@ -119,32 +165,8 @@ impl AgentSink for StoreSink<'_> {
     }
 
     async fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {
-        let c = e.completion;
-        let (cost, unpriced) = match &c.cost {
-            Ok(cost) => (*cost, None),
-            Err(why) => (Cost::ZERO, Some(why.clone())),
-        };
-        if let Some(r) = self.reserved.as_mut() {
-            r.1 += cost;
-        }
-        self.settle();
-        let call = NewCall {
-            episode_id: self.episode_id,
-            turn: e.index,
-            phase: Phase::Prefix,
-            model: self.model.name().to_string(),
-            model_served: c.response.model_served.clone(),
-            request_json: serde_json::to_string(&c.request).expect("a request always serializes"),
-            request_sha256: c.request.fingerprint(),
-            response_text: c.response.text.clone(),
-            raw_response: c.response.raw.as_ref().map(|r| r.to_string()),
-            usage: c.response.usage,
-            cost,
-            unpriced,
-            latency_ms: c.latency.as_millis() as u64,
-            attempts: c.attempts,
-            finish_reason: c.response.finish_reason.clone(),
-        };
+        let call = self.new_call(e.index, e.completion);
+        let cost = call.cost;
         let (_, context) = self
             .shared
             .store

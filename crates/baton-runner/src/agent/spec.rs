@@ -15,6 +15,13 @@
 //! agent_templates = "swebench.yaml"   # a mini-SWE-agent YAML; default baton's own
 //! swebench_python = ".venv/bin/python" # scores SWE-bench submissions with the harness
 //!
+//! [handoff]                    # the handoff study (optional): switch at call s
+//! pairs = [["lc", "hc"]]       # (low-cost, high-capability); both directions run
+//! percentiles = [5, 10, 15, 25, 35, 45, 50]   # of the prefix model's termination steps
+//! interfaces = ["raw", "disclosure", "compact_pre", "compact_suf", "traj_drop"]
+//! independent = false          # run prefixes live instead of forking the anchors'
+//! texts = "handoff.yaml"       # replace baton's handoff texts (key for key)
+//!
 //! [environment]                # baton_env::EnvConfig; default bwrap
 //! backend = "bwrap"
 //!
@@ -34,6 +41,7 @@ use std::path::PathBuf;
 
 use baton_agent::{DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, Protocol, SimAgentSettings};
 use baton_env::EnvConfig;
+use baton_types::Interface;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -97,6 +105,78 @@ pub struct AgentSpec {
     /// the reason. A run-time setting: it does not change the experiment's identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swebench_python: Option<PathBuf>,
+    /// The handoff study: every pair in both directions, at each percentile's switch
+    /// call, under each interface, after the anchors (every model's single runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<HandoffSpec>,
+}
+
+/// The `[handoff]` table of an agent experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffSpec {
+    /// Model pairs `[low-cost, high-capability]` (names from `[models]`): escalation hands
+    /// the first's trajectory to the second, downshift the second's to the first.
+    pub pairs: Vec<[String; 2]>,
+    /// Percentiles (1..=100) of the prefix model's termination-step distribution per
+    /// difficulty bucket (nearest rank, at least 1); default 5, 10, 15, 25, 35, 45, 50.
+    #[serde(default = "percentiles")]
+    pub percentiles: Vec<u32>,
+    /// The interfaces to run; default all five.
+    #[serde(default = "interfaces")]
+    pub interfaces: Vec<Interface>,
+    /// Run every prefix live (as the paper did) instead of forking the anchor's first s
+    /// calls and its tree after them; `--independent` sets it too.
+    #[serde(default)]
+    pub independent: bool,
+    /// A YAML file replacing baton's handoff texts key for key (relative to this file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texts: Option<PathBuf>,
+}
+
+fn percentiles() -> Vec<u32> {
+    baton_report::TERMINATION_PERCENTILES.to_vec()
+}
+
+fn interfaces() -> Vec<Interface> {
+    vec![
+        Interface::Raw,
+        Interface::Disclosure,
+        Interface::CompactPre,
+        Interface::CompactSuf,
+        Interface::TrajDrop,
+    ]
+}
+
+impl HandoffSpec {
+    /// Check the pairs against the models and the percentiles' range.
+    pub fn check(&self, models: &BTreeMap<String, toml::Table>) -> Result<(), String> {
+        if self.pairs.is_empty() {
+            return Err("handoff.pairs: name at least one [\"lc\", \"hc\"] pair".into());
+        }
+        for [lc, hc] in &self.pairs {
+            for m in [lc, hc] {
+                if !models.contains_key(m) {
+                    return Err(format!("handoff.pairs: no model {m:?} in [models]"));
+                }
+            }
+            if lc == hc {
+                return Err(format!(
+                    "handoff.pairs: [{lc:?}, {hc:?}] pairs a model with itself"
+                ));
+            }
+        }
+        if self.percentiles.is_empty() {
+            return Err("handoff.percentiles: name at least one".into());
+        }
+        if let Some(p) = self.percentiles.iter().find(|p| !(1..=100).contains(*p)) {
+            return Err(format!("handoff.percentiles: {p} is outside 1..=100"));
+        }
+        if self.interfaces.is_empty() {
+            return Err("handoff.interfaces: name at least one".into());
+        }
+        Ok(())
+    }
 }
 
 /// One model of an agent experiment: a chat model's settings and the simulated agent's.
@@ -166,6 +246,9 @@ impl AgentSpec {
         }
         if self.step_limit == 0 {
             return Err("step_limit must be at least 1".into());
+        }
+        if let Some(h) = &self.handoff {
+            h.check(&self.models)?;
         }
         if !(self.cost_limit_usd.is_finite() && self.cost_limit_usd > 0.0) {
             return Err(format!(
@@ -283,6 +366,42 @@ mod tests {
             .to_string();
         assert!(err.contains("models.x"), "{err}");
         assert!(!is_agent_experiment("name = \"chat\""));
+    }
+
+    #[test]
+    fn the_handoff_table_is_checked_against_the_models() {
+        let spec = AgentSpec::parse(
+            "t.toml",
+            &format!("{MINIMAL}\n[handoff]\npairs = [[\"lc\", \"hc\"]]\n"),
+        )
+        .unwrap();
+        let h = spec.handoff.unwrap();
+        assert_eq!(h.percentiles, vec![5, 10, 15, 25, 35, 45, 50]);
+        assert_eq!(h.interfaces.len(), 5);
+        assert!(!h.independent);
+        let err = AgentSpec::parse(
+            "t.toml",
+            &format!("{MINIMAL}\n[handoff]\npairs = [[\"lc\", \"xx\"]]\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("t.toml") && err.contains("handoff.pairs") && err.contains("xx"),
+            "{err}"
+        );
+        let err = AgentSpec::parse(
+            "t.toml",
+            &format!("{MINIMAL}\n[handoff]\npairs = [[\"lc\", \"hc\"]]\npercentiles = [0]\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("handoff.percentiles"), "{err}");
+        // no [handoff]: the identity of existing experiments is unchanged
+        assert!(
+            !serde_json::to_string(&AgentSpec::parse("t.toml", MINIMAL).unwrap())
+                .unwrap()
+                .contains("handoff")
+        );
     }
 
     #[test]

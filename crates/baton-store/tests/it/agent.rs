@@ -2,7 +2,8 @@
 //! by reference, and 150 steps grow the file linearly.
 
 use baton_store::{
-    AgentEnd, AgentEpisodeInit, AgentTaskMeta, NewAgentCall, NewAgentStep, Outcome, Reader, Store,
+    AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, NewAgentCall, NewAgentStep, Outcome,
+    Reader, Store,
 };
 use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
 use rusqlite::Connection;
@@ -22,7 +23,9 @@ fn agent_task(id: &str) -> AgentTaskMeta {
 fn episode(task: &str) -> AgentEpisodeInit {
     AgentEpisodeInit {
         task_id: task.into(),
-        model: "lc".into(),
+        cell: AgentCell::Single { model: "lc".into() },
+        k: None,
+        forked_from: None,
         replicate: 0,
         seed: 7,
         task_sha256: "e".repeat(64),

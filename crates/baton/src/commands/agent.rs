@@ -39,8 +39,8 @@ model = "sim/hc"          # high-capability: skill 0.85
 pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     let spec = AgentSpec::parse(&args.experiment.display().to_string(), &text)?;
     anyhow::ensure!(
-        !args.independent,
-        "--independent is for handoff experiments; an agent experiment has no prefixes to fork"
+        !args.independent || spec.handoff.is_some(),
+        "--independent is for handoff experiments: this agent experiment has no [handoff] table, so no prefixes to fork"
     );
     let out = args
         .out
@@ -56,6 +56,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     options.limit = args.limit;
     options.concurrency = args.concurrency;
     options.allow_changed = args.allow_changed;
+    options.independent = args.independent;
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),
@@ -169,14 +170,44 @@ fn outcome(s: &AgentRunSummary) -> Outcome {
 }
 
 /// The agent report of the store at `path` in `format`.
+///
+/// A handoff study's store adds the study (switch calls, cells, Table 1, restart
+/// controls, …) after the cost audit passed; a failed audit is an error and prints nothing.
 pub fn report_text(path: &Path, format: Format) -> Result<String> {
     let report = baton_report::build_agent(&agent_report_input(path)?);
+    let study = match baton_runner::agent::study_input(path, baton_runner::agent::STUDY_BOOTSTRAP)?
+    {
+        Some(input) => Some(baton_report::build_study(&input)?),
+        None => None,
+    };
     Ok(match format {
-        Format::Md => report.to_markdown(),
-        Format::Json => {
-            serde_json::to_string_pretty(&report.to_json()).expect("json always serializes") + "\n"
+        Format::Md => {
+            let mut s = report.to_markdown();
+            if let Some(study) = &study {
+                s.push('\n');
+                s.push_str(&study.to_markdown());
+            }
+            s
         }
-        Format::Html => report.to_html(),
+        Format::Json => {
+            let mut v = report.to_json();
+            if let (Some(study), Some(obj)) = (&study, v.as_object_mut())
+                && let serde_json::Value::Object(extra) = study.to_json()
+            {
+                obj.extend(extra);
+            }
+            serde_json::to_string_pretty(&v).expect("json always serializes") + "\n"
+        }
+        Format::Html => {
+            let html = report.to_html();
+            match &study {
+                Some(study) => html.replace(
+                    "</body></html>",
+                    &format!("{}</body></html>", study.to_html()),
+                ),
+                None => html,
+            }
+        }
         Format::Csv | Format::Latex => anyhow::bail!(
             "the agent report is written as md, json or html; --format {format:?} is for handoff experiments"
         ),

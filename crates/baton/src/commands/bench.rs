@@ -1,4 +1,5 @@
 //! `baton bench harness`: what the harness itself costs on a full handoff matrix.
+//! `baton bench agent-study`: the agent handoff study's full matrix, offline (below).
 //!
 //! The benchmark writes a math dataset of `--tasks` tasks (the sample set's math tasks,
 //! each copy's first shard numbered so no two requests are the same), starts
@@ -18,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use baton_types::Family;
 
 use crate::Outcome;
-use crate::cli::{BenchCommand, HarnessBenchArgs};
+use crate::cli::{AgentStudyBenchArgs, BenchCommand, HarnessBenchArgs};
 use crate::commands::data::load;
 use crate::printer::Printer;
 
@@ -33,7 +34,103 @@ const USER_HZ: f64 = 100.0;
 pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
     match cmd {
         BenchCommand::Harness(args) => harness(args, printer),
+        BenchCommand::AgentStudy(args) => agent_study(args, printer),
     }
+}
+
+/// The agent study's full matrix on the bundled agent sample with the simulated agents
+/// (the sandbox runs every command for real), run by a child `baton run` exactly as a
+/// user would. baton's own overhead per step is the run's CPU time (its own process,
+/// read from `/proc`: the sandboxed commands are child processes and not in it) over the
+/// steps made: it holds the loop, the store's writes, snapshots and restores, the
+/// reports' inputs, and the simulated agent's replies (in-process, so model time is in
+/// it, and small); command and model wall time are printed apart, from the store.
+fn agent_study(args: AgentStudyBenchArgs, printer: &Printer) -> Result<Outcome> {
+    anyhow::ensure!(args.concurrency > 0, "--concurrency must be at least 1");
+    let out = &args.out;
+    if out.exists() {
+        std::fs::remove_dir_all(out)
+            .with_context(|| format!("cannot clear the benchmark folder {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let limit = args
+        .limit
+        .map_or_else(String::new, |n| format!("limit = {n}\n"));
+    let spec = format!(
+        r#"kind = "agent"
+name = "bench-agent-study"
+dataset = "agent-sample"
+{limit}seed = 2026
+concurrency = {}
+step_limit = 40
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[handoff]
+pairs = [["lc", "hc"]]
+"#,
+        args.concurrency
+    );
+    std::fs::write(out.join("bench.toml"), spec)
+        .with_context(|| format!("cannot write {}", out.join("bench.toml").display()))?;
+    printer.line(
+        "agent study benchmark: agent-sample, sim/lc and sim/hc, 2 anchors + 7 percentiles × 5 interfaces × 2 directions, forked prefixes",
+    )?;
+    let exe = std::env::current_exe().context("cannot find the baton executable")?;
+    let started = Instant::now();
+    let child = Command::new(&exe)
+        .args(["run", "bench.toml", "--out", "run", "--quiet"])
+        .current_dir(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start baton run")?;
+    let usage = watch(child)?;
+    let wall = started.elapsed();
+    if !usage.success {
+        bail!(
+            "the benchmark's run failed (see above); its store is in {}",
+            out.display()
+        );
+    }
+    let db = out.join("run").join(baton_runner::STORE_FILE);
+    let reader = baton_store::Reader::open(&db)?;
+    let rows = reader.agent_episodes()?;
+    let episodes = rows.len();
+    let handoffs = rows.iter().filter(|e| e.k.is_some()).count();
+    let fired = rows
+        .iter()
+        .filter(|e| e.switch.as_ref().is_some_and(|s| s.fired))
+        .count();
+    let calls = reader.call_count()?;
+    let steps: u64 = rows.iter().map(|e| u64::from(e.calls)).sum();
+    let commands: u64 = rows.iter().map(|e| u64::from(e.commands)).sum();
+    let (mut command_ms, mut model_ms) = (0u64, 0u64);
+    for e in &rows {
+        let p = reader.agent_progress(e.id)?;
+        command_ms += p.steps.iter().map(|s| s.step.duration_ms).sum::<u64>();
+        model_ms += p.calls.iter().map(|c| c.call.call.latency_ms).sum::<u64>();
+        model_ms += p.handoff_call.as_ref().map_or(0, |c| c.call.latency_ms);
+    }
+    printer.line(&format!(
+        "episodes: {episodes} ({handoffs} handoffs, {fired} fired); calls: {calls} ({steps} steps); sandbox commands: {commands} (scoring runs not counted)"
+    ))?;
+    printer.line(&format!(
+        "wall {:.1} s at concurrency {}; command time {:.1} s; model time {:.1} s (summed over episodes)",
+        wall.as_secs_f64(),
+        args.concurrency,
+        command_ms as f64 / 1e3,
+        model_ms as f64 / 1e3
+    ))?;
+    printer.line(&format!(
+        "baton's own CPU {:.1} s = {:.2} ms per step (goal ≤ 5 ms); peak RSS {:.0} MB; store {:.1} MB",
+        usage.cpu_secs,
+        usage.cpu_secs * 1e3 / steps.max(1) as f64,
+        usage.peak_rss_kb as f64 / 1024.0,
+        file_mb(&db)
+    ))?;
+    Ok(Outcome::Success)
 }
 
 fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `baton` binary.
 
 mod agent;
+mod agent_study;
 mod cli;
 mod env;
 mod handoff;

@@ -1,0 +1,659 @@
+//! The handoff study's episodes: switch points from the anchors, then one episode per
+//! (task, replicate, pair, direction, percentile, interface) that hands the prefix
+//! model's trajectory to the suffix model at call s, in the same working tree.
+//!
+//! # Switch points
+//!
+//! Once every anchor has finished, s_b(p) is the nearest-rank p-th percentile (and at
+//! least 1) of the prefix model's termination steps (calls made) over its finished anchors in
+//! bucket b, all replicates pooled ([`thresholds`]). They are stored before any handoff
+//! runs; a resume reuses the stored ones, so a changed anchor never moves a switch.
+//!
+//! # One handoff episode
+//!
+//! 1. **Prefix.** Forked (the default): the anchor's calls `0..s` are the prefix; the
+//!    conversation before call s is the context node of the anchor's last event before it
+//!    and the tree is the anchor's last snapshot before it. Nothing is re-paid; the
+//!    episode's `forked_from` names the anchor. The handoff *fires* when the anchor made
+//!    call s. Independent (`--independent`): the prefix model runs live in this episode
+//!    (phase `prefix`) with the step limit set to s; it fires when that run stops at the
+//!    step limit with s below the experiment's.
+//! 2. **Switch.** An unfired episode stores its switch (`fired = 0`) and ends as its
+//!    prefix run ended (a forked one takes the anchor's outcome, and pays nothing). A fired
+//!    one rewrites the trajectory per interface ([`baton_agent::rewrite_trajectory`]);
+//!    compaction first makes the handoff call (phase `handoff`, turn s; the summariser is
+//!    the sender for `compact_pre`, the receiver for `compact_suf`), then stores the new
+//!    conversation with the switch. `traj_drop`'s removed trajectory is the switch's
+//!    `prefix_context`.
+//! 3. **Suffix.** The receiver continues the same loop from call s (phase `suffix`), with
+//!    the tree restored, the step limit counting the prefix's calls and the cost limit
+//!    the prefix's and the handoff call's spend.
+//!
+//! A resume picks up at any point: a live prefix like an anchor, a stored handoff call
+//! is reused (never re-paid), and a stored switch restarts the suffix from its last event.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use baton_agent::{
+    AgentConfig, AgentExit, AgentSink, AgentTask, HandoffTexts, Protocol, bash_tool,
+    rewrite_trajectory, summarises, summary_messages,
+};
+use baton_report::nearest_rank;
+use baton_store::{
+    AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, NewAgentSwitch, Outcome,
+    Reader, ThresholdRow,
+};
+use baton_types::{Cost, Direction, EpisodeStatus, Interface, Phase};
+
+use crate::RunError;
+use crate::agent::resume::{self, Base};
+use crate::agent::sink::{StoreSink, message_json};
+use crate::agent::{AgentRunner, spec::HandoffSpec};
+
+/// One handoff cell of the experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HandoffCell {
+    pub pair: String,
+    pub direction: Direction,
+    pub sender: String,
+    pub receiver: String,
+    pub p: u32,
+    pub interface: Interface,
+    pub independent: bool,
+}
+
+impl HandoffCell {
+    fn cell(&self) -> AgentCell {
+        AgentCell::AgentHandoff {
+            sender: self.sender.clone(),
+            receiver: self.receiver.clone(),
+            p: self.p,
+            interface: self.interface,
+            independent: self.independent,
+        }
+    }
+}
+
+/// A pair's label: `lc/hc`.
+pub(crate) fn pair_label(lc: &str, hc: &str) -> String {
+    format!("{lc}/{hc}")
+}
+
+/// Every handoff cell of `spec`: pairs, then directions, percentiles, interfaces.
+pub(crate) fn cells(spec: &HandoffSpec, independent: bool) -> Vec<HandoffCell> {
+    let mut out = Vec::new();
+    for [lc, hc] in &spec.pairs {
+        for (direction, sender, receiver) in [
+            (Direction::Escalation, lc, hc),
+            (Direction::Downshift, hc, lc),
+        ] {
+            for &p in &spec.percentiles {
+                for &interface in &spec.interfaces {
+                    out.push(HandoffCell {
+                        pair: pair_label(lc, hc),
+                        direction,
+                        sender: sender.clone(),
+                        receiver: receiver.clone(),
+                        p,
+                        interface,
+                        independent,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The switch calls of `spec` from the anchors `episodes`, or why they cannot be computed
+/// yet (an anchor of a prefix model has not finished). A bucket without a finished anchor
+/// has no switch call: its tasks get no handoff.
+pub(crate) fn thresholds(
+    spec: &HandoffSpec,
+    episodes: &[AgentEpisodeRow],
+) -> Result<Vec<ThresholdRow>, String> {
+    let mut out = Vec::new();
+    for [lc, hc] in &spec.pairs {
+        for (direction, prefix) in [(Direction::Escalation, lc), (Direction::Downshift, hc)] {
+            let anchors: Vec<&AgentEpisodeRow> = episodes
+                .iter()
+                .filter(|e| matches!(&e.cell, AgentCell::Single { model } if model == prefix))
+                .collect();
+            if let Some(e) = anchors.iter().find(|e| !finished(e)) {
+                return Err(format!(
+                    "the anchor of model {prefix:?} on task {:?} (replicate {}) has not finished",
+                    e.task_id, e.replicate
+                ));
+            }
+            let mut by_bucket: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+            for e in &anchors {
+                by_bucket.entry(&e.difficulty).or_default().push(e.calls);
+            }
+            for (bucket, mut steps) in by_bucket {
+                steps.sort_unstable();
+                for &p in &spec.percentiles {
+                    let s = nearest_rank(&steps, p).unwrap_or(1).max(1);
+                    out.push(ThresholdRow {
+                        pair: pair_label(lc, hc),
+                        direction: direction.as_str().to_string(),
+                        prefix_model: prefix.clone(),
+                        bucket: bucket.to_string(),
+                        p,
+                        s,
+                        n_anchors: steps.len() as u32,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn finished(e: &AgentEpisodeRow) -> bool {
+    e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete
+}
+
+/// The conversation node before call `s` of a stored run, and its tree then: the context
+/// of its last event before call s and its last snapshot before it. `None` when the run
+/// did not make call s (the handoff does not fire).
+fn state_before(progress: &AgentProgress, s: u32) -> Option<(i64, Option<String>)> {
+    let made_s = progress.calls.iter().any(|c| c.index() == s);
+    if !made_s || s == 0 {
+        return None;
+    }
+    let last_call = progress.calls.iter().find(|c| c.index() == s - 1)?;
+    let context = progress
+        .steps
+        .iter()
+        .rev()
+        .find(|st| st.step.call_index == s - 1)
+        .map_or(last_call.context, |st| st.context);
+    let snapshot = progress
+        .steps
+        .iter()
+        .rev()
+        .filter(|st| st.step.call_index < s)
+        .find_map(|st| st.step.snapshot.clone());
+    Some((context, snapshot))
+}
+
+impl AgentRunner {
+    /// Compute (or read back) the switch calls and run every handoff episode.
+    pub(crate) async fn run_handoffs(self: &Arc<Self>) -> Result<(), RunError> {
+        let Some(spec) = self.spec.handoff.clone() else {
+            return Ok(());
+        };
+        if self.shared.stop.is_stopped() {
+            return Ok(());
+        }
+        let episodes = Reader::open(&self.store_path)?.agent_episodes()?;
+        let stored = Reader::open(&self.store_path)?.agent_thresholds()?;
+        let rows = if stored.is_empty() {
+            match thresholds(&spec, &episodes) {
+                Ok(rows) => self.shared.store.agent_thresholds(rows).await?,
+                Err(why) => {
+                    tracing::warn!("no handoff runs yet: {why}; resume once the anchors finish");
+                    return Ok(());
+                }
+            }
+        } else {
+            stored
+        };
+        let limit = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
+        let mut handles = Vec::new();
+        for replicate in 0..self.spec.replicates {
+            for ti in 0..self.tasks.len() {
+                for cell in cells(&spec, self.independent) {
+                    let bucket = self.tasks[ti].difficulty.name();
+                    let Some(s) = rows
+                        .iter()
+                        .find(|t| {
+                            t.pair == cell.pair
+                                && t.direction == cell.direction.as_str()
+                                && t.bucket == bucket
+                                && t.p == cell.p
+                        })
+                        .map(|t| t.s)
+                    else {
+                        continue;
+                    };
+                    let permit = limit
+                        .clone()
+                        .acquire_owned()
+                        .await
+                        .expect("semaphore is never closed");
+                    if self.shared.stop.is_stopped() {
+                        break;
+                    }
+                    let r = self.clone();
+                    handles.push(tokio::spawn(async move {
+                        let _permit = permit;
+                        r.run_handoff(ti, &cell, replicate, s).await
+                    }));
+                }
+            }
+        }
+        for h in handles {
+            h.await.expect("a handoff episode panicked")?;
+        }
+        Ok(())
+    }
+
+    async fn run_handoff(
+        &self,
+        ti: usize,
+        cell: &HandoffCell,
+        replicate: u32,
+        s: u32,
+    ) -> Result<(), RunError> {
+        let task = &self.tasks[ti];
+        let seed = self.seed(replicate);
+        let store = &self.shared.store;
+        let task_sha256 = task.sha256().map_err(|e| RunError::Spec {
+            source_name: task.origin.clone(),
+            message: format!("{e:#}"),
+        })?;
+        let anchor = store
+            .agent_episode(AgentEpisodeInit {
+                task_id: task.id.clone(),
+                cell: AgentCell::Single {
+                    model: cell.sender.clone(),
+                },
+                k: None,
+                forked_from: None,
+                replicate,
+                seed,
+                task_sha256: task_sha256.clone(),
+            })
+            .await?;
+        let progress = store
+            .agent_episode(AgentEpisodeInit {
+                task_id: task.id.clone(),
+                cell: cell.cell(),
+                k: Some(s),
+                forked_from: (!cell.independent).then_some(anchor.episode_id),
+                replicate,
+                seed,
+                task_sha256,
+            })
+            .await?;
+        if progress.status != EpisodeStatus::Incomplete {
+            return Ok(());
+        }
+        let episode_id = progress.episode_id;
+        let forked_prefix = if cell.independent {
+            Cost::ZERO
+        } else {
+            Reader::open(&self.store_path)?.paid_before(anchor.episode_id, s)?
+        };
+        let switch = match &progress.switch {
+            Some(sw) => sw.clone(),
+            None => {
+                // settle the prefix: where it stands before call s, or how it ended
+                let before = if cell.independent {
+                    match self
+                        .live_prefix(task, cell, episode_id, seed, &progress, s)
+                        .await?
+                    {
+                        Prefix::Reached(context, snapshot) => Some((context, snapshot)),
+                        Prefix::Ended => return Ok(()),
+                    }
+                } else {
+                    state_before(&anchor, s)
+                };
+                let Some((prefix_context, snapshot)) = before else {
+                    return self.unfired(task, cell, episode_id, &anchor, s).await;
+                };
+                match self
+                    .switch(task, cell, &progress, s, prefix_context, snapshot, seed)
+                    .await?
+                {
+                    Ok(sw) => sw,
+                    Err(why) => {
+                        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+                        return self.leave_incomplete(episode_id, why, paid).await;
+                    }
+                }
+            }
+        };
+        if !switch.fired {
+            return Ok(());
+        }
+        // the suffix: from the switch, or from its last stored event
+        let progress = Reader::open(&self.store_path)?.agent_progress(episode_id)?;
+        let handoff_cost = progress
+            .handoff_call
+            .as_ref()
+            .map_or(Cost::ZERO, |c| c.call.cost);
+        let base = Base {
+            first: s,
+            context: switch.context.unwrap_or_default(),
+            cost: forked_prefix + handoff_cost,
+        };
+        let model = &self.models[&cell.receiver];
+        let restored =
+            match resume::restore(&self.config, task, &progress, store, Some(&base)).await? {
+                Ok(r) => r,
+                Err(why) => {
+                    self.shared.block(&cell.receiver, why.clone());
+                    return self.leave_incomplete(episode_id, why, Cost::ZERO).await;
+                }
+            };
+        let snapshot = progress
+            .steps
+            .iter()
+            .rev()
+            .filter(|st| st.step.call_index >= s)
+            .find_map(|st| st.step.snapshot.clone())
+            .or(switch.snapshot.clone());
+        let outcome = match restored.ended {
+            Some(o) => Ok(o),
+            None => {
+                self.drive(
+                    task,
+                    model,
+                    episode_id,
+                    seed,
+                    restored,
+                    snapshot.as_deref(),
+                    Phase::Suffix,
+                    &self.config,
+                )
+                .await?
+            }
+        };
+        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+        match outcome {
+            Ok(o) if o.exit != AgentExit::Error => {
+                self.finish(task, episode_id, o, forked_prefix + paid, paid)
+                    .await
+            }
+            Ok(o) => {
+                let why = o.error.unwrap_or_else(|| "the model call failed".into());
+                self.leave_incomplete(episode_id, why, paid).await
+            }
+            Err(why) => self.leave_incomplete(episode_id, why, paid).await,
+        }
+    }
+
+    /// Run (or resume) an independent prefix up to call s. An ended prefix has finished
+    /// the episode (it did not fire, or it stays incomplete with why).
+    async fn live_prefix(
+        &self,
+        task: &Arc<AgentTask>,
+        cell: &HandoffCell,
+        episode_id: i64,
+        seed: u64,
+        progress: &AgentProgress,
+        s: u32,
+    ) -> Result<Prefix, RunError> {
+        let store = &self.shared.store;
+        let model = &self.models[&cell.sender];
+        let config = AgentConfig {
+            step_limit: s.min(self.config.step_limit),
+            ..(*self.config).clone()
+        };
+        let restored = match resume::restore(&config, task, progress, store, None).await? {
+            Ok(r) => r,
+            Err(why) => {
+                self.shared.block(&cell.sender, why.clone());
+                self.leave_incomplete(episode_id, why, Cost::ZERO).await?;
+                return Ok(Prefix::Ended);
+            }
+        };
+        let outcome = match restored.ended {
+            Some(o) => Ok(o),
+            None => {
+                self.drive(
+                    task,
+                    model,
+                    episode_id,
+                    seed,
+                    restored,
+                    progress.last_snapshot(),
+                    Phase::Prefix,
+                    &config,
+                )
+                .await?
+            }
+        };
+        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+        let o = match outcome {
+            Ok(o) if o.exit != AgentExit::Error => o,
+            Ok(o) => {
+                let why = o.error.unwrap_or_else(|| "the model call failed".into());
+                self.leave_incomplete(episode_id, why, paid).await?;
+                return Ok(Prefix::Ended);
+            }
+            Err(why) => {
+                self.leave_incomplete(episode_id, why, paid).await?;
+                return Ok(Prefix::Ended);
+            }
+        };
+        let reached = o.exit == AgentExit::StepLimit
+            && o.calls == s
+            && s < self.config.step_limit
+            && o.cost < self.config.cost_limit;
+        let after = Reader::open(&self.store_path)?.agent_progress(episode_id)?;
+        if reached {
+            return Ok(Prefix::Reached(
+                after.context(),
+                after.last_snapshot().map(str::to_string),
+            ));
+        }
+        store
+            .agent_switch(NewAgentSwitch {
+                episode_id,
+                s,
+                bucket: task.difficulty.name().to_string(),
+                fired: false,
+                prefix_context: None,
+                messages: None,
+                snapshot: None,
+                texts: None,
+            })
+            .await?;
+        self.finish(task, episode_id, o, paid, paid).await?;
+        Ok(Prefix::Ended)
+    }
+
+    /// A forked handoff whose anchor ended before call s: its switch (not fired) and the
+    /// anchor's outcome; it paid nothing.
+    async fn unfired(
+        &self,
+        task: &Arc<AgentTask>,
+        cell: &HandoffCell,
+        episode_id: i64,
+        anchor: &AgentProgress,
+        s: u32,
+    ) -> Result<(), RunError> {
+        let _ = cell;
+        let reader = Reader::open(&self.store_path)?;
+        let row = reader
+            .agent_episode(anchor.episode_id)?
+            .expect("the anchor is stored");
+        self.shared
+            .store
+            .agent_switch(NewAgentSwitch {
+                episode_id,
+                s,
+                bucket: task.difficulty.name().to_string(),
+                fired: false,
+                prefix_context: None,
+                messages: None,
+                snapshot: None,
+                texts: None,
+            })
+            .await?;
+        let outcome = Outcome {
+            cost_attributed: row.paid,
+            cost_paid: Cost::ZERO,
+            ..row.outcome
+        };
+        let end = row.end.unwrap_or(AgentEnd {
+            exit: "error".into(),
+            calls: row.calls,
+            error: None,
+        });
+        let status = outcome.status;
+        self.shared
+            .store
+            .finish_agent(episode_id, outcome, end)
+            .await?;
+        self.shared.observer.episode(status);
+        Ok(())
+    }
+
+    /// Make the switch of a fired handoff: the handoff call (compaction; a stored one is
+    /// reused), the rewritten conversation, stored with the texts. `Ok(Err(why))`: the
+    /// handoff call failed; the episode stays incomplete and a resume retries it.
+    #[allow(clippy::too_many_arguments)]
+    async fn switch(
+        &self,
+        task: &Arc<AgentTask>,
+        cell: &HandoffCell,
+        progress: &AgentProgress,
+        s: u32,
+        prefix_context: i64,
+        snapshot: Option<String>,
+        seed: u64,
+    ) -> Result<Result<baton_store::AgentSwitchRow, String>, RunError> {
+        let store = &self.shared.store;
+        let trajectory = resume::messages_of(task, store, prefix_context).await?;
+        let texts: &HandoffTexts = &self.texts;
+        let summary = if summarises(cell.interface) {
+            match &progress.handoff_call {
+                Some(c) => Some(c.call.response_text.clone()),
+                None => {
+                    let who = match cell.interface {
+                        Interface::CompactPre => &cell.sender,
+                        _ => &cell.receiver,
+                    };
+                    match self
+                        .summary_call(task, who, progress.episode_id, s, &trajectory, seed)
+                        .await?
+                    {
+                        Ok(text) => Some(text),
+                        Err(why) => return Ok(Err(why)),
+                    }
+                }
+            }
+        } else {
+            None
+        };
+        let messages = rewrite_trajectory(cell.interface, texts, &trajectory, summary.as_deref())
+            .map_err(|e| RunError::Spec {
+            source_name: texts.version.clone(),
+            message: format!("{e:#}"),
+        })?;
+        let context = store
+            .agent_switch(NewAgentSwitch {
+                episode_id: progress.episode_id,
+                s,
+                bucket: task.difficulty.name().to_string(),
+                fired: true,
+                prefix_context: Some(prefix_context),
+                messages: Some(messages.iter().map(message_json).collect()),
+                snapshot: snapshot.clone(),
+                texts: Some((texts.sha256(), texts.version.clone(), texts.to_json())),
+            })
+            .await?;
+        Ok(Ok(baton_store::AgentSwitchRow {
+            s,
+            bucket: task.difficulty.name().to_string(),
+            fired: true,
+            prefix_context: Some(prefix_context),
+            context,
+            snapshot,
+            texts_sha256: Some(texts.sha256()),
+        }))
+    }
+
+    /// The compaction's one paid call: the trajectory and the summary request to `who`,
+    /// stored as phase `handoff` at turn s with its unusable billed attempts.
+    async fn summary_call(
+        &self,
+        task: &Arc<AgentTask>,
+        who: &str,
+        episode_id: i64,
+        s: u32,
+        trajectory: &[baton_types::Message],
+        seed: u64,
+    ) -> Result<Result<String, String>, RunError> {
+        let model = &self.models[who];
+        let messages = summary_messages(&self.texts, trajectory);
+        let mut sink = StoreSink {
+            shared: &self.shared,
+            model,
+            task_id: &task.id,
+            episode_id,
+            phase: Phase::Handoff,
+            context: 0,
+            reserved: None,
+            new_calls: 0,
+        };
+        let sink_err = |e: baton_agent::AgentError| RunError::Spec {
+            source_name: self.store_path.display().to_string(),
+            message: format!("{e:#}"),
+        };
+        if let Err(e) = sink.before_call(s, &messages).await {
+            return Ok(Err(format!("{e:#}")));
+        }
+        let mut request = model.request(messages, Some(seed));
+        // a conversation with tool calls is only valid with the tool offered
+        if self.config.protocol == Protocol::ToolCalls {
+            request.tools = vec![bash_tool()];
+        }
+        let generation = model.generate(request, 0).await;
+        sink.unusable(s, &generation.unusable)
+            .await
+            .map_err(sink_err)?;
+        let result = match generation.result {
+            Ok(c) => {
+                sink.record_plain(s, &c).await.map_err(sink_err)?;
+                match &c.cost {
+                    Ok(_) => Ok(c.response.text.clone()),
+                    Err(why) => {
+                        let why = format!(
+                            "model {who:?}: the cost of the handoff call (task {:?}, call {s}) cannot be computed: {why}",
+                            task.id
+                        );
+                        self.shared.block(who, why.clone());
+                        Err(why)
+                    }
+                }
+            }
+            Err(e) => Err(format!(
+                "task {:?}: the handoff call to {who:?}: {e}",
+                task.id
+            )),
+        };
+        sink.settle();
+        Ok(result)
+    }
+}
+
+/// Where an independent prefix stands.
+enum Prefix {
+    /// It reached call s: the conversation node and the tree then.
+    Reached(i64, Option<String>),
+    /// It ended before (the episode is finished or left incomplete).
+    Ended,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cover_pairs_directions_percentiles_and_interfaces() {
+        let spec: HandoffSpec = toml::from_str("pairs = [[\"lc\", \"hc\"]]").unwrap();
+        let all = cells(&spec, false);
+        assert_eq!(all.len(), 2 * 7 * 5);
+        assert_eq!(all[0].sender, "lc");
+        assert_eq!(all[35].direction, Direction::Downshift);
+        assert_eq!(all[35].sender, "hc");
+        assert_eq!(all[0].cell().label(), "handoff(lc -> hc, p5, raw)");
+    }
+}
