@@ -55,7 +55,7 @@ pub mod spec;
 
 pub use baton_models::ProviderFactory;
 pub use control::{Observer, SilentObserver, StopSignal};
-pub use dry_run::{CellEstimate, DryRun, dry_run};
+pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
 pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use lock::{LOCK_FILE, lock_path};

@@ -128,6 +128,21 @@ async fn issue_13_lic_extraction_is_stored_priced_apart_and_resumed_for_free() {
         })
         .sum();
     assert_eq!(stored, extraction_calls);
+
+    // the dry run bounds three extraction calls per math and database episode
+    let spec = ExperimentSpec::parse("it.toml", &text).unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let estimate =
+        baton_runner::dry_run(spec, &RunOptions::new(fresh.path(), ".", text.clone())).unwrap();
+    let row = &estimate.cells[baton_runner::EXTRACTION_ROW];
+    let extracted = reader
+        .episodes()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e.family, Family::Math | Family::Database))
+        .count();
+    assert_eq!((row.episodes, row.calls), (extracted, 3 * extracted));
+    assert!(row.paid_upper > Cost::ZERO);
 }
 
 /// The extractor is a paid model like any other: without a price the run stops before
