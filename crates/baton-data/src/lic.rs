@@ -14,11 +14,12 @@
 //! [`LIC_FILES`] is the one table of files read, each with the role it plays: the system
 //! prompts and the templates of LiC's single-turn `full` and `concat` baselines
 //! (`*_full_prompt.txt`, filled by [`crate::baseline_prompt`]). Every file read is hashed
-//! ([`LicFile`]), and a run stores the hashes.
+//! ([`LicFile`]), and a run stores the hashes. With `extraction = "lic"` the run also
+//! reads LiC's two answer-extraction prompts ([`ExtractionPrompts`]).
 
 use std::path::{Path, PathBuf};
 
-use baton_types::Family;
+use baton_types::{ExtractionStrategy, Family};
 use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
@@ -105,6 +106,52 @@ pub struct LicFile {
     pub path: String,
     /// Hex sha256 of the file's bytes.
     pub sha256: String,
+}
+
+/// LiC's answer-extraction prompts (`extraction = "lic"`), as read from the checkout:
+/// one per [`ExtractionStrategy`], each with the hash a run stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractionPrompts {
+    /// (strategy, template, file), for `gen` and `prefix_suffix`.
+    prompts: Vec<(ExtractionStrategy, String, LicFile)>,
+}
+
+impl ExtractionPrompts {
+    /// Read `prompts/system_answer_extraction_gen.txt` and
+    /// `…_prefix_suffix.txt` from the checkout at `dir`, as is. Each must hold LiC's two
+    /// placeholders, `[[ANSWER_DESCRIPTION]]` and `[[ASSISTANT_RESPONSE]]`.
+    pub fn read(dir: &Path) -> Result<ExtractionPrompts, DataError> {
+        let mut prompts = Vec::new();
+        for strategy in [ExtractionStrategy::Gen, ExtractionStrategy::PrefixSuffix] {
+            let (text, file) = read(dir, strategy.prompt_file())?;
+            for needed in ["[[ANSWER_DESCRIPTION]]", "[[ASSISTANT_RESPONSE]]"] {
+                if !text.contains(needed) {
+                    return Err(DataError::Template {
+                        path: dir.join(strategy.prompt_file()),
+                        message: format!(
+                            "an answer-extraction prompt must contain the placeholder {needed}"
+                        ),
+                    });
+                }
+            }
+            prompts.push((strategy, text, file));
+        }
+        Ok(ExtractionPrompts { prompts })
+    }
+
+    /// The template of `strategy`, placeholders not yet filled.
+    pub fn template(&self, strategy: ExtractionStrategy) -> &str {
+        self.prompts
+            .iter()
+            .find(|(s, _, _)| *s == strategy)
+            .map(|(_, t, _)| t.as_str())
+            .expect("both strategies are read")
+    }
+
+    /// The files read, with their sha256.
+    pub fn files(&self) -> impl Iterator<Item = &LicFile> {
+        self.prompts.iter().map(|(_, _, f)| f)
+    }
 }
 
 /// Read one LiC file (as is) and hash it. A missing file names the checkout and says

@@ -30,6 +30,7 @@ mod model;
 mod price;
 mod provider;
 pub mod sim;
+mod sim_extraction;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tokens;

@@ -39,6 +39,12 @@ pub struct GenerateConfig {
     /// LiteLLM proxy: `UnsupportedParamsError`), so none is sent unless configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Ask for a JSON object as the reply (OpenAI Chat `response_format: {"type":
+    /// "json_object"}`, Responses `text.format`; Anthropic has no JSON mode and is sent
+    /// the prompt alone). Set only on LiC's answer-extraction calls; left out of the
+    /// serialized form when false, so other requests keep their fingerprints.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub json_object: bool,
 }
 
 /// One chat request: the provider-side model id, the visible messages (system first)

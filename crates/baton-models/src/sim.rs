@@ -32,6 +32,10 @@
 //! * Usage comes from text length ([`crate::tokens`]): one token per four characters
 //!   (rounded up) plus four per message; no prompt caching.
 //!
+//! * An answer-extraction request (`extraction = "lic"`) is answered as
+//!   `sim_extraction.rs` says: the sim's own answer, in LiC's JSON shape, with
+//!   chance `skill` per attempt of copying it verbatim.
+//!
 //! Any report built from sim models says that its numbers come from simulated models:
 //! they show the pipeline, not a finding about real LLMs.
 
@@ -168,16 +172,13 @@ impl SimProvider {
             .filter(|m| m.role == Role::User)
             .map(|m| m.content.as_str())
             .collect();
-        let text = match self.find_task(&users) {
-            Some((task, turn)) => {
-                let newest = task.shards[turn - 1].shard.as_str();
-                if users.last().is_some_and(|u| u.contains(newest)) {
-                    self.answer(task, settings, request, turn)?
-                } else {
-                    summary(task, turn, request, settings)
-                }
-            }
-            None => "I am not sure what you are asking; could you tell me more?".to_string(),
+        let extraction = users
+            .last()
+            .and_then(|u| crate::sim_extraction::recognise(u));
+        let text = if let Some((family, reviewed)) = extraction {
+            crate::sim_extraction::reply(family, reviewed, request, settings)
+        } else {
+            self.chat_reply(&users, request, settings)?
         };
         let input: u64 = request.messages.iter().map(message_tokens).sum();
         Ok(Response {
@@ -191,6 +192,26 @@ impl SimProvider {
             raw: None,
             tool_calls: Vec::new(),
             text,
+        })
+    }
+
+    /// The reply to a chat turn: an answer, or a summary when no new shard is revealed.
+    fn chat_reply(
+        &self,
+        users: &[&str],
+        request: &Request,
+        settings: &SimSettings,
+    ) -> Result<String, ProviderError> {
+        Ok(match self.find_task(users) {
+            Some((task, turn)) => {
+                let newest = task.shards[turn - 1].shard.as_str();
+                if users.last().is_some_and(|u| u.contains(newest)) {
+                    self.answer(task, settings, request, turn)?
+                } else {
+                    summary(task, turn, request, settings)
+                }
+            }
+            None => "I am not sure what you are asking; could you tell me more?".to_string(),
         })
     }
 

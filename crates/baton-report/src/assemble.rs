@@ -8,7 +8,8 @@ use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, Switc
 use crate::input::{EpisodeCalls, EpisodeRecord, PairSpec, ReportInput};
 use crate::metrics::{Means, Omission, Plan, PlanRow, Source, Sums};
 use crate::report::{
-    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, SINGLE, SpendLine,
+    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, ExtractionLine, IncompleteEntry, Report, SINGLE,
+    SpendLine,
 };
 use crate::restart;
 
@@ -236,6 +237,9 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         cache_read_share: None,
         n_empty_replies: 0,
         n_cut_replies: 0,
+        extraction_calls: 0,
+        extraction_cost_usd: 0.0,
+        extraction_failed: 0,
         aptitude: None,
         unreliability: None,
         mean_p: None,
@@ -384,6 +388,9 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
         (c.input_tokens > 0).then(|| 100.0 * c.cache_read_tokens as f64 / c.input_tokens as f64);
     row.n_empty_replies = c.empty_replies;
     row.n_cut_replies = c.cut_replies;
+    row.extraction_calls = c.extraction_calls;
+    row.extraction_cost_usd = c.extraction_cost.usd();
+    row.extraction_failed = c.extraction_failed;
     row.n_no_answer = counts.no_answer;
     let handoff = !row.is_anchor();
     let Some(m) = means else {
@@ -536,5 +543,20 @@ pub fn build(input: &ReportInput) -> Report {
         notes: notes(input),
         spend: input.spend.as_ref().map(SpendLine::new),
         skipped_tasks: input.skipped_tasks.clone(),
+        extraction: extraction_line(&input.episodes),
     }
+}
+
+/// The experiment's answer-extraction spend, over every episode; `None` when no
+/// extraction call was made.
+fn extraction_line(episodes: &[EpisodeRecord]) -> Option<ExtractionLine> {
+    let mut total = EpisodeCalls::default();
+    for e in episodes {
+        total.add(&e.calls);
+    }
+    (total.extraction_calls > 0).then(|| ExtractionLine {
+        extraction_calls: total.extraction_calls,
+        extraction_cost_usd: total.extraction_cost.usd(),
+        extraction_failed: total.extraction_failed,
+    })
 }

@@ -107,6 +107,16 @@ pub struct EpisodeCalls {
     pub empty_replies: u64,
     /// Replies cut at the output cap.
     pub cut_replies: u64,
+    /// LiC answer-extraction calls made for the episode's final reply (`extraction =
+    /// "lic"`); not among the figures above, and their cost is not the episode's.
+    #[serde(default)]
+    pub extraction_calls: u64,
+    /// What those calls cost.
+    #[serde(default)]
+    pub extraction_cost: Cost,
+    /// 1 when the extraction gave no answer after its attempts, else 0.
+    #[serde(default)]
+    pub extraction_failed: u64,
 }
 
 impl EpisodeCalls {
@@ -116,6 +126,9 @@ impl EpisodeCalls {
         self.cache_read_tokens += other.cache_read_tokens;
         self.empty_replies += other.empty_replies;
         self.cut_replies += other.cut_replies;
+        self.extraction_calls += other.extraction_calls;
+        self.extraction_cost += other.extraction_cost;
+        self.extraction_failed += other.extraction_failed;
     }
 }
 

@@ -118,8 +118,8 @@ pub use metrics::{MIN_QUALITY_GAP, Omission};
 pub use plot::Plot;
 pub use protocol::BaselineRow;
 pub use report::{
-    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, IncompleteEntry, Report, RestartControl, SINGLE,
-    SpendLine,
+    ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, ExtractionLine, IncompleteEntry, Report,
+    RestartControl, SINGLE, SpendLine,
 };
 
 /// [`ReportInput::validate`], then [`build`].

@@ -6,7 +6,7 @@ use baton_types::Direction;
 
 use crate::format::{Align, DASH, Grid, dollars, interval, one_decimal};
 use crate::metrics::Omission;
-use crate::report::{CellRow, Report};
+use crate::report::{ALL_FAMILIES, CellRow, Report};
 
 /// Marks a QRec left out under the 5-point rule.
 pub(crate) const SMALL_GAP_MARK: &str = "—†";
@@ -101,6 +101,7 @@ impl Report {
         out.push_str(&self.incomplete_section());
         out.push_str(&self.skipped_section());
         out.push_str(&self.calls_section());
+        out.push_str(&self.extraction_section());
         if !self.notes.is_empty() {
             out.push_str("## Notes\n\n");
             for n in &self.notes {
@@ -189,6 +190,60 @@ impl Report {
             return s;
         }
         s.push_str(&self.incomplete_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// LiC's LLM answer extraction (`extraction = "lic"`): its calls, spend and failures
+    /// per cell and family and in total, apart from the episodes' own cost; left out when
+    /// no extraction call was made.
+    fn extraction_section(&self) -> String {
+        let Some(total) = &self.extraction else {
+            return String::new();
+        };
+        let mut s = format!(
+            "## Answer extraction (LiC's LLM extractor)\n\nMath and database answers were extracted by an LLM with LiC's prompt (JSON mode, temperature 0, up to 3 attempts, accepted only verbatim). Its spend is not in the cells' costs: {} calls, ${:.6} in all; {} extraction(s) gave no answer (scored 0 as no answer).\n\n",
+            total.extraction_calls, total.extraction_cost_usd, total.extraction_failed
+        );
+        let headers = [
+            ("pair", Align::Left),
+            ("family", Align::Left),
+            ("cell", Align::Left),
+            ("calls", Align::Right),
+            ("failed", Align::Right),
+            ("cost $", Align::Right),
+        ];
+        let mut grid_rows: Vec<Vec<String>> = self
+            .cells
+            .iter()
+            .filter(|r| r.cell.is_some() && r.extraction_calls > 0)
+            .map(|r| {
+                vec![
+                    r.pair.clone(),
+                    r.family.clone(),
+                    r.cell.clone().unwrap_or_default(),
+                    r.extraction_calls.to_string(),
+                    r.extraction_failed.to_string(),
+                    format!("{:.6}", r.extraction_cost_usd),
+                ]
+            })
+            .collect();
+        grid_rows.extend(
+            self.baselines
+                .iter()
+                .filter(|r| r.family != ALL_FAMILIES && r.extraction_calls > 0)
+                .map(|r| {
+                    vec![
+                        String::new(),
+                        r.family.clone(),
+                        r.cell.clone(),
+                        r.extraction_calls.to_string(),
+                        r.extraction_failed.to_string(),
+                        format!("{:.6}", r.extraction_cost_usd),
+                    ]
+                }),
+        );
+        s.push_str(&Grid::new(&headers, grid_rows).markdown());
         s.push('\n');
         s
     }

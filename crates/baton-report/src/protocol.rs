@@ -72,6 +72,12 @@ pub struct BaselineRow {
     pub n_incomplete: usize,
     /// (task, replicate) units where the baseline and `single(M)` are both scored.
     pub n_matched: usize,
+    /// LiC answer-extraction calls for these episodes, not in `cost_per_task`.
+    pub extraction_calls: u64,
+    /// What those calls cost, in USD.
+    pub extraction_cost_usd: f64,
+    /// Scored episodes whose LLM extraction gave no answer.
+    pub extraction_failed: u64,
 }
 
 /// LiC's metrics of one cell in one family.
@@ -206,6 +212,9 @@ pub(crate) fn baseline_rows(
                 let mut usable: BTreeMap<(&str, u32), f64> = BTreeMap::new();
                 for e in &mine {
                     row.n_attempted += 1;
+                    row.extraction_calls += e.calls.extraction_calls;
+                    row.extraction_cost_usd += e.calls.extraction_cost.usd();
+                    row.extraction_failed += e.calls.extraction_failed;
                     match e.status {
                         EpisodeStatus::Scored => {
                             row.n_scored += 1;
@@ -251,6 +260,9 @@ pub(crate) fn baseline_rows(
                 row.n_attempted += r.n_attempted;
                 row.n_scored += r.n_scored;
                 row.n_no_answer += r.n_no_answer;
+                row.extraction_calls += r.extraction_calls;
+                row.extraction_cost_usd += r.extraction_cost_usd;
+                row.extraction_failed += r.extraction_failed;
                 row.n_incomplete += r.n_incomplete;
                 row.n_matched += r.n_matched;
             }
@@ -294,6 +306,9 @@ fn skeleton(model: &str, family: &str, mode: Baseline, cell: &Cell) -> BaselineR
         n_attempted: 0,
         n_scored: 0,
         n_no_answer: 0,
+        extraction_calls: 0,
+        extraction_cost_usd: 0.0,
+        extraction_failed: 0,
         n_incomplete: 0,
         n_matched: 0,
     }

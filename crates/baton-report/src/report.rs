@@ -39,6 +39,21 @@ pub struct Report {
     /// model's sharded anchor; absent from JSON when the run had none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub baselines: Vec<crate::protocol::BaselineRow>,
+    /// The whole experiment's LiC answer extraction, when any was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<ExtractionLine>,
+}
+
+/// What LiC's LLM answer extraction (`extraction = "lic"`) cost over the experiment,
+/// apart from the episodes' own cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ExtractionLine {
+    /// Extraction calls made.
+    pub extraction_calls: u64,
+    /// Their cost in USD.
+    pub extraction_cost_usd: f64,
+    /// Episodes whose extraction gave no answer after its attempts.
+    pub extraction_failed: u64,
 }
 
 /// The money line: every answered (billed) attempt, used or not, and what they cost.
@@ -200,6 +215,18 @@ pub struct CellRow {
     pub n_empty_replies: u64,
     /// Replies cut at the output cap among those calls.
     pub n_cut_replies: u64,
+    /// LiC answer-extraction calls for the row's episodes (`extraction = "lic"`; 0
+    /// otherwise). They are not in the row's cost figures.
+    #[serde(default)]
+    pub extraction_calls: u64,
+    /// What those calls cost, in USD: the extraction's spend, apart from the episodes'
+    /// own cost.
+    #[serde(default)]
+    pub extraction_cost_usd: f64,
+    /// Scored episodes whose LLM extraction gave no answer after its attempts (a subset
+    /// of `n_no_answer`).
+    #[serde(default)]
+    pub extraction_failed: u64,
     /// LiC's aptitude A90 × 100: per task the 90th percentile of its scored replicates
     /// (two or more; linear interpolation between order statistics), averaged over tasks.
     /// Set on rows of one cell in one family.

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use baton_data::Schedule;
+use baton_eval::extract::llm;
 use baton_models::Model;
-use baton_types::{Cell, Cost, Message};
+use baton_types::{Cell, Cost, ExtractionStrategy, Message};
 
 use crate::RunError;
 use crate::budget::{output_cap, prompt_tokens_upper_bound};
@@ -136,9 +137,44 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             e.paid_upper += if fork { suffix } else { prefix + suffix };
             e.attributed_upper += prefix + suffix;
         }
+        // LiC's answer extraction: up to three calls after each math or database final
+        // reply, shown as their own row (they are not any cell's cost)
+        if let Some(x) = &setup.extractor
+            && let Some(strategy) = ExtractionStrategy::of(setup.tasks[g.task].family)
+        {
+            let finals = g
+                .anchors
+                .iter()
+                .chain(g.baselines.iter().filter_map(|c| match c {
+                    Cell::Baseline { model, .. } => Some(model),
+                    _ => None,
+                }))
+                .chain(g.handoffs.iter().filter_map(|(c, _)| match c {
+                    Cell::Handoff { receiver, .. } => Some(receiver),
+                    _ => None,
+                }));
+            for m in finals {
+                let reply = "x".repeat(output_cap(&setup.models[m]) as usize * 4);
+                let prompt = format!("{}{reply}", x.prompts.template(strategy));
+                let one = x.model.price().upper_bound(
+                    prompt_tokens_upper_bound(&[Message::user(prompt)]),
+                    output_cap(&x.model),
+                );
+                let e = out.cells.entry(EXTRACTION_ROW.to_string()).or_default();
+                e.episodes += 1;
+                e.calls += llm::MAX_ATTEMPTS as usize;
+                for _ in 0..llm::MAX_ATTEMPTS {
+                    e.paid_upper += one;
+                }
+            }
+        }
     }
     Ok(out)
 }
+
+/// The dry run's row for LiC's answer-extraction calls (`extraction = "lic"`): its
+/// episodes are the math and database episodes extracted, three calls each at most.
+pub const EXTRACTION_ROW: &str = "extraction (LiC answer extraction)";
 
 /// Upper bound of each turn's call when `who(t)` answers turn t: earlier replies are
 /// taken as `max_tokens` tokens of at most four bytes each.

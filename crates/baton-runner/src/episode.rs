@@ -70,6 +70,14 @@ impl UserSide for SingleTurn {
     }
 }
 
+/// How messages name a call: `turn 3`, or `answer extraction attempt 2`.
+fn call_name(turn: u32, phase: Phase) -> String {
+    match phase {
+        Phase::Extraction => format!("answer extraction attempt {turn}"),
+        Phase::Prefix | Phase::Handoff | Phase::Suffix => format!("turn {turn}"),
+    }
+}
+
 /// What the loop shares with every episode.
 pub(crate) struct Shared {
     pub store: Store,
@@ -199,7 +207,10 @@ impl<'a> Transcript<'a> {
             let user = self.user_turn(t);
             self.messages.push(Message::user(user));
             let messages = self.messages.clone();
-            match self.call(shared, model, messages, t as u32, phase).await? {
+            match self
+                .call(shared, model, messages, t as u32, phase, self.seed)
+                .await?
+            {
                 Ok(reply) => self.push_reply(reply),
                 Err(u) => return Ok(Err(u)),
             }
@@ -219,7 +230,24 @@ impl<'a> Transcript<'a> {
     ) -> Result<Result<String, Unfinished>, RunError> {
         let mut messages = self.messages.clone();
         messages.push(Message::user(prompt));
-        self.call(shared, model, messages, k as u32, Phase::Handoff)
+        self.call(shared, model, messages, k as u32, Phase::Handoff, self.seed)
+            .await
+    }
+
+    /// Attempt `attempt` (1-based) of LiC's answer extraction: `prompt` as the one user
+    /// message, stored as phase `extraction` with `turn` = the attempt (so a resume
+    /// replays every stored attempt instead of paying again). Each attempt draws from its
+    /// own seed (the episode's plus the attempt), which only the simulated models read.
+    pub async fn extraction_call(
+        &mut self,
+        shared: &Shared,
+        model: &Model,
+        prompt: &str,
+        attempt: u32,
+    ) -> Result<Result<String, Unfinished>, RunError> {
+        let messages = vec![Message::user(prompt)];
+        let seed = self.seed.wrapping_add(u64::from(attempt));
+        self.call(shared, model, messages, attempt, Phase::Extraction, seed)
             .await
     }
 
@@ -231,18 +259,23 @@ impl<'a> Transcript<'a> {
         messages: Vec<Message>,
         turn: u32,
         phase: Phase,
+        seed: u64,
     ) -> Result<Result<String, Unfinished>, RunError> {
         if let Some(call) = self.stored.get(&(turn, phase)) {
             return Ok(Ok(call.call.response_text.clone()));
         }
         if shared.stop.is_stopped() {
-            return Ok(Err(Unfinished(format!("run stopped before turn {turn}"))));
+            return Ok(Err(Unfinished(format!(
+                "run stopped before {}",
+                call_name(turn, phase)
+            ))));
         }
         let upper = call_upper_bound(model, &messages);
         if !shared.budget.reserve(upper) {
             let cap = shared.budget.cap().unwrap_or_default();
             return Ok(Err(Unfinished(format!(
-                "spending cap {cap} reached before turn {turn}"
+                "spending cap {cap} reached before {}",
+                call_name(turn, phase)
             ))));
         }
         if let Some(why) = shared.blocked(model.name()) {
@@ -256,7 +289,7 @@ impl<'a> Transcript<'a> {
             .store
             .unusable_count(self.episode_id, turn, phase)
             .await?;
-        let request = model.request(messages, Some(self.seed));
+        let request = model.request(messages, Some(seed));
         let generation = model.generate(request, prior).await;
         // Every answered attempt is billed: store it before anything else.
         let mut paid = Cost::ZERO;

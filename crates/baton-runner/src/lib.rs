@@ -43,6 +43,7 @@ mod budget;
 mod control;
 mod dry_run;
 mod episode;
+mod extraction;
 mod interface;
 mod lock;
 mod plan;
@@ -54,7 +55,8 @@ pub mod spec;
 
 pub use baton_models::ProviderFactory;
 pub use control::{Observer, SilentObserver, StopSignal};
-pub use dry_run::{CellEstimate, DryRun, dry_run};
+pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
+pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use lock::{LOCK_FILE, lock_path};
 pub use plan::{Plan, TaskGroup};

@@ -48,11 +48,22 @@ pub fn report_input(
                 .copied()
                 .unwrap_or_default();
             let f = figures.get(&e.id).copied().unwrap_or_default();
+            let failed = e
+                .outcome
+                .verdict
+                .as_ref()
+                .is_some_and(|v| crate::is_failed_extraction(v.rule.as_deref()));
             let calls = EpisodeCalls {
                 input_tokens: f.input_tokens,
                 cache_read_tokens: f.cache_read_tokens,
                 empty_replies: f.empty_replies,
                 cut_replies: f.cut_replies,
+                extraction_calls: f.extraction_calls,
+                extraction_cost: paid
+                    .get(&(e.id, Phase::Extraction))
+                    .copied()
+                    .unwrap_or_default(),
+                extraction_failed: u64::from(failed),
             };
             record(path, e, own, calls)
         })

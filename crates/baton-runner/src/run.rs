@@ -15,11 +15,12 @@ use tokio::sync::Semaphore;
 use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};
 use crate::episode::{Shared, SingleTurn, Transcript, Unfinished};
+use crate::extraction::extract;
 use crate::interface::InterfaceTemplates;
 use crate::lock::FolderLock;
 use crate::plan::{Plan, TaskGroup};
 use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
-use crate::setup::Setup;
+use crate::setup::{Extractor, Setup};
 use crate::spec::ExperimentSpec;
 use crate::{RunError, STORE_FILE};
 
@@ -121,6 +122,7 @@ pub struct Runner {
     schedules: Vec<Schedule>,
     baselines: Vec<Vec<(Baseline, String)>>,
     models: BTreeMap<String, Arc<Model>>,
+    extractor: Option<Arc<Extractor>>,
     plan: Plan,
     interfaces: InterfaceTemplates,
     shared: Arc<Shared>,
@@ -147,6 +149,7 @@ impl Runner {
             schedules,
             baselines,
             models,
+            extractor,
             card,
             spider_dir,
             interfaces,
@@ -191,7 +194,15 @@ impl Runner {
             .await?;
         let changed = store
             .check_inputs(
-                input_hashes(&spec, &card, &interfaces, &templates, &tasks, &options),
+                input_hashes(
+                    &spec,
+                    &card,
+                    &interfaces,
+                    &templates,
+                    extractor.as_deref(),
+                    &tasks,
+                    &options,
+                ),
                 options.allow_changed,
             )
             .await?;
@@ -211,6 +222,7 @@ impl Runner {
             schedules,
             baselines,
             models,
+            extractor,
             plan,
             interfaces,
             shared: Arc::new(Shared {
@@ -360,19 +372,46 @@ impl Runner {
     /// The end every episode shares: read back what it paid, score its final reply
     /// (or record why it has none) and store the outcome. `forked` is the cost of a
     /// prefix taken from its anchor. Returns the episode's stored calls.
+    ///
+    /// Under `extraction = "lic"` a math or database reply's answer is first extracted
+    /// by the extractor model ([`crate::extraction`]); those calls are the extraction's
+    /// spend, kept out of the episode's attributed and paid cost (the report shows them
+    /// apart), though the run's budget and spend count them.
     async fn end_episode(
         &self,
         episode_id: i64,
         g: &TaskGroup,
-        tr: &Transcript<'_>,
+        tr: &mut Transcript<'_>,
         result: Result<(), Unfinished>,
         forked: Cost,
     ) -> Result<Vec<CallRow>, RunError> {
-        let calls = self.shared.store.calls(episode_id).await?;
-        let paid: Cost = calls.iter().map(|c| c.call.cost).sum();
-        let result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
         let task = &self.tasks[g.task];
-        finish(&self.shared, episode_id, task, result, forked + paid, paid).await?;
+        let mut result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
+        let mut llm = None;
+        if let (Ok(response), Some(extractor)) = (&result, &self.extractor) {
+            let response = response.clone();
+            match extract(tr, &self.shared, extractor, task.family, &response).await? {
+                None => {}
+                Some(Ok(found)) => llm = Some(found),
+                Some(Err(u)) => result = Err(u),
+            }
+        }
+        let calls = self.shared.store.calls(episode_id).await?;
+        let paid: Cost = calls
+            .iter()
+            .filter(|c| c.call.phase != Phase::Extraction)
+            .map(|c| c.call.cost)
+            .sum();
+        finish(
+            &self.shared,
+            episode_id,
+            task,
+            result,
+            llm,
+            forked + paid,
+            paid,
+        )
+        .await?;
         Ok(calls)
     }
 
@@ -389,7 +428,9 @@ impl Runner {
         let result = tr
             .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=n)
             .await?;
-        let calls = self.end_episode(row.id, g, &tr, result, Cost::ZERO).await?;
+        let calls = self
+            .end_episode(row.id, g, &mut tr, result, Cost::ZERO)
+            .await?;
         Ok((row.id, calls))
     }
 
@@ -419,7 +460,8 @@ impl Runner {
         let result = tr
             .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=1)
             .await?;
-        self.end_episode(row.id, g, &tr, result, Cost::ZERO).await?;
+        self.end_episode(row.id, g, &mut tr, result, Cost::ZERO)
+            .await?;
         Ok(())
     }
 
@@ -499,19 +541,20 @@ impl Runner {
             tr.answer(&self.shared, receiver, Phase::Suffix, k + 1..=n)
                 .await?
         };
-        self.end_episode(row.id, g, &tr, result, forked).await?;
+        self.end_episode(row.id, g, &mut tr, result, forked).await?;
         Ok(())
     }
 }
 
 /// The sha256 of everything a stored result depends on, by name: the spec, the price
 /// card's contents, the templates folder's files, the interface texts, each LiC prompt
-/// file read (`lic <path>`), and each task's data.
+/// file read (`lic <path>`, the answer-extraction prompts included), and each task's data.
 fn input_hashes(
     spec: &ExperimentSpec,
     card: &baton_models::PriceCard,
     interfaces: &InterfaceTemplates,
     templates: &baton_data::Templates,
+    extractor: Option<&Extractor>,
     tasks: &[Task],
     options: &RunOptions,
 ) -> Vec<(String, String)> {
@@ -566,7 +609,8 @@ fn input_hashes(
             ]),
         ),
     ];
-    for f in lic_files {
+    let extraction_files = extractor.iter().flat_map(|e| e.prompts.files());
+    for f in lic_files.iter().chain(extraction_files) {
         inputs.push((format!("lic {}", f.path), f.sha256.clone()));
     }
     for t in tasks {

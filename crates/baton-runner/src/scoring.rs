@@ -10,6 +10,7 @@ use baton_types::{Cost, EpisodeStatus, Task};
 
 use crate::RunError;
 use crate::episode::{Shared, Unfinished};
+use crate::extraction::LlmAnswer;
 
 /// Builds the evaluators of a run, as [`crate::ProviderFactory`] builds providers.
 ///
@@ -46,13 +47,15 @@ impl EvaluatorFactory for LicEvaluators {
 }
 
 /// Score a finished transcript (or record why it did not finish) and store the
-/// outcome. An evaluator that is missing leaves the episode `unscored`, one that
+/// outcome: its final reply through the family's deterministic extraction, or, with
+/// `llm`, the answer LiC's LLM extraction accepted. An evaluator that is missing leaves the episode `unscored`, one that
 /// cannot run leaves it `errored`; neither is a score of 0.
 pub(crate) async fn finish(
     shared: &Shared,
     episode_id: i64,
     task: &Arc<Task>,
     result: Result<String, Unfinished>,
+    llm: Option<LlmAnswer>,
     cost_attributed: Cost,
     cost_paid: Cost,
 ) -> Result<EpisodeStatus, RunError> {
@@ -67,8 +70,19 @@ pub(crate) async fn finish(
             let evaluators = shared.evaluators.clone();
             let task2 = task.clone();
             let resp2 = response.clone();
-            let scored = tokio::task::spawn_blocking(move || {
-                evaluators.score_response(task2.family, &resp2, &task2.sample)
+            let scored = tokio::task::spawn_blocking(move || match llm {
+                None => evaluators.score_response(task2.family, &resp2, &task2.sample),
+                Some(found) => {
+                    let extracted = found.answer.clone().unwrap_or_default();
+                    let mut verdict =
+                        evaluators.score_extracted(task2.family, &extracted, &task2.sample)?;
+                    verdict.rule = Some(found.rule.to_owned());
+                    verdict.no_answer = found.answer.is_none();
+                    if verdict.no_answer && verdict.error.is_none() {
+                        verdict.error = Some(format!("no answer extracted ({})", found.rule));
+                    }
+                    Ok(baton_eval::Scored { extracted, verdict })
+                }
             })
             .await
             .unwrap_or_else(|e| {

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use baton_data::lic::ExtractionPrompts;
 use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
     Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory, RateLimits,
     RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
-use baton_types::{Baseline, Family, Task};
+use baton_types::{Baseline, Extraction, Family, Task};
 
 use crate::RunError;
 use crate::control::Observer;
@@ -20,6 +21,28 @@ use crate::control::StopSignal;
 use crate::interface::InterfaceTemplates;
 use crate::run::RunOptions;
 use crate::spec::{ExperimentSpec, ModelSpec};
+
+/// Every model of a run by its name in the experiment.
+type Models = BTreeMap<String, Arc<Model>>;
+
+/// LiC's answer extraction for a run: the `[extractor]` model (JSON mode, temperature 0
+/// unless it sets one) and LiC's two prompts read from `lic_dir`.
+pub(crate) struct Extractor {
+    /// The extractor model, its config already in JSON mode.
+    pub model: Arc<Model>,
+    /// LiC's prompt files.
+    pub prompts: ExtractionPrompts,
+}
+
+/// The extractor's generation settings: its own, in JSON mode, at temperature 0 unless
+/// the `[extractor]` table sets one (LiC's setting; the one value baton fills in beside
+/// the output cap, and stored with every extraction call's request).
+pub(crate) fn extractor_config(m: &ModelSpec) -> baton_models::GenerateConfig {
+    let mut c = m.generate_config();
+    c.json_object = true;
+    c.temperature = c.temperature.or(Some(0.0));
+    c
+}
 
 /// A prepared experiment, before the store.
 pub(crate) struct Setup {
@@ -34,6 +57,8 @@ pub(crate) struct Setup {
     pub baselines: Vec<Vec<(Baseline, String)>>,
     /// Every model by its name in the experiment.
     pub models: BTreeMap<String, Arc<Model>>,
+    /// LiC's answer extraction, under `extraction = "lic"`.
+    pub extractor: Option<Arc<Extractor>>,
     /// The price card in use (embedded, with the experiment's overrides).
     pub card: PriceCard,
     /// The Spider test-suite folder the database evaluator reads.
@@ -109,13 +134,21 @@ impl Setup {
                 })?;
         }
         let max_prompt = max_prompt_bytes(&schedules, &baselines, &interfaces);
-        let models = build_models(&spec, &tasks, &card, options, max_prompt)?;
+        let prompts = match (spec.extraction, &spec.lic_dir) {
+            (Extraction::Lic, Some(dir)) => Some(ExtractionPrompts::read(&resolve(dir))?),
+            _ => None,
+        };
+        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt)?;
+        let extractor = extractor
+            .zip(prompts)
+            .map(|(model, prompts)| Arc::new(Extractor { model, prompts }));
         Ok(Setup {
             spec,
             tasks,
             schedules,
             baselines,
             models,
+            extractor,
             card,
             spider_dir,
             interfaces,
@@ -356,11 +389,12 @@ fn build_models(
     card: &PriceCard,
     options: &RunOptions,
     max_prompt: (u64, u64),
-) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
+) -> Result<(Models, Option<Arc<Model>>), RunError> {
     let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
     let sim_settings: BTreeMap<String, SimSettings> = spec
         .models
         .values()
+        .chain(&spec.extractor)
         .filter(|m| m.provider_and_id().0 == "sim")
         .map(|m| {
             let id = m.provider_and_id().1.to_string();
@@ -391,7 +425,16 @@ fn build_models(
         })?;
         models.insert(name.clone(), Arc::new(model));
     }
-    Ok(models)
+    let extractor = match &spec.extractor {
+        Some(m) => {
+            let model = build_model("extractor", m, sim.as_ref(), card, &cx, |cap| {
+                max_prompt.0 + max_prompt.1 * (cap + 16)
+            })?;
+            Some(Arc::new(model.with_config(extractor_config(m))))
+        }
+        None => None,
+    };
+    Ok((models, extractor))
 }
 
 /// What every model of a run shares: the provider factories, the stop signal, the run's

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use baton_models::{GenerateConfig, SimSettings, defaults};
-use baton_types::{Baseline, Direction, Family, Interface, SwitchPoint};
+use baton_types::{Baseline, Direction, Extraction, Family, Interface, SwitchPoint};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -100,6 +100,20 @@ pub struct ExperimentSpec {
     /// when `templates = "lic"`; relative to this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lic_dir: Option<PathBuf>,
+    /// How final answers are read: `"rules"` (the default, baton's deterministic
+    /// extraction) or `"lic"`, LiC's LLM extraction for math and database: after each
+    /// final reply, a JSON-mode call to the `[extractor]` model with LiC's prompt from
+    /// `lic_dir`, at temperature 0 unless the extractor sets one (LiC's setting, and the
+    /// one temperature baton sends unasked; it is stored with every extraction call). The
+    /// other families keep LiC's deterministic extraction. E.g. `extraction = "lic"`.
+    #[serde(default, skip_serializing_if = "is_rules")]
+    pub extraction: Extraction,
+    /// The model that extracts answers under `extraction = "lic"`, a table with the keys
+    /// of a `[models.NAME]` table, e.g. `[extractor]` `model = "openai/gpt-4o-mini"` (LiC's
+    /// choice) or `model = "sim/hc"`. Its calls are phase `extraction`: stored, priced and
+    /// counted in budgets, and reported apart from the episodes' own cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extractor: Option<ModelSpec>,
     /// A price card in LiteLLM's format laid over the embedded one.
     #[serde(default)]
     pub prices: Option<PathBuf>,
@@ -204,6 +218,7 @@ impl ModelSpec {
             top_p: self.top_p,
             thinking_budget: self.thinking_budget,
             extra: self.extra.clone(),
+            json_object: false,
         }
     }
 
@@ -217,17 +232,17 @@ impl ModelSpec {
         if let Some(budget) = self.thinking_budget {
             if provider != "anthropic" && provider != "sim" {
                 return Err(format!(
-                    "models.{name}: thinking_budget is an Anthropic setting; for {provider} use reasoning_effort (or extra)"
+                    "{name}: thinking_budget is an Anthropic setting; for {provider} use reasoning_effort (or extra)"
                 ));
             }
             if budget < 1024 {
                 return Err(format!(
-                    "models.{name}: thinking_budget = {budget} is below Anthropic's minimum of 1024"
+                    "{name}: thinking_budget = {budget} is below Anthropic's minimum of 1024"
                 ));
             }
             if budget >= cap {
                 return Err(format!(
-                    "models.{name}: thinking_budget = {budget} must be below max_tokens ({cap}); Anthropic refuses a budget that is not"
+                    "{name}: thinking_budget = {budget} must be below max_tokens ({cap}); Anthropic refuses a budget that is not"
                 ));
             }
         }
@@ -236,7 +251,7 @@ impl ModelSpec {
             && !["low", "medium", "high", "xhigh", "max"].contains(&e.as_str())
         {
             return Err(format!(
-                "models.{name}: reasoning_effort = {e:?} is not one of Anthropic's low, medium, high, xhigh, max"
+                "{name}: reasoning_effort = {e:?} is not one of Anthropic's low, medium, high, xhigh, max"
             ));
         }
         if provider == "anthropic" {
@@ -247,7 +262,7 @@ impl ModelSpec {
             ] {
                 if set && !baton_models::claude::takes_temperature(id) {
                     return Err(format!(
-                        "models.{name}: {id} takes no {key} in the current Anthropic API; leave it out"
+                        "{name}: {id} takes no {key} in the current Anthropic API; leave it out"
                     ));
                 }
             }
@@ -255,7 +270,7 @@ impl ModelSpec {
         if let Some(t) = self.temperature
             && !(0.0..=2.0).contains(&t)
         {
-            return Err(format!("models.{name}: temperature = {t} is outside 0..=2"));
+            return Err(format!("{name}: temperature = {t} is outside 0..=2"));
         }
         for key in [
             "model",
@@ -267,7 +282,7 @@ impl ModelSpec {
         ] {
             if self.extra.contains_key(key) {
                 return Err(format!(
-                    "models.{name}: extra.{key} would replace what baton sends; it cannot be set there"
+                    "{name}: extra.{key} would replace what baton sends; it cannot be set there"
                 ));
             }
         }
@@ -328,6 +343,9 @@ fn one() -> u32 {
 fn yes() -> bool {
     true
 }
+fn is_rules(e: &Extraction) -> bool {
+    *e == Extraction::Rules
+}
 fn default_concurrency() -> usize {
     8
 }
@@ -370,20 +388,34 @@ impl ExperimentSpec {
                 ));
             }
         }
-        for (name, m) in &self.models {
+        let named = self.models.iter().map(|(n, m)| (format!("models.{n}"), m));
+        let extractor = self.extractor.iter().map(|m| ("extractor".to_string(), m));
+        for (name, m) in named.chain(extractor) {
             let (provider, id) = m.provider_and_id();
             if provider.is_empty() || id.is_empty() {
                 return Err(format!(
-                    "models.{name}: model = {:?} is not of the form provider/model",
+                    "{name}: model = {:?} is not of the form provider/model",
                     m.model
                 ));
             }
             if m.sim.is_some() && provider != "sim" {
                 return Err(format!(
-                    "models.{name}: [sim] settings given for a {provider} model"
+                    "{name}: [sim] settings given for a {provider} model"
                 ));
             }
-            m.check_settings(name)?;
+            m.check_settings(&name)?;
+        }
+        match (self.extraction, &self.extractor, &self.lic_dir) {
+            (Extraction::Lic, None, _) => {
+                return Err("extraction = \"lic\" needs an [extractor] table with model = \"provider/model\" (LiC used openai/gpt-4o-mini)".into());
+            }
+            (Extraction::Lic, _, None) => {
+                return Err("extraction = \"lic\" needs lic_dir = PATH: your lost_in_conversation checkout (the folder with prompts/), for LiC's answer-extraction prompts".into());
+            }
+            (Extraction::Rules, Some(_), _) => {
+                return Err("[extractor] is used only with extraction = \"lic\"".into());
+            }
+            _ => {}
         }
         let lic =
             self.templates.as_deref() == Some(std::path::Path::new(baton_data::lic::LIC_TEMPLATES));
@@ -393,8 +425,10 @@ impl ExperimentSpec {
                     "templates = \"lic\" needs lic_dir = PATH: your lost_in_conversation checkout (the folder with prompts/)".into(),
                 );
             }
-            (false, Some(_)) => {
-                return Err("lic_dir is read only with templates = \"lic\"".into());
+            (false, Some(_)) if self.extraction != Extraction::Lic => {
+                return Err(
+                    "lic_dir is read only with templates = \"lic\" or extraction = \"lic\"".into(),
+                );
             }
             _ => {}
         }
@@ -430,7 +464,10 @@ impl ExperimentSpec {
 
     /// Whether any model is simulated.
     pub fn simulated(&self) -> bool {
-        self.models.values().any(|m| m.provider_and_id().0 == "sim")
+        self.models
+            .values()
+            .chain(&self.extractor)
+            .any(|m| m.provider_and_id().0 == "sim")
     }
 }
 

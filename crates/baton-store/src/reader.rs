@@ -145,18 +145,20 @@ impl Reader {
 
     /// Per episode, what its own calls (not a forked prefix's) carried: input tokens in
     /// all, of them read from a prompt cache, and replies with no text or cut at the
-    /// output cap (finish reason `length`, `max_tokens`, `max_output_tokens`).
+    /// output cap (finish reason `length`, `max_tokens`, `max_output_tokens`); and apart,
+    /// how many answer-extraction calls were made for it.
     pub fn call_figures(&self) -> Result<HashMap<i64, CallFigures>> {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT episode_id,
-                        sum(uncached_in + cache_read + cache_write_5m + cache_write_1h),
-                        sum(cache_read),
-                        sum(trim(response_text) = ''),
-                        sum(coalesce(finish_reason IN ('length', 'max_tokens', 'max_output_tokens'), 0))
-                 FROM calls GROUP BY episode_id",
+                        sum(own * (uncached_in + cache_read + cache_write_5m + cache_write_1h)),
+                        sum(own * cache_read),
+                        sum(own * (trim(response_text) = '')),
+                        sum(own * coalesce(finish_reason IN ('length', 'max_tokens', 'max_output_tokens'), 0)),
+                        sum(1 - own)
+                 FROM (SELECT *, phase != 'extraction' AS own FROM calls) GROUP BY episode_id",
             )
             .map_err(&err)?;
         let rows = stmt
@@ -169,6 +171,7 @@ impl Reader {
                         cache_read_tokens: n(2)?,
                         empty_replies: n(3)?,
                         cut_replies: n(4)?,
+                        extraction_calls: n(5)?,
                     },
                 ))
             })
@@ -495,4 +498,6 @@ pub struct CallFigures {
     pub empty_replies: u64,
     /// Replies cut at the output cap.
     pub cut_replies: u64,
+    /// Answer-extraction calls (phase `extraction`), which the figures above leave out.
+    pub extraction_calls: u64,
 }

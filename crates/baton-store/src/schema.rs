@@ -15,7 +15,8 @@
 //!   `no_answer`: 1 when the response held no extractable answer), reason, attributed and
 //!   paid cost.
 //! * `calls`: one per completed model call: episode, turn, phase (prefix, handoff,
-//!   suffix), model name, model served, the exact request, its sha256, response text
+//!   suffix, or `extraction` for LiC's answer extraction, whose `turn` is the attempt,
+//!   1 to 3; a new value in a text column, so no migration), model name, model served, the exact request, its sha256, response text
 //!   and raw body, normalized usage, cost, latency, attempts, finish reason. A forked
 //!   prefix is not copied: the episode's `forked_from` and `k` reference the anchor's
 //!   calls.

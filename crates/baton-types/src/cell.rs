@@ -160,15 +160,19 @@ pub enum Phase {
     Handoff,
     /// A receiver turn.
     Suffix,
+    /// LiC's LLM answer extraction after an episode's final reply (`extraction = "lic"`,
+    /// math and database): its calls are stored with `turn` = the attempt, 1 to 3.
+    Extraction,
 }
 
 impl Phase {
-    /// `prefix`, `handoff` or `suffix`.
+    /// `prefix`, `handoff`, `suffix` or `extraction`.
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Prefix => "prefix",
             Phase::Handoff => "handoff",
             Phase::Suffix => "suffix",
+            Phase::Extraction => "extraction",
         }
     }
 }
@@ -181,8 +185,9 @@ impl FromStr for Phase {
             "prefix" => Ok(Phase::Prefix),
             "handoff" => Ok(Phase::Handoff),
             "suffix" => Ok(Phase::Suffix),
+            "extraction" => Ok(Phase::Extraction),
             other => Err(format!(
-                "unknown phase {other:?} (expected prefix, handoff or suffix)"
+                "unknown phase {other:?} (expected prefix, handoff, suffix or extraction)"
             )),
         }
     }
@@ -348,7 +353,12 @@ mod tests {
 
     #[test]
     fn phases_parse_their_own_names_only() {
-        for p in [Phase::Prefix, Phase::Handoff, Phase::Suffix] {
+        for p in [
+            Phase::Prefix,
+            Phase::Handoff,
+            Phase::Suffix,
+            Phase::Extraction,
+        ] {
             assert_eq!(p.as_str().parse::<Phase>(), Ok(p));
         }
         let err = "Suffix".parse::<Phase>().unwrap_err();

@@ -3,7 +3,7 @@
 //! This crate holds the nouns every other crate talks about: a [`Task`] with its
 //! [`Shard`]s and [`Family`], the chat [`Message`]s sent to a model, the experiment
 //! [`Cell`]s (single-model anchors, handoffs and LiC's single-turn [`Baseline`]s) and the
-//! [`Phase`] of a call, normalized token [`Usage`], money as exact integer picodollars
+//! [`Phase`] of a call, how answers are found ([`Extraction`]), normalized token [`Usage`], money as exact integer picodollars
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
 //! [`ToolSpec`] of a tool. It does no I/O and depends only on serde (and serde_json, for a
@@ -22,6 +22,7 @@
 
 mod cell;
 mod cost;
+mod extraction;
 mod message;
 mod spend;
 mod status;
@@ -31,6 +32,7 @@ mod verdict;
 
 pub use cell::{Baseline, Cell, Direction, Interface, Phase, SwitchPoint};
 pub use cost::Cost;
+pub use extraction::{Extraction, ExtractionStrategy, answer_description};
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use spend::Spend;
 pub use status::EpisodeStatus;

@@ -19,8 +19,12 @@
 //! `database.fence`, `actions.prose`), and a response with nothing to extract is
 //! [`Extracted::answer`] `None`: the runner stores and reports it as "no answer", apart from
 //! a wrong answer.
+//!
+//! With `extraction = "lic"` the runner asks an LLM for math and database answers instead,
+//! as LiC does; [`llm`] holds the prompt filling and the acceptance rule it applies.
 
 pub mod actions;
+pub mod llm;
 pub mod math;
 
 use serde::{Deserialize, Serialize};

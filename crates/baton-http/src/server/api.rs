@@ -157,6 +157,8 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .and_then(Value::as_str)
                             .map(str::to_string),
                         seed: None,
+                        json_object: body.pointer("/response_format/type")
+                            == Some(&Value::from("json_object")),
                         ..GenerateConfig::default()
                     },
                     seed: body.get("seed").and_then(Value::as_u64),
@@ -242,6 +244,8 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                             .and_then(Value::as_str)
                             .map(str::to_string),
                         seed: None,
+                        json_object: body.pointer("/text/format/type")
+                            == Some(&Value::from("json_object")),
                         ..GenerateConfig::default()
                     },
                     seed: None,

@@ -13,6 +13,12 @@
 //! Settings cross as configured: `temperature`, `top_p` and the seed only when the
 //! experiment sets them, the effort in each API's own field, the output cap under each
 //! API's name for it, and a model's `extra` table merged into the body last.
+//!
+//! JSON mode ([`GenerateConfig::json_object`], set only on LiC's answer-extraction calls)
+//! is Chat's `response_format: {"type": "json_object"}` and Responses' `text: {"format":
+//! {"type": "json_object"}}`. Anthropic's Messages API has no JSON mode: the request is the
+//! prompt alone (LiC's extraction prompt already asks for `{"answer": ...}`), and the
+//! runner reads the first JSON object in the reply.
 
 pub mod anthropic;
 pub mod openai_chat;

@@ -60,7 +60,8 @@ pub(crate) fn tools(tools: &[ToolSpec]) -> Value {
 /// The request body. The system prompt is a `system` message; tools, when the request
 /// has any, go in `tools` (nothing else about them is sent: no `tool_choice`, no
 /// `parallel_tool_calls`, so the API's defaults hold). `temperature`, `top_p`, `seed`
-/// and `reasoning_effort` are sent only when configured; `extra` is merged last.
+/// and `reasoning_effort` are sent only when configured, `response_format: {"type":
+/// "json_object"}` only for a JSON-mode request; `extra` is merged last.
 pub fn body(request: &Request, dialect: Dialect) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut b = Map::new();
@@ -91,6 +92,9 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
     }
     if let Some(effort) = &c.reasoning_effort {
         b.insert("reasoning_effort".into(), json!(effort));
+    }
+    if c.json_object {
+        b.insert("response_format".into(), json!({"type": "json_object"}));
     }
     merge_extra(&mut b, c);
     Value::Object(b)
@@ -200,6 +204,21 @@ mod tests {
         assert_eq!(b["temperature"], 1.0);
         assert!(b.get("max_completion_tokens").is_none());
         assert!(b.get("n").is_none(), "some servers do not know n");
+    }
+
+    #[test]
+    fn json_mode_is_response_format_json_object_and_only_when_asked() {
+        assert!(
+            body(&request(), Dialect::OpenAi)
+                .get("response_format")
+                .is_none()
+        );
+        let mut r = request();
+        r.config.json_object = true;
+        assert_eq!(
+            body(&r, Dialect::Compatible)["response_format"],
+            json!({"type": "json_object"})
+        );
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub fn body(request: &Request) -> Value {
     if let Some(p) = c.top_p {
         b.insert("top_p".into(), json!(p));
     }
+    if c.json_object {
+        b.insert("text".into(), json!({"format": {"type": "json_object"}}));
+    }
     super::merge_extra(&mut b, c);
     Value::Object(b)
 }
@@ -186,6 +189,9 @@ mod tests {
             (&b["temperature"], &b["truncation"]),
             (&json!(0.0), &json!("auto"))
         );
+        assert!(b.get("text").is_none(), "no JSON mode unless asked");
+        r.config.json_object = true;
+        assert_eq!(body(&r)["text"], json!({"format": {"type": "json_object"}}));
     }
 
     #[test]

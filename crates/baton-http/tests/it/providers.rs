@@ -225,3 +225,38 @@ async fn the_server_refuses_what_a_client_must_never_send() {
     assert_eq!(srv.stats().refused, 3);
     srv.shutdown().await.unwrap();
 }
+
+/// See: issue 13, item 3: the simulated server takes JSON-mode extraction requests on
+/// every route and answers them in the JSON shape LiC's prompt asks for.
+#[tokio::test]
+async fn issue_13_extraction_prompts_are_answered_in_json_on_every_route() {
+    let description = baton_types::answer_description(baton_types::Family::Math).unwrap();
+    let prompt = format!("Expected: {description}\n\nResponse:\nSo 40 + 2.\nAnswer: 42");
+    for (kind, key) in [
+        ("openai", Some("BATON_IT_JSON_OPENAI")),
+        ("openai-responses", Some("BATON_IT_JSON_RESPONSES")),
+        ("anthropic", Some("BATON_IT_JSON_ANTHROPIC")),
+        ("openai-compatible", None),
+    ] {
+        let srv = server(|_| {}).await;
+        if let Some(var) = key {
+            fake_key(var, "sk-json-not-a-real-key");
+        }
+        let m = model(provider(&srv, kind, key, TIMEOUT), "hc").with_config(GenerateConfig {
+            max_tokens: Some(200),
+            json_object: true,
+            ..GenerateConfig::default()
+        });
+        let reply = m
+            .generate(m.request(vec![Message::user(&prompt)], Some(1)), 0)
+            .await
+            .result
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let json: serde_json::Value = serde_json::from_str(&reply.response.text)
+            .unwrap_or_else(|e| panic!("{kind}: {e}: {}", reply.response.text));
+        let answer = json["answer"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{kind}: {json}"));
+        assert!(answer.contains("42"), "{kind}: {answer}");
+    }
+}

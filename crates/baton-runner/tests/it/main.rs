@@ -3,6 +3,7 @@
 
 mod answer_key;
 mod baselines;
+mod extraction;
 mod forking;
 mod interfaces;
 mod results;

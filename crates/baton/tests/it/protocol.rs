@@ -5,10 +5,11 @@ use serde_json::Value;
 
 use crate::{baton, stderr, stdout};
 
-/// See: issue 13, "Done when": a run with `baselines = ["full", "concat"]` and
-/// `replicates = 3` on the sample set completes offline, and its JSON report carries
-/// the baseline cells (`interface` `full` / `concat`, with the degradation against the
-/// sharded anchor) and `aptitude` / `unreliability` per anchor and handoff cell.
+/// See: issue 13, "Done when": a run with `baselines = ["full", "concat"]`,
+/// `replicates = 3` and `extraction = "lic"` on the sample set completes offline, and
+/// its JSON report carries the baseline cells (`interface` `full` / `concat`, with the
+/// degradation against the sharded anchor), `aptitude` / `unreliability` per anchor and
+/// handoff cell, and the extraction's spend and failures apart from the cells' cost.
 #[test]
 fn issue_13_baselines_and_lic_metrics_on_the_sample_set() {
     let Some(lic) = baton_fixture::shared_dir("lic") else {
@@ -26,6 +27,10 @@ directions = ["escalation"]
 templates = "lic"
 lic_dir = {:?}
 baselines = ["full", "concat"]
+extraction = "lic"
+
+[extractor]
+model = "sim/lc"
 
 [models.lc]
 model = "sim/lc"
@@ -88,7 +93,42 @@ high = "hc"
             assert!(c["unreliability_lc"].is_number() && c["unreliability_hc"].is_number());
         }
     }
+
+    // LiC's extraction: its spend apart and nonzero, its failures counted (the sim/lc
+    // extractor slips often), only for math and database
+    let total = &json["extraction"];
+    assert!(total["extraction_calls"].as_u64().unwrap() > 0, "{total}");
+    assert!(
+        total["extraction_cost_usd"].as_f64().unwrap() > 0.0,
+        "{total}"
+    );
+    let failed = total["extraction_failed"].as_u64().unwrap();
+    assert!(failed > 0, "{total}");
+    let mut failed_in_cells = 0;
+    for c in &per_cell {
+        let llm = c["family"] == "math" || c["family"] == "database";
+        assert_eq!(c["extraction_calls"].as_u64().unwrap() > 0, llm, "{c}");
+        assert_eq!(c["extraction_cost_usd"].as_f64().unwrap() > 0.0, llm, "{c}");
+        assert!(c["extraction_failed"].as_u64().unwrap() <= c["n_no_answer"].as_u64().unwrap());
+        failed_in_cells += c["extraction_failed"].as_u64().unwrap();
+    }
+    let failed_in_baselines: u64 = baselines
+        .iter()
+        .filter(|r| r["family"] != "all")
+        .map(|r| r["extraction_failed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(failed_in_cells + failed_in_baselines, failed);
+    assert!(
+        baselines
+            .iter()
+            .any(|r| r["extraction_cost_usd"].as_f64().unwrap() > 0.0)
+    );
+
     let md = baton(dir.path(), &["report", "out"]);
     let md = stdout(&md);
     assert!(md.contains("Single-turn baselines") && md.contains("LiC's metrics over replicates"));
+    assert!(
+        md.contains("Answer extraction (LiC's LLM extractor)"),
+        "{md}"
+    );
 }
