@@ -524,6 +524,7 @@ pub fn build(input: &ReportInput) -> Report {
     }
     crate::protocol::fill_reliability(&mut b.rows, &input.episodes, &input.pairs);
     Report {
+        extraction_rules: crate::report::rule_counts(&input.episodes),
         baselines: crate::protocol::baseline_rows(
             &input.episodes,
             &input.pairs,

@@ -91,6 +91,10 @@ pub struct EpisodeRecord {
     /// counted apart from a wrong answer as "no answer").
     #[serde(default)]
     pub no_answer: bool,
+    /// The extraction rule that read the final reply (`math.boxed`, `code.named`,
+    /// `math.lic_llm`, …), when the episode was scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// What the episode's own calls carried (zero when not known).
     #[serde(default)]
     pub calls: EpisodeCalls,

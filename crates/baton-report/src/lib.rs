@@ -53,7 +53,7 @@
 //!     task_id: "math/1".into(), family: Family::Math, cell, replicate: 0,
 //!     status: EpisodeStatus::Scored, score: Some(score), cost_attributed: Cost::from_usd(usd),
 //!     cost_paid: Cost::from_usd(usd), n_turns: 4, k: None, reason: None, prefix_cost: None,
-//!     calls: Default::default(), no_answer: false,
+//!     calls: Default::default(), no_answer: false, rule: None,
 //! };
 //! let input = ReportInput {
 //!     title: "demo".into(),
@@ -119,7 +119,7 @@ pub use plot::Plot;
 pub use protocol::BaselineRow;
 pub use report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, ExtractionLine, IncompleteEntry, Report,
-    RestartControl, SINGLE, SpendLine,
+    RestartControl, RuleCount, SINGLE, SpendLine,
 };
 
 /// [`ReportInput::validate`], then [`build`].

@@ -102,6 +102,7 @@ impl Report {
         out.push_str(&self.skipped_section());
         out.push_str(&self.calls_section());
         out.push_str(&self.extraction_section());
+        out.push_str(&self.rules_section());
         if !self.notes.is_empty() {
             out.push_str("## Notes\n\n");
             for n in &self.notes {
@@ -190,6 +191,39 @@ impl Report {
             return s;
         }
         s.push_str(&self.incomplete_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// Which extraction rule read the final replies, per family and cell.
+    fn rules_section(&self) -> String {
+        if self.extraction_rules.is_empty() {
+            return String::new();
+        }
+        let headers = [
+            ("family", Align::Left),
+            ("cell", Align::Left),
+            ("rule", Align::Left),
+            ("replies", Align::Right),
+            ("no answer", Align::Right),
+        ];
+        let rows = self
+            .extraction_rules
+            .iter()
+            .map(|r| {
+                vec![
+                    r.family.clone(),
+                    r.cell.clone(),
+                    r.rule.clone(),
+                    r.n.to_string(),
+                    r.n_no_answer.to_string(),
+                ]
+            })
+            .collect();
+        let mut s = String::from(
+            "## Extraction rules\n\nWhich rule read each scored final reply (`evaluators/README.md` lists them).\n\n",
+        );
+        s.push_str(&Grid::new(&headers, rows).markdown());
         s.push('\n');
         s
     }

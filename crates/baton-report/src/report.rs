@@ -42,6 +42,51 @@ pub struct Report {
     /// The whole experiment's LiC answer extraction, when any was made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extraction: Option<ExtractionLine>,
+    /// Which extraction rule read the final replies, per family and cell: how many scored
+    /// episodes each rule read, no-answer rules included (always present in JSON).
+    pub extraction_rules: Vec<RuleCount>,
+}
+
+/// How many scored final replies of one family and cell one extraction rule read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleCount {
+    /// The family.
+    pub family: String,
+    /// The cell's label.
+    pub cell: String,
+    /// The rule (`<family>.<rule>`; `unrecorded` for stores older than rule records).
+    pub rule: String,
+    /// Scored episodes it read.
+    pub n: usize,
+    /// Of those, how many held no answer.
+    pub n_no_answer: usize,
+}
+
+/// The rule counts of the scored episodes, sorted by family, cell and rule.
+pub(crate) fn rule_counts(episodes: &[crate::input::EpisodeRecord]) -> Vec<RuleCount> {
+    let mut counts: std::collections::BTreeMap<(String, String, String), (usize, usize)> =
+        std::collections::BTreeMap::new();
+    for e in episodes
+        .iter()
+        .filter(|e| e.status == baton_types::EpisodeStatus::Scored)
+    {
+        let rule = e.rule.clone().unwrap_or_else(|| "unrecorded".to_owned());
+        let entry = counts
+            .entry((e.family.to_string(), e.cell.label(), rule))
+            .or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(e.no_answer);
+    }
+    counts
+        .into_iter()
+        .map(|((family, cell, rule), (n, n_no_answer))| RuleCount {
+            family,
+            cell,
+            rule,
+            n,
+            n_no_answer,
+        })
+        .collect()
 }
 
 /// What LiC's LLM answer extraction (`extraction = "lic"`) cost over the experiment,

@@ -136,6 +136,7 @@ fn record(
     let no_answer = o.verdict.as_ref().is_some_and(|v| v.no_answer);
     Ok(EpisodeRecord {
         no_answer,
+        rule: o.verdict.as_ref().and_then(|v| v.rule.clone()),
         prefix_cost: prefix_cost(&cell, own_prefix, o.cost_attributed, o.cost_paid),
         calls,
         task_id: e.init.task_id,

@@ -58,6 +58,7 @@ pub fn scored(
         prefix_cost: None,
         calls: Default::default(),
         no_answer: false,
+        rule: None,
     }
 }
 

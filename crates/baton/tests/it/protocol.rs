@@ -123,12 +123,46 @@ high = "hc"
             .iter()
             .any(|r| r["extraction_cost_usd"].as_f64().unwrap() > 0.0)
     );
+    // Which rule read each final reply: LiC's extractor for math and database, the
+    // deterministic rules elsewhere; every rule's no-answer count within its replies.
+    let rules = json["extraction_rules"]
+        .as_array()
+        .expect("extraction_rules");
+    let rule_of = |family: &str| -> Vec<&str> {
+        rules
+            .iter()
+            .filter(|r| r["family"] == family)
+            .map(|r| r["rule"].as_str().unwrap())
+            .collect()
+    };
+    assert!(
+        rule_of("math")
+            .iter()
+            .all(|r| r.starts_with("math.lic_llm")),
+        "{rules:?}"
+    );
+    assert!(
+        rule_of("database")
+            .iter()
+            .all(|r| r.starts_with("database.lic_llm"))
+    );
+    assert!(
+        rule_of("code").iter().all(|r| r.starts_with("code.")),
+        "{rules:?}"
+    );
+    assert!(!rule_of("actions").is_empty() && !rule_of("data2text").is_empty());
+    for r in rules {
+        assert!(r["n_no_answer"].as_u64() <= r["n"].as_u64(), "{r}");
+    }
+    let scored: u64 = rules.iter().map(|r| r["n"].as_u64().unwrap()).sum();
+    assert!(scored > 0);
 
     let md = baton(dir.path(), &["report", "out"]);
     let md = stdout(&md);
     assert!(md.contains("Single-turn baselines") && md.contains("LiC's metrics over replicates"));
     assert!(
-        md.contains("Answer extraction (LiC's LLM extractor)"),
+        md.contains("Answer extraction (LiC's LLM extractor)")
+            && md.contains("## Extraction rules"),
         "{md}"
     );
 }
