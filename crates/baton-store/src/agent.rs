@@ -252,6 +252,23 @@ pub struct NewAgentSwitch {
     pub texts: Option<(String, String, String)>,
 }
 
+impl NewAgentSwitch {
+    /// The switch of a handoff whose prefix ended before call `s`: not fired, nothing
+    /// carried over.
+    pub fn unfired(episode_id: i64, s: u32, bucket: String) -> Self {
+        NewAgentSwitch {
+            episode_id,
+            s,
+            bucket,
+            fired: false,
+            prefix_context: None,
+            messages: None,
+            snapshot: None,
+            texts: None,
+        }
+    }
+}
+
 /// A stored switch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentSwitchRow {

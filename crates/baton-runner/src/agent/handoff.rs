@@ -303,7 +303,7 @@ impl AgentRunner {
                     state_before(&anchor, s)
                 };
                 let Some((prefix_context, snapshot)) = before else {
-                    return self.unfired(task, cell, episode_id, &anchor, s).await;
+                    return self.unfired(task, episode_id, &anchor, s).await;
                 };
                 match self
                     .switch(task, cell, &progress, s, prefix_context, snapshot, seed)
@@ -443,16 +443,11 @@ impl AgentRunner {
             ));
         }
         store
-            .agent_switch(NewAgentSwitch {
+            .agent_switch(NewAgentSwitch::unfired(
                 episode_id,
                 s,
-                bucket: task.difficulty.name().to_string(),
-                fired: false,
-                prefix_context: None,
-                messages: None,
-                snapshot: None,
-                texts: None,
-            })
+                task.difficulty.name().to_string(),
+            ))
             .await?;
         self.finish(task, episode_id, o, paid, paid).await?;
         Ok(Prefix::Ended)
@@ -463,28 +458,25 @@ impl AgentRunner {
     async fn unfired(
         &self,
         task: &Arc<AgentTask>,
-        cell: &HandoffCell,
         episode_id: i64,
         anchor: &AgentProgress,
         s: u32,
     ) -> Result<(), RunError> {
-        let _ = cell;
         let reader = Reader::open(&self.store_path)?;
-        let row = reader
-            .agent_episode(anchor.episode_id)?
-            .expect("the anchor is stored");
+        let row = reader.agent_episode(anchor.episode_id)?.ok_or_else(|| {
+            baton_store::StoreError::Decode {
+                path: self.store_path.clone(),
+                what: format!("agent episode {}", anchor.episode_id),
+                message: "the anchor of an unfired handoff is not stored".into(),
+            }
+        })?;
         self.shared
             .store
-            .agent_switch(NewAgentSwitch {
+            .agent_switch(NewAgentSwitch::unfired(
                 episode_id,
                 s,
-                bucket: task.difficulty.name().to_string(),
-                fired: false,
-                prefix_context: None,
-                messages: None,
-                snapshot: None,
-                texts: None,
-            })
+                task.difficulty.name().to_string(),
+            ))
             .await?;
         let outcome = Outcome {
             cost_attributed: row.paid,
