@@ -19,7 +19,21 @@
 //! [`SWEBENCH_VERSION`], which needs Docker), then reads each instance's `report.json`.
 //! Verdicts are cached by (instance, sha256 of the patch) under the harness's work folder,
 //! so a patch is never evaluated twice; an empty patch is unresolved without a harness run
-//! (the harness skips those too), and a harness failure is not cached.
+//! (the harness skips those too), and a harness failure is not cached. A report the
+//! harness flags as an infrastructure failure (`infra_failure`: the environment broke,
+//! not the patch) is no verdict either: it is [`HarnessStatus::Error`] and judged again
+//! next time.
+//!
+//! [`SweBenchHarness::evaluate_as`] files the predictions under a `model_name_or_path` of
+//! the caller's (`baton swebench eval` names each cell and replicate), and
+//! [`SweBenchHarness::pending`] says which predictions would need a harness run (so a
+//! caller checks Docker only when something is left to judge).
+//!
+//! The invocation and the report layout are those of `swebench` 5.0.2's
+//! `harness/run_evaluation.py`: the flags below, `report.json` at
+//! `logs/run_evaluation/RUN_ID/MODEL/INSTANCE/` under the working folder (with `/` in the
+//! model name written `__`), keyed by the instance id, with `resolved`,
+//! `patch_successfully_applied`, `infra_failure` and `tests_status`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -343,9 +357,42 @@ impl SweBenchHarness {
         Ok(())
     }
 
+    /// The indices of the predictions that need a harness run: neither empty nor judged
+    /// before (in the cache).
+    pub fn pending(&self, predictions: &[Prediction]) -> Vec<usize> {
+        predictions
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                !p.patch.trim().is_empty()
+                    && self.cached(&p.instance_id, &sha256(&p.patch)).is_none()
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// Judge every prediction: from the cache, or by one harness run for all the others.
     /// Verdicts come back in the order of `predictions`.
     pub fn evaluate(&self, predictions: &[Prediction]) -> Result<Vec<HarnessVerdict>, AgentError> {
+        self.evaluate_as(MODEL_NAME, predictions)
+    }
+
+    /// [`evaluate`](Self::evaluate), with `model` as the predictions'
+    /// `model_name_or_path` (letters, digits, `_`, `-` and `.`; the harness files its
+    /// logs and reports under it).
+    pub fn evaluate_as(
+        &self,
+        model: &str,
+        predictions: &[Prediction],
+    ) -> Result<Vec<HarnessVerdict>, AgentError> {
+        if !valid_instance_id(model) {
+            return Err(AgentError::invalid(
+                "predictions",
+                None,
+                Some("model_name_or_path"),
+                format!("{model:?} may hold only letters, digits, '_', '-' and '.'"),
+            ));
+        }
         let mut seen = std::collections::HashSet::new();
         for p in predictions {
             if !seen.insert(&p.instance_id) || !valid_instance_id(&p.instance_id) {
@@ -376,6 +423,8 @@ impl SweBenchHarness {
             self.check_version()?;
             let run_id = {
                 let mut h = Sha256::new();
+                h.update(model.as_bytes());
+                h.update(b"\0");
                 for (_, p, sha) in &todo {
                     h.update(p.instance_id.as_bytes());
                     h.update(b"\0");
@@ -391,7 +440,7 @@ impl SweBenchHarness {
             for (_, p, _) in &todo {
                 let row = serde_json::json!({
                     "instance_id": p.instance_id,
-                    "model_name_or_path": MODEL_NAME,
+                    "model_name_or_path": model,
                     "model_patch": p.patch,
                 });
                 lines.push_str(&row.to_string());
@@ -433,7 +482,7 @@ impl SweBenchHarness {
                 let report = run_dir
                     .join("logs/run_evaluation")
                     .join(&run_id)
-                    .join(MODEL_NAME)
+                    .join(model.replace('/', "__"))
                     .join(&p.instance_id)
                     .join("report.json");
                 let v = match read_report(&report, &p.instance_id) {
@@ -444,7 +493,9 @@ impl SweBenchHarness {
                             patch_sha256: sha.clone(),
                             ..parsed
                         };
-                        self.store(&v)?;
+                        if v.status != HarnessStatus::Error {
+                            self.store(&v)?;
+                        }
                         v
                     }
                     None => blank(
@@ -489,12 +540,32 @@ fn blank(
     }
 }
 
-/// An instance's `report.json`: `{id: {resolved, patch_successfully_applied, tests_status}}`.
+/// An instance's `report.json`: `{id: {resolved, patch_successfully_applied,
+/// infra_failure, infra_failure_reason, tests_status}}`. A flagged infrastructure
+/// failure is [`HarnessStatus::Error`].
 fn read_report(path: &Path, instance: &str) -> Option<HarnessVerdict> {
     let text = std::fs::read_to_string(path).ok()?;
     let root: Value = serde_json::from_str(&text).ok()?;
     let r = root.get(instance)?;
     let resolved = r.get("resolved")?.as_bool()?;
+    if r.get("infra_failure").and_then(Value::as_bool) == Some(true) {
+        let why = r
+            .get("infra_failure_reason")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        return Some(blank(
+            instance,
+            "",
+            HarnessStatus::Error,
+            Some(format!(
+                "the harness flagged an infrastructure failure ({why}); see {}",
+                path.parent()
+                    .unwrap_or(path)
+                    .join("test_output.txt")
+                    .display()
+            )),
+        ));
+    }
     let lists = |key: &str| -> TestLists {
         r.get("tests_status")
             .and_then(|t| t.get(key))

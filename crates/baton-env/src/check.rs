@@ -139,16 +139,25 @@ pub fn check(config: &EnvConfig) -> CheckReport {
         }
         BackendKind::Docker => {
             let program = &config.docker.executable;
-            let mut cmd = Command::new(program);
-            cmd.args(["version", "--format", "{{.Server.Version}}"]);
-            match version(&mut cmd) {
-                Some(v) => items.ok("docker", format!("server {v} ({})", program.display())),
-                None => {
+            match crate::preflight::docker_preflight(program) {
+                Ok(info) => items.ok(
+                    "docker",
+                    format!("server {} ({})", info.server_version, program.display()),
+                ),
+                Err(crate::EnvError::DockerUnavailable { what, fix, .. }) => {
                     items.fail(
                         "docker",
-                        format!("{} cannot reach a Docker engine", program.display()),
-                        "install and start Docker (https://docs.docker.com/engine/install/), or set BATON_DOCKER",
+                        format!("`{} version` {what}", program.display()),
+                        fix,
                     );
+                    return CheckReport {
+                        backend: config.backend,
+                        items: items.0,
+                        per_command,
+                    };
+                }
+                Err(e) => {
+                    items.fail("docker", e.to_string(), "see the error");
                     return CheckReport {
                         backend: config.backend,
                         items: items.0,

@@ -94,6 +94,16 @@ pub enum EnvError {
         /// What was wrong.
         message: String,
     },
+    /// The Docker client cannot reach a running engine ([`docker_preflight`](crate::docker_preflight)).
+    #[error("docker is not usable: `{program} version` {what}; fix: {fix}")]
+    DockerUnavailable {
+        /// The client, as configured (`BATON_DOCKER` overrides it).
+        program: String,
+        /// What failed, with what the client said.
+        what: String,
+        /// What to do about it.
+        fix: String,
+    },
     /// The environment was used after `close`.
     #[error("environment is closed")]
     Closed,

@@ -42,7 +42,9 @@
 //! (one `Environment` implementation over it, with a launcher per backend); Docker keeps
 //! it in the container.
 //!
-//! `baton env check` ([`check`]) reports which of these work on the machine.
+//! `baton env check` ([`check`]) reports which of these work on the machine;
+//! [`docker_preflight`] asks only whether the Docker client reaches an engine, which
+//! agent runs and the SWE-bench harness check before they start.
 //!
 //! # Written by hand, and why
 //!
@@ -91,6 +93,7 @@ mod exec;
 mod host;
 mod local;
 mod output;
+mod preflight;
 mod shell;
 pub mod snapshot;
 mod tree;
@@ -105,5 +108,6 @@ pub use env::{EnvInfo, Environment, start};
 pub use error::EnvError;
 pub use exec::{Exec, ExecOutput, ExitStatus};
 pub use output::Output;
+pub use preflight::{DockerInfo, PREFLIGHT_TIMEOUT, docker_preflight};
 pub use shell::{LIMITS_FAILED, SANDBOX_USER, base_env};
 pub use snapshot::{BlobStore, DirBlobStore, SnapshotId, SnapshotInfo};

@@ -135,4 +135,8 @@ pub enum RunError {
     /// A report was asked for, but there is no store.
     #[error("no results at {}", .0.display())]
     NoResults(PathBuf),
+    /// Docker or the SWE-bench harness, which the agent experiment needs, is not
+    /// usable: checked before any call, nothing stored.
+    #[error("{0}")]
+    Preflight(String),
 }

@@ -199,6 +199,21 @@ pub struct AgentEnd {
     pub error: Option<String>,
 }
 
+/// A verdict reached after an agent episode ended (`baton swebench eval` judging a
+/// stored patch): the status, verdict and reason replace the stored ones; the
+/// submission, the costs and how the episode ended are kept as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentVerdict {
+    /// The episode (it must have ended: an incomplete one is refused).
+    pub episode_id: i64,
+    /// `scored` with a verdict, or `unscored` with the reason.
+    pub status: EpisodeStatus,
+    /// The verdict, when there is one.
+    pub verdict: Option<Verdict>,
+    /// Why there is no verdict.
+    pub reason: Option<String>,
+}
+
 /// An unusable billed attempt of an agent episode: its call and its cost (or why none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentAttempt {
@@ -394,6 +409,7 @@ pub(crate) enum AgentCommand {
     Context(i64, Reply<Vec<String>>),
     Thresholds(Vec<ThresholdRow>, Reply<Vec<ThresholdRow>>),
     Switch(Box<NewAgentSwitch>, Reply<Option<i64>>),
+    Verdict(Box<AgentVerdict>, Reply<()>),
 }
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -429,7 +445,8 @@ impl AgentCommand {
     pub(crate) fn answer(self, answer: AgentAnswer) {
         match (self, answer) {
             (AgentCommand::Task(_, tx), AgentAnswer::Unit(r))
-            | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
+            | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r))
+            | (AgentCommand::Verdict(_, tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
             (AgentCommand::Episode(_, tx), AgentAnswer::Progress(r)) => drop(tx.send(*r)),
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
@@ -488,6 +505,12 @@ impl Store {
         .await
     }
 
+    /// Store a verdict reached after the episode ended (see [`AgentVerdict`]).
+    pub async fn agent_verdict(&self, verdict: AgentVerdict) -> Result<()> {
+        self.ask(|tx| agent(AgentCommand::Verdict(Box::new(verdict), tx)))
+            .await
+    }
+
     /// The messages of conversation node `context`, first to last, as JSON texts.
     pub async fn context_messages(&self, context: i64) -> Result<Vec<String>> {
         self.ask(|tx| agent(AgentCommand::Context(context, tx)))
@@ -526,7 +549,43 @@ impl Db {
             ),
             AgentCommand::Thresholds(rows, _) => AgentAnswer::Thresholds(self.thresholds(rows)),
             AgentCommand::Switch(sw, _) => AgentAnswer::Switch(self.switch(sw)),
+            AgentCommand::Verdict(v, _) => AgentAnswer::Unit(self.verdict(v)),
         }
+    }
+
+    fn verdict(&mut self, v: &AgentVerdict) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let verdict = v.verdict.as_ref();
+        let changed = self
+            .conn
+            .execute(
+                &format!(
+                    "UPDATE episodes SET status = ?2, score = ?3, is_correct = ?4,
+                     eval_error = ?5, eval_details = ?6, reason = ?7, no_answer = ?8,
+                     updated_at = {NOW}
+                     WHERE id = ?1 AND status != 'incomplete'
+                     AND EXISTS (SELECT 1 FROM agent_outcomes o WHERE o.episode_id = ?1)"
+                ),
+                params![
+                    v.episode_id,
+                    v.status.as_str(),
+                    verdict.map(|x| x.score),
+                    verdict.and_then(|x| x.is_correct),
+                    verdict.and_then(|x| x.error.clone()),
+                    verdict.map(|x| x.details.to_string()),
+                    v.reason,
+                    verdict.is_some_and(|x| x.no_answer)
+                ],
+            )
+            .map_err(&err)?;
+        if changed == 0 {
+            return Err(StoreError::Decode {
+                path: self.path.clone(),
+                what: format!("episode {}", v.episode_id),
+                message: "no ended agent episode with this id: a verdict is stored only once the episode ended".into(),
+            });
+        }
+        Ok(())
     }
 
     fn thresholds(&mut self, rows: &[ThresholdRow]) -> Result<Vec<ThresholdRow>> {

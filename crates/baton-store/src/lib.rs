@@ -42,8 +42,8 @@ mod writer;
 
 pub use agent::{
     AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentCell, AgentEnd, AgentEpisodeInit,
-    AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, NewAgentCall,
-    NewAgentStep, NewAgentSwitch, ThresholdRow,
+    AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, AgentVerdict,
+    NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
 pub use error::{Result, StoreError};
 pub use reader::{CallFigures, Reader};

@@ -50,6 +50,41 @@ pub enum Command {
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// SWE-bench with the official harness (needs Docker).
+    #[command(subcommand)]
+    Swebench(SwebenchCommand),
+}
+
+/// `baton swebench`.
+#[derive(Debug, Subcommand)]
+pub enum SwebenchCommand {
+    /// Judge a finished agent run's SWE-bench patches with the pinned official harness:
+    /// writes one predictions file per (cell, replicate) under RESULTS/swebench/predictions/,
+    /// runs the harness on the patches not judged yet, and stores the verdicts so
+    /// `baton report` scores those episodes. Checks Docker before running anything.
+    Eval(SwebenchEvalArgs),
+}
+
+/// `baton swebench eval`.
+#[derive(Debug, Args)]
+pub struct SwebenchEvalArgs {
+    /// The results folder of an agent run (holding results.sqlite).
+    pub results: PathBuf,
+    /// The Python with swebench 5.0.2 installed (default: the experiment's swebench_python).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// The SWE-bench JSONL the run used (default: the file the run loaded its tasks from).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Instances the harness evaluates at once (its --max_workers).
+    #[arg(long, default_value_t = 1)]
+    pub max_workers: usize,
+    /// Seconds the harness allows each instance's tests (its --timeout).
+    #[arg(long, default_value_t = 1800)]
+    pub timeout: u64,
+    /// The docker client the preflight asks (a compatible client works).
+    #[arg(long, env = "BATON_DOCKER")]
+    pub docker: Option<PathBuf>,
 }
 
 /// `baton bench`.

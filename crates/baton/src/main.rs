@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Command::Handoff(cmd) => commands::handoff::handoff(cmd, &printer),
         Command::Env(cmd) => commands::env::env(cmd, &printer),
         Command::Bench(cmd) => commands::bench::bench(cmd, &printer),
+        Command::Swebench(cmd) => commands::swebench::swebench(cmd, &printer),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

@@ -26,6 +26,7 @@ pub(crate) mod report_input;
 mod resume;
 mod sink;
 pub mod spec;
+pub mod swebench;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,6 +183,9 @@ pub struct AgentRunner {
     models: BTreeMap<String, Arc<Model>>,
     config: Arc<AgentConfig>,
     scorer: Arc<LocalScorer>,
+    /// The spec's environment with `BATON_DOCKER` / `BATON_BWRAP` applied (a run-time
+    /// setting: the spec, and so the store's identity, keeps what the file says).
+    env: baton_env::EnvConfig,
     /// The official harness for SWE-bench submissions, when `swebench_python` is set.
     harness: Option<Arc<SweBenchHarness>>,
     blobs: Arc<DirBlobStore>,
@@ -276,6 +280,15 @@ impl AgentRunner {
         let config = agent_config(&spec, &options)?;
         let card = price_card(&spec, &options)?;
         let models = models::build(&spec, &dataset.tasks, &card, &options)?;
+        let env = spec.environment.clone().with_env_overrides();
+        let harness = spec.swebench_python.as_ref().map(|python| {
+            Arc::new(SweBenchHarness::new(
+                options.resolve(python),
+                options.resolve(Path::new(&spec.dataset)),
+                options.out_dir.join(swebench::WORK_DIR),
+            ))
+        });
+        swebench::preflight(&env, &dataset.tasks, harness.as_deref())?;
         let blobs =
             DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
                 path: options.out_dir.join(BLOB_DIR),
@@ -350,16 +363,10 @@ impl AgentRunner {
             .observer
             .planned(episodes, episodes * spec.step_limit as usize);
         let paid = Reader::open(&store_path)?.total_paid()?;
-        let harness = spec.swebench_python.as_ref().map(|python| {
-            Arc::new(SweBenchHarness::new(
-                options.resolve(python),
-                options.resolve(Path::new(&spec.dataset)),
-                options.out_dir.join("swebench"),
-            ))
-        });
         Ok(AgentRunner {
             concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
-            scorer: Arc::new(LocalScorer::new(spec.environment.clone())),
+            scorer: Arc::new(LocalScorer::new(env.clone())),
+            env,
             harness,
             spec,
             tasks: dataset.tasks.into_iter().map(Arc::new).collect(),
@@ -530,7 +537,7 @@ impl AgentRunner {
         phase: baton_types::Phase,
         config: &AgentConfig,
     ) -> Result<Result<AgentOutcome, String>, RunError> {
-        let env_config = self.spec.environment.clone();
+        let env_config = self.env.clone();
         let (t, blobs, snap) = (
             task.clone(),
             self.blobs.clone(),
@@ -715,7 +722,7 @@ fn config_sha256(config: &AgentConfig) -> String {
 
 /// An episode's status, verdict and reason from the harness's verdict on its patch. A
 /// harness that gave no verdict leaves the episode unscored, with why.
-fn harness_outcome(
+pub(crate) fn harness_outcome(
     verdict: Option<HarnessVerdict>,
 ) -> (EpisodeStatus, Option<Verdict>, Option<String>) {
     match verdict {

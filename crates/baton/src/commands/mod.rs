@@ -11,3 +11,4 @@ pub mod sandbox;
 pub mod score;
 pub mod show;
 pub mod sim_server;
+pub mod swebench;
