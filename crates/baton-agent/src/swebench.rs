@@ -458,7 +458,15 @@ impl SweBenchHarness {
                 .map_err(|e| AgentError::io(&self.dataset, "resolve", e))?;
             let preds_abs =
                 std::path::absolute(&preds).map_err(|e| AgentError::io(&preds, "resolve", e))?;
-            let status = Command::new(&self.python)
+            // the harness runs in its run folder: a relative Python path is made absolute
+            // (a bare name is looked up on PATH as usual)
+            let python = if self.python.components().count() > 1 {
+                std::path::absolute(&self.python)
+                    .map_err(|e| AgentError::io(&self.python, "resolve", e))?
+            } else {
+                self.python.clone()
+            };
+            let status = Command::new(&python)
                 .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
                 .arg(&dataset)
                 .args(["--split", "test", "--predictions_path"])

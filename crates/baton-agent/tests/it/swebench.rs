@@ -176,7 +176,11 @@ fn an_infrastructure_failure_is_no_verdict_and_is_not_cached() {
 #[test]
 fn the_real_harness_accepts_batons_arguments() {
     let Some(python) = std::env::var_os("BATON_SWEBENCH_PYTHON") else {
-        eprintln!("note: BATON_SWEBENCH_PYTHON is not set; the real harness is not run");
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: BATON_SWEBENCH_PYTHON is not set; the real harness is not run"
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -35,7 +35,7 @@
 //! from is the one `swebench_python` is relative to. `--dataset` and `--python` override
 //! both; the dataset must hold the stored instances unchanged (checked by sha256).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -68,17 +68,18 @@ pub(crate) fn preflight(
     if env.backend == BackendKind::Docker {
         needs.push("its environment is backend = \"docker\"".to_string());
     }
-    if let Some((task, image)) = tasks.iter().find_map(|t| match &t.repository {
+    let image_task = tasks.iter().find_map(|t| match &t.repository {
         Repository::Image(image) => Some((t, image)),
         _ => None,
-    }) {
-        if env.backend != BackendKind::Docker {
-            return Err(RunError::Preflight(format!(
-                "task {:?} runs in the Docker image {image}, but the environment is backend = \"{}\": \
-                 set [environment] backend = \"docker\" in the experiment file; nothing was run",
-                task.id, env.backend
-            )));
-        }
+    });
+    if let Some((task, image)) = image_task
+        && env.backend != BackendKind::Docker
+    {
+        return Err(RunError::Preflight(format!(
+            "task {:?} runs in the Docker image {image}, but the environment is backend = \"{}\": \
+             set [environment] backend = \"docker\" in the experiment file; nothing was run",
+            task.id, env.backend
+        )));
     }
     let swebench = tasks.iter().any(|t| t.format == TaskFormat::SweBench);
     let harness = harness.filter(|_| swebench);
@@ -353,16 +354,17 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
         path: predictions_dir.clone(),
         message: e.to_string(),
     })?;
-    let mut names = BTreeSet::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
     let mut planned = Vec::new();
     for ((label, replicate), (cell, mut episodes, incomplete)) in groups {
         episodes.sort_by(|a, b| a.task_id.cmp(&b.task_id));
         let mut slug = cell_slug(&cell);
-        if !names.insert(slug.clone()) {
+        // two cells whose names differ only in characters a file name cannot hold
+        if names.get(&slug).is_some_and(|other| other != &label) {
             use sha2::{Digest, Sha256};
             slug = format!("{slug}-{}", &hex::encode(Sha256::digest(&label))[..8]);
-            names.insert(slug.clone());
         }
+        names.insert(slug.clone(), label.clone());
         let model_name = format!("{slug}.r{replicate}");
         let file = predictions_dir.join(format!("{model_name}.jsonl"));
         let predictions: Vec<Prediction> = episodes

@@ -13,6 +13,7 @@ mod protocol;
 mod resume;
 mod settings;
 mod show;
+mod swebench;
 
 use std::path::Path;
 use std::process::{Command, Output};
