@@ -7,7 +7,9 @@
 //! observation is one `messages` row shared with every later request, and 150 steps add
 //! about 150 list nodes. A resume reads the last node back ([`AgentProgress::context`])
 //! with the commands of the last call that have no stored step; a handoff can fork at
-//! call s from the last step before it (its context node and snapshot).
+//! call s from the last step before it (its context node and snapshot). A verdict reached
+//! after an episode ended (`baton swebench eval`) replaces only the episode's verdict
+//! columns ([`AgentVerdict`]).
 
 use std::path::Path;
 

@@ -18,7 +18,9 @@
 //! saw). A finished episode is never re-run.
 //!
 //! Main types: [`AgentSpec`], [`AgentRunner`], [`AgentRunSummary`]; [`agent_report_input`]
-//! reads a store into `baton-report`'s agent report.
+//! reads a store into `baton-report`'s agent report. [`swebench`] holds the Docker
+//! preflight a run makes before its first call and `baton swebench eval`, which judges a
+//! finished run's SWE-bench patches and stores the verdicts.
 
 mod handoff;
 mod models;
