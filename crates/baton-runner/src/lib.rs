@@ -139,4 +139,12 @@ pub enum RunError {
     /// usable: checked before any call, nothing stored.
     #[error("{0}")]
     Preflight(String),
+    /// A file the run writes beside its store could not be written.
+    #[error("cannot write {}: {message}", .path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
 }

@@ -350,7 +350,7 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
     drop(reader);
 
     let predictions_dir = work_dir.join(PREDICTIONS_DIR);
-    std::fs::create_dir_all(&predictions_dir).map_err(|e| RunError::Lock {
+    std::fs::create_dir_all(&predictions_dir).map_err(|e| RunError::Write {
         path: predictions_dir.clone(),
         message: e.to_string(),
     })?;
@@ -500,9 +500,9 @@ fn write_predictions(path: &Path, model: &str, predictions: &[Prediction]) -> Re
         );
         text.push('\n');
     }
-    let io = |e: std::io::Error| RunError::Lock {
+    let io = |e: std::io::Error| RunError::Write {
         path: path.to_path_buf(),
-        message: format!("cannot write the predictions file: {e}"),
+        message: e.to_string(),
     };
     let tmp = path.with_extension("jsonl.tmp");
     std::fs::write(&tmp, text).map_err(io)?;

@@ -2,8 +2,8 @@
 //! by reference, and 150 steps grow the file linearly.
 
 use baton_store::{
-    AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, NewAgentCall, NewAgentStep, Outcome,
-    Reader, Store,
+    AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, AgentVerdict, NewAgentCall, NewAgentStep,
+    Outcome, Reader, Store,
 };
 use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
 use rusqlite::Connection;
@@ -183,6 +183,74 @@ async fn agent_calls_steps_and_the_end_round_trip() {
     assert_eq!(reader.agent_tasks().unwrap(), vec![agent_task("a1")]);
     assert_eq!(reader.episode_paid(p.episode_id).unwrap(), paid);
     assert_eq!(reader.agent_progress(p.episode_id).unwrap().end, Some(end));
+}
+
+#[tokio::test]
+async fn a_later_verdict_replaces_only_the_verdict_of_an_ended_episode() {
+    let cx = TestContext::new();
+    let store = Store::open(&cx.path()).unwrap();
+    store.init_experiment(meta()).await.unwrap();
+    store.agent_task(agent_task("a1")).await.unwrap();
+    let p = store.agent_episode(episode("a1")).await.unwrap();
+    run_steps(&store, p.episode_id, 2, 10, "a").await;
+    let verdict = |status| AgentVerdict {
+        episode_id: p.episode_id,
+        status,
+        verdict: Some(Verdict {
+            score: 1.0,
+            is_correct: Some(true),
+            error: None,
+            details: serde_json::json!({"status": "resolved"}),
+            rule: None,
+            no_answer: false,
+        }),
+        reason: None,
+    };
+    let err = store
+        .agent_verdict(verdict(EpisodeStatus::Scored))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("episode {}", p.episode_id)), "{err}");
+
+    let paid = p.paid().unwrap();
+    let unscored = Outcome {
+        status: EpisodeStatus::Unscored,
+        final_response: Some("diff --git a/x b/x\n".into()),
+        extracted: None,
+        verdict: None,
+        reason: Some("no harness".into()),
+        cost_attributed: Cost(7),
+        cost_paid: paid,
+    };
+    let end = AgentEnd {
+        exit: "submitted".into(),
+        calls: 2,
+        error: None,
+    };
+    store
+        .finish_agent(p.episode_id, unscored.clone(), end.clone())
+        .await
+        .unwrap();
+    store
+        .agent_verdict(verdict(EpisodeStatus::Scored))
+        .await
+        .unwrap();
+    let row = Reader::open(&cx.path())
+        .unwrap()
+        .agent_episode(p.episode_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.outcome.status, EpisodeStatus::Scored);
+    assert_eq!(row.outcome.verdict, verdict(EpisodeStatus::Scored).verdict);
+    assert_eq!(row.outcome.reason, None);
+    // the patch, the costs and the end are kept
+    assert_eq!(row.outcome.final_response, unscored.final_response);
+    assert_eq!(
+        (row.outcome.cost_attributed, row.outcome.cost_paid),
+        (Cost(7), paid)
+    );
+    assert_eq!(row.end, Some(end));
 }
 
 fn count(conn: &Connection, table: &str) -> i64 {
