@@ -120,6 +120,9 @@ pub struct EvalOptions {
     pub timeout: Duration,
     /// The Docker settings the preflight uses (the client `BATON_DOCKER` names).
     pub docker: EnvConfig,
+    /// Stop request (Ctrl-C): no further harness run starts; the cells not reached
+    /// keep their stored status.
+    pub stop: crate::StopSignal,
 }
 
 impl EvalOptions {
@@ -133,6 +136,7 @@ impl EvalOptions {
             max_workers: 1,
             timeout: Duration::from_secs(1800),
             docker: EnvConfig::for_backend(BackendKind::Docker),
+            stop: crate::StopSignal::default(),
         }
     }
 }
@@ -183,6 +187,8 @@ pub struct EvalSummary {
     pub docker: Option<String>,
     /// The harness failure that stopped the eval (the verdicts before it are stored).
     pub harness_error: Option<String>,
+    /// Stopped on request before every cell was judged (the rest keep their status).
+    pub stopped: bool,
 }
 
 impl EvalSummary {
@@ -407,6 +413,10 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
     let store = Store::open(&store_path)?;
     let harness = std::sync::Arc::new(harness);
     for (label, replicate, file, model_name, episodes, predictions, incomplete) in planned {
+        if options.stop.is_stopped() {
+            summary.stopped = true;
+            break;
+        }
         let mut cell = CellEval {
             cell: label,
             replicate,

@@ -105,7 +105,7 @@ fn check_tasks(
 ) -> Result<Outcome> {
     let ds = load_dataset(dataset)?;
     if ds.format == TaskFormat::SweBench {
-        return check_swebench(dataset, &ds.tasks, swebench_python, printer);
+        return check_swebench(dataset, &ds.tasks, swebench_python, config, printer);
     }
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     printer.error(&format!(
@@ -127,6 +127,7 @@ fn check_swebench(
     dataset: &str,
     tasks: &[baton_agent::AgentTask],
     python: Option<std::path::PathBuf>,
+    config: &EnvConfig,
     printer: &Printer,
 ) -> Result<Outcome> {
     let n = tasks.len();
@@ -149,6 +150,12 @@ fn check_swebench(
             })
         })
         .collect::<Result<_, baton_agent::AgentError>>()?;
+    if !harness.pending(&predictions).is_empty() {
+        // the harness runs every instance's tests in Docker: ask before starting it
+        baton_env::docker_preflight(&config.docker.executable).with_context(|| {
+            format!("the gold patches of {dataset} are checked by the SWE-bench harness, which needs Docker")
+        })?;
+    }
     let verdicts = harness.evaluate(&predictions)?;
     let passed = verdicts
         .iter()

@@ -27,11 +27,15 @@ fn eval(args: SwebenchEvalArgs, printer: &Printer) -> Result<Outcome> {
     if let Some(docker) = args.docker {
         options.docker.docker.executable = docker;
     }
-    let summary = drive(
-        false,
-        |_, _| async move { Ok(swebench_eval(options).await?) },
-    )?;
+    let summary = drive(false, |_, stop| async move {
+        options.stop = stop;
+        Ok(swebench_eval(options).await?)
+    })?;
     print_summary(&summary, printer)?;
+    if summary.stopped {
+        printer.error("stopped before every cell was judged; run the same command again to finish");
+        return Ok(Outcome::Partial);
+    }
     if let Some(why) = &summary.harness_error {
         anyhow::bail!(
             "the SWE-bench harness failed, the episodes it did not judge stay unscored with the reason: {why}"

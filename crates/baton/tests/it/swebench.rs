@@ -193,6 +193,25 @@ base_url = "{}"
         stats["requests"], 0,
         "a model request reached the server: {stats}"
     );
+
+    // checking the gold patches needs the harness, so Docker: asked first
+    let out = lab.baton(
+        &down,
+        &[
+            "env",
+            "check-tasks",
+            "verified.jsonl",
+            "--swebench-python",
+            "py/python",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("needs Docker") && err.contains("Cannot connect to the Docker daemon"),
+        "{err}"
+    );
+    assert!(lab.harness_calls().is_empty(), "the harness ran");
 }
 
 /// Each stored episode of a SWE-bench task: (cell, replicate, task) -> (status,
