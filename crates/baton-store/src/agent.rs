@@ -17,7 +17,7 @@ use baton_types::{Cost, EpisodeStatus, Interface, Phase, Verdict};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::connect::sqlite_err;
+use crate::connect::{Cached, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{Reader, calls_of};
 use crate::request::{EMPTY_LIST, intern_after, list_messages};
@@ -560,7 +560,7 @@ impl Db {
         let verdict = v.verdict.as_ref();
         let changed = self
             .conn
-            .execute(
+            .exec(
                 &format!(
                     "UPDATE episodes SET status = ?2, score = ?3, is_correct = ?4,
                      eval_error = ?5, eval_details = ?6, reason = ?7, no_answer = ?8,
@@ -594,11 +594,11 @@ impl Db {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let stored: i64 = tx
-            .query_row("SELECT count(*) FROM agent_thresholds", [], |r| r.get(0))
+            .row("SELECT count(*) FROM agent_thresholds", [], |r| r.get(0))
             .map_err(&err)?;
         if stored == 0 {
             for t in rows {
-                tx.execute(
+                tx.exec(
                     "INSERT INTO agent_thresholds (pair, direction, prefix_model, bucket, p, s,
                      n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                     params![
@@ -623,7 +623,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         if let Some((sha, version, json)) = &sw.texts {
-            tx.execute(
+            tx.exec(
                 "INSERT OR IGNORE INTO agent_texts (sha256, version, json) VALUES (?1, ?2, ?3)",
                 params![sha, version, json],
             )
@@ -636,7 +636,7 @@ impl Db {
             }
             None => None,
         };
-        tx.execute(
+        tx.exec(
             &format!(
                 "INSERT INTO agent_switches (episode_id, s, bucket, fired, prefix_context,
                  context, snapshot, texts_sha256, created_at)
@@ -662,7 +662,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let stored: Option<String> = tx
-            .query_row(
+            .row(
                 "SELECT schedule_sha256 FROM tasks WHERE task_id = ?1",
                 [&t.task_id],
                 |r| r.get(0),
@@ -680,13 +680,13 @@ impl Db {
             }
             None => {}
         }
-        tx.execute(
+        tx.exec(
             "INSERT INTO tasks (task_id, family, n_turns, schedule_sha256, sample_json)
              VALUES (?1, ?2, 0, ?3, '{}')",
             params![t.task_id, AGENT_FAMILY, t.task_sha256],
         )
         .map_err(&err)?;
-        tx.execute(
+        tx.exec(
             "INSERT INTO agent_tasks (task_id, origin, difficulty, format, task_sha256)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![t.task_id, t.origin, t.difficulty, t.format, t.task_sha256],
@@ -699,7 +699,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let cell = &init.cell;
         self.conn
-            .execute(
+            .exec(
                 &format!(
                     "INSERT INTO episodes (task_id, cell_key, cell_json, replicate, seed,
                      k, forked_from, schedule_sha256, status, updated_at)
@@ -720,7 +720,7 @@ impl Db {
             .map_err(&err)?;
         let (id, sha, status): (i64, String, String) = self
             .conn
-            .query_row(
+            .row(
                 "SELECT id, schedule_sha256, status FROM episodes
                  WHERE task_id = ?1 AND cell_key = ?2 AND replicate = ?3",
                 params![init.task_id, cell.label(), init.replicate],
@@ -744,7 +744,7 @@ impl Db {
         // The conversation before the call is its request's messages, when the request
         // was stored by reference; else the context the caller holds.
         let before: Option<i64> = tx
-            .query_row(
+            .row(
                 "SELECT request_messages FROM calls WHERE id = ?1",
                 [id],
                 |r| r.get(0),
@@ -752,7 +752,7 @@ impl Db {
             .map_err(&err)?;
         let added: Vec<&str> = c.added.iter().map(String::as_str).collect();
         let node = intern_after(&tx, before.unwrap_or(context), &added).map_err(&err)?;
-        tx.execute(
+        tx.exec(
             "INSERT INTO agent_calls (episode_id, call_index, call_id, actions_json,
              format_error, context) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
@@ -776,7 +776,7 @@ impl Db {
             Some(o) => {
                 let node = intern_after(&tx, context, &[o]).map_err(&err)?;
                 let message: i64 = tx
-                    .query_row(
+                    .row(
                         "SELECT message FROM message_lists WHERE id = ?1",
                         [node],
                         |r| r.get(0),
@@ -786,7 +786,7 @@ impl Db {
             }
             None => (context, None),
         };
-        tx.execute(
+        tx.exec(
             &format!(
                 "INSERT INTO agent_steps (episode_id, call_index, action_index, command,
                  tool_call_id, status_json, return_code, duration_ms, output_bytes,
@@ -818,7 +818,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         update_outcome(&tx, &self.path, id, o)?;
-        tx.execute(
+        tx.exec(
             "INSERT OR REPLACE INTO agent_outcomes (episode_id, exit, calls, error)
              VALUES (?1, ?2, ?3, ?4)",
             params![id, e.exit, e.calls, e.error],
@@ -836,7 +836,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
     let handoff_call;
     {
         let mut stmt = conn
-            .prepare(
+            .prepare_cached(
                 "SELECT call_id, actions_json, format_error, context FROM agent_calls
                  WHERE episode_id = ?1 ORDER BY call_index",
             )
@@ -869,7 +869,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
         }
     }
     let mut stmt = conn
-        .prepare(
+        .prepare_cached(
             "SELECT s.call_index, s.action_index, s.command, s.tool_call_id, s.status_json,
              s.return_code, s.duration_ms, s.output_bytes, m.json, s.submission, s.snapshot,
              s.context, s.created_at
@@ -902,7 +902,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(&err)?;
     let mut stmt = conn
-        .prepare(
+        .prepare_cached(
             "SELECT turn, cost, unpriced, phase FROM attempts WHERE episode_id = ?1 ORDER BY id",
         )
         .map_err(&err)?;
@@ -934,7 +934,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
         })
         .collect::<Result<Vec<_>>>()?;
     let end = conn
-        .query_row(
+        .row(
             "SELECT exit, calls, error FROM agent_outcomes WHERE episode_id = ?1",
             [id],
             |r| {
@@ -961,7 +961,7 @@ fn progress(conn: &Connection, path: &Path, id: i64, status: &str) -> Result<Age
 
 /// The switch of episode `id`, once stored.
 fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwitchRow>> {
-    conn.query_row(
+    conn.row(
         "SELECT s, bucket, fired, prefix_context, context, snapshot, texts_sha256
          FROM agent_switches WHERE episode_id = ?1",
         [id],
@@ -985,7 +985,7 @@ fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwit
 fn read_thresholds(conn: &Connection, path: &Path) -> Result<Vec<ThresholdRow>> {
     let err = sqlite_err(path);
     let mut stmt = conn
-        .prepare(
+        .prepare_cached(
             "SELECT pair, direction, prefix_model, bucket, p, s, n_anchors FROM agent_thresholds
              ORDER BY pair, direction, bucket, p",
         )
@@ -1018,7 +1018,7 @@ impl Reader {
     /// Whether the store holds an agent experiment (any agent task).
     pub fn is_agent(&self) -> Result<bool> {
         self.conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM agent_tasks)", [], |r| {
+            .row("SELECT EXISTS (SELECT 1 FROM agent_tasks)", [], |r| {
                 r.get(0)
             })
             .map_err(sqlite_err(&self.path))
@@ -1029,7 +1029,7 @@ impl Reader {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT task_id, origin, difficulty, format, task_sha256 FROM agent_tasks
                  ORDER BY task_id",
             )
@@ -1062,7 +1062,7 @@ impl Reader {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT e.id, e.task_id, a.difficulty, e.cell_json, e.replicate, e.status,
                  e.final_response, e.extracted, e.score, e.is_correct, e.eval_error,
                  e.eval_details, e.reason, e.cost_attributed, e.cost_paid,
@@ -1185,7 +1185,7 @@ impl Reader {
     /// attempts; unpriced ones count 0).
     pub fn episode_paid(&self, episode_id: i64) -> Result<Cost> {
         self.conn
-            .query_row(
+            .row(
                 "SELECT (SELECT coalesce(sum(cost), 0) FROM calls WHERE episode_id = ?1)
                  + (SELECT coalesce(sum(cost), 0) FROM attempts WHERE episode_id = ?1)",
                 [episode_id],
@@ -1203,7 +1203,7 @@ impl Reader {
         {
             out[i] = self
                 .conn
-                .query_row(
+                .row(
                     "SELECT (SELECT coalesce(sum(cost), 0) FROM calls
                              WHERE episode_id = ?1 AND phase = ?2)
                      + (SELECT coalesce(sum(cost), 0) FROM attempts
@@ -1220,7 +1220,7 @@ impl Reader {
     /// handoff's prefix.
     pub fn paid_before(&self, id: i64, s: u32) -> Result<Cost> {
         self.conn
-            .query_row(
+            .row(
                 "SELECT (SELECT coalesce(sum(cost), 0) FROM calls
                          WHERE episode_id = ?1 AND turn < ?2 AND phase = 'prefix')
                  + (SELECT coalesce(sum(cost), 0) FROM attempts
@@ -1241,7 +1241,7 @@ impl Reader {
         let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
-            .prepare("SELECT sha256, version, json FROM agent_texts ORDER BY sha256")
+            .prepare_cached("SELECT sha256, version, json FROM agent_texts ORDER BY sha256")
             .map_err(&err)?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(&err)?
@@ -1253,7 +1253,7 @@ impl Reader {
     pub fn agent_progress(&self, episode_id: i64) -> Result<AgentProgress> {
         let status: String = self
             .conn
-            .query_row(
+            .row(
                 "SELECT status FROM episodes WHERE id = ?1",
                 [episode_id],
                 |r| r.get(0),

@@ -16,7 +16,7 @@ use std::thread;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::connect::{open_rw, sqlite_err};
+use crate::connect::{Cached, open_rw, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{calls_of, episode_by_id};
 use crate::request::{intern_list, sha256_hex, split};
@@ -287,9 +287,9 @@ impl Db {
         let err = sqlite_err(&self.path);
         // a savepoint: a transaction of its own, or nested in a group's
         let tx = self.conn.savepoint().map_err(&err)?;
-        tx.execute("DELETE FROM skipped_tasks", []).map_err(&err)?;
+        tx.exec("DELETE FROM skipped_tasks", []).map_err(&err)?;
         for (task_id, reason) in list {
-            tx.execute(
+            tx.exec(
                 "INSERT OR REPLACE INTO skipped_tasks (task_id, reason) VALUES (?1, ?2)",
                 params![task_id, reason],
             )
@@ -302,7 +302,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let stored: Option<String> = self
             .conn
-            .query_row("SELECT spec_sha256 FROM experiment WHERE id = 1", [], |r| {
+            .row("SELECT spec_sha256 FROM experiment WHERE id = 1", [], |r| {
                 r.get(0)
             })
             .optional()
@@ -316,7 +316,7 @@ impl Db {
             }),
             None => {
                 self.conn
-                    .execute(
+                    .exec(
                         &format!(
                             "INSERT INTO experiment (id, name, spec_toml, spec_sha256, price_card_sha256,
                              eval_profile, eval_version, baton_version, git_revision, simulated, created_at)
@@ -344,7 +344,7 @@ impl Db {
         let err = sqlite_err(&self.path);
         let stored: Option<String> = self
             .conn
-            .query_row(
+            .row(
                 "SELECT schedule_sha256 FROM tasks WHERE task_id = ?1",
                 [&t.task_id],
                 |r| r.get(0),
@@ -360,7 +360,7 @@ impl Db {
             }),
             None => {
                 self.conn
-                    .execute(
+                    .exec(
                         "INSERT INTO tasks (task_id, family, n_turns, schedule_sha256, sample_json)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
                         params![
@@ -380,7 +380,7 @@ impl Db {
     fn episode(&self, init: &EpisodeInit) -> Result<(EpisodeRow, Vec<CallRow>)> {
         let err = sqlite_err(&self.path);
         self.conn
-            .execute(
+            .exec(
                 &format!(
                     "INSERT INTO episodes (task_id, cell_key, cell_json, replicate, seed, k, forked_from,
                      schedule_sha256, status, updated_at)
@@ -401,7 +401,7 @@ impl Db {
             .map_err(&err)?;
         let id: i64 = self
             .conn
-            .query_row(
+            .row(
                 "SELECT id FROM episodes WHERE task_id = ?1 AND cell_key = ?2 AND replicate = ?3",
                 params![init.task_id, init.cell_key, init.replicate],
                 |r| r.get(0),
@@ -433,7 +433,7 @@ impl Db {
         let n =
             |f: fn(&baton_types::Usage) -> u64| u.map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX));
         self.conn
-            .execute(
+            .exec(
                 &format!(
                     "INSERT INTO attempts (episode_id, turn, phase, model, attempt, reason,
                      raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h,
@@ -470,7 +470,7 @@ impl Db {
         let mut changed = Vec::new();
         for (name, sha) in inputs {
             let stored: Option<String> = tx
-                .query_row("SELECT sha256 FROM inputs WHERE name = ?1", [name], |r| {
+                .row("SELECT sha256 FROM inputs WHERE name = ?1", [name], |r| {
                     r.get(0)
                 })
                 .optional()
@@ -480,7 +480,7 @@ impl Db {
                 Some(s) => {
                     changed.push(format!("{name} ({} -> {})", short(&s), short(sha)));
                     if allow {
-                        tx.execute(
+                        tx.exec(
                             &format!(
                                 "INSERT INTO input_changes (name, stored, current, changed_at)
                                  VALUES (?1, ?2, ?3, {NOW})"
@@ -488,7 +488,7 @@ impl Db {
                             params![name, s, sha],
                         )
                         .map_err(&err)?;
-                        tx.execute(
+                        tx.exec(
                             "UPDATE inputs SET sha256 = ?2 WHERE name = ?1",
                             params![name, sha],
                         )
@@ -496,7 +496,7 @@ impl Db {
                     }
                 }
                 None => {
-                    tx.execute(
+                    tx.exec(
                         "INSERT INTO inputs (name, sha256) VALUES (?1, ?2)",
                         params![name, sha],
                     )
@@ -516,7 +516,7 @@ impl Db {
 
     fn unusable_count(&self, episode_id: i64, turn: u32, phase: Phase) -> Result<u32> {
         self.conn
-            .query_row(
+            .row(
                 "SELECT count(*) FROM attempts WHERE episode_id = ?1 AND turn = ?2 AND phase = ?3",
                 params![episode_id, turn, phase.as_str()],
                 |r| r.get::<_, i64>(0),
@@ -556,7 +556,7 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
         }
         None => (Some(c.request_json.as_str()), None, None, None),
     };
-    conn.execute(
+    conn.exec(
         &format!(
             "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
              request_params, request_messages_at, request_messages, request_sha256,
@@ -599,7 +599,7 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
 /// Store how episode `id` ended.
 pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcome) -> Result<()> {
     let v = o.verdict.as_ref();
-    conn.execute(
+    conn.exec(
         &format!(
             "UPDATE episodes SET status = ?2, final_response = ?3, extracted = ?4, score = ?5,
                      is_correct = ?6, eval_error = ?7, eval_details = ?8, reason = ?9,

@@ -32,7 +32,7 @@
 //! A resume picks up at any point: a live prefix like an anchor, a stored handoff call
 //! is reused (never re-paid), and a stored switch restarts the suffix from its last event.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use baton_agent::{
@@ -50,6 +50,11 @@ use crate::RunError;
 use crate::agent::resume::{self, Base};
 use crate::agent::sink::{StoreSink, message_json};
 use crate::agent::{AgentRunner, spec::HandoffSpec};
+
+/// The anchors' stored progress, read once per (task, prefix model, replicate) rather than
+/// once per handoff cell: the anchors have all ended before any handoff runs, so what is
+/// stored of them no longer changes (some 35 cells share each anchor).
+type Anchors = tokio::sync::Mutex<HashMap<(usize, String, u32), Arc<AgentProgress>>>;
 
 /// One handoff cell of the experiment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,6 +206,7 @@ impl AgentRunner {
             stored
         };
         let limit = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
+        let anchors = Arc::new(Anchors::default());
         let mut handles = Vec::new();
         for replicate in 0..self.spec.replicates {
             for ti in 0..self.tasks.len() {
@@ -226,10 +232,10 @@ impl AgentRunner {
                     if self.shared.stop.is_stopped() {
                         break;
                     }
-                    let r = self.clone();
+                    let (r, anchors) = (self.clone(), anchors.clone());
                     handles.push(tokio::spawn(async move {
                         let _permit = permit;
-                        r.run_handoff(ti, &cell, replicate, s).await
+                        r.run_handoff(ti, &cell, replicate, s, &anchors).await
                     }));
                 }
             }
@@ -246,6 +252,7 @@ impl AgentRunner {
         cell: &HandoffCell,
         replicate: u32,
         s: u32,
+        anchors: &Anchors,
     ) -> Result<(), RunError> {
         let task = &self.tasks[ti];
         let seed = self.seed(replicate);
@@ -254,19 +261,31 @@ impl AgentRunner {
             source_name: task.origin.clone(),
             message: format!("{e:#}"),
         })?;
-        let anchor = store
-            .agent_episode(AgentEpisodeInit {
-                task_id: task.id.clone(),
-                cell: AgentCell::Single {
-                    model: cell.sender.clone(),
-                },
-                k: None,
-                forked_from: None,
-                replicate,
-                seed,
-                task_sha256: task_sha256.clone(),
-            })
-            .await?;
+        let anchor = {
+            let mut known = anchors.lock().await;
+            match known.get(&(ti, cell.sender.clone(), replicate)) {
+                Some(a) => a.clone(),
+                None => {
+                    let a = Arc::new(
+                        store
+                            .agent_episode(AgentEpisodeInit {
+                                task_id: task.id.clone(),
+                                cell: AgentCell::Single {
+                                    model: cell.sender.clone(),
+                                },
+                                k: None,
+                                forked_from: None,
+                                replicate,
+                                seed,
+                                task_sha256: task_sha256.clone(),
+                            })
+                            .await?,
+                    );
+                    known.insert((ti, cell.sender.clone(), replicate), a.clone());
+                    a
+                }
+            }
+        };
         let progress = store
             .agent_episode(AgentEpisodeInit {
                 task_id: task.id.clone(),
