@@ -148,6 +148,8 @@ pub struct BilledAttempt {
     pub raw: Option<String>,
     /// Wall time of the attempt.
     pub latency: Duration,
+    /// The provider batch it came from, when it went through a batch API.
+    pub batch_id: Option<String>,
 }
 
 /// What [`Model::generate`] did: the result, and every answered attempt it paid for
@@ -310,6 +312,12 @@ impl Model {
         &self.config
     }
 
+    /// Tell the provider that a reply from batch `batch_id` (a [`Response::batch_id`]
+    /// or [`BilledAttempt::batch_id`]) is stored ([`Provider::acknowledge`]).
+    pub fn acknowledge(&self, batch_id: &str) {
+        self.provider.acknowledge(batch_id);
+    }
+
     /// The request this model would send for these messages.
     pub fn request(&self, messages: Vec<Message>, seed: Option<u64>) -> Request {
         Request {
@@ -351,6 +359,7 @@ impl Model {
                     ),
                     usage: None,
                     raw: None,
+                    batch_id: None,
                 },
             ));
         }
@@ -369,7 +378,20 @@ impl Model {
                 }
                 // latency is the call's own time, not the wait for a slot or a bucket
                 let started = Instant::now();
-                let result = self.provider.generate(&request).await;
+                let result = match &self.interrupt {
+                    Some(stop) if self.provider.abandonable() => {
+                        tokio::select! {
+                            r = self.provider.generate(&request) => r,
+                            () = stop.fired() => {
+                                return Err(ModelError::LeftInBatch {
+                                    model: self.name.clone(),
+                                    attempts: attempt,
+                                });
+                            }
+                        }
+                    }
+                    _ => self.provider.generate(&request).await,
+                };
                 (result, started.elapsed())
             };
             let settle = |usage: &Usage| {
@@ -400,6 +422,7 @@ impl Model {
                 message,
                 usage,
                 raw,
+                batch_id,
             } = &error
             {
                 if let Some(u) = usage {
@@ -419,6 +442,7 @@ impl Model {
                     cost,
                     raw: raw.clone(),
                     latency,
+                    batch_id: batch_id.as_deref().map(str::to_string),
                 });
                 unusable_seen += 1;
                 if unusable_seen >= unusable_limit {
@@ -653,6 +677,7 @@ mod tests {
             message: "empty content".into(),
             usage,
             raw: Some("{}".into()),
+            batch_id: None,
         }
     }
 

@@ -310,8 +310,12 @@ impl<'a> Transcript<'a> {
                     usage: a.usage,
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
+                    batch_id: a.batch_id.clone(),
                 })
                 .await?;
+            if let Some(batch) = &a.batch_id {
+                model.acknowledge(batch);
+            }
             shared.observer.billed_unusable(model.name());
         }
         let completion = match generation.result {
@@ -352,8 +356,12 @@ impl<'a> Transcript<'a> {
                 latency_ms: completion.latency.as_millis() as u64,
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
+                batch_id: completion.response.batch_id.clone(),
             })
             .await?;
+        if let Some(batch) = &completion.response.batch_id {
+            model.acknowledge(batch);
+        }
         shared.observer.call(model.name(), cost);
         if let Some(why) = unpriced {
             // The reply is paid for and stored; its cost is unknown, so this model makes

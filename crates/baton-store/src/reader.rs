@@ -192,6 +192,11 @@ impl Reader {
         rows.collect::<std::result::Result<_, _>>().map_err(&err)
     }
 
+    /// Every provider batch the run's batched models submitted, in order.
+    pub fn batches(&self) -> Result<Vec<crate::batch::BatchRow>> {
+        crate::batch::batches_of(&self.conn, &self.path, None)
+    }
+
     /// The money actually spent: the cost of every stored call and of every stored
     /// answered-but-unusable attempt (what could not be priced is not in it; see
     /// [`Reader::spend`]).
@@ -399,7 +404,8 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
             "SELECT id, turn, phase, model, model_served, request_json, request_params,
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
-             reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced
+             reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
+             batch_id
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -439,6 +445,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 latency_ms: r.get::<_, i64>(19)? as u64,
                 attempts: r.get(20)?,
                 finish_reason: r.get(21)?,
+                batch_id: r.get(24)?,
             };
             let row = CallRow {
                 id: r.get(0)?,

@@ -175,6 +175,8 @@ pub struct NewCall {
     pub attempts: u32,
     /// The finish reason.
     pub finish_reason: Option<String>,
+    /// The provider batch the reply came from (`None` for a direct call).
+    pub batch_id: Option<String>,
 }
 
 /// A stored call.
@@ -211,4 +213,6 @@ pub struct NewAttempt {
     pub cost: Result<Cost, String>,
     /// Latency in milliseconds.
     pub latency_ms: u64,
+    /// The provider batch the reply came from (`None` for a direct call).
+    pub batch_id: Option<String>,
 }

@@ -286,6 +286,17 @@ pub struct SimServerArgs {
     /// (`agent-sample` for the bundled set, or a path).
     #[arg(long, default_value = "agent-sample")]
     pub agent_dataset: String,
+    /// How long after its creation a batch (OpenAI Batch API, Anthropic Message
+    /// Batches) ends, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub batch_turnaround_ms: u64,
+    /// Share of batch items (0..=1) that fail with a 500, drawn per item id.
+    #[arg(long, default_value_t = 0.0)]
+    pub batch_fail_rate: f64,
+    /// Share of batch items (0..=1) left unprocessed when their batch ends, which then
+    /// ends as expired.
+    #[arg(long, default_value_t = 0.0)]
+    pub batch_expire_rate: f64,
 }
 
 /// `baton demo`.
@@ -336,6 +347,11 @@ pub struct RunArgs {
     /// recorded in the store. Without it such a resume stops with exit 2.
     #[arg(long)]
     pub allow_changed: bool,
+    /// Send every model's calls through its provider's batch API (OpenAI's Batch API,
+    /// Anthropic's Message Batches) at the card's batch rates, as `batch = true` on each
+    /// model: one batch per turn round.
+    #[arg(long)]
+    pub batch: bool,
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -57,6 +57,7 @@ impl StoreSink<'_> {
             latency_ms: c.latency.as_millis() as u64,
             attempts: c.attempts,
             finish_reason: c.response.finish_reason.clone(),
+            batch_id: c.response.batch_id.clone(),
         }
     }
 
@@ -156,6 +157,7 @@ impl AgentSink for StoreSink<'_> {
                     usage: a.usage,
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
+                    batch_id: a.batch_id.clone(),
                 })
                 .await
                 .map_err(|e| self.sink_err(e))?;

@@ -193,6 +193,7 @@ async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
         usage,
         cost,
         latency_ms: 5,
+        batch_id: None,
     };
     let used = Usage {
         uncached_in: 3,
