@@ -178,6 +178,24 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
             "{model}"
         );
     }
+    // The dry run shows each cell's rounds: anchors take the longest task's turns.
+    let longest = count(&db, "SELECT max(n_turns) FROM tasks");
+    let dry = baton(dir.path(), &["run", "exp.toml", "--dry-run", "--batch"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let table = crate::stdout(&dry);
+    let single = table
+        .lines()
+        .find(|l| l.starts_with("| single(lc) |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(single.ends_with(&format!(" {longest} |")), "{table}");
+    assert!(
+        table.contains("batch rounds") && table.contains("batch rates"),
+        "{table}"
+    );
+    // and the run took about that many rounds per model: its batches
+    let rounds = count(&db, "SELECT count(*) FROM batches WHERE model = 'lc'");
+    assert!(rounds >= longest, "{rounds} rounds");
+
     let spend = |db: &Path| count(db, "SELECT sum(cost) FROM calls") as f64;
     let ratio = spend(&db) / spend(&direct_db);
     assert!(
@@ -259,6 +277,39 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
         child.kill().unwrap(); // SIGKILL while a batch is pending
         child.wait().unwrap();
     }
+    // Ctrl-C while a batch is pending: the run stops without waiting for it, leaves it
+    // running and says how to collect it.
+    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "exp.toml", "--out", "killed", "--resume", "--quiet"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let before = count(&db, "SELECT count(*) FROM batches");
+    let started = Instant::now();
+    while count(&db, "SELECT count(*) FROM batches") == before {
+        assert!(started.elapsed() < Duration::from_secs(60), "no new batch");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sigint = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sigint.success());
+    let stopped = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_millis(1400),
+        "the run stopped without waiting for its 1.5 s batch"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("still running") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(count(&db, pending) > 0, "the batch is left running");
     run(dir.path(), "killed", &["--resume"]);
 
     let stats = server.get("/batch-stats");
