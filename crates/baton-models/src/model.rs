@@ -187,6 +187,7 @@ pub struct Model {
     config: GenerateConfig,
     price_key: String,
     price: Price,
+    direct_price: Option<Price>,
     limit: Concurrency,
     requests: Option<TokenBucket>,
     tokens: Option<TokenBucket>,
@@ -226,6 +227,7 @@ impl Model {
             config: GenerateConfig::default(),
             price_key: price_key.into(),
             price,
+            direct_price: None,
             limit: Concurrency::new(concurrency, true),
             requests: None,
             tokens: None,
@@ -305,6 +307,18 @@ impl Model {
     /// Its rates from the price card.
     pub fn price(&self) -> &Price {
         &self.price
+    }
+
+    /// For a model priced at batch rates: its direct rates, to tell what batching saved.
+    pub fn with_direct_price(mut self, price: Price) -> Self {
+        self.direct_price = Some(price);
+        self
+    }
+
+    /// What `usage` would have cost at the direct rates, for a model priced at batch
+    /// rates whose card has them (`None` otherwise, or when it cannot be computed).
+    pub fn direct_cost(&self, usage: &Usage) -> Option<Cost> {
+        self.direct_price?.cost(&self.price_key, usage).ok()
     }
 
     /// The generation settings.

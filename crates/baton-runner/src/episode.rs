@@ -311,6 +311,11 @@ impl<'a> Transcript<'a> {
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
                     batch_id: a.batch_id.clone(),
+                    cost_direct: a
+                        .batch_id
+                        .as_ref()
+                        .and_then(|_| a.usage.as_ref())
+                        .and_then(|u| model.direct_cost(u)),
                 })
                 .await?;
             if let Some(batch) = &a.batch_id {
@@ -357,6 +362,11 @@ impl<'a> Transcript<'a> {
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
                 batch_id: completion.response.batch_id.clone(),
+                cost_direct: completion
+                    .response
+                    .batch_id
+                    .as_ref()
+                    .and_then(|_| model.direct_cost(&completion.response.usage)),
             })
             .await?;
         if let Some(batch) = &completion.response.batch_id {

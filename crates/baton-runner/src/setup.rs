@@ -534,6 +534,7 @@ pub(crate) fn build_model_with(
     };
     let (kind, id) = m.provider_and_id();
     let price_key = m.price_key();
+    let direct = card.get(&price_key).ok();
     let price = if m.batch {
         card.get_batch(&price_key).map_err(|e| {
             err(format!(
@@ -577,22 +578,25 @@ pub(crate) fn build_model_with(
     price
         .check(&price_key, provider.token_classes(), prompt_bound(cap))
         .map_err(|e| err(format!("{e} (checked before any call)")))?;
-    Ok(
-        Model::new(name, provider, id, price_key, price, m.concurrency())
-            .with_config(m.generate_config())
-            .with_retry(RetryPolicy {
-                max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
-                ..RetryPolicy::default()
-            })
-            .with_interrupt(cx.stop.interrupt())
-            .with_budget(cx.budget.clone())
-            .with_observer(cx.events.clone())
-            .with_rate_limits(RateLimits {
-                requests_per_minute: m.requests_per_minute,
-                tokens_per_minute: m.tokens_per_minute,
-                adaptive_concurrency: true,
-            }),
-    )
+    let model = Model::new(name, provider, id, price_key, price, m.concurrency());
+    let model = match direct {
+        Some(direct) if m.batch => model.with_direct_price(direct),
+        _ => model,
+    };
+    Ok(model
+        .with_config(m.generate_config())
+        .with_retry(RetryPolicy {
+            max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
+            ..RetryPolicy::default()
+        })
+        .with_interrupt(cx.stop.interrupt())
+        .with_budget(cx.budget.clone())
+        .with_observer(cx.events.clone())
+        .with_rate_limits(RateLimits {
+            requests_per_minute: m.requests_per_minute,
+            tokens_per_minute: m.tokens_per_minute,
+            adaptive_concurrency: true,
+        }))
 }
 
 #[cfg(test)]

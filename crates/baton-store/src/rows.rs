@@ -177,6 +177,9 @@ pub struct NewCall {
     pub finish_reason: Option<String>,
     /// The provider batch the reply came from (`None` for a direct call).
     pub batch_id: Option<String>,
+    /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
+    /// when it cannot be computed).
+    pub cost_direct: Option<Cost>,
 }
 
 /// A stored call.
@@ -215,4 +218,7 @@ pub struct NewAttempt {
     pub latency_ms: u64,
     /// The provider batch the reply came from (`None` for a direct call).
     pub batch_id: Option<String>,
+    /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
+    /// when it cannot be computed).
+    pub cost_direct: Option<Cost>,
 }

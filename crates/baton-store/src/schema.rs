@@ -47,7 +47,10 @@
 //!   tells equal requests apart), their count, the gather window its round was
 //!   collected under (`gather_ms`, which baton fills in), and when it was submitted and
 //!   finished (every item handed to its call). `calls.batch_id` and
-//!   `attempts.batch_id` name the batch a reply came from (NULL for a direct call).
+//!   `attempts.batch_id` name the batch a reply came from (NULL for a direct call), and
+//!   `cost_direct` what it would have cost at the card's direct rates (NULL for a
+//!   direct call, or when the card has no direct rate for it), so a report can say
+//!   what batching saved.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -383,5 +386,7 @@ CREATE TABLE batches (
     finished_at TEXT
 );
 ALTER TABLE calls ADD COLUMN batch_id TEXT;
+ALTER TABLE calls ADD COLUMN cost_direct INTEGER;
 ALTER TABLE attempts ADD COLUMN batch_id TEXT;
+ALTER TABLE attempts ADD COLUMN cost_direct INTEGER;
 "#;

@@ -58,6 +58,7 @@ impl StoreSink<'_> {
             attempts: c.attempts,
             finish_reason: c.response.finish_reason.clone(),
             batch_id: c.response.batch_id.clone(),
+            cost_direct: None,
         }
     }
 
@@ -158,6 +159,7 @@ impl AgentSink for StoreSink<'_> {
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
                     batch_id: a.batch_id.clone(),
+                    cost_direct: None,
                 })
                 .await
                 .map_err(|e| self.sink_err(e))?;

@@ -123,6 +123,7 @@ pub fn call(episode_id: i64, turn: u32, phase: Phase, request: String) -> NewCal
         attempts: 2,
         finish_reason: Some("stop".into()),
         batch_id: Some(format!("batch_{turn}")),
+        cost_direct: Some(Cost(2_469_134 + 2 * i64::from(turn))),
     }
 }
 

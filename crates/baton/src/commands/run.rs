@@ -233,6 +233,12 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
         s.spend.unusable_attempts,
         s.store_path.display()
     ))?;
+    if s.spend.batched_attempts > 0 {
+        printer.line(&format!(
+            "batching: {} attempts at batch rates saved {} against direct rates (forking saved {})",
+            s.spend.batched_attempts, s.spend.saved_by_batching, s.saved_by_forking
+        ))?;
+    }
     if !s.spend.is_exact() {
         printer.error(&format!(
             "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",

@@ -196,6 +196,30 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
     let rounds = count(&db, "SELECT count(*) FROM batches WHERE model = 'lc'");
     assert!(rounds >= longest, "{rounds} rounds");
 
+    // Each batched call also stores its cost at the direct rates (exactly twice the
+    // batch cost here), and the report says what batching saved next to forking.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls WHERE cost_direct != 2 * cost"
+        ),
+        0
+    );
+    let report = baton(dir.path(), &["report", "batched", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
+    let line = &json["spend"];
+    assert_eq!(line["batched_attempts"], calls, "{line}");
+    let saved = count(&db, "SELECT sum(cost) FROM calls") as f64 * 1e-12;
+    assert!(
+        (line["saved_by_batching_usd"].as_f64().unwrap() - saved).abs() < 1e-9,
+        "{line}"
+    );
+    assert!(
+        line["saved_by_forking_usd"].as_f64().unwrap() > 0.0,
+        "{line}"
+    );
+
     let spend = |db: &Path| count(db, "SELECT sum(cost) FROM calls") as f64;
     let ratio = spend(&db) / spend(&direct_db);
     assert!(
