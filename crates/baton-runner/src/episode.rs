@@ -314,7 +314,7 @@ impl<'a> Transcript<'a> {
                     cost_direct: a
                         .batch_id
                         .as_ref()
-                        .and_then(|_| a.usage.as_ref())
+                        .and(a.usage.as_ref())
                         .and_then(|u| model.direct_cost(u)),
                 })
                 .await?;
