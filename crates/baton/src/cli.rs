@@ -63,6 +63,28 @@ pub enum BenchCommand {
     /// agents, offline: 2 anchors + percentiles × interfaces × 2 directions, forked;
     /// prints wall time, calls, sandbox commands and baton's own CPU time per step.
     AgentStudy(AgentStudyBenchArgs),
+    /// A batched and a direct run of the same math experiment against `baton
+    /// sim-server`, side by side: spend ratio at the same verdicts (forking on), batch
+    /// rounds against 2 × the longest task's turns, requests per round, and baton's CPU
+    /// and peak memory per batched call.
+    Batch(BatchBenchArgs),
+}
+
+/// `baton bench batch`.
+#[derive(Debug, Args)]
+pub struct BatchBenchArgs {
+    /// Math tasks in the generated dataset (copies of the sample set's, numbered).
+    #[arg(long, default_value_t = 40)]
+    pub tasks: usize,
+    /// sim-server's batch turnaround, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub turnaround_ms: u64,
+    /// The batched run's gather window (`batch_gather_ms`), in milliseconds.
+    #[arg(long, default_value_t = 250)]
+    pub gather_ms: u64,
+    /// Folder for the dataset, the experiments and both runs' stores (cleared first).
+    #[arg(long, default_value = "results/bench-batch")]
+    pub out: PathBuf,
 }
 
 /// `baton bench agent-study`.
