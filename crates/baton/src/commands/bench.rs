@@ -416,7 +416,7 @@ fn batch(args: BatchBenchArgs, printer: &Printer) -> Result<Outcome> {
     let (direct_usage, direct_wall, direct) = run("direct", false)?;
     let (usage, wall, batched) = run("batched", true)?;
 
-    let verdicts = |r: &baton_store::Reader| -> Result<Vec<(String, String, u32, Option<f64>)>> {
+    let verdicts = |r: &baton_store::Reader| -> Result<Vec<Verdict>> {
         let mut all: Vec<_> = r
             .episodes()?
             .into_iter()
@@ -482,6 +482,9 @@ fn batch(args: BatchBenchArgs, printer: &Printer) -> Result<Outcome> {
         Outcome::Partial
     })
 }
+
+/// An episode's (task, cell, replicate) and score, for comparing two runs.
+type Verdict = (String, String, u32, Option<f64>);
 
 fn file_mb(path: &Path) -> f64 {
     std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)
