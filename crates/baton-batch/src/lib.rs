@@ -37,6 +37,13 @@
 //! OpenAI's batch `metadata` could tag rounds so a resume finds such a batch; Anthropic's
 //! Message Batches have no metadata, so for them only the journal can tell.
 //!
+//! Second known gap: a resume matches a pending item to a call by the request's
+//! fingerprint. Two byte-identical requests in one run (independent prefixes make an
+//! anchor's first turn and its handoffs' equal) whose batch was delivered but only one
+//! of them stored when the process died can both be matched to the stored one's item:
+//! the other item's billed reply is then not stored and the first is counted twice.
+//! Storing each call's `custom_id` would close it.
+//!
 //! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
 //! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.
 #![deny(missing_docs)]

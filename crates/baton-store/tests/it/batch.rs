@@ -2,8 +2,9 @@
 //! whole (for its model only), is marked finished once, and a repeated id is refused.
 
 use baton_store::{NewBatch, Reader};
+use baton_types::{Cost, Phase};
 
-use crate::TestContext;
+use crate::{TestContext, call, init, request_json};
 
 fn batch(id: &str, model: &str, ids: &[&str]) -> NewBatch {
     NewBatch {
@@ -53,4 +54,21 @@ async fn batches_are_journaled_per_model_and_survive_a_reopen() {
     assert_eq!(ids, ["batch_1", "batch_2", "batch_3"]);
     assert_eq!(all[1].batch.custom_ids, ["c-0"]);
     assert_eq!(all[1].batch.gather_ms, 1500);
+}
+
+#[tokio::test]
+async fn a_batched_call_keeps_its_batch_and_direct_cost_and_the_spend_counts_the_saving() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let mut c = call(e.id, 1, Phase::Prefix, request_json(&[], 1));
+    c.batch_id = Some("batch_9".into());
+    c.cost_direct = Some(Cost(c.cost.0 * 2));
+    store.record_call(c.clone()).await.unwrap();
+    assert_eq!(store.calls(e.id).await.unwrap()[0].call, c);
+    let spend = Reader::open(&cx.path()).unwrap().spend().unwrap();
+    assert_eq!(
+        (spend.batched_attempts, spend.saved_by_batching),
+        (1, c.cost)
+    );
 }
