@@ -20,6 +20,9 @@
 //!   one would be. Items are named by their request's fingerprint, and every submitted
 //!   batch is recorded in a [`BatchJournal`] before it is polled, so a resumed process
 //!   polls the batches it finds there instead of submitting their items again.
+//! * [`BatchProviders`] is the run's factory for HTTP models: direct providers, and for a
+//!   model with `batch = true` its direct provider wrapped in a [`BatchingProvider`]
+//!   whose [`BatchJournal`] the runner gives it (the store's `batches` table).
 //! * [`BatchService`] is an in-memory implementation of both APIs for the simulated
 //!   server, with a configurable turnaround, deterministic partial failures and expiry
 //!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
@@ -28,17 +31,33 @@
 //! (the runner and the store do), or retry (a failed or expired item is returned as such;
 //! the caller retries it in a later round or directly).
 //!
+//! Known gap: a crash between a batch's creation and its journal write leaves a batch the
+//! journal does not know; a resume submits its items again under new ids (billed twice
+//! if both batches run). The window is one HTTP round trip plus one store commit.
+//! OpenAI's batch `metadata` could tag rounds so a resume finds such a batch; Anthropic's
+//! Message Batches have no metadata, so for them only the journal can tell.
+//!
+//! Second known gap: a resume matches a pending item to a call by the request's
+//! fingerprint. Two byte-identical requests in one run (independent prefixes make an
+//! anchor's first turn and its handoffs' equal) whose batch was delivered but only one
+//! of them stored when the process died can both be matched to the stored one's item:
+//! the other item's billed reply is then not stored and the first is counted twice.
+//! Storing each call's `custom_id` would close it.
+//!
 //! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
 //! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.
 #![deny(missing_docs)]
 
 mod client;
+mod factory;
 mod provider;
 mod service;
 mod split;
 
+pub use baton_models::{BatchJournal, JournalBatch};
 pub use client::BatchClient;
-pub use provider::{BatchJournal, BatchOptions, BatchingProvider, MemoryJournal};
+pub use factory::{BatchProviders, batch_api};
+pub use provider::{BatchOptions, BatchingProvider, MemoryJournal};
 pub use service::{BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 

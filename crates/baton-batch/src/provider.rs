@@ -1,58 +1,64 @@
 //! A [`Provider`] that sends its calls through a batch API: calls that arrive together
 //! (one turn round of every episode waiting on the model) go out as one batch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use baton_http::HttpProvider;
-use baton_models::{Provider, ProviderError, RetryDecision, TokenClasses};
+use baton_models::{
+    BatchJournal, JournalBatch, Provider, ProviderError, RetryDecision, TokenClasses,
+};
 use baton_models::{Request, Response};
-use tokio::sync::oneshot;
+use tokio::sync::{OnceCell, oneshot};
 
 use crate::{BatchClient, BatchError, BatchItem, Limits, Outcome, split};
-
-/// Where submitted batches are recorded, so that a resumed run polls them instead of
-/// submitting their items again. The store implements it for runs; every method must be
-/// durable when it returns.
-pub trait BatchJournal: Send + Sync {
-    /// A batch was created: its id and its items' ids. Called before it is polled.
-    fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String>;
-    /// Every item of the batch has been handed to its caller.
-    fn finished(&self, batch_id: &str) -> Result<(), String>;
-    /// Batches an earlier process submitted and did not finish: (id, items' ids).
-    fn pending(&self) -> Vec<(String, Vec<String>)>;
-}
 
 /// A journal in memory (for tests and for runs that need no resume).
 #[derive(Debug, Default)]
 pub struct MemoryJournal {
-    batches: Mutex<Vec<(String, Vec<String>, bool)>>,
+    batches: Mutex<Vec<JournalBatch>>,
 }
 
+impl MemoryJournal {
+    /// Batches submitted and not finished: (id, items' ids).
+    pub fn pending(&self) -> Vec<(String, Vec<String>)> {
+        let batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
+        batches
+            .iter()
+            .filter(|b| !b.finished)
+            .map(|b| (b.batch_id.clone(), b.custom_ids.clone()))
+            .collect()
+    }
+}
+
+#[async_trait]
 impl BatchJournal for MemoryJournal {
-    fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String> {
+    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String> {
         let mut batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
-        batches.push((batch_id.to_owned(), custom_ids.to_vec(), false));
+        batches.push(JournalBatch {
+            batch_id: batch_id.to_owned(),
+            custom_ids: custom_ids.to_vec(),
+            finished: false,
+        });
         Ok(())
     }
 
-    fn finished(&self, batch_id: &str) -> Result<(), String> {
+    async fn finished(&self, batch_id: &str) -> Result<(), String> {
         let mut batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
-        for batch in batches.iter_mut().filter(|b| b.0 == batch_id) {
-            batch.2 = true;
+        for batch in batches.iter_mut().filter(|b| b.batch_id == batch_id) {
+            batch.finished = true;
         }
         Ok(())
     }
 
-    fn pending(&self) -> Vec<(String, Vec<String>)> {
-        let batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
-        batches
-            .iter()
-            .filter(|b| !b.2)
-            .map(|b| (b.0.clone(), b.1.clone()))
-            .collect()
+    async fn batches(&self) -> Result<Vec<JournalBatch>, String> {
+        Ok(self
+            .batches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone())
     }
 }
 
@@ -69,7 +75,12 @@ pub struct BatchOptions {
     pub limits: Limits,
 }
 
-type Waiter = oneshot::Sender<Result<Outcome, ProviderError>>;
+/// What a caller gets: the item's outcome and the batch it came from.
+type Delivered = Result<(Outcome, String), ProviderError>;
+type Waiter = oneshot::Sender<Delivered>;
+
+/// Characters of the request fingerprint an item id starts with.
+const FINGERPRINT_CHARS: usize = 48;
 
 #[derive(Default)]
 struct State {
@@ -77,27 +88,72 @@ struct State {
     queue: Vec<(BatchItem, Waiter)>,
     /// A gatherer task is running for the queue.
     gathering: bool,
-    /// Calls of this process per request fingerprint, for distinct ids of equal requests.
-    seen: HashMap<String, u32>,
-    /// Items of batches an earlier process submitted: id → batch id.
-    resumed: HashMap<String, String>,
-    /// Callers waiting on a resumed batch's item.
+    /// The next number per request fingerprint, so equal requests get distinct ids; it
+    /// starts past every id the journal holds, so no id is ever submitted twice.
+    next: HashMap<String, u32>,
+    /// Unclaimed items of batches an earlier process submitted and did not finish, by
+    /// request fingerprint: (item id, batch id), oldest first.
+    resumed: HashMap<String, Vec<(String, String)>>,
+    /// Callers waiting on a resumed batch's item, by batch id.
     resumed_waiters: HashMap<String, Vec<(String, Waiter)>>,
     /// Resumed batches being polled.
-    polling: std::collections::HashSet<String>,
+    polling: HashSet<String>,
+    /// Per batch: answered items handed to callers and not yet acknowledged as stored
+    /// ([`Provider::acknowledge`]), and whether every item has been handed out. A batch
+    /// is journaled as finished only when both say so, so a crash between a reply's
+    /// delivery and its commit leaves the batch unfinished and a resume fetches that
+    /// reply again instead of paying for it twice.
+    outstanding: HashMap<String, (usize, bool)>,
+}
+
+impl State {
+    /// Takes in the journal: ids already used, and the unfinished batches' items.
+    fn load(&mut self, batches: Vec<JournalBatch>) {
+        for batch in batches {
+            for id in batch.custom_ids {
+                let Some((fingerprint, n)) = id.rsplit_once('-') else {
+                    continue;
+                };
+                let next = self.next.entry(fingerprint.to_owned()).or_default();
+                if let Ok(n) = n.parse::<u32>() {
+                    *next = (*next).max(n.saturating_add(1));
+                }
+                if !batch.finished {
+                    self.resumed
+                        .entry(fingerprint.to_owned())
+                        .or_default()
+                        .push((id, batch.batch_id.clone()));
+                }
+            }
+        }
+    }
+
+    /// Whether any item of `batch_id` is still unclaimed.
+    fn unclaimed(&self, batch_id: &str) -> bool {
+        self.resumed
+            .values()
+            .any(|items| items.iter().any(|(_, b)| b == batch_id))
+    }
 }
 
 /// Batches the calls of one model (see the module docs). Wraps the model's direct
 /// [`HttpProvider`] for request bodies and reply parsing, so a batched reply is read
 /// exactly as a direct one (an unusable success body is billed and
-/// [`ProviderError::Unusable`]). A failed, expired or cancelled item is an error the
-/// [`baton_models::Model`] retries like a direct one, which puts it in a later round.
+/// [`ProviderError::Unusable`]), and carries its batch id. A failed, expired or
+/// cancelled item is an error the [`baton_models::Model`] retries like a direct one,
+/// which puts it in a later round under a new id.
+///
+/// Resume: on its first call the provider reads every batch of the journal. A call
+/// whose request matches an unclaimed item of an unfinished batch (by fingerprint)
+/// waits for that item instead of being submitted again; ids continue past every id
+/// the journal holds.
 pub struct BatchingProvider {
     direct: Arc<HttpProvider>,
     client: BatchClient,
     journal: Arc<dyn BatchJournal>,
     options: BatchOptions,
     state: Arc<Mutex<State>>,
+    loaded: OnceCell<()>,
 }
 
 impl std::fmt::Debug for BatchingProvider {
@@ -111,25 +167,20 @@ impl std::fmt::Debug for BatchingProvider {
 
 impl BatchingProvider {
     /// Batches `direct`'s calls through `client`, recording batches in `journal` (whose
-    /// pending batches are polled, not resubmitted).
+    /// unfinished batches are polled, not resubmitted).
     pub fn new(
         direct: Arc<HttpProvider>,
         client: BatchClient,
         journal: Arc<dyn BatchJournal>,
         options: BatchOptions,
     ) -> Self {
-        let mut state = State::default();
-        for (batch_id, ids) in journal.pending() {
-            for id in ids {
-                state.resumed.insert(id, batch_id.clone());
-            }
-        }
         BatchingProvider {
             direct,
             client,
             journal,
             options,
-            state: Arc::new(Mutex::new(state)),
+            state: Arc::new(Mutex::new(State::default())),
+            loaded: OnceCell::new(),
         }
     }
 
@@ -137,24 +188,33 @@ impl BatchingProvider {
         state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The item id of a call: its request's fingerprint and how many equal requests this
-    /// process made before it, so a resumed process gives the same ids to the same calls.
-    fn custom_id(state: &mut State, request: &Request) -> String {
-        let fingerprint = request.fingerprint();
-        let n = state.seen.entry(fingerprint.clone()).or_default();
-        let id = format!("{}-{n}", &fingerprint[..48]);
-        *n += 1;
-        id
+    /// Reads the journal once, before the first call is queued.
+    async fn load(&self) -> Result<(), ProviderError> {
+        self.loaded
+            .get_or_try_init(|| async {
+                let batches = self.journal.batches().await.map_err(|e| {
+                    ProviderError::Config(format!("the batch journal could not be read: {e}"))
+                })?;
+                Self::lock(&self.state).load(batches);
+                Ok(())
+            })
+            .await
+            .map(|_| ())
     }
 
-    fn enqueue(&self, item: BatchItem, waiter: Waiter) {
+    fn enqueue(&self, request: &Request, waiter: Waiter) {
+        let fingerprint = request.fingerprint()[..FINGERPRINT_CHARS].to_owned();
         let mut state = Self::lock(&self.state);
-        if let Some(batch_id) = state.resumed.remove(&item.custom_id) {
+        let claimed = state
+            .resumed
+            .get_mut(&fingerprint)
+            .and_then(|items| (!items.is_empty()).then(|| items.remove(0)));
+        if let Some((custom_id, batch_id)) = claimed {
             state
                 .resumed_waiters
                 .entry(batch_id.clone())
                 .or_default()
-                .push((item.custom_id, waiter));
+                .push((custom_id, waiter));
             if state.polling.insert(batch_id.clone()) {
                 let (client, journal, options, shared) = self.parts();
                 tokio::spawn(async move {
@@ -166,15 +226,25 @@ impl BatchingProvider {
                         state.polling.remove(&batch_id);
                         let waiters = state.resumed_waiters.remove(&batch_id).unwrap_or_default();
                         // Finished only once every item has gone to a caller.
-                        let last = !state.resumed.values().any(|b| b == &batch_id);
-                        (waiters, last)
+                        (waiters, !state.unclaimed(&batch_id))
                     };
-                    let journal = last.then_some(journal.as_ref());
-                    poll_and_deliver(&client, journal, &options, &batch_id, waiters).await;
+                    let end = Ending {
+                        shared: &shared,
+                        journal: &journal,
+                        finish: last,
+                    };
+                    poll_and_deliver(&client, &end, &options, &batch_id, waiters).await;
                 });
             }
             return;
         }
+        let n = state.next.entry(fingerprint.clone()).or_default();
+        let custom_id = format!("{fingerprint}-{n}");
+        *n += 1;
+        let item = BatchItem {
+            custom_id,
+            body: self.direct.body(request),
+        };
         state.queue.push((item, waiter));
         if state.gathering {
             return;
@@ -197,7 +267,7 @@ impl BatchingProvider {
                 state.gathering = false;
                 std::mem::take(&mut state.queue)
             };
-            submit_round(&client, journal, &options, round).await;
+            submit_round(&client, journal, &shared, &options, round).await;
         });
     }
 
@@ -241,6 +311,7 @@ fn batch_error(e: &BatchError) -> ProviderError {
 async fn submit_round(
     client: &BatchClient,
     journal: Arc<dyn BatchJournal>,
+    shared: &Arc<Mutex<State>>,
     options: &BatchOptions,
     round: Vec<(BatchItem, Waiter)>,
 ) {
@@ -269,7 +340,7 @@ async fn submit_round(
             .collect();
         match client.submit(&batch).await {
             Ok(batch_id) => {
-                if let Err(e) = journal.submitted(&batch_id, &ids) {
+                if let Err(e) = journal.submitted(&batch_id, &ids).await {
                     // Not recorded: a resume would not know it. Stop before polling, and
                     // say which batch is left running.
                     let error = ProviderError::Config(format!(
@@ -283,10 +354,15 @@ async fn submit_round(
                 tracing::info!(batch = %batch_id, items = ids.len(), "batch submitted");
                 let client = client.clone();
                 let journal = Arc::clone(&journal);
+                let shared = Arc::clone(shared);
                 let options = *options;
                 polls.push(tokio::spawn(async move {
-                    let journal = Some(journal.as_ref());
-                    poll_and_deliver(&client, journal, &options, &batch_id, batch_waiters).await;
+                    let end = Ending {
+                        shared: &shared,
+                        journal: &journal,
+                        finish: true,
+                    };
+                    poll_and_deliver(&client, &end, &options, &batch_id, batch_waiters).await;
                 }));
             }
             Err(e) => {
@@ -302,11 +378,49 @@ async fn submit_round(
     }
 }
 
-/// Polls one batch with backoff until it ends, then hands each waiter its item's result,
-/// and records the batch as finished in `journal` when given.
+/// Where a polled batch's results go besides its waiters.
+struct Ending<'a> {
+    shared: &'a Arc<Mutex<State>>,
+    journal: &'a Arc<dyn BatchJournal>,
+    /// These waiters are the batch's last: it is finished once their replies are
+    /// acknowledged.
+    finish: bool,
+}
+
+impl Ending<'_> {
+    /// Counts `answered` replies about to be handed out; true when the batch is now
+    /// finished (nothing outstanding and every item handed out).
+    fn handing_out(&self, batch_id: &str, answered: usize) -> bool {
+        let mut state = BatchingProvider::lock(self.shared);
+        let entry = state.outstanding.entry(batch_id.to_owned()).or_default();
+        entry.0 += answered;
+        entry.1 |= self.finish;
+        let done = *entry == (0, true);
+        if done {
+            state.outstanding.remove(batch_id);
+        }
+        done
+    }
+}
+
+/// Tries to record that a batch is finished (a late record is harmless: it only tells
+/// a resume that the batch needs no polling).
+async fn record_finished(journal: &dyn BatchJournal, batch_id: &str) {
+    if let Err(e) = journal.finished(batch_id).await {
+        tracing::warn!(batch = %batch_id, "could not record the batch as finished: {e}");
+    }
+}
+
+/// How many times the results of an ended batch are fetched before its items are
+/// given up as errors (they were answered, so this only guards against a dead link).
+const RESULT_TRIES: u32 = 5;
+
+/// Polls one batch with backoff until it ends, then hands each waiter its item's result;
+/// the batch is journaled as finished once `end` says so and every answered item was
+/// acknowledged.
 async fn poll_and_deliver(
     client: &BatchClient,
-    journal: Option<&dyn BatchJournal>,
+    end: &Ending<'_>,
     options: &BatchOptions,
     batch_id: &str,
     waiters: Vec<(String, Waiter)>,
@@ -328,7 +442,22 @@ async fn poll_and_deliver(
             message: status.failed.unwrap_or_default(),
             retry_after: None,
         }),
-        Ok(_) => client.results(batch_id).await.map_err(|e| batch_error(&e)),
+        Ok(_) => {
+            let mut tries = 0;
+            let mut wait = options.poll_min;
+            loop {
+                tries += 1;
+                match client.results(batch_id).await {
+                    Ok(results) => break Ok(results),
+                    Err(e) if tries >= RESULT_TRIES => break Err(batch_error(&e)),
+                    Err(e) => {
+                        tracing::warn!(batch = %batch_id, "fetching results failed, trying again: {e}");
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(options.poll_max);
+                    }
+                }
+            }
+        }
         Err(e) => Err(e),
     };
     match results {
@@ -337,16 +466,31 @@ async fn poll_and_deliver(
                 .into_iter()
                 .map(|r| (r.custom_id, r.outcome))
                 .collect();
-            for (id, waiter) in waiters {
-                let outcome = by_id.remove(&id).ok_or_else(|| {
-                    ProviderError::Connection(format!(
-                        "batch {batch_id} returned no result for item {id}"
-                    ))
-                });
+            let deliveries: Vec<(Waiter, Delivered)> = waiters
+                .into_iter()
+                .map(|(id, waiter)| {
+                    let outcome = by_id
+                        .remove(&id)
+                        .map(|outcome| (outcome, batch_id.to_owned()))
+                        .ok_or_else(|| {
+                            ProviderError::Connection(format!(
+                                "batch {batch_id} returned no result for item {id}"
+                            ))
+                        });
+                    (waiter, outcome)
+                })
+                .collect();
+            let answered = deliveries
+                .iter()
+                .filter(|(_, o)| matches!(o, Ok((Outcome::Succeeded(_), _))))
+                .count();
+            // counted before they are handed out, so no acknowledgement comes first
+            let finished = end.handing_out(batch_id, answered);
+            for (waiter, outcome) in deliveries {
                 let _ = waiter.send(outcome);
             }
-            if let Some(Err(e)) = journal.map(|j| j.finished(batch_id)) {
-                tracing::warn!(batch = %batch_id, "could not record the batch as finished: {e}");
+            if finished {
+                record_finished(end.journal.as_ref(), batch_id).await;
             }
         }
         Err(error) => {
@@ -364,20 +508,33 @@ impl Provider for BatchingProvider {
     }
 
     async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
-        let custom_id = Self::custom_id(&mut Self::lock(&self.state), request);
-        let item = BatchItem {
-            custom_id,
-            body: self.direct.body(request),
-        };
+        self.load().await?;
         let (waiter, result) = oneshot::channel();
-        self.enqueue(item, waiter);
-        let outcome = result
+        self.enqueue(request, waiter);
+        let (outcome, batch_id) = result
             .await
             .map_err(|_| ProviderError::Connection("the batch task stopped".into()))??;
         match outcome {
             Outcome::Succeeded(body) => {
                 let bytes = serde_json::to_vec(&body).expect("a JSON value serializes");
-                self.direct.parse_success(&bytes)
+                match self.direct.parse_success(&bytes) {
+                    Ok(mut response) => {
+                        response.batch_id = Some(batch_id);
+                        Ok(response)
+                    }
+                    Err(ProviderError::Unusable {
+                        message,
+                        usage,
+                        raw,
+                        ..
+                    }) => Err(ProviderError::Unusable {
+                        message,
+                        usage,
+                        raw,
+                        batch_id: Some(batch_id.into_boxed_str()),
+                    }),
+                    Err(e) => Err(e),
+                }
             }
             Outcome::Errored { status, message } => Err(ProviderError::Status {
                 status: status.unwrap_or(500),
@@ -396,6 +553,32 @@ impl Provider for BatchingProvider {
 
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         self.direct.classify(error)
+    }
+
+    fn abandonable(&self) -> bool {
+        true
+    }
+
+    fn acknowledge(&self, batch_id: &str) {
+        let finished = {
+            let mut state = Self::lock(&self.state);
+            match state.outstanding.get_mut(batch_id) {
+                Some(entry) => {
+                    entry.0 = entry.0.saturating_sub(1);
+                    let done = *entry == (0, true);
+                    if done {
+                        state.outstanding.remove(batch_id);
+                    }
+                    done
+                }
+                None => false,
+            }
+        };
+        if finished {
+            let journal = Arc::clone(&self.journal);
+            let batch_id = batch_id.to_owned();
+            tokio::spawn(async move { record_finished(journal.as_ref(), &batch_id).await });
+        }
     }
 
     fn token_classes(&self) -> TokenClasses {

@@ -114,9 +114,12 @@ impl BatchService {
     /// The routes: OpenAI's `POST /v1/files`, `GET /v1/files/{id}/content`,
     /// `POST /v1/batches`, `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, and
     /// Anthropic's `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
-    /// `GET /v1/messages/batches/{id}/results`, `POST /v1/messages/batches/{id}/cancel`.
+    /// `GET /v1/messages/batches/{id}/results`, `POST /v1/messages/batches/{id}/cancel`;
+    /// and `GET /batch-stats`, [`ServiceStats`] as JSON (plus `resubmitted`: the ids
+    /// submitted more than once), for tests that run the service in another process.
     pub fn router(self: &Arc<Self>) -> Router {
         Router::new()
+            .route("/batch-stats", get(stats))
             .route("/v1/files", post(upload))
             .route("/v1/files/{id}/content", get(file_content))
             .route("/v1/batches", post(openai_create))
@@ -376,6 +379,25 @@ impl BatchService {
 }
 
 type Shared = State<Arc<BatchService>>;
+
+async fn stats(State(service): Shared) -> Response {
+    let st = service.stats();
+    let mut resubmitted: Vec<&String> = st
+        .submitted
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| id)
+        .collect();
+    resubmitted.sort();
+    axum::Json(json!({
+        "batches": st.batches,
+        "items": st.items,
+        "answered": st.answered,
+        "distinct_ids": st.submitted.len(),
+        "resubmitted": resubmitted,
+    }))
+    .into_response()
+}
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
     let message = message.into();

@@ -52,8 +52,8 @@ pub use factory::{DEFAULT_TIMEOUT, HttpProviders};
 pub use key::ApiKey;
 pub use provider::{HttpProvider, MAX_BODY_BYTES, Wire};
 pub use server::{
-    FaultKind, FaultList, RECEIVED_KEPT, ServedProvider, SimServerConfig, SimServerHandle,
-    SimServerStats, serve,
+    FaultKind, FaultList, RECEIVED_KEPT, ServedProvider, SimAnswerer, SimServerConfig,
+    SimServerHandle, SimServerStats, serve, serve_with,
 };
 
 use std::net::SocketAddr;

@@ -74,6 +74,7 @@ const KEPT_BODY_BYTES: usize = 64 << 10;
 /// host the `Location` points to, so the key and the prompt never reach another host.
 pub struct HttpProvider {
     wire: Wire,
+    base_url: String,
     url: String,
     key: Option<ApiKey>,
     client: reqwest::Client,
@@ -107,6 +108,7 @@ impl HttpProvider {
     ) -> Self {
         HttpProvider {
             wire,
+            base_url: base_url.trim_end_matches('/').to_string(),
             url: format!("{}{}", base_url.trim_end_matches('/'), wire.path()),
             key,
             client,
@@ -118,6 +120,22 @@ impl HttpProvider {
     /// The endpoint URL, with any credentials in it redacted.
     pub fn url(&self) -> String {
         baton_models::redact_url_credentials(&self.url)
+    }
+
+    /// The base URL as configured (credentials included, so never print it; the batch
+    /// client builds its own routes from it).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The key, when the provider sends one (redacted in `Debug` and `Display`).
+    pub fn key(&self) -> Option<&ApiKey> {
+        self.key.as_ref()
+    }
+
+    /// The client timeout of one call.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The request body for a request (what goes on the wire, minus headers).
@@ -218,6 +236,7 @@ impl HttpProvider {
             message: self.redact(&message),
             usage,
             raw: Some(self.redact(&String::from_utf8_lossy(kept))),
+            batch_id: None,
         }
     }
 

@@ -51,3 +51,22 @@ pub const UNUSABLE_RETRIES: u32 = 2;
 /// larger, infinite or unparsable value is clamped to this. The wait still counts
 /// against the run's retry-time budget, and Ctrl-C interrupts it.
 pub const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A batched model's round is sent once no new call has arrived for this many
+/// milliseconds, when the experiment sets no `batch_gather_ms`. Every episode waiting on
+/// the model sends its next request within moments of its previous reply being stored,
+/// so two seconds gathers a whole round while adding nothing that matters to a batch's
+/// minutes-to-hours turnaround. Stored with every batch (`batches.gather_ms`).
+pub const BATCH_GATHER_MS: u64 = 2_000;
+
+/// The first poll of a submitted batch comes after this many milliseconds, when the
+/// experiment sets no `batch_poll_ms`; the interval doubles after every poll, up to
+/// [`BATCH_POLL_MAX_MS`].
+pub const BATCH_POLL_MS: u64 = 1_000;
+
+/// The longest interval between two polls of a batch (one minute).
+pub const BATCH_POLL_MAX_MS: u64 = 60_000;
+
+/// Calls in flight at once for a batched model: unbounded in effect, since a round is
+/// every episode waiting on the model and the provider queues a batch's items itself.
+pub const BATCH_CONCURRENCY: usize = 1 << 20;

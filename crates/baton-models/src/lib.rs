@@ -45,8 +45,9 @@ pub use model::{
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
-    GenerateConfig, Provider, ProviderConfig, ProviderError, ProviderFactory, Request, Response,
-    RetryDecision, TokenClasses, classify_default, redact_url_credentials,
+    BatchJournal, BatchSetup, GenerateConfig, JournalBatch, Provider, ProviderConfig,
+    ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
+    classify_default, redact_url_credentials,
 };
 pub use sim::{SimProvider, SimSettings};
 
@@ -61,6 +62,16 @@ pub enum ModelError {
         "no price for {key:?} in the price card ({sources}); add an entry in LiteLLM's format with --prices"
     )]
     NoPrice {
+        /// The card key looked up.
+        key: String,
+        /// The card files consulted.
+        sources: String,
+    },
+    /// A batched model's card entry has no Batch API rates.
+    #[error(
+        "price card entry {key:?} has no input_cost_per_token_batches and output_cost_per_token_batches ({sources}), which a batched model needs; add them in LiteLLM's format with --prices"
+    )]
+    NoBatchPrice {
         /// The card key looked up.
         key: String,
         /// The card files consulted.
@@ -137,6 +148,17 @@ pub enum ModelError {
         attempts: u32,
         /// The wait that was cut short.
         wait: Duration,
+    },
+    /// The run was interrupted while a call waited on a provider batch; the batch keeps
+    /// running at the provider and a resume collects its reply.
+    #[error(
+        "model {model:?}: stopped while waiting on its batch (attempt {attempts}); the batch keeps running and a resume collects it"
+    )]
+    LeftInBatch {
+        /// The model's name in the experiment.
+        model: String,
+        /// Attempts made.
+        attempts: u32,
     },
     /// Waiting for another retry would exceed the run's retry-time budget.
     #[error(

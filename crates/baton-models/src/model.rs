@@ -148,6 +148,8 @@ pub struct BilledAttempt {
     pub raw: Option<String>,
     /// Wall time of the attempt.
     pub latency: Duration,
+    /// The provider batch it came from, when it went through a batch API.
+    pub batch_id: Option<String>,
 }
 
 /// What [`Model::generate`] did: the result, and every answered attempt it paid for
@@ -185,6 +187,7 @@ pub struct Model {
     config: GenerateConfig,
     price_key: String,
     price: Price,
+    direct_price: Option<Price>,
     limit: Concurrency,
     requests: Option<TokenBucket>,
     tokens: Option<TokenBucket>,
@@ -224,6 +227,7 @@ impl Model {
             config: GenerateConfig::default(),
             price_key: price_key.into(),
             price,
+            direct_price: None,
             limit: Concurrency::new(concurrency, true),
             requests: None,
             tokens: None,
@@ -305,9 +309,27 @@ impl Model {
         &self.price
     }
 
+    /// For a model priced at batch rates: its direct rates, to tell what batching saved.
+    pub fn with_direct_price(mut self, price: Price) -> Self {
+        self.direct_price = Some(price);
+        self
+    }
+
+    /// What `usage` would have cost at the direct rates, for a model priced at batch
+    /// rates whose card has them (`None` otherwise, or when it cannot be computed).
+    pub fn direct_cost(&self, usage: &Usage) -> Option<Cost> {
+        self.direct_price?.cost(&self.price_key, usage).ok()
+    }
+
     /// The generation settings.
     pub fn config(&self) -> &GenerateConfig {
         &self.config
+    }
+
+    /// Tell the provider that a reply from batch `batch_id` (a [`Response::batch_id`]
+    /// or [`BilledAttempt::batch_id`]) is stored ([`Provider::acknowledge`]).
+    pub fn acknowledge(&self, batch_id: &str) {
+        self.provider.acknowledge(batch_id);
     }
 
     /// The request this model would send for these messages.
@@ -351,6 +373,7 @@ impl Model {
                     ),
                     usage: None,
                     raw: None,
+                    batch_id: None,
                 },
             ));
         }
@@ -369,7 +392,20 @@ impl Model {
                 }
                 // latency is the call's own time, not the wait for a slot or a bucket
                 let started = Instant::now();
-                let result = self.provider.generate(&request).await;
+                let result = match &self.interrupt {
+                    Some(stop) if self.provider.abandonable() => {
+                        tokio::select! {
+                            r = self.provider.generate(&request) => r,
+                            () = stop.fired() => {
+                                return Err(ModelError::LeftInBatch {
+                                    model: self.name.clone(),
+                                    attempts: attempt,
+                                });
+                            }
+                        }
+                    }
+                    _ => self.provider.generate(&request).await,
+                };
                 (result, started.elapsed())
             };
             let settle = |usage: &Usage| {
@@ -400,6 +436,7 @@ impl Model {
                 message,
                 usage,
                 raw,
+                batch_id,
             } = &error
             {
                 if let Some(u) = usage {
@@ -419,6 +456,7 @@ impl Model {
                     cost,
                     raw: raw.clone(),
                     latency,
+                    batch_id: batch_id.as_deref().map(str::to_string),
                 });
                 unusable_seen += 1;
                 if unusable_seen >= unusable_limit {
@@ -653,6 +691,7 @@ mod tests {
             message: "empty content".into(),
             usage,
             raw: Some("{}".into()),
+            batch_id: None,
         }
     }
 

@@ -39,6 +39,10 @@ pub struct Price {
     /// from an `input_cost_per_token_above_<N>k_tokens` field. Such a call is refused
     /// rather than mis-priced.
     pub tier_above: Option<u64>,
+    /// These are Batch API rates (the card's `*_batches` fields): errors name those
+    /// fields.
+    #[serde(default)]
+    pub batches: bool,
 }
 
 impl Price {
@@ -55,7 +59,8 @@ impl Price {
                 prompt: usage.total_input(),
             });
         }
-        let class = |n: u64, rate: Option<i64>, field: &'static str| -> Result<i128, ModelError> {
+        let class = |n: u64, rate: Option<i64>, field: Field| -> Result<i128, ModelError> {
+            let field = self.field(field);
             match (n, rate) {
                 (0, _) => Ok(0),
                 (n, Some(r)) => Ok(i128::from(n) * i128::from(r)),
@@ -66,22 +71,18 @@ impl Price {
             }
         };
         // u64 tokens times i64 rates fit in i128; the sum of five such products too.
-        let total = class(usage.uncached_in, Some(self.input), "input_cost_per_token")?
-            + class(usage.output, Some(self.output), "output_cost_per_token")?
-            + class(
-                usage.cache_read,
-                self.cache_read,
-                "cache_read_input_token_cost",
-            )?
+        let total = class(usage.uncached_in, Some(self.input), Field::Input)?
+            + class(usage.output, Some(self.output), Field::Output)?
+            + class(usage.cache_read, self.cache_read, Field::CacheRead)?
             + class(
                 usage.cache_write_5m,
                 self.cache_write_5m,
-                "cache_creation_input_token_cost",
+                Field::CacheWrite5m,
             )?
             + class(
                 usage.cache_write_1h,
                 self.cache_write_1h,
-                "cache_creation_input_token_cost_above_1hr",
+                Field::CacheWrite1h,
             )?;
         i64::try_from(total)
             .map(Cost)
@@ -110,20 +111,16 @@ impl Price {
         max_prompt: u64,
     ) -> Result<(), ModelError> {
         let needed = [
-            (
-                classes.cache_read,
-                self.cache_read,
-                "cache_read_input_token_cost",
-            ),
+            (classes.cache_read, self.cache_read, Field::CacheRead),
             (
                 classes.cache_write_5m,
                 self.cache_write_5m,
-                "cache_creation_input_token_cost",
+                Field::CacheWrite5m,
             ),
             (
                 classes.cache_write_1h,
                 self.cache_write_1h,
-                "cache_creation_input_token_cost_above_1hr",
+                Field::CacheWrite1h,
             ),
         ];
         if let Some((_, _, field)) = needed
@@ -132,7 +129,7 @@ impl Price {
         {
             return Err(ModelError::MissingRate {
                 key: key.to_string(),
-                field,
+                field: self.field(*field),
             });
         }
         if let Some(threshold) = self.tier_above
@@ -145,6 +142,27 @@ impl Price {
             });
         }
         Ok(())
+    }
+
+    /// The card field of a token class's rate: the direct one, or its `_batches` twin.
+    fn field(&self, field: Field) -> &'static str {
+        let (direct, batch) = match field {
+            Field::Input => ("input_cost_per_token", "input_cost_per_token_batches"),
+            Field::Output => ("output_cost_per_token", "output_cost_per_token_batches"),
+            Field::CacheRead => (
+                "cache_read_input_token_cost",
+                "cache_read_input_token_cost_batches",
+            ),
+            Field::CacheWrite5m => (
+                "cache_creation_input_token_cost",
+                "cache_creation_input_token_cost_batches",
+            ),
+            Field::CacheWrite1h => (
+                "cache_creation_input_token_cost_above_1hr",
+                "cache_creation_input_token_cost_above_1hr_batches",
+            ),
+        };
+        if self.batches { batch } else { direct }
     }
 
     /// The most a call with this many prompt and output tokens can cost (every prompt
@@ -161,6 +179,16 @@ impl Price {
     }
 }
 
+/// A token class, for naming its rate's card field.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    Input,
+    Output,
+    CacheRead,
+    CacheWrite5m,
+    CacheWrite1h,
+}
+
 #[derive(Deserialize)]
 struct RawEntry {
     input_cost_per_token: Option<f64>,
@@ -169,13 +197,28 @@ struct RawEntry {
     cache_creation_input_token_cost: Option<f64>,
     cache_creation_input_token_cost_above_1hr: Option<f64>,
     cache_creation_input_token_cost_above_12hr: Option<f64>,
+    input_cost_per_token_batches: Option<f64>,
+    output_cost_per_token_batches: Option<f64>,
+    cache_read_input_token_cost_batches: Option<f64>,
+    cache_creation_input_token_cost_batches: Option<f64>,
+    cache_creation_input_token_cost_above_1hr_batches: Option<f64>,
+    cache_creation_input_token_cost_above_12hr_batches: Option<f64>,
 }
 
 /// A loaded price card: the embedded one, optionally overridden entry by entry by a
 /// user file in the same format.
+///
+/// Each entry may also carry Batch API rates (LiteLLM's `*_batches` fields:
+/// `input_cost_per_token_batches`, `output_cost_per_token_batches`,
+/// `cache_read_input_token_cost_batches`, `cache_creation_input_token_cost_batches`,
+/// `cache_creation_input_token_cost_above_1hr_batches` or `…_above_12hr_batches`), read
+/// by [`PriceCard::get_batch`] for models whose calls go through a batch API. A batch
+/// class without its `_batches` field has no rate (an error when used, never the direct
+/// rate), and the direct entry's tier threshold applies to batched calls too.
 #[derive(Debug, Clone)]
 pub struct PriceCard {
     entries: BTreeMap<String, Price>,
+    batch_entries: BTreeMap<String, Price>,
     sha256: String,
     sources: Vec<String>,
 }
@@ -196,6 +239,7 @@ impl PriceCard {
                 message: e.to_string(),
             })?;
         let mut entries = BTreeMap::new();
+        let mut batch_entries = BTreeMap::new();
         for (key, value) in raw {
             if key == "sample_spec" {
                 continue;
@@ -232,11 +276,43 @@ impl PriceCard {
                     )?,
                 },
                 tier_above,
+                batches: false,
             };
+            if let (Some(input), Some(output)) = (
+                entry.input_cost_per_token_batches,
+                entry.output_cost_per_token_batches,
+            ) {
+                let batch = Price {
+                    input: rate("input_cost_per_token_batches", input)?,
+                    output: rate("output_cost_per_token_batches", output)?,
+                    cache_read: opt(
+                        "cache_read_input_token_cost_batches",
+                        entry.cache_read_input_token_cost_batches,
+                    )?,
+                    cache_write_5m: opt(
+                        "cache_creation_input_token_cost_batches",
+                        entry.cache_creation_input_token_cost_batches,
+                    )?,
+                    cache_write_1h: match entry.cache_creation_input_token_cost_above_1hr_batches {
+                        Some(v) => Some(rate(
+                            "cache_creation_input_token_cost_above_1hr_batches",
+                            v,
+                        )?),
+                        None => opt(
+                            "cache_creation_input_token_cost_above_12hr_batches",
+                            entry.cache_creation_input_token_cost_above_12hr_batches,
+                        )?,
+                    },
+                    tier_above,
+                    batches: true,
+                };
+                batch_entries.insert(key.clone(), batch);
+            }
             entries.insert(key, price);
         }
         Ok(PriceCard {
             entries,
+            batch_entries,
             sha256: hex::encode(Sha256::digest(text.as_bytes())),
             sources: vec![source.to_string()],
         })
@@ -250,7 +326,12 @@ impl PriceCard {
             message: e.to_string(),
         })?;
         let over = Self::parse(&path.display().to_string(), &text)?;
+        // an overriding entry replaces the batch rates too (absent ones included)
+        for key in over.entries.keys() {
+            self.batch_entries.remove(key);
+        }
         self.entries.extend(over.entries);
+        self.batch_entries.extend(over.batch_entries);
         let mut h = Sha256::new();
         h.update(self.sha256.as_bytes());
         h.update(over.sha256.as_bytes());
@@ -265,6 +346,19 @@ impl PriceCard {
             .get(key)
             .copied()
             .ok_or_else(|| ModelError::NoPrice {
+                key: key.to_string(),
+                sources: self.sources.join(", "),
+            })
+    }
+
+    /// The Batch API rates for a card key (its `*_batches` fields), or an error naming
+    /// the key and the fields it lacks.
+    pub fn get_batch(&self, key: &str) -> Result<Price, ModelError> {
+        self.get(key)?;
+        self.batch_entries
+            .get(key)
+            .copied()
+            .ok_or_else(|| ModelError::NoBatchPrice {
                 key: key.to_string(),
                 sources: self.sources.join(", "),
             })
@@ -441,5 +535,70 @@ mod tests {
         let card = base.with_override_file(&path).unwrap();
         assert_eq!(card.get("sim/lc").unwrap().input, 1_000_000);
         assert_ne!(card.sha256(), sha);
+    }
+
+    #[test]
+    fn batch_rates_come_from_the_batches_fields_and_name_them_when_missing() {
+        let card = PriceCard::embedded();
+        let lc = card.get_batch("sim/lc").unwrap();
+        assert_eq!(
+            (lc.input, lc.output, lc.cache_read, lc.cache_write_5m),
+            (100_000, 600_000, Some(10_000), Some(125_000))
+        );
+        assert!(lc.batches);
+        // Anthropic: cache reads and writes at the batch discount, the 1-hour write too
+        let opus = card.get_batch("claude-opus-4-7").unwrap();
+        assert_eq!(
+            (
+                opus.input,
+                opus.cache_read,
+                opus.cache_write_5m,
+                opus.cache_write_1h
+            ),
+            (2_500_000, Some(250_000), Some(3_125_000), Some(5_000_000))
+        );
+        // OpenAI: the 12-hour write's batch rate where the card has one
+        let luna = card.get_batch("gpt-5.6-luna").unwrap();
+        assert_eq!(luna.cache_write_1h, Some(250_000));
+        assert_eq!(luna.tier_above, Some(272_000));
+        // no *_batches fields: an error naming the key and the fields
+        let err = card.get_batch("gpt-5-chat").unwrap_err().to_string();
+        assert!(
+            err.contains("\"gpt-5-chat\"") && err.contains("input_cost_per_token_batches"),
+            "{err}"
+        );
+        assert!(
+            card.get_batch("no-such-model")
+                .unwrap_err()
+                .to_string()
+                .contains("no price")
+        );
+        // a used class without a batch rate names the batch field, not the direct one
+        let mini = card.get_batch("gpt-4o-mini").unwrap();
+        let err = mini
+            .cost(
+                "gpt-4o-mini",
+                &Usage {
+                    cache_read: 5,
+                    ..Usage::default()
+                },
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cache_read_input_token_cost_batches"), "{err}");
+    }
+
+    #[test]
+    fn an_override_entry_without_batch_rates_drops_the_embedded_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prices.json");
+        std::fs::write(
+            &path,
+            r#"{"sim/lc": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}}"#,
+        )
+        .unwrap();
+        let card = PriceCard::embedded().with_override_file(&path).unwrap();
+        assert!(card.get_batch("sim/lc").is_err());
+        assert!(card.get_batch("sim/hc").is_ok());
     }
 }

@@ -93,6 +93,10 @@ pub struct Response {
     /// The tool calls the model made, in order (empty for a text reply).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The provider batch the reply came from, when the call went through a batch API
+    /// (stored with the call); `None` for a direct call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_id: Option<String>,
 }
 
 /// Why a call failed, as far as the wire tells.
@@ -137,6 +141,9 @@ pub enum ProviderError {
         usage: Option<Usage>,
         /// The body as received (capped), for the store.
         raw: Option<String>,
+        /// The provider batch it came from, when it went through a batch API (boxed to
+        /// keep the error small).
+        batch_id: Option<Box<str>>,
     },
 }
 
@@ -260,6 +267,22 @@ pub trait Provider: Send + Sync + 'static {
     fn token_classes(&self) -> TokenClasses {
         TokenClasses::default()
     }
+
+    /// A reply (used or unusable) that came from batch `batch_id` is now stored. A
+    /// batching provider journals a batch as finished only once every reply it handed
+    /// out is stored, so a crash in between makes a resume fetch those replies again
+    /// rather than pay for them twice. Direct providers ignore it (the default).
+    fn acknowledge(&self, batch_id: &str) {
+        let _ = batch_id;
+    }
+
+    /// Whether a call may be abandoned when the run is stopped (Ctrl-C): true for a
+    /// batching provider, whose request is journaled and keeps running at the provider,
+    /// so a resume collects its reply. A direct call is never abandoned, since its
+    /// reply is billed (the default).
+    fn abandonable(&self) -> bool {
+        false
+    }
 }
 
 /// What an HTTP provider needs to know about one model of an experiment.
@@ -286,4 +309,65 @@ pub trait ProviderFactory: Send + Sync {
     fn kinds(&self) -> Vec<String>;
     /// A provider for one model; the error says what is missing (a key variable, a URL).
     fn make(&self, config: &ProviderConfig) -> Result<std::sync::Arc<dyn Provider>, String>;
+    /// A provider for one model whose calls go through the provider's batch API
+    /// (`batch = true`), recording its batches in `batch.journal`. The default refuses:
+    /// a factory without a batch API says so before any call.
+    fn make_batched(
+        &self,
+        config: &ProviderConfig,
+        batch: &BatchSetup,
+    ) -> Result<std::sync::Arc<dyn Provider>, String> {
+        let _ = batch;
+        Err(format!(
+            "provider kind {:?} has no batch API (batch = true)",
+            config.kind
+        ))
+    }
+}
+
+/// A batch a [`BatchJournal`] holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalBatch {
+    /// The provider's batch id.
+    pub batch_id: String,
+    /// Its items' `custom_id`s.
+    pub custom_ids: Vec<String>,
+    /// Every item has been handed to its caller (and so stored).
+    pub finished: bool,
+}
+
+/// Where one model's submitted batches are recorded, so that a resumed run polls them
+/// instead of submitting their items again. The store implements it for runs; every
+/// method is durable when it returns.
+#[async_trait]
+pub trait BatchJournal: Send + Sync {
+    /// A batch was created: its id and its items' ids. Called before it is polled.
+    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String>;
+    /// Every item of the batch has been handed to its caller.
+    async fn finished(&self, batch_id: &str) -> Result<(), String>;
+    /// Every batch recorded for this model, in the order they were submitted.
+    async fn batches(&self) -> Result<Vec<JournalBatch>, String>;
+}
+
+/// What a batched model's provider is built with ([`ProviderFactory::make_batched`]).
+#[derive(Clone)]
+pub struct BatchSetup {
+    /// Where its batches are recorded.
+    pub journal: std::sync::Arc<dyn BatchJournal>,
+    /// A round is sent once no new call has arrived for this long.
+    pub gather: Duration,
+    /// The first poll interval; it doubles up to `poll_max`.
+    pub poll_min: Duration,
+    /// The longest poll interval.
+    pub poll_max: Duration,
+}
+
+impl std::fmt::Debug for BatchSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchSetup")
+            .field("gather", &self.gather)
+            .field("poll_min", &self.poll_min)
+            .field("poll_max", &self.poll_max)
+            .finish_non_exhaustive()
+    }
 }

@@ -191,6 +191,7 @@ impl SimProvider {
             finish_reason: Some("stop".into()),
             raw: None,
             tool_calls: Vec::new(),
+            batch_id: None,
             text,
         })
     }

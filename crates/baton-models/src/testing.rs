@@ -67,6 +67,7 @@ impl ScriptedProvider {
             finish_reason: Some("stop".into()),
             raw: None,
             tool_calls: Vec::new(),
+            batch_id: None,
         }
     }
 

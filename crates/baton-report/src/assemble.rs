@@ -542,7 +542,14 @@ pub fn build(input: &ReportInput) -> Report {
             .collect(),
         incomplete: incomplete_list(&input.episodes),
         notes: notes(input),
-        spend: input.spend.as_ref().map(SpendLine::new),
+        spend: input.spend.as_ref().map(|s| {
+            let forked: baton_types::Cost = input
+                .episodes
+                .iter()
+                .map(|e| e.cost_attributed - e.cost_paid)
+                .sum();
+            SpendLine::new(s, forked)
+        }),
         skipped_tasks: input.skipped_tasks.clone(),
         extraction: extraction_line(&input.episodes),
     }

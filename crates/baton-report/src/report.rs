@@ -117,17 +117,27 @@ pub struct SpendLine {
     pub unknown_usage_attempts: u64,
     /// Answered attempts whose cost could not be computed (not in `paid_usd`).
     pub unpriced_attempts: u64,
+    /// Answered attempts that went through a provider batch, at batch rates.
+    pub batched_attempts: u64,
+    /// USD those attempts would have cost more at the direct rates.
+    pub saved_by_batching_usd: f64,
+    /// USD not paid because handoff prefixes were forked from their anchors (attributed
+    /// minus paid, over every episode).
+    pub saved_by_forking_usd: f64,
 }
 
 impl SpendLine {
-    /// The line for a [`Spend`].
-    pub fn new(s: &Spend) -> Self {
+    /// The line for a [`Spend`], with what forked prefixes saved.
+    pub fn new(s: &Spend, saved_by_forking: baton_types::Cost) -> Self {
         SpendLine {
             paid_usd: s.paid.usd(),
             billed_attempts: s.billed_attempts,
             unusable_attempts: s.unusable_attempts,
             unknown_usage_attempts: s.unknown_usage_attempts,
             unpriced_attempts: s.unpriced_attempts,
+            batched_attempts: s.batched_attempts,
+            saved_by_batching_usd: s.saved_by_batching.usd(),
+            saved_by_forking_usd: saved_by_forking.usd(),
         }
     }
 
@@ -141,6 +151,17 @@ impl SpendLine {
             s.push_str(&format!(
                 " Not in that sum, so it is a lower bound: {} attempts whose usage could not be read and {} whose cost could not be computed.",
                 self.unknown_usage_attempts, self.unpriced_attempts
+            ));
+        }
+        if self.batched_attempts > 0 {
+            s.push_str(&format!(
+                " Batching saved ${:.6} ({} attempts at batch rates instead of direct ones); forking saved ${:.6}.",
+                self.saved_by_batching_usd, self.batched_attempts, self.saved_by_forking_usd
+            ));
+        } else if self.saved_by_forking_usd > 0.0 {
+            s.push_str(&format!(
+                " Forking saved ${:.6}.",
+                self.saved_by_forking_usd
             ));
         }
         s

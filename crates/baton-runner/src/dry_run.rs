@@ -26,6 +26,11 @@ pub struct CellEstimate {
     pub paid_upper: Cost,
     /// Upper bound of its attributed cost (forked prefixes included).
     pub attributed_upper: Cost,
+    /// When a model of the cell is batched (its bounds are then at the card's batch
+    /// rates): the turn rounds until the cell's last episode can finish, counted from
+    /// the start of the run. Anchors take the longest task's turns; handoff cells start
+    /// once their group's anchors are done, so they add their own turns after those.
+    pub batch_rounds: Option<usize>,
 }
 
 /// The whole estimate.
@@ -49,14 +54,35 @@ impl DryRun {
     }
 }
 
+impl DryRun {
+    /// The turn rounds a run with batched models needs at least: the most any cell needs.
+    pub fn batch_rounds(&self) -> Option<usize> {
+        self.cells.values().filter_map(|c| c.batch_rounds).max()
+    }
+}
+
 impl fmt::Display for DryRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "| cell | episodes | calls | paid ≤ | attributed ≤ |")?;
-        writeln!(f, "|---|---:|---:|---:|---:|")?;
-        for (label, c) in &self.cells {
+        let batched = self.batch_rounds().is_some();
+        if batched {
             writeln!(
                 f,
-                "| {label} | {} | {} | {} | {} |",
+                "| cell | episodes | calls | paid ≤ | attributed ≤ | batch rounds |"
+            )?;
+            writeln!(f, "|---|---:|---:|---:|---:|---:|")?;
+        } else {
+            writeln!(f, "| cell | episodes | calls | paid ≤ | attributed ≤ |")?;
+            writeln!(f, "|---|---:|---:|---:|---:|")?;
+        }
+        for (label, c) in &self.cells {
+            let rounds = match (batched, c.batch_rounds) {
+                (false, _) => String::new(),
+                (true, Some(n)) => format!(" {n} |"),
+                (true, None) => " direct |".to_string(),
+            };
+            writeln!(
+                f,
+                "| {label} | {} | {} | {} | {} |{rounds}",
                 c.episodes, c.calls, c.paid_upper, c.attributed_upper
             )?;
         }
@@ -67,6 +93,14 @@ impl fmt::Display for DryRun {
             self.calls(),
             self.paid_upper()
         )?;
+        if let Some(rounds) = self.batch_rounds() {
+            writeln!(
+                f,
+                "\nBatched models are bounded at the card's batch rates. The run needs at least {rounds} batch rounds \
+                 (anchors' turns, then their handoff cells'); each round waits for its batch (OpenAI: up to 24 hours; \
+                 Anthropic: most within an hour)."
+            )?;
+        }
         writeln!(
             f,
             "\n{} tasks. Upper bounds assume every prompt token at the dearest input rate (one token per byte), \
@@ -81,6 +115,14 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
     let setup = Setup::load(spec, options)?;
     let plan = Plan::new(&setup.spec, &setup.tasks);
     let fork = setup.spec.fork_prefixes;
+    let batched = |names: &[&str]| {
+        names
+            .iter()
+            .any(|n| setup.spec.models.get(*n).is_some_and(|m| m.batch))
+    };
+    let most = |slot: &mut Option<usize>, rounds: usize| {
+        *slot = Some(slot.map_or(rounds, |r| r.max(rounds)));
+    };
     let mut out = DryRun {
         tasks: setup.tasks.len(),
         ..DryRun::default()
@@ -97,6 +139,9 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             e.calls += n;
             e.paid_upper += total;
             e.attributed_upper += total;
+            if batched(&[m.as_str()]) {
+                most(&mut e.batch_rounds, n);
+            }
         }
         for cell in &g.baselines {
             let Cell::Baseline { model, mode } = cell else {
@@ -119,14 +164,24 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             e.calls += 1;
             e.paid_upper += cost;
             e.attributed_upper += cost;
+            if batched(&[model.name()]) {
+                most(&mut e.batch_rounds, 1);
+            }
         }
         for (cell, k) in &g.handoffs {
             let Cell::Handoff {
-                sender, receiver, ..
+                sender,
+                receiver,
+                interface,
+                ..
             } = cell
             else {
                 continue;
             };
+            let compacts = matches!(
+                interface,
+                baton_types::Interface::CompactPre | baton_types::Interface::CompactSuf
+            );
             let (s, r) = (&setup.models[sender], &setup.models[receiver]);
             let costs = turn_costs(schedule, |t| if t <= *k { s.as_ref() } else { r.as_ref() });
             let prefix: Cost = costs[..*k].iter().copied().sum();
@@ -136,6 +191,11 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             e.calls += if fork { n - k } else { n };
             e.paid_upper += if fork { suffix } else { prefix + suffix };
             e.attributed_upper += prefix + suffix;
+            if batched(&[sender.as_str(), receiver.as_str()]) {
+                // after the group's anchors (n rounds): its own turns, and a summary call
+                let own = if fork { n - k } else { n };
+                most(&mut e.batch_rounds, n + own + usize::from(compacts));
+            }
         }
         // LiC's answer extraction: up to three calls after each math or database final
         // reply, shown as their own row (they are not any cell's cost)

@@ -310,8 +310,17 @@ impl<'a> Transcript<'a> {
                     usage: a.usage,
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
+                    batch_id: a.batch_id.clone(),
+                    cost_direct: a
+                        .batch_id
+                        .as_ref()
+                        .and(a.usage.as_ref())
+                        .and_then(|u| model.direct_cost(u)),
                 })
                 .await?;
+            if let Some(batch) = &a.batch_id {
+                model.acknowledge(batch);
+            }
             shared.observer.billed_unusable(model.name());
         }
         let completion = match generation.result {
@@ -352,8 +361,17 @@ impl<'a> Transcript<'a> {
                 latency_ms: completion.latency.as_millis() as u64,
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
+                batch_id: completion.response.batch_id.clone(),
+                cost_direct: completion
+                    .response
+                    .batch_id
+                    .as_ref()
+                    .and_then(|_| model.direct_cost(&completion.response.usage)),
             })
             .await?;
+        if let Some(batch) = &completion.response.batch_id {
+            model.acknowledge(batch);
+        }
         shared.observer.call(model.name(), cost);
         if let Some(why) = unpriced {
             // The reply is paid for and stored; its cost is unknown, so this model makes

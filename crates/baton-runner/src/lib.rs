@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+mod batch;
 mod budget;
 mod control;
 mod dry_run;

@@ -40,6 +40,9 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// Re-sample handoff prefixes instead of forking them.
     pub independent: bool,
+    /// Send every model's calls through its provider's batch API (`--batch`: `batch =
+    /// true` on every model).
+    pub batch: bool,
     /// Run the valid tasks of a partly invalid dataset, storing the rest with why.
     pub skip_invalid: bool,
     /// Stop scheduling calls before the experiment's total spend would pass this cap;
@@ -74,6 +77,7 @@ impl RunOptions {
             limit: None,
             concurrency: None,
             independent: false,
+            batch: false,
             skip_invalid: false,
             max_cost: None,
             allow_changed: false,
@@ -155,10 +159,13 @@ impl Runner {
             interfaces,
             templates,
             skipped,
+            batch_store,
         } = Setup::load(spec, &options)?;
         let evaluators = options.evaluators.make(&spider_dir);
 
         let store = Store::open(&store_path)?;
+        // batched models journal their batches here; they make no call before it is set
+        let _ = batch_store.set(store.clone());
         store
             .init_experiment(ExperimentMeta {
                 name: spec.name.clone(),
@@ -215,8 +222,16 @@ impl Runner {
             .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
         let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
         let paid = Reader::open(&store_path)?.total_paid()?;
+        // A batched model's round is every episode waiting on it, so with one batched
+        // every task group runs at once (direct models keep their own limits).
+        let batched = spec.models.values().any(|m| m.batch);
+        let concurrency = if batched {
+            plan.groups.len()
+        } else {
+            options.concurrency.unwrap_or(spec.concurrency)
+        };
         Ok(Runner {
-            concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
+            concurrency: concurrency.max(1),
             spec,
             tasks,
             schedules,

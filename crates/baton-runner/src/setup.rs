@@ -4,14 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use baton_store::Store;
 
 use baton_data::lic::ExtractionPrompts;
 use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
-    Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory, RateLimits,
-    RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
+    BatchSetup, Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory,
+    RateLimits, RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
 use baton_types::{Baseline, Extraction, Family, Task};
 
@@ -69,6 +71,8 @@ pub(crate) struct Setup {
     pub templates: Templates,
     /// Tasks left out under `skip_invalid`, with why (empty otherwise).
     pub skipped: Vec<InvalidTask>,
+    /// The store batched models journal their batches in, set once it is open.
+    pub batch_store: Arc<OnceLock<Store>>,
 }
 
 impl Setup {
@@ -80,6 +84,11 @@ impl Setup {
         }
         if let Some(limit) = options.limit {
             spec.limit = Some(limit);
+        }
+        if options.batch {
+            for m in spec.models.values_mut().chain(spec.extractor.as_mut()) {
+                m.batch = true;
+            }
         }
         let resolve = |p: &Path| {
             if p.is_absolute() {
@@ -138,7 +147,9 @@ impl Setup {
             (Extraction::Lic, Some(dir)) => Some(ExtractionPrompts::read(&resolve(dir))?),
             _ => None,
         };
-        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt)?;
+        let batch_store = Arc::new(OnceLock::new());
+        let batch = BatchContext::new(&spec, &batch_store);
+        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt, &batch)?;
         let extractor = extractor
             .zip(prompts)
             .map(|(model, prompts)| Arc::new(Extractor { model, prompts }));
@@ -154,6 +165,7 @@ impl Setup {
             interfaces,
             templates,
             skipped,
+            batch_store,
         })
     }
 }
@@ -389,6 +401,7 @@ fn build_models(
     card: &PriceCard,
     options: &RunOptions,
     max_prompt: (u64, u64),
+    batch: &BatchContext,
 ) -> Result<(Models, Option<Arc<Model>>), RunError> {
     let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));
     let sim_settings: BTreeMap<String, SimSettings> = spec
@@ -420,16 +433,22 @@ fn build_models(
     };
     let mut models = BTreeMap::new();
     for (name, m) in &spec.models {
-        let model = build_model(name, m, sim.as_ref(), card, &cx, |cap| {
+        let model = build_model_with(name, m, sim.as_ref(), card, &cx, Some(batch), |cap| {
             max_prompt.0 + max_prompt.1 * (cap + 16)
         })?;
         models.insert(name.clone(), Arc::new(model));
     }
     let extractor = match &spec.extractor {
         Some(m) => {
-            let model = build_model("extractor", m, sim.as_ref(), card, &cx, |cap| {
-                max_prompt.0 + max_prompt.1 * (cap + 16)
-            })?;
+            let model = build_model_with(
+                "extractor",
+                m,
+                sim.as_ref(),
+                card,
+                &cx,
+                Some(batch),
+                |cap| max_prompt.0 + max_prompt.1 * (cap + 16),
+            )?;
             Some(Arc::new(model.with_config(extractor_config(m))))
         }
         None => None,
@@ -458,14 +477,80 @@ pub(crate) fn build_model(
     cx: &ModelContext<'_>,
     prompt_bound: impl Fn(u64) -> u64,
 ) -> Result<Model, RunError> {
+    build_model_with(name, m, sim, card, cx, None, prompt_bound)
+}
+
+/// Where batched models of a chat run journal their batches, and how they gather and
+/// poll rounds (the experiment's `batch_gather_ms` and `batch_poll_ms`, or baton's
+/// defaults).
+pub(crate) struct BatchContext {
+    store: Arc<OnceLock<Store>>,
+    gather: Duration,
+    poll_min: Duration,
+}
+
+impl BatchContext {
+    pub(crate) fn new(spec: &ExperimentSpec, store: &Arc<OnceLock<Store>>) -> Self {
+        BatchContext {
+            store: Arc::clone(store),
+            gather: Duration::from_millis(
+                spec.batch_gather_ms.unwrap_or(defaults::BATCH_GATHER_MS),
+            ),
+            poll_min: Duration::from_millis(spec.batch_poll_ms.unwrap_or(defaults::BATCH_POLL_MS)),
+        }
+    }
+
+    fn setup(&self, model: &str, kind: &str) -> BatchSetup {
+        let poll_max = Duration::from_millis(defaults::BATCH_POLL_MAX_MS).max(self.poll_min);
+        BatchSetup {
+            journal: Arc::new(crate::batch::StoreJournal::new(
+                Arc::clone(&self.store),
+                model,
+                kind,
+                self.gather,
+            )),
+            gather: self.gather,
+            poll_min: self.poll_min,
+            poll_max,
+        }
+    }
+}
+
+/// [`build_model`], with the batch context of a chat run (`None`: batching is refused).
+/// A batched model (`batch = true`) is priced at the card's `*_batches` rates, checked
+/// here before any call, and gets no concurrency limit.
+pub(crate) fn build_model_with(
+    name: &str,
+    m: &ModelSpec,
+    sim: Option<&Arc<dyn Provider>>,
+    card: &PriceCard,
+    cx: &ModelContext<'_>,
+    batch: Option<&BatchContext>,
+    prompt_bound: impl Fn(u64) -> u64,
+) -> Result<Model, RunError> {
     let err = |message: String| RunError::Model {
         name: name.to_string(),
         message,
     };
     let (kind, id) = m.provider_and_id();
     let price_key = m.price_key();
-    let price = card.get(&price_key).map_err(|e| err(e.to_string()))?;
+    let direct = card.get(&price_key).ok();
+    let price = if m.batch {
+        card.get_batch(&price_key).map_err(|e| {
+            err(format!(
+                "{e} (batch = true; checked before anything is submitted)"
+            ))
+        })?
+    } else {
+        card.get(&price_key).map_err(|e| err(e.to_string()))?
+    };
     let provider: Arc<dyn Provider> = match (kind, sim) {
+        ("sim", _) if m.batch => {
+            return Err(err(format!(
+                "{:?} is simulated in-process and has no batch API (batch = true); serve it with `baton sim-server` and name it openai/{id} with that base_url",
+                m.model
+            )));
+        }
         ("sim", Some(p)) => p.clone(),
         _ => {
             let factory = cx
@@ -473,38 +558,45 @@ pub(crate) fn build_model(
                 .iter()
                 .find(|f| f.kinds().iter().any(|k| k == kind))
                 .ok_or_else(|| err(format!("unknown provider {kind:?} in {:?}", m.model)))?;
-            factory
-                .make(&ProviderConfig {
-                    name: name.to_string(),
-                    kind: kind.to_string(),
-                    model_id: id.to_string(),
-                    base_url: m.base_url.clone(),
-                    api_key_env: m.api_key_env.clone(),
-                    allow_http_with_key: m.allow_http_with_key,
-                })
-                .map_err(err)?
+            let config = ProviderConfig {
+                name: name.to_string(),
+                kind: kind.to_string(),
+                model_id: id.to_string(),
+                base_url: m.base_url.clone(),
+                api_key_env: m.api_key_env.clone(),
+                allow_http_with_key: m.allow_http_with_key,
+            };
+            match (m.batch, batch) {
+                (false, _) => factory.make(&config),
+                (true, Some(b)) => factory.make_batched(&config, &b.setup(name, kind)),
+                (true, None) => Err("batch = true is for chat experiments only".to_string()),
+            }
+            .map_err(err)?
         }
     };
     let cap = u64::from(m.generate_config().max_tokens.unwrap_or(0));
     price
         .check(&price_key, provider.token_classes(), prompt_bound(cap))
         .map_err(|e| err(format!("{e} (checked before any call)")))?;
-    Ok(
-        Model::new(name, provider, id, price_key, price, m.concurrency())
-            .with_config(m.generate_config())
-            .with_retry(RetryPolicy {
-                max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
-                ..RetryPolicy::default()
-            })
-            .with_interrupt(cx.stop.interrupt())
-            .with_budget(cx.budget.clone())
-            .with_observer(cx.events.clone())
-            .with_rate_limits(RateLimits {
-                requests_per_minute: m.requests_per_minute,
-                tokens_per_minute: m.tokens_per_minute,
-                adaptive_concurrency: true,
-            }),
-    )
+    let model = Model::new(name, provider, id, price_key, price, m.concurrency());
+    let model = match direct {
+        Some(direct) if m.batch => model.with_direct_price(direct),
+        _ => model,
+    };
+    Ok(model
+        .with_config(m.generate_config())
+        .with_retry(RetryPolicy {
+            max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
+            ..RetryPolicy::default()
+        })
+        .with_interrupt(cx.stop.interrupt())
+        .with_budget(cx.budget.clone())
+        .with_observer(cx.events.clone())
+        .with_rate_limits(RateLimits {
+            requests_per_minute: m.requests_per_minute,
+            tokens_per_minute: m.tokens_per_minute,
+            adaptive_concurrency: true,
+        }))
 }
 
 #[cfg(test)]

@@ -117,6 +117,15 @@ pub struct ExperimentSpec {
     /// A price card in LiteLLM's format laid over the embedded one.
     #[serde(default)]
     pub prices: Option<PathBuf>,
+    /// Batched models (`batch = true`) send a round once no new call has arrived for
+    /// this many milliseconds; default 2,000 ([`defaults::BATCH_GATHER_MS`]), stored with
+    /// every batch. E.g. `batch_gather_ms = 500`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_gather_ms: Option<u64>,
+    /// The first poll of a submitted batch after this many milliseconds, doubling up to
+    /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]). E.g. `batch_poll_ms = 5000`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_poll_ms: Option<u64>,
     /// The Spider test-suite folder (`<db_id>/*.sqlite`); default
     /// `datasets/spider/databases`, or the bundled sample databases for `dataset = "sample"`.
     #[serde(default)]
@@ -189,6 +198,12 @@ pub struct ModelSpec {
     /// (default false: such a base URL is refused when the model has a key).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_http_with_key: bool,
+    /// Send this model's calls through its provider's batch API (OpenAI's Batch API,
+    /// Anthropic's Message Batches) at the card's `*_batches` rates: each turn round of
+    /// every episode waiting on the model goes out as one batch. Default false;
+    /// `baton run --batch` sets it for every model. E.g. `batch = true`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
     /// Settings of a simulated model (only for `sim/...`).
     #[serde(default)]
     pub sim: Option<SimSettings>,
@@ -289,8 +304,12 @@ impl ModelSpec {
         Ok(())
     }
 
-    /// Calls in flight at once for this model.
+    /// Calls in flight at once for this model: unbounded in effect when batched
+    /// ([`defaults::BATCH_CONCURRENCY`]).
     pub fn concurrency(&self) -> usize {
+        if self.batch {
+            return defaults::BATCH_CONCURRENCY;
+        }
         self.concurrency.unwrap_or(defaults::CONCURRENCY)
     }
 
@@ -448,7 +467,15 @@ impl ExperimentSpec {
         let mut canonical = self.clone();
         canonical.concurrency = 0;
         canonical.retry_budget_secs = 0;
+        canonical.batch_gather_ms = None;
+        canonical.batch_poll_ms = None;
+        if let Some(e) = canonical.extractor.as_mut() {
+            e.batch = false;
+        }
         for m in canonical.models.values_mut() {
+            // batching changes what a call costs, never its reply; each call stores its
+            // batch and cost
+            m.batch = false;
             m.concurrency = None;
             m.requests_per_minute = None;
             m.tokens_per_minute = None;

@@ -295,6 +295,8 @@ fn synthetic(episodes: usize, steps: usize) -> Contents {
                 latency_ms: 900,
                 attempts: 1,
                 finish_reason: Some("stop".into()),
+                batch_id: None,
+                cost_direct: None,
             });
             messages.push(Message::assistant(reply));
         }

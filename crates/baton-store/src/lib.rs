@@ -24,7 +24,10 @@
 //! for actions, commands, observations (by reference), snapshots and exits: the `agent`
 //! module ([`AgentProgress`], [`NewAgentCall`], [`NewAgentStep`], [`AgentEpisodeRow`]).
 //!
-//! Modules by job: `writer` (the thread and its commands), `agent`, `reader`, `rows`,
+//! Batched models record each provider batch they submit ([`NewBatch`], [`BatchRow`])
+//! before polling it, and their calls and attempts carry its id.
+//!
+//! Modules by job: `writer` (the thread and its commands), `agent`, `batch`, `reader`, `rows`,
 //! `request` (splitting and rebuilding requests), `connect` (pragmas, version check,
 //! migrations), [`schema`] (the DDL).
 //!
@@ -32,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod batch;
 mod connect;
 mod error;
 mod reader;
@@ -45,6 +49,7 @@ pub use agent::{
     AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, AgentVerdict,
     NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
+pub use batch::{BatchRow, NewBatch};
 pub use error::{Result, StoreError};
 pub use reader::{CallFigures, Reader};
 pub use rows::{

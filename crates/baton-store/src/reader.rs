@@ -192,6 +192,11 @@ impl Reader {
         rows.collect::<std::result::Result<_, _>>().map_err(&err)
     }
 
+    /// Every provider batch the run's batched models submitted, in order.
+    pub fn batches(&self) -> Result<Vec<crate::batch::BatchRow>> {
+        crate::batch::batches_of(&self.conn, &self.path, None)
+    }
+
     /// The money actually spent: the cost of every stored call and of every stored
     /// answered-but-unusable attempt (what could not be priced is not in it; see
     /// [`Reader::spend`]).
@@ -210,7 +215,13 @@ impl Reader {
                    (SELECT count(*) FROM attempts),
                    (SELECT count(*) FROM attempts WHERE uncached_in IS NULL),
                    (SELECT count(*) FROM calls WHERE unpriced IS NOT NULL)
-                   + (SELECT count(*) FROM attempts WHERE uncached_in IS NOT NULL AND cost IS NULL)",
+                   + (SELECT count(*) FROM attempts WHERE uncached_in IS NOT NULL AND cost IS NULL),
+                   (SELECT count(*) FROM calls WHERE batch_id IS NOT NULL)
+                   + (SELECT count(*) FROM attempts WHERE batch_id IS NOT NULL),
+                   (SELECT coalesce(sum(cost_direct - cost), 0) FROM calls
+                    WHERE cost_direct IS NOT NULL AND unpriced IS NULL)
+                   + (SELECT coalesce(sum(cost_direct - cost), 0) FROM attempts
+                      WHERE cost_direct IS NOT NULL AND cost IS NOT NULL)",
                 [],
                 |r| {
                     let n = |i: usize| r.get::<_, i64>(i).map(|n| n as u64);
@@ -220,6 +231,8 @@ impl Reader {
                         unusable_attempts: n(3)?,
                         unknown_usage_attempts: n(4)?,
                         unpriced_attempts: n(5)?,
+                        batched_attempts: n(6)?,
+                        saved_by_batching: Cost(r.get(7)?),
                     })
                 },
             )
@@ -399,7 +412,8 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
             "SELECT id, turn, phase, model, model_served, request_json, request_params,
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
-             reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced
+             reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
+             batch_id, cost_direct
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -439,6 +453,8 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 latency_ms: r.get::<_, i64>(19)? as u64,
                 attempts: r.get(20)?,
                 finish_reason: r.get(21)?,
+                batch_id: r.get(24)?,
+                cost_direct: r.get::<_, Option<i64>>(25)?.map(Cost),
             };
             let row = CallRow {
                 id: r.get(0)?,

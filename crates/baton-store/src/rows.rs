@@ -175,6 +175,11 @@ pub struct NewCall {
     pub attempts: u32,
     /// The finish reason.
     pub finish_reason: Option<String>,
+    /// The provider batch the reply came from (`None` for a direct call).
+    pub batch_id: Option<String>,
+    /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
+    /// when it cannot be computed).
+    pub cost_direct: Option<Cost>,
 }
 
 /// A stored call.
@@ -211,4 +216,9 @@ pub struct NewAttempt {
     pub cost: Result<Cost, String>,
     /// Latency in milliseconds.
     pub latency_ms: u64,
+    /// The provider batch the reply came from (`None` for a direct call).
+    pub batch_id: Option<String>,
+    /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
+    /// when it cannot be computed).
+    pub cost_direct: Option<Cost>,
 }

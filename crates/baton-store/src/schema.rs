@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 7):
+//! Tables (version 8):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -39,6 +39,18 @@
 //! * `message_lists(id, parent, message)`: message lists as a prefix tree: a node is
 //!   its parent list (0 for the empty list) plus one message. A conversation's calls
 //!   share every node but their newest ones, and handoff episodes share the anchor's.
+//!
+//! * `batches` (version 8): one per provider batch a batched model submitted, recorded
+//!   right after the provider created it and before it is polled: batch id, model, API
+//!   (`openai-chat`, `openai-responses`, `anthropic`), its items' `custom_id`s (a JSON
+//!   array; an id is the request's sha256 cut to 48 hex digits, `-`, and a number that
+//!   tells equal requests apart), their count, the gather window its round was
+//!   collected under (`gather_ms`, which baton fills in), and when it was submitted and
+//!   finished (every item handed to its call). `calls.batch_id` and
+//!   `attempts.batch_id` name the batch a reply came from (NULL for a direct call), and
+//!   `cost_direct` what it would have cost at the card's direct rates (NULL for a
+//!   direct call, or when the card has no direct rate for it), so a report can say
+//!   what batching saved.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -97,10 +109,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -358,4 +370,23 @@ CREATE TABLE agent_switches (
     texts_sha256 TEXT REFERENCES agent_texts(sha256),
     created_at TEXT NOT NULL
 );
+"#;
+
+/// Version 8: provider batches (the batch journal), and the batch each call and
+/// attempt came from.
+const V8: &str = r#"
+CREATE TABLE batches (
+    batch_id TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    api TEXT NOT NULL,
+    custom_ids TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    gather_ms INTEGER NOT NULL,
+    submitted_at TEXT NOT NULL,
+    finished_at TEXT
+);
+ALTER TABLE calls ADD COLUMN batch_id TEXT;
+ALTER TABLE calls ADD COLUMN cost_direct INTEGER;
+ALTER TABLE attempts ADD COLUMN batch_id TEXT;
+ALTER TABLE attempts ADD COLUMN cost_direct INTEGER;
 "#;

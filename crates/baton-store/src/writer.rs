@@ -40,6 +40,10 @@ pub(crate) enum Command {
     /// Agent episodes' commands (`crate::agent`).
     Agent(crate::agent::AgentCommand),
     Skipped(Vec<(String, String)>, Reply<()>),
+    /// Provider batches (`crate::batch`).
+    BatchSubmitted(Box<crate::batch::NewBatch>, Reply<()>),
+    BatchFinished(String, Reply<()>),
+    Batches(Option<String>, Reply<Vec<crate::batch::BatchRow>>),
 }
 
 /// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
@@ -178,6 +182,7 @@ enum Answer {
     Changed(Result<Vec<String>>),
     Calls(Result<Vec<CallRow>>),
     Agent(crate::agent::AgentAnswer),
+    Batches(Result<Vec<crate::batch::BatchRow>>),
 }
 
 impl Answer {
@@ -190,6 +195,7 @@ impl Answer {
             Answer::Changed(r) => r.is_ok(),
             Answer::Calls(r) => r.is_ok(),
             Answer::Agent(a) => a.is_ok(),
+            Answer::Batches(r) => r.is_ok(),
         }
     }
 }
@@ -202,7 +208,10 @@ impl Command {
             (Command::InitExperiment(_, tx), Answer::Unit(r))
             | (Command::UpsertTask(_, tx), Answer::Unit(r))
             | (Command::Finish(_, _, tx), Answer::Unit(r))
-            | (Command::Skipped(_, tx), Answer::Unit(r)) => drop(tx.send(r)),
+            | (Command::Skipped(_, tx), Answer::Unit(r))
+            | (Command::BatchSubmitted(_, tx), Answer::Unit(r))
+            | (Command::BatchFinished(_, tx), Answer::Unit(r)) => drop(tx.send(r)),
+            (Command::Batches(_, tx), Answer::Batches(r)) => drop(tx.send(r)),
             (Command::Episode(_, tx), Answer::Episode(r)) => drop(tx.send(*r)),
             (Command::RecordCall(_, tx), Answer::Id(r))
             | (Command::RecordAttempt(_, tx), Answer::Id(r)) => drop(tx.send(r)),
@@ -280,6 +289,13 @@ impl Db {
             Command::Calls(id, _) => Answer::Calls(calls_of(&self.conn, &self.path, *id)),
             Command::Agent(c) => Answer::Agent(self.agent(c)),
             Command::Skipped(list, _) => Answer::Unit(self.record_skipped(list)),
+            Command::BatchSubmitted(b, _) => Answer::Unit(self.batch_submitted(b)),
+            Command::BatchFinished(id, _) => Answer::Unit(self.batch_finished(id)),
+            Command::Batches(model, _) => Answer::Batches(crate::batch::batches_of(
+                &self.conn,
+                &self.path,
+                model.as_deref(),
+            )),
         }
     }
 
@@ -437,9 +453,10 @@ impl Db {
                 &format!(
                     "INSERT INTO attempts (episode_id, turn, phase, model, attempt, reason,
                      raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h,
-                     output, reasoning, cost, unpriced, latency_ms, created_at)
+                     output, reasoning, cost, unpriced, latency_ms, batch_id, cost_direct,
+                     created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                     ?16, {NOW})"
+                     ?16, ?17, ?18, {NOW})"
                 ),
                 params![
                     a.episode_id,
@@ -457,7 +474,9 @@ impl Db {
                     n(|u| u.reasoning),
                     a.cost.as_ref().ok().map(|c| c.0),
                     a.cost.as_ref().err(),
-                    i64::try_from(a.latency_ms).unwrap_or(i64::MAX)
+                    i64::try_from(a.latency_ms).unwrap_or(i64::MAX),
+                    a.batch_id,
+                    a.cost_direct.map(|c| c.0)
                 ],
             )
             .map_err(sqlite_err(&self.path))?;
@@ -562,9 +581,9 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
              request_params, request_messages_at, request_messages, request_sha256,
              response_text, raw_response, uncached_in, cache_read, cache_write_5m,
              cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-             unpriced, created_at)
+             unpriced, batch_id, cost_direct, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-             ?17, ?18, ?19, ?20, ?21, ?22, ?23, {NOW})"
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, {NOW})"
         ),
         params![
             c.episode_id,
@@ -589,7 +608,9 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.latency_ms as i64,
             c.attempts,
             c.finish_reason,
-            c.unpriced
+            c.unpriced,
+            c.batch_id,
+            c.cost_direct.map(|c| c.0)
         ],
     )
     .map_err(&err)?;

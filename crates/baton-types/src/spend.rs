@@ -28,6 +28,12 @@ pub struct Spend {
     pub unknown_usage_attempts: u64,
     /// Answered attempts whose usage was read but could not be priced (not in `paid`).
     pub unpriced_attempts: u64,
+    /// Answered attempts that went through a provider batch (priced at batch rates).
+    #[serde(default)]
+    pub batched_attempts: u64,
+    /// What those attempts would have cost more at the direct rates.
+    #[serde(default)]
+    pub saved_by_batching: Cost,
 }
 
 impl Spend {

@@ -98,6 +98,28 @@ pub enum BenchCommand {
     /// agents, offline: 2 anchors + percentiles × interfaces × 2 directions, forked;
     /// prints wall time, calls, sandbox commands and baton's own CPU time per step.
     AgentStudy(AgentStudyBenchArgs),
+    /// A batched and a direct run of the same math experiment against `baton
+    /// sim-server`, side by side: spend ratio at the same verdicts (forking on), batch
+    /// rounds against 2 × the longest task's turns, requests per round, and baton's CPU
+    /// and peak memory per batched call.
+    Batch(BatchBenchArgs),
+}
+
+/// `baton bench batch`.
+#[derive(Debug, Args)]
+pub struct BatchBenchArgs {
+    /// Math tasks in the generated dataset (copies of the sample set's, numbered).
+    #[arg(long, default_value_t = 40)]
+    pub tasks: usize,
+    /// sim-server's batch turnaround, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub turnaround_ms: u64,
+    /// The batched run's gather window (`batch_gather_ms`), in milliseconds.
+    #[arg(long, default_value_t = 250)]
+    pub gather_ms: u64,
+    /// Folder for the dataset, the experiments and both runs' stores (cleared first).
+    #[arg(long, default_value = "results/bench-batch")]
+    pub out: PathBuf,
 }
 
 /// `baton bench agent-study`.
@@ -321,6 +343,17 @@ pub struct SimServerArgs {
     /// (`agent-sample` for the bundled set, or a path).
     #[arg(long, default_value = "agent-sample")]
     pub agent_dataset: String,
+    /// How long after its creation a batch (OpenAI Batch API, Anthropic Message
+    /// Batches) ends, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub batch_turnaround_ms: u64,
+    /// Share of batch items (0..=1) that fail with a 500, drawn per item id.
+    #[arg(long, default_value_t = 0.0)]
+    pub batch_fail_rate: f64,
+    /// Share of batch items (0..=1) left unprocessed when their batch ends, which then
+    /// ends as expired.
+    #[arg(long, default_value_t = 0.0)]
+    pub batch_expire_rate: f64,
 }
 
 /// `baton demo`.
@@ -371,6 +404,11 @@ pub struct RunArgs {
     /// recorded in the store. Without it such a resume stops with exit 2.
     #[arg(long)]
     pub allow_changed: bool,
+    /// Send every model's calls through its provider's batch API (OpenAI's Batch API,
+    /// Anthropic's Message Batches) at the card's batch rates, as `batch = true` on each
+    /// model: one batch per turn round.
+    #[arg(long)]
+    pub batch: bool,
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,

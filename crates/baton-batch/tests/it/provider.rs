@@ -54,6 +54,11 @@ fn request(i: usize) -> Request {
     }
 }
 
+/// Lets the spawned journal writes run.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
+
 async fn call_all(
     provider: &Arc<BatchingProvider>,
     n: usize,
@@ -61,7 +66,12 @@ async fn call_all(
     let calls: Vec<_> = (0..n)
         .map(|i| {
             let provider = Arc::clone(provider);
-            tokio::spawn(async move { provider.generate(&request(i)).await.map(|r| r.text) })
+            tokio::spawn(async move {
+                let reply = provider.generate(&request(i)).await?;
+                // stored, as the runner would
+                provider.acknowledge(reply.batch_id.as_deref().expect("a batched reply"));
+                Ok(reply.text)
+            })
         })
         .collect();
     let mut out = Vec::new();
@@ -93,6 +103,7 @@ async fn a_round_of_calls_is_one_batch_read_like_direct_replies() {
         (1, 25),
         "one round, one batch"
     );
+    settle().await;
     assert!(
         journal.pending().is_empty(),
         "the batch is recorded as finished"
@@ -164,7 +175,9 @@ fn a_resumed_process_polls_the_journal_and_submits_nothing_twice() {
     let second = tokio::runtime::Runtime::new().unwrap();
     let replies = second.block_on(async {
         let provider = provider(&url, journal.clone(), options());
-        call_all(&provider, 6).await
+        let replies = call_all(&provider, 6).await;
+        settle().await;
+        replies
     });
     for (i, reply) in replies.iter().enumerate() {
         assert_eq!(reply.as_ref().unwrap(), &format!("echo: hello {i}"));
@@ -175,5 +188,30 @@ fn a_resumed_process_polls_the_journal_and_submits_nothing_twice() {
         (1, 6),
         "nothing submitted twice"
     );
+    assert!(journal.pending().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_finished_only_once_every_reply_it_handed_out_is_stored() {
+    let service = BatchService::new(
+        ServiceConfig {
+            turnaround: Duration::from_millis(20),
+            ..ServiceConfig::default()
+        },
+        Arc::new(answer),
+    );
+    let url = serve(service.router()).await;
+    let journal = Arc::new(MemoryJournal::default());
+    let provider = provider(&url, journal.clone(), options());
+    let (r0, r1) = (request(0), request(1));
+    let (a, b) = tokio::join!(provider.generate(&r0), provider.generate(&r1));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.batch_id, b.batch_id, "one round");
+    let batch = a.batch_id.unwrap();
+    provider.acknowledge(&batch);
+    settle().await;
+    assert_eq!(journal.pending().len(), 1, "one reply is not stored yet");
+    provider.acknowledge(&batch);
+    settle().await;
     assert!(journal.pending().is_empty());
 }

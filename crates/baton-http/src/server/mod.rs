@@ -39,6 +39,13 @@
 //! `function_call_output` items, Anthropic's `tool_use` and `tool_result` blocks). Their
 //! usage is counted by the same rules, tool calls' text included.
 //!
+//! Batch APIs: [`serve_with`] mounts more routes beside these (the binary mounts
+//! `baton-batch`'s in-memory OpenAI Batch API and Anthropic Message Batches), and hands
+//! them a [`SimAnswerer`] that answers a batch item exactly as the direct route would
+//! (same parsing, refusals, models and prompt cache; no faults or latency, which the
+//! batch service draws itself). Such items count in `batch_items`, never in `requests`,
+//! so a test can assert that a batched run sent no direct completion request.
+//!
 //! Faults: each request is fingerprinted (route + body); its `n`-th arrival draws a
 //! fault with probability `fault_rate` from `faults`, as a pure function of
 //! `(seed, fingerprint, n)`. See [`FaultKind`].
@@ -177,6 +184,10 @@ pub struct SimServerStats {
     pub refused: u64,
     /// Requests that carried credentials (`authorization` or `x-api-key`).
     pub with_credentials: u64,
+    /// Requests answered through [`SimAnswerer::answer`] (batch items, for the batch
+    /// routes mounted beside the direct ones): counted here and, when answered, in
+    /// `answered`, `ok_responses` and `sent`, never in `requests`.
+    pub batch_items: u64,
 }
 
 struct Shared {
@@ -252,6 +263,71 @@ impl SimServerHandle {
 
 /// Bind and start the simulated server in the background.
 pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError> {
+    serve_with(config, |_| Router::new()).await
+}
+
+/// What the direct routes answer, for routes mounted beside them ([`serve_with`]): the
+/// batch APIs answer each item with it, so a batched reply is the reply the direct
+/// route would have sent.
+#[derive(Debug, Clone)]
+pub struct SimAnswerer(Arc<Shared>);
+
+impl SimAnswerer {
+    /// Answers `body` as `POST route` (`/v1/chat/completions`, `/v1/responses` or
+    /// `/v1/messages`) answers a request with these headers, by the same parsing,
+    /// refusals, simulated models and prompt cache, but without faults or latency (a
+    /// batch service draws its own): the reply body, or the HTTP status and message of
+    /// the refusal. Models served by [`SimServerConfig::providers`] are answered on the
+    /// direct routes only.
+    pub fn answer(
+        &self,
+        route: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<Value, (u16, String)> {
+        let s = &self.0;
+        let api = match route {
+            "/v1/chat/completions" => Api::Chat,
+            "/v1/responses" => Api::Responses,
+            "/v1/messages" => Api::Messages,
+            _ => return Err((404, format!("no route {route}"))),
+        };
+        s.stats.lock().expect("stats lock").batch_items += 1;
+        let refused = |r: Refusal| {
+            s.stats.lock().expect("stats lock").refused += 1;
+            (r.status.as_u16(), r.message)
+        };
+        let (parsed, _) = lookup(s, api, headers, body).map_err(refused)?;
+        if s.config.providers.contains_key(&parsed.request.model) {
+            return Err(refused(Refusal {
+                status: StatusCode::BAD_REQUEST,
+                kind: "invalid_request_error",
+                message: format!(
+                    "model `{}` is served on the direct routes only",
+                    parsed.request.model
+                ),
+            }));
+        }
+        let answer = s
+            .sim
+            .reply(&parsed.request)
+            .map_err(|e| (500, e.to_string()))?;
+        s.stats.lock().expect("stats lock").ok_responses += 1;
+        let (reply, usage) = scored_reply(s, api, &parsed, &answer);
+        let mut st = s.stats.lock().expect("stats lock");
+        st.answered += 1;
+        st.sent += usage;
+        Ok(reply)
+    }
+}
+
+/// [`serve`], with more routes beside the simulated APIs: `extra` gets the
+/// [`SimAnswerer`] of this server and returns a router to merge (the binary mounts
+/// `baton-batch`'s batch service this way, which this crate cannot name).
+pub async fn serve_with(
+    config: SimServerConfig,
+    extra: impl FnOnce(SimAnswerer) -> Router,
+) -> Result<SimServerHandle, HttpError> {
     config.check()?;
     let sim = SimProvider::new(config.tasks.clone(), config.models.clone())
         .map_err(HttpError::SimConfig)?;
@@ -289,7 +365,8 @@ pub async fn serve(config: SimServerConfig) -> Result<SimServerHandle, HttpError
         .route("/v1/models", get(models))
         .route("/stats", get(stats))
         .route("/received", get(received))
-        .with_state(shared.clone());
+        .with_state(shared.clone())
+        .merge(extra(SimAnswerer(shared.clone())));
     let mut done = shutdown;
     let task = tokio::spawn(async move {
         axum::serve(
@@ -353,6 +430,7 @@ async fn stats(State(s): State<Arc<Shared>>) -> Response {
         "faults": faults,
         "refused": st.refused,
         "with_credentials": st.with_credentials,
+        "batch_items": st.batch_items,
     }))
     .into_response()
 }
@@ -497,32 +575,14 @@ async fn handle(
         };
         kept.push_back(json!({"route": route, "body": value}));
     }
-    let parsed = match api::parse(api, &headers, &value) {
-        Ok(p) => p,
+    let (parsed, settings) = match lookup(&s, api, &headers, &value) {
+        Ok(found) => found,
         Err(r) => {
             s.stats.lock().expect("stats lock").refused += 1;
             return refusal(api, r);
         }
     };
-    let model = parsed.request.model.clone();
-    let served_by = c.providers.get(&model);
-    let settings = c.models.get(&model).copied().or_else(|| {
-        served_by.map(|_| SimSettings {
-            latency_ms: 0,
-            ..SimSettings::default()
-        })
-    });
-    let Some(settings) = settings else {
-        s.stats.lock().expect("stats lock").refused += 1;
-        return refusal(
-            api,
-            Refusal {
-                status: StatusCode::NOT_FOUND,
-                kind: "invalid_request_error",
-                message: format!("The model `{model}` does not exist"),
-            },
-        );
-    };
+    let served_by = c.providers.get(&parsed.request.model);
     let latency = c.latency_ms + settings.latency_ms;
     if latency > 0 {
         tokio::time::sleep(Duration::from_millis(latency)).await;
@@ -540,19 +600,11 @@ async fn handle(
             );
         }
     };
-    let id = format!("sim{:08x}", s.next_id.fetch_add(1, Ordering::Relaxed));
-    let served = format!("sim/{model}");
-    let reasoning = match parsed.request.config.reasoning_effort.as_deref() {
-        Some("minimal") => 4,
-        Some("low") => 16,
-        Some("medium") => 64,
-        Some("high") => 256,
-        Some("xhigh") => 512,
-        Some("max") => 1024,
-        _ => 0,
-    };
     s.stats.lock().expect("stats lock").ok_responses += 1;
     if fault == Some(FaultKind::Empty) {
+        let id = format!("sim{:08x}", s.next_id.fetch_add(1, Ordering::Relaxed));
+        let served = format!("sim/{}", parsed.request.model);
+        let reasoning = reasoning_tokens(&parsed.request);
         let usage = Usage {
             uncached_in: parsed
                 .request
@@ -569,17 +621,7 @@ async fn handle(
             &api::reply(api, &id, &served, "", &[], &usage),
         );
     }
-    let mut usage = s
-        .cache
-        .prompt_usage(api, &model, &parsed.request.messages, parsed.cache);
-    let calls: u64 = answer
-        .tool_calls
-        .iter()
-        .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
-        .sum();
-    usage.output = text_tokens(&answer.text) + calls + reasoning;
-    usage.reasoning = reasoning;
-    let reply = api::reply(api, &id, &served, &answer.text, &answer.tool_calls, &usage);
+    let (reply, usage) = scored_reply(&s, api, &parsed, &answer);
     if fault == Some(FaultKind::Malformed) {
         let mut bytes = reply.to_string().into_bytes();
         bytes.truncate(bytes.len() / 2);
@@ -621,4 +663,69 @@ fn rate_limited(api: Api, retry_after_ms: u64) -> Response {
         h.insert("retry-after-ms", HeaderValue::from(retry_after_ms));
     }
     r
+}
+
+/// The request parsed as `api` reads it, and the settings of the simulated model it
+/// names (or the refusal the API would send).
+fn lookup(
+    s: &Shared,
+    api: Api,
+    headers: &HeaderMap,
+    value: &Value,
+) -> Result<(api::Parsed, SimSettings), Refusal> {
+    let parsed = api::parse(api, headers, value)?;
+    let model = &parsed.request.model;
+    let settings = s.config.models.get(model).copied().or_else(|| {
+        s.config.providers.get(model).map(|_| SimSettings {
+            latency_ms: 0,
+            ..SimSettings::default()
+        })
+    });
+    match settings {
+        Some(settings) => Ok((parsed, settings)),
+        None => Err(Refusal {
+            status: StatusCode::NOT_FOUND,
+            kind: "invalid_request_error",
+            message: format!("The model `{model}` does not exist"),
+        }),
+    }
+}
+
+/// The reply body for an answer, with realistic usage (the prompt cache's reads and
+/// writes, the answer's tokens and the effort's reasoning tokens).
+fn scored_reply(
+    s: &Shared,
+    api: Api,
+    parsed: &api::Parsed,
+    answer: &baton_models::Response,
+) -> (Value, Usage) {
+    let model = &parsed.request.model;
+    let id = format!("sim{:08x}", s.next_id.fetch_add(1, Ordering::Relaxed));
+    let served = format!("sim/{model}");
+    let mut usage = s
+        .cache
+        .prompt_usage(api, model, &parsed.request.messages, parsed.cache);
+    let calls: u64 = answer
+        .tool_calls
+        .iter()
+        .map(|c| text_tokens(&c.name) + text_tokens(&c.arguments))
+        .sum();
+    let reasoning = reasoning_tokens(&parsed.request);
+    usage.output = text_tokens(&answer.text) + calls + reasoning;
+    usage.reasoning = reasoning;
+    let reply = api::reply(api, &id, &served, &answer.text, &answer.tool_calls, &usage);
+    (reply, usage)
+}
+
+/// Reasoning tokens a request's effort adds to a reply.
+fn reasoning_tokens(request: &baton_models::Request) -> u64 {
+    match request.config.reasoning_effort.as_deref() {
+        Some("minimal") => 4,
+        Some("low") => 16,
+        Some("medium") => 64,
+        Some("high") => 256,
+        Some("xhigh") => 512,
+        Some("max") => 1024,
+        _ => 0,
+    }
 }

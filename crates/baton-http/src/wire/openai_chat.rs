@@ -152,6 +152,7 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         finish_reason,
         raw: Some(body),
         tool_calls,
+        batch_id: None,
     })
 }
 

@@ -94,7 +94,7 @@ fn expect(kind: FaultKind, error: &ProviderError, decision: RetryDecision, wire:
         FaultKind::Malformed => {
             assert!(
                 // billed, no usage to read in a truncated body
-                matches!(error, ProviderError::Unusable { message, usage: None, raw: Some(_) }
+                matches!(error, ProviderError::Unusable { message, usage: None, raw: Some(_), .. }
                     if message.contains("not JSON")),
                 "{ctx}"
             );

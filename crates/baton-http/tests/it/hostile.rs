@@ -203,6 +203,7 @@ async fn an_oversized_success_body_is_billed_but_not_read() {
             message,
             usage,
             raw,
+            ..
         } => {
             assert!(message.contains("larger than"), "{message}");
             assert_eq!(usage, None);

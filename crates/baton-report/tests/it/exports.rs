@@ -212,6 +212,7 @@ fn the_spend_line_is_in_every_format_that_shows_money() {
             unusable_attempts: 739,
             unknown_usage_attempts: 300,
             unpriced_attempts: 0,
+            ..Spend::default()
         }),
         ..tiny()
     });
@@ -219,7 +220,8 @@ fn the_spend_line_is_in_every_format_that_shows_money() {
     assert_eq!(
         json["spend"],
         serde_json::json!({"paid_usd": 0.0125, "billed_attempts": 1825, "unusable_attempts": 739,
-            "unknown_usage_attempts": 300, "unpriced_attempts": 0})
+            "unknown_usage_attempts": 300, "unpriced_attempts": 0, "batched_attempts": 0,
+            "saved_by_batching_usd": 0.0, "saved_by_forking_usd": 0.0})
     );
     let line = "Spend: $0.012500 paid over 1825 billed attempts (739 unusable). Not in that sum, so it is a lower bound: 300 attempts whose usage could not be read and 0 whose cost could not be computed.";
     assert!(

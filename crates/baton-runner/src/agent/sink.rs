@@ -57,6 +57,8 @@ impl StoreSink<'_> {
             latency_ms: c.latency.as_millis() as u64,
             attempts: c.attempts,
             finish_reason: c.response.finish_reason.clone(),
+            batch_id: c.response.batch_id.clone(),
+            cost_direct: None,
         }
     }
 
@@ -156,6 +158,8 @@ impl AgentSink for StoreSink<'_> {
                     usage: a.usage,
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
+                    batch_id: a.batch_id.clone(),
+                    cost_direct: None,
                 })
                 .await
                 .map_err(|e| self.sink_err(e))?;

@@ -1,6 +1,7 @@
 //! Integration tests for baton-store, on real SQLite files in temp folders.
 
 mod agent;
+mod batch;
 mod killed;
 mod migrate;
 mod refuse;
@@ -121,6 +122,9 @@ pub fn call(episode_id: i64, turn: u32, phase: Phase, request: String) -> NewCal
         latency_ms: 250,
         attempts: 2,
         finish_reason: Some("stop".into()),
+        // a direct call, as every older schema stores it (`batch::` covers batched ones)
+        batch_id: None,
+        cost_direct: None,
     }
 }
 

@@ -193,6 +193,8 @@ async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
         usage,
         cost,
         latency_ms: 5,
+        batch_id: None,
+        cost_direct: None,
     };
     let used = Usage {
         uncached_in: 3,
@@ -232,6 +234,7 @@ async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
             unusable_attempts: 3,
             unknown_usage_attempts: 1,
             unpriced_attempts: 2,
+            ..Spend::default()
         }
     );
     assert_eq!(r.calls(e.id).unwrap()[0].call, unpriced);

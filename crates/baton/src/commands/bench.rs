@@ -1,5 +1,6 @@
 //! `baton bench harness`: what the harness itself costs on a full handoff matrix.
 //! `baton bench agent-study`: the agent handoff study's full matrix, offline (below).
+//! `baton bench batch`: a batched and a direct run side by side (below).
 //!
 //! The benchmark writes a math dataset of `--tasks` tasks (the sample set's math tasks,
 //! each copy's first shard numbered so no two requests are the same), starts
@@ -19,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use baton_types::Family;
 
 use crate::Outcome;
-use crate::cli::{AgentStudyBenchArgs, BenchCommand, HarnessBenchArgs};
+use crate::cli::{AgentStudyBenchArgs, BatchBenchArgs, BenchCommand, HarnessBenchArgs};
 use crate::commands::data::load;
 use crate::printer::Printer;
 
@@ -35,6 +36,7 @@ pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
     match cmd {
         BenchCommand::Harness(args) => harness(args, printer),
         BenchCommand::AgentStudy(args) => agent_study(args, printer),
+        BenchCommand::Batch(args) => batch(args, printer),
     }
 }
 
@@ -268,11 +270,16 @@ struct Server {
 
 impl Server {
     fn start(exe: &Path, dataset: &Path, latency_ms: u64) -> Result<Server> {
+        Self::start_with(exe, dataset, latency_ms, &[])
+    }
+
+    fn start_with(exe: &Path, dataset: &Path, latency_ms: u64, extra: &[&str]) -> Result<Server> {
         let mut child = Command::new(exe)
             .args(["sim-server", "--port", "0", "--latency-ms"])
             .arg(latency_ms.to_string())
             .arg("--dataset")
             .arg(dataset)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -345,6 +352,139 @@ fn watch(mut child: Child) -> Result<Usage> {
         peak_rss_kb,
     })
 }
+
+/// A batched and a direct run of the same experiment, each against its own fresh
+/// sim-server (so neither inherits the other's prompt cache), run by child `baton run`s
+/// as a user would. Every cell of the pair with forked prefixes and the raw interface
+/// on `--tasks` math tasks. Rounds are the waves of batches: batches submitted within
+/// half a gather window of the one before belong to the same wave.
+fn batch(args: BatchBenchArgs, printer: &Printer) -> Result<Outcome> {
+    anyhow::ensure!(args.tasks > 0, "--tasks must be at least 1");
+    let out = &args.out;
+    if out.exists() {
+        std::fs::remove_dir_all(out)
+            .with_context(|| format!("cannot clear the benchmark folder {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let dataset = out.join("bench-math.json");
+    write_dataset(&dataset, args.tasks)?;
+    let exe = std::env::current_exe().context("cannot find the baton executable")?;
+    printer.line(&format!(
+        "batch benchmark: {} math tasks, 3 switch points × 2 directions, raw, forked; sim-server batch turnaround {} ms, gather {} ms",
+        args.tasks, args.turnaround_ms, args.gather_ms
+    ))?;
+    let run = |name: &str, batched: bool| -> Result<(Usage, Duration, baton_store::Reader)> {
+        let turnaround = args.turnaround_ms.to_string();
+        let server =
+            Server::start_with(&exe, &dataset, 0, &["--batch-turnaround-ms", &turnaround])?;
+        let model = |id: &str| {
+            format!(
+                "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{}\"\nbatch = {batched}\n",
+                server.base_url
+            )
+        };
+        let spec = format!(
+            "name = \"bench-batch-{name}\"\ndataset = \"bench-math.json\"\nfamilies = [\"math\"]\nseed = 1\n\
+             switch_points = [\"early\", \"middle\", \"late\"]\ndirections = [\"escalation\", \"downshift\"]\n\
+             batch_gather_ms = {}\nbatch_poll_ms = 20\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
+            args.gather_ms,
+            model("lc"),
+            model("hc")
+        );
+        let file = format!("{name}.toml");
+        std::fs::write(out.join(&file), spec)
+            .with_context(|| format!("cannot write {}", out.join(&file).display()))?;
+        let started = Instant::now();
+        let child = Command::new(&exe)
+            .args(["run", &file, "--out", name, "--quiet"])
+            .current_dir(out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start baton run")?;
+        let usage = watch(child)?;
+        let wall = started.elapsed();
+        if !usage.success {
+            bail!(
+                "the benchmark's {name} run failed (see above); its store is in {}",
+                out.display()
+            );
+        }
+        let reader = baton_store::Reader::open(&out.join(name).join(baton_runner::STORE_FILE))?;
+        Ok((usage, wall, reader))
+    };
+    let (direct_usage, direct_wall, direct) = run("direct", false)?;
+    let (usage, wall, batched) = run("batched", true)?;
+
+    let verdicts = |r: &baton_store::Reader| -> Result<Vec<Verdict>> {
+        let mut all: Vec<_> = r
+            .episodes()?
+            .into_iter()
+            .map(|e| {
+                let score = e.score();
+                (e.init.task_id, e.init.cell_key, e.init.replicate, score)
+            })
+            .collect();
+        // the runs create episodes in different orders
+        all.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
+        Ok(all)
+    };
+    let same = verdicts(&direct)? == verdicts(&batched)?;
+    let (paid_direct, paid_batched) = (direct.spend()?.paid, batched.spend()?.paid);
+    let calls = batched.call_count()?;
+    let batches = batched.batches()?;
+    let mut times: Vec<i128> = batches
+        .iter()
+        .filter_map(|b| b.submitted_at.parse::<jiff::Timestamp>().ok())
+        .map(|t| t.as_millisecond() as i128)
+        .collect();
+    times.sort_unstable();
+    let gap = i128::from(args.gather_ms / 2);
+    let rounds = 1 + times.windows(2).filter(|w| w[1] - w[0] > gap).count();
+    let longest = batched
+        .tasks()?
+        .iter()
+        .map(|t| t.n_turns)
+        .max()
+        .unwrap_or(0);
+    let items: Vec<usize> = batches.iter().map(|b| b.batch.custom_ids.len()).collect();
+    printer.line(&format!(
+        "verdicts: {} ({} episodes each)",
+        if same { "identical" } else { "DIFFERENT" },
+        batched.episodes()?.len()
+    ))?;
+    printer.line(&format!(
+        "spend: batched {} vs direct {}: ratio {:.3} (goal ≤ 0.55)",
+        paid_batched,
+        paid_direct,
+        paid_batched.0 as f64 / paid_direct.0.max(1) as f64
+    ))?;
+    printer.line(&format!(
+        "rounds: {rounds} waves of {} batches (lower bound 2 × {longest} turns = {}); requests per batch: mean {:.1}, max {}",
+        batches.len(),
+        2 * longest,
+        items.iter().sum::<usize>() as f64 / items.len().max(1) as f64,
+        items.iter().max().copied().unwrap_or(0)
+    ))?;
+    printer.line(&format!(
+        "wall: batched {:.1} s, direct {:.1} s; baton's CPU {:.1} s = {:.0} µs per batched call (direct: {:.0} µs per call); peak RSS {:.0} MB batched, {:.0} MB direct",
+        wall.as_secs_f64(),
+        direct_wall.as_secs_f64(),
+        usage.cpu_secs,
+        usage.cpu_secs * 1e6 / calls.max(1) as f64,
+        direct_usage.cpu_secs * 1e6 / direct.call_count()?.max(1) as f64,
+        usage.peak_rss_kb as f64 / 1024.0,
+        direct_usage.peak_rss_kb as f64 / 1024.0
+    ))?;
+    Ok(if same {
+        Outcome::Success
+    } else {
+        Outcome::Partial
+    })
+}
+
+/// An episode's (task, cell, replicate) and score, for comparing two runs.
+type Verdict = (String, String, u32, Option<f64>);
 
 fn file_mb(path: &Path) -> f64 {
     std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)

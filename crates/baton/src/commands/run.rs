@@ -60,6 +60,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.independent = args.independent;
     options.skip_invalid = args.skip_invalid;
     options.allow_changed = args.allow_changed;
+    options.batch = args.batch;
     let http = baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT);
     // an estimate makes no call, so it needs no key
     let http = if args.dry_run {
@@ -67,7 +68,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         http
     };
-    options.providers = vec![Arc::new(http)];
+    options.providers = vec![Arc::new(baton_batch::BatchProviders::new(http))];
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),
@@ -173,6 +174,16 @@ fn execute(
     if summary.count(EpisodeStatus::Incomplete) > 0 {
         printer.error("some episodes are incomplete; run the same command again to finish them");
     }
+    let running = baton_store::Reader::open(&summary.store_path)
+        .and_then(|r| r.batches())
+        .map(|b| b.iter().filter(|b| b.finished_at.is_none()).count())
+        .unwrap_or(0);
+    if running > 0 {
+        printer.error(&format!(
+            "{running} provider batch(es) are still running and are left to run: run the same command with --resume to collect their replies (they are recorded in {}, so nothing is submitted again)",
+            summary.store_path.display()
+        ));
+    }
     Ok(summary)
 }
 
@@ -222,6 +233,12 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
         s.spend.unusable_attempts,
         s.store_path.display()
     ))?;
+    if s.spend.batched_attempts > 0 {
+        printer.line(&format!(
+            "batching: {} attempts at batch rates saved {} against direct rates (forking saved {})",
+            s.spend.batched_attempts, s.spend.saved_by_batching, s.saved_by_forking
+        ))?;
+    }
     if !s.spend.is_exact() {
         printer.error(&format!(
             "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",

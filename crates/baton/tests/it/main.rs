@@ -2,6 +2,7 @@
 
 mod agent;
 mod agent_study;
+mod batch;
 mod cli;
 mod env;
 mod handoff;

@@ -1,0 +1,80 @@
+//! The store as a batched model's [`BatchJournal`]: each submitted batch is committed
+//! to the `batches` table before it is polled, so a resumed run finds it.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use baton_models::{BatchJournal, JournalBatch};
+use baton_store::{NewBatch, Store};
+
+/// One model's batches in the run's store. The store opens after the models are built
+/// (setup checks every model and price first), so the journal holds a cell the runner
+/// fills once the store is open; no call is made before that.
+pub(crate) struct StoreJournal {
+    store: Arc<OnceLock<Store>>,
+    model: String,
+    api: String,
+    gather_ms: u64,
+}
+
+impl StoreJournal {
+    pub(crate) fn new(
+        store: Arc<OnceLock<Store>>,
+        model: &str,
+        api: &str,
+        gather: Duration,
+    ) -> Self {
+        StoreJournal {
+            store,
+            model: model.to_string(),
+            api: api.to_string(),
+            gather_ms: gather.as_millis() as u64,
+        }
+    }
+
+    fn store(&self) -> Result<&Store, String> {
+        self.store
+            .get()
+            .ok_or_else(|| format!("model {:?}: the store is not open yet", self.model))
+    }
+}
+
+#[async_trait]
+impl BatchJournal for StoreJournal {
+    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String> {
+        self.store()?
+            .batch_submitted(NewBatch {
+                batch_id: batch_id.to_string(),
+                model: self.model.clone(),
+                api: self.api.clone(),
+                custom_ids: custom_ids.to_vec(),
+                gather_ms: self.gather_ms,
+            })
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn finished(&self, batch_id: &str) -> Result<(), String> {
+        self.store()?
+            .batch_finished(batch_id.to_string())
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn batches(&self) -> Result<Vec<JournalBatch>, String> {
+        let rows = self
+            .store()?
+            .batches(self.model.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(rows
+            .into_iter()
+            .map(|r| JournalBatch {
+                batch_id: r.batch.batch_id,
+                custom_ids: r.batch.custom_ids,
+                finished: r.finished_at.is_some(),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,74 @@
+//! The batch journal: a submitted batch is on disk when the call returns, reads back
+//! whole (for its model only), is marked finished once, and a repeated id is refused.
+
+use baton_store::{NewBatch, Reader};
+use baton_types::{Cost, Phase};
+
+use crate::{TestContext, call, init, request_json};
+
+fn batch(id: &str, model: &str, ids: &[&str]) -> NewBatch {
+    NewBatch {
+        batch_id: id.into(),
+        model: model.into(),
+        api: "openai-chat".into(),
+        custom_ids: ids.iter().map(|s| s.to_string()).collect(),
+        gather_ms: 1500,
+    }
+}
+
+#[tokio::test]
+async fn batches_are_journaled_per_model_and_survive_a_reopen() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    store
+        .batch_submitted(batch("batch_1", "lc", &["a-0", "b-0"]))
+        .await
+        .unwrap();
+    store
+        .batch_submitted(batch("batch_2", "hc", &["c-0"]))
+        .await
+        .unwrap();
+    store
+        .batch_submitted(batch("batch_3", "lc", &["a-1"]))
+        .await
+        .unwrap();
+    let err = store
+        .batch_submitted(batch("batch_1", "lc", &["x-0"]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("UNIQUE"), "{err}");
+    store.batch_finished("batch_1".into()).await.unwrap();
+
+    let lc = store.batches("lc".into()).await.unwrap();
+    assert_eq!(lc.len(), 2);
+    assert_eq!(lc[0].batch, batch("batch_1", "lc", &["a-0", "b-0"]));
+    assert!(lc[0].finished_at.is_some());
+    assert_eq!(lc[1].batch.batch_id, "batch_3");
+    assert_eq!(lc[1].finished_at, None);
+    drop(store);
+
+    // Another process reads what the first recorded.
+    let all = Reader::open(&cx.path()).unwrap().batches().unwrap();
+    let ids: Vec<&str> = all.iter().map(|b| b.batch.batch_id.as_str()).collect();
+    assert_eq!(ids, ["batch_1", "batch_2", "batch_3"]);
+    assert_eq!(all[1].batch.custom_ids, ["c-0"]);
+    assert_eq!(all[1].batch.gather_ms, 1500);
+}
+
+#[tokio::test]
+async fn a_batched_call_keeps_its_batch_and_direct_cost_and_the_spend_counts_the_saving() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let mut c = call(e.id, 1, Phase::Prefix, request_json(&[], 1));
+    c.batch_id = Some("batch_9".into());
+    c.cost_direct = Some(Cost(c.cost.0 * 2));
+    store.record_call(c.clone()).await.unwrap();
+    assert_eq!(store.calls(e.id).await.unwrap()[0].call, c);
+    let spend = Reader::open(&cx.path()).unwrap().spend().unwrap();
+    assert_eq!(
+        (spend.batched_attempts, spend.saved_by_batching),
+        (1, c.cost)
+    );
+}

@@ -1,0 +1,350 @@
+//! Batched runs end to end (issue 16): `baton run` against `baton sim-server`'s batch
+//! APIs sends no direct completion request, scores every episode as a direct run of the
+//! same seeds does, pays the card's batch rates, refuses a batched model without them
+//! before submitting anything, and survives SIGKILL while batches are pending without
+//! submitting any item twice.
+// See: issue 16 (batch APIs for multi-turn runs)
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::money::SimServer;
+use crate::{baton, stderr};
+
+/// Two math and two data2text tasks, one middle switch each way, forked prefixes, both
+/// models served by `server` through the `openai-compatible` provider.
+fn experiment(base_url: &str, batch: bool, price_override: &str) -> String {
+    let model = |id: &str| {
+        format!(
+            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nbatch = {batch}\n"
+        )
+    };
+    format!(
+        r#"
+name = "batched"
+dataset = "sample"
+families = ["math", "data2text"]
+limit = 2
+seed = 11
+switch_points = ["middle"]
+directions = ["escalation", "downshift"]
+batch_gather_ms = 300
+batch_poll_ms = 40
+{price_override}
+{}
+{}
+[[pairs]]
+low = "lc"
+high = "hc"
+"#,
+        model("lc"),
+        model("hc")
+    )
+}
+
+/// (task, cell, status, score, final response) of every episode, in order.
+type Verdict = (String, String, String, Option<f64>, Option<String>);
+
+fn verdicts(db: &Path) -> Vec<Verdict> {
+    let c = Connection::open(db).unwrap();
+    let mut s = c
+        .prepare(
+            "SELECT task_id, cell_key, status, score, final_response FROM episodes
+             ORDER BY task_id, cell_key, replicate",
+        )
+        .unwrap();
+    s.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+fn run(dir: &Path, out: &str, extra: &[&str]) {
+    let mut args = vec!["run", "exp.toml", "--out", out, "--quiet"];
+    args.extend_from_slice(extra);
+    let o = baton(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_pays_batch_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each run gets a fresh server, so neither inherits the other's prompt cache.
+    let direct_server = SimServer::start(&[]);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&direct_server.base_url, false, ""),
+    )
+    .unwrap();
+    run(dir.path(), "direct", &[]);
+    let direct_db = dir.path().join("direct/results.sqlite");
+
+    let server = SimServer::start(&["--batch-turnaround-ms", "60"]);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, false, ""),
+    )
+    .unwrap();
+    // `--batch` turns every model's batching on
+    run(dir.path(), "batched", &["--batch"]);
+    let db = dir.path().join("batched/results.sqlite");
+
+    let stats = server.stats();
+    assert_eq!(
+        stats["requests"], 0,
+        "no direct completion request: {stats}"
+    );
+    let calls = count(&db, "SELECT count(*) FROM calls");
+    assert!(calls > 40, "{calls}");
+    assert_eq!(stats["batch_items"], calls, "{stats}");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        0,
+        "every call names its batch"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls WHERE batch_id NOT IN (SELECT batch_id FROM batches)"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM batches WHERE finished_at IS NULL"
+        ),
+        0
+    );
+    assert_eq!(
+        count(&db, "SELECT min(gather_ms) FROM batches"),
+        300,
+        "the gather window is stored with every batch"
+    );
+    let batch_stats = server.get("/batch-stats");
+    assert_eq!(batch_stats["items"], calls, "{batch_stats}");
+    assert_eq!(batch_stats["resubmitted"], Value::Array(vec![]));
+
+    assert_eq!(
+        verdicts(&db),
+        verdicts(&direct_db),
+        "the same verdicts and replies"
+    );
+    assert_eq!(calls, count(&direct_db, "SELECT count(*) FROM calls"));
+
+    // Every stored cost is the call's usage at the card's batch rates, half the direct
+    // ones (sim/lc: $0.10 / $0.60 per M, cache reads $0.01, writes $0.125; sim/hc: $2 /
+    // $10, $0.20 and $2.50).
+    let c = Connection::open(&db).unwrap();
+    let mut s = c
+        .prepare("SELECT model, uncached_in, cache_read, cache_write_5m, output, cost FROM calls")
+        .unwrap();
+    let rows: Vec<(String, i64, i64, i64, i64, i64)> = s
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (model, uncached, read, write, output, cost) in rows {
+        // picodollars per token: input, cache read, cache write, output
+        let (i, r, w, o) = if model == "hc" {
+            (2_000_000, 200_000, 2_500_000, 10_000_000)
+        } else {
+            (100_000, 10_000, 125_000, 600_000)
+        };
+        assert_eq!(
+            cost,
+            uncached * i + read * r + write * w + output * o,
+            "{model}"
+        );
+    }
+    // The dry run shows each cell's rounds: anchors take the longest task's turns.
+    let longest = count(&db, "SELECT max(n_turns) FROM tasks");
+    let dry = baton(dir.path(), &["run", "exp.toml", "--dry-run", "--batch"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let table = crate::stdout(&dry);
+    let single = table
+        .lines()
+        .find(|l| l.starts_with("| single(lc) |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(single.ends_with(&format!(" {longest} |")), "{table}");
+    assert!(
+        table.contains("batch rounds") && table.contains("batch rates"),
+        "{table}"
+    );
+    // and the run took about that many rounds per model: its batches
+    let rounds = count(&db, "SELECT count(*) FROM batches WHERE model = 'lc'");
+    assert!(rounds >= longest, "{rounds} rounds");
+
+    // Each batched call also stores its cost at the direct rates (exactly twice the
+    // batch cost here), and the report says what batching saved next to forking.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls WHERE cost_direct != 2 * cost"
+        ),
+        0
+    );
+    let report = baton(dir.path(), &["report", "batched", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
+    let line = &json["spend"];
+    assert_eq!(line["batched_attempts"], calls, "{line}");
+    let saved = count(&db, "SELECT sum(cost) FROM calls") as f64 * 1e-12;
+    assert!(
+        (line["saved_by_batching_usd"].as_f64().unwrap() - saved).abs() < 1e-9,
+        "{line}"
+    );
+    assert!(
+        line["saved_by_forking_usd"].as_f64().unwrap() > 0.0,
+        "{line}"
+    );
+
+    let spend = |db: &Path| count(db, "SELECT sum(cost) FROM calls") as f64;
+    let ratio = spend(&db) / spend(&direct_db);
+    assert!(
+        ratio <= 0.55,
+        "batched spend is {ratio:.3} of the direct run's"
+    );
+}
+
+#[test]
+fn a_batched_model_without_batch_rates_is_refused_before_anything_is_submitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = SimServer::start(&[]);
+    let card = dir.path().join("prices.json");
+    std::fs::write(
+        &card,
+        r#"{"sim/hc": {"input_cost_per_token": 4e-06, "output_cost_per_token": 2e-05}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, true, "prices = \"prices.json\""),
+    )
+    .unwrap();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("hc")
+            && err.contains("\"sim/hc\"")
+            && err.contains("input_cost_per_token_batches"),
+        "{err}"
+    );
+    assert_eq!(server.get("/batch-stats")["batches"], 0);
+    assert_eq!(server.stats()["requests"], 0);
+}
+
+#[test]
+fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an_item_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean_server = SimServer::start(&["--batch-turnaround-ms", "60"]);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&clean_server.base_url, true, ""),
+    )
+    .unwrap();
+    run(dir.path(), "clean", &[]);
+    let clean_db = dir.path().join("clean/results.sqlite");
+
+    // Batches take 1.5 s here, so every kill lands while one is pending.
+    let server = SimServer::start(&["--batch-turnaround-ms", "1500"]);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, true, ""),
+    )
+    .unwrap();
+    let db = dir.path().join("killed/results.sqlite");
+    let pending = "SELECT count(*) FROM batches WHERE finished_at IS NULL";
+    for (round, calls_at_least) in [0, 12, 30].into_iter().enumerate() {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while count(&db, "SELECT count(*) FROM calls") < calls_at_least || count(&db, pending) == 0
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "round {round}: no pending batch"
+            );
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "round {round}: finished before it could be killed"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.kill().unwrap(); // SIGKILL while a batch is pending
+        child.wait().unwrap();
+    }
+    // Ctrl-C while a batch is pending: the run stops without waiting for it, leaves it
+    // running and says how to collect it.
+    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "exp.toml", "--out", "killed", "--resume", "--quiet"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let before = count(&db, "SELECT count(*) FROM batches");
+    let started = Instant::now();
+    while count(&db, "SELECT count(*) FROM batches") == before {
+        assert!(started.elapsed() < Duration::from_secs(60), "no new batch");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sigint = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sigint.success());
+    let stopped = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_millis(1400),
+        "the run stopped without waiting for its 1.5 s batch"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("still running") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(count(&db, pending) > 0, "the batch is left running");
+    run(dir.path(), "killed", &["--resume"]);
+
+    let stats = server.get("/batch-stats");
+    assert_eq!(
+        stats["resubmitted"],
+        Value::Array(vec![]),
+        "no custom_id submitted twice: {stats}"
+    );
+    let calls = count(&db, "SELECT count(*) FROM calls");
+    assert_eq!(calls, count(&clean_db, "SELECT count(*) FROM calls"));
+    assert_eq!(stats["items"], calls, "every item submitted once: {stats}");
+    assert_eq!(verdicts(&db), verdicts(&clean_db));
+    assert_eq!(server.stats()["requests"], 0);
+}
