@@ -62,6 +62,7 @@ impl ProviderFactory for BatchProviders {
             poll_min: batch.poll_min,
             poll_max: batch.poll_max,
             limits: api.limits(),
+            retry: batch.retry,
         };
         Ok(Arc::new(BatchingProvider::new(
             Arc::new(direct),

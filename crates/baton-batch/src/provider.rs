@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use baton_http::HttpProvider;
 use baton_models::{
-    BatchJournal, JournalBatch, Provider, ProviderError, RetryDecision, TokenClasses,
+    BatchJournal, BatchRetry, JournalBatch, Provider, ProviderError, RetryDecision, TokenClasses,
 };
 use baton_models::{Request, Response};
 use tokio::sync::{OnceCell, oneshot};
@@ -73,6 +73,9 @@ pub struct BatchOptions {
     pub poll_max: Duration,
     /// Per-batch limits (a round larger than them becomes several batches).
     pub limits: Limits,
+    /// Where a failed, expired or cancelled item's retry goes: a later round, or one
+    /// direct request (whose reply has no batch id).
+    pub retry: BatchRetry,
 }
 
 /// What a caller gets: the item's outcome and the batch it came from.
@@ -104,6 +107,10 @@ struct State {
     /// delivery and its commit leaves the batch unfinished and a resume fetches that
     /// reply again instead of paying for it twice.
     outstanding: HashMap<String, (usize, bool)>,
+    /// Under [`BatchRetry::Direct`]: per request fingerprint, how many retries of failed
+    /// items are owed a direct request (the [`baton_models::Model`]'s next attempt of
+    /// that request takes one).
+    direct: HashMap<String, u32>,
 }
 
 impl State {
@@ -140,8 +147,12 @@ impl State {
 /// [`HttpProvider`] for request bodies and reply parsing, so a batched reply is read
 /// exactly as a direct one (an unusable success body is billed and
 /// [`ProviderError::Unusable`]), and carries its batch id. A failed, expired or
-/// cancelled item is an error the [`baton_models::Model`] retries like a direct one,
-/// which puts it in a later round under a new id.
+/// cancelled item is an error the [`baton_models::Model`] retries like a direct one:
+/// with [`BatchRetry::Round`] the retry goes into a later round under a new id; with
+/// [`BatchRetry::Direct`] it is one request to the direct provider (a transient failure
+/// of that request is retried directly too), so its reply carries no batch id and is
+/// priced at the direct rates. A direct retry is an ordinary direct call: stored when it
+/// returns, never part of a batch, so a resume neither repeats nor loses it.
 ///
 /// Resume: on its first call the provider reads every batch of the journal. A call
 /// whose request matches an unclaimed item of an unfinished batch (by fingerprint)
@@ -269,6 +280,92 @@ impl BatchingProvider {
             };
             submit_round(&client, journal, &shared, &options, round).await;
         });
+    }
+
+    /// One attempt through the batch API: queued for the next round, answered once its
+    /// batch ends.
+    async fn batched(&self, request: &Request) -> Result<Response, ProviderError> {
+        let (waiter, result) = oneshot::channel();
+        self.enqueue(request, waiter);
+        let (outcome, batch_id) = result
+            .await
+            .map_err(|_| ProviderError::Connection("the batch task stopped".into()))??;
+        match outcome {
+            Outcome::Succeeded(body) => {
+                let bytes = serde_json::to_vec(&body).expect("a JSON value serializes");
+                match self.direct.parse_success(&bytes) {
+                    Ok(mut response) => {
+                        response.batch_id = Some(batch_id);
+                        Ok(response)
+                    }
+                    Err(ProviderError::Unusable {
+                        message,
+                        usage,
+                        raw,
+                        ..
+                    }) => Err(ProviderError::Unusable {
+                        message,
+                        usage,
+                        raw,
+                        batch_id: Some(batch_id.into_boxed_str()),
+                    }),
+                    Err(e) => Err(e),
+                }
+            }
+            Outcome::Errored { status, message } => Err(self.item_failed(
+                request,
+                ProviderError::Status {
+                    status: status.unwrap_or(500),
+                    kind: "batch_item_errored".into(),
+                    message,
+                    retry_after: None,
+                },
+            )),
+            Outcome::Expired => Err(self.item_failed(
+                request,
+                ProviderError::Connection(
+                    "the batch expired before this item was processed".into(),
+                ),
+            )),
+            Outcome::Canceled => Err(self.item_failed(
+                request,
+                ProviderError::Connection(
+                    "the batch was cancelled before this item was processed".into(),
+                ),
+            )),
+        }
+    }
+
+    /// A failed, expired or cancelled item: under [`BatchRetry::Direct`] its retry is
+    /// owed a direct request.
+    fn item_failed(&self, request: &Request, error: ProviderError) -> ProviderError {
+        if self.options.retry == BatchRetry::Direct {
+            self.owe_direct(request, &error);
+        }
+        error
+    }
+
+    /// Whether this attempt of `request` is a retry owed a direct request (and takes it).
+    fn take_direct(&self, request: &Request) -> bool {
+        let mut state = Self::lock(&self.state);
+        match state.direct.get_mut(&request.fingerprint()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After `error`, the model's next attempt of `request` (if it retries) goes direct.
+    fn owe_direct(&self, request: &Request, error: &ProviderError) {
+        if matches!(self.direct.classify(error), RetryDecision::No) {
+            return;
+        }
+        *Self::lock(&self.state)
+            .direct
+            .entry(request.fingerprint())
+            .or_default() += 1;
     }
 
     fn parts(
@@ -509,46 +606,14 @@ impl Provider for BatchingProvider {
 
     async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
         self.load().await?;
-        let (waiter, result) = oneshot::channel();
-        self.enqueue(request, waiter);
-        let (outcome, batch_id) = result
-            .await
-            .map_err(|_| ProviderError::Connection("the batch task stopped".into()))??;
-        match outcome {
-            Outcome::Succeeded(body) => {
-                let bytes = serde_json::to_vec(&body).expect("a JSON value serializes");
-                match self.direct.parse_success(&bytes) {
-                    Ok(mut response) => {
-                        response.batch_id = Some(batch_id);
-                        Ok(response)
-                    }
-                    Err(ProviderError::Unusable {
-                        message,
-                        usage,
-                        raw,
-                        ..
-                    }) => Err(ProviderError::Unusable {
-                        message,
-                        usage,
-                        raw,
-                        batch_id: Some(batch_id.into_boxed_str()),
-                    }),
-                    Err(e) => Err(e),
-                }
+        if self.options.retry == BatchRetry::Direct && self.take_direct(request) {
+            let result = self.direct.generate(request).await;
+            if let Err(e) = &result {
+                self.owe_direct(request, e);
             }
-            Outcome::Errored { status, message } => Err(ProviderError::Status {
-                status: status.unwrap_or(500),
-                kind: "batch_item_errored".into(),
-                message,
-                retry_after: None,
-            }),
-            Outcome::Expired => Err(ProviderError::Connection(
-                "the batch expired before this item was processed".into(),
-            )),
-            Outcome::Canceled => Err(ProviderError::Connection(
-                "the batch was cancelled before this item was processed".into(),
-            )),
+            return result;
         }
+        self.batched(request).await
     }
 
     fn classify(&self, error: &ProviderError) -> RetryDecision {

@@ -45,7 +45,7 @@ pub use model::{
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
-    BatchJournal, BatchSetup, GenerateConfig, JournalBatch, Provider, ProviderConfig,
+    BatchJournal, BatchRetry, BatchSetup, GenerateConfig, JournalBatch, Provider, ProviderConfig,
     ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
     classify_default, redact_url_credentials,
 };

@@ -309,10 +309,21 @@ impl Model {
         &self.price
     }
 
-    /// For a model priced at batch rates: its direct rates, to tell what batching saved.
+    /// For a model priced at batch rates: its direct rates, to tell what batching saved,
+    /// and to price a reply that came back without a batch id (a failed item retried
+    /// directly, `batch_retry = "direct"`).
     pub fn with_direct_price(mut self, price: Price) -> Self {
         self.direct_price = Some(price);
         self
+    }
+
+    /// The rates a reply is priced at: [`Model::price`], except that a reply from no
+    /// batch of a model with direct rates set ([`Model::with_direct_price`]) pays those.
+    fn price_for(&self, batch_id: Option<&str>) -> &Price {
+        match (&self.direct_price, batch_id) {
+            (Some(direct), None) => direct,
+            _ => &self.price,
+        }
     }
 
     /// What `usage` would have cost at the direct rates, for a model priced at batch
@@ -419,7 +430,7 @@ impl Model {
                     settle(&response.usage);
                     self.limit.on_success();
                     let cost = self
-                        .price
+                        .price_for(response.batch_id.as_deref())
                         .cost(&self.price_key, &response.usage)
                         .map_err(|e| e.to_string());
                     return Ok(Completion {
@@ -444,7 +455,7 @@ impl Model {
                 }
                 let cost = match usage {
                     Some(u) => self
-                        .price
+                        .price_for(batch_id.as_deref())
                         .cost(&self.price_key, u)
                         .map_err(|e| e.to_string()),
                     None => Err("the reply states no readable usage".to_string()),

@@ -360,6 +360,32 @@ pub struct BatchSetup {
     pub poll_min: Duration,
     /// The longest poll interval.
     pub poll_max: Duration,
+    /// Where the retry of a failed, expired or cancelled item goes.
+    pub retry: BatchRetry,
+}
+
+/// Where a batched model retries a call whose batch item failed, expired or was
+/// cancelled (the experiment's `batch_retry`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchRetry {
+    /// Into a later round, at batch rates (the default): cheaper, one more batch
+    /// turnaround per failure.
+    #[default]
+    Round,
+    /// As one direct request to the model's HTTP API, at the card's direct rates: the
+    /// episode does not wait for another batch.
+    Direct,
+}
+
+impl BatchRetry {
+    /// The setting's value as written in an experiment (`"round"` or `"direct"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchRetry::Round => "round",
+            BatchRetry::Direct => "direct",
+        }
+    }
 }
 
 impl std::fmt::Debug for BatchSetup {
@@ -368,6 +394,7 @@ impl std::fmt::Debug for BatchSetup {
             .field("gather", &self.gather)
             .field("poll_min", &self.poll_min)
             .field("poll_max", &self.poll_max)
+            .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }

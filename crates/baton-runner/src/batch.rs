@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_models::{BatchJournal, JournalBatch};
+use baton_models::{BatchJournal, BatchRetry, JournalBatch};
 use baton_store::{NewBatch, Store};
 
 /// One model's batches in the run's store. The store opens after the models are built
@@ -16,6 +16,7 @@ pub(crate) struct StoreJournal {
     model: String,
     api: String,
     gather_ms: u64,
+    retry: BatchRetry,
 }
 
 impl StoreJournal {
@@ -24,12 +25,14 @@ impl StoreJournal {
         model: &str,
         api: &str,
         gather: Duration,
+        retry: BatchRetry,
     ) -> Self {
         StoreJournal {
             store,
             model: model.to_string(),
             api: api.to_string(),
             gather_ms: gather.as_millis() as u64,
+            retry,
         }
     }
 
@@ -50,6 +53,7 @@ impl BatchJournal for StoreJournal {
                 api: self.api.clone(),
                 custom_ids: custom_ids.to_vec(),
                 gather_ms: self.gather_ms,
+                retry: self.retry.as_str().to_string(),
             })
             .await
             .map_err(|e| e.to_string())

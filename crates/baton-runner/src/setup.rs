@@ -12,8 +12,8 @@ use baton_store::Store;
 use baton_data::lic::ExtractionPrompts;
 use baton_data::{InvalidTask, Schedule, Templates};
 use baton_models::{
-    BatchSetup, Model, ModelObserver, PriceCard, Provider, ProviderConfig, ProviderFactory,
-    RateLimits, RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
+    BatchRetry, BatchSetup, Model, ModelObserver, PriceCard, Provider, ProviderConfig,
+    ProviderFactory, RateLimits, RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
 use baton_types::{Baseline, Extraction, Family, Task};
 
@@ -487,6 +487,7 @@ pub(crate) struct BatchContext {
     store: Arc<OnceLock<Store>>,
     gather: Duration,
     poll_min: Duration,
+    retry: BatchRetry,
 }
 
 impl BatchContext {
@@ -497,6 +498,7 @@ impl BatchContext {
                 spec.batch_gather_ms.unwrap_or(defaults::BATCH_GATHER_MS),
             ),
             poll_min: Duration::from_millis(spec.batch_poll_ms.unwrap_or(defaults::BATCH_POLL_MS)),
+            retry: spec.batch_retry.unwrap_or_default(),
         }
     }
 
@@ -508,10 +510,12 @@ impl BatchContext {
                 model,
                 kind,
                 self.gather,
+                self.retry,
             )),
             gather: self.gather,
             poll_min: self.poll_min,
             poll_max,
+            retry: self.retry,
         }
     }
 }
@@ -534,7 +538,7 @@ pub(crate) fn build_model_with(
     };
     let (kind, id) = m.provider_and_id();
     let price_key = m.price_key();
-    let direct = card.get(&price_key).ok();
+    let direct = card.get(&price_key);
     let price = if m.batch {
         card.get_batch(&price_key).map_err(|e| {
             err(format!(
@@ -578,6 +582,17 @@ pub(crate) fn build_model_with(
     price
         .check(&price_key, provider.token_classes(), prompt_bound(cap))
         .map_err(|e| err(format!("{e} (checked before any call)")))?;
+    if m.batch && batch.is_some_and(|b| b.retry == BatchRetry::Direct) {
+        // failed items are retried directly and pay the direct rates: every token class
+        // needs one too
+        let why = "batch_retry = \"direct\" retries failed batch items at the direct rates; checked before anything is submitted";
+        direct
+            .as_ref()
+            .map_err(|e| err(format!("{e} ({why})")))?
+            .check(&price_key, provider.token_classes(), prompt_bound(cap))
+            .map_err(|e| err(format!("{e} ({why})")))?;
+    }
+    let direct = direct.ok();
     let model = Model::new(name, provider, id, price_key, price, m.concurrency());
     let model = match direct {
         Some(direct) if m.batch => model.with_direct_price(direct),

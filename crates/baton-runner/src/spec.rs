@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use baton_models::{GenerateConfig, SimSettings, defaults};
+use baton_models::{BatchRetry, GenerateConfig, SimSettings, defaults};
 use baton_types::{Baseline, Direction, Extraction, Family, Interface, SwitchPoint};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -126,6 +126,13 @@ pub struct ExperimentSpec {
     /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]). E.g. `batch_poll_ms = 5000`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_poll_ms: Option<u64>,
+    /// Where a batched model retries a call whose batch item failed, expired or was
+    /// cancelled: `"round"` (the default, [`BatchRetry::Round`]: in a later round, at batch
+    /// rates) or `"direct"` ([`BatchRetry::Direct`]: one direct request, stored without a
+    /// batch id and priced at the card's direct rates, which a batched model then needs).
+    /// The mode a batch ran under is stored with it. E.g. `batch_retry = "direct"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_retry: Option<BatchRetry>,
     /// The Spider test-suite folder (`<db_id>/*.sqlite`); default
     /// `datasets/spider/databases`, or the bundled sample databases for `dataset = "sample"`.
     #[serde(default)]
@@ -469,6 +476,7 @@ impl ExperimentSpec {
         canonical.retry_budget_secs = 0;
         canonical.batch_gather_ms = None;
         canonical.batch_poll_ms = None;
+        canonical.batch_retry = None;
         if let Some(e) = canonical.extractor.as_mut() {
             e.batch = false;
         }

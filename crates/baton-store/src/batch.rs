@@ -1,4 +1,4 @@
-//! Provider batches: the `batches` table (schema version 8), the journal a batched
+//! Provider batches: the `batches` table (schema version 8; `retry` since 9), the journal a batched
 //! model records each submitted batch in before it polls it, so that a resumed run
 //! polls the batches it finds instead of submitting their items again.
 
@@ -22,6 +22,9 @@ pub struct NewBatch {
     /// The gather window its round was collected under, in milliseconds (a setting baton
     /// fills in, stored with every batch).
     pub gather_ms: u64,
+    /// Where its failed, expired or cancelled items were retried: `round` or `direct`
+    /// (the experiment's `batch_retry`, a setting baton fills in; schema version 9).
+    pub retry: String,
 }
 
 /// A stored batch.
@@ -61,7 +64,7 @@ impl Db {
             .execute(
                 &format!(
                     "INSERT INTO batches (batch_id, model, api, custom_ids, items, gather_ms,
-                     submitted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, {NOW})"
+                     retry, submitted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {NOW})"
                 ),
                 params![
                     b.batch_id,
@@ -69,7 +72,8 @@ impl Db {
                     b.api,
                     ids,
                     b.custom_ids.len() as i64,
-                    i64::try_from(b.gather_ms).unwrap_or(i64::MAX)
+                    i64::try_from(b.gather_ms).unwrap_or(i64::MAX),
+                    b.retry
                 ],
             )
             .map_err(sqlite_err(&self.path))?;
@@ -99,7 +103,7 @@ pub(crate) fn batches_of(
     let err = sqlite_err(path);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT batch_id, model, api, custom_ids, gather_ms, submitted_at, finished_at
+            "SELECT batch_id, model, api, custom_ids, gather_ms, submitted_at, finished_at, retry
              FROM batches WHERE ?1 IS NULL OR model = ?1 ORDER BY rowid",
         )
         .map_err(&err)?;
@@ -113,12 +117,13 @@ pub(crate) fn batches_of(
                 r.get::<_, i64>(4)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, Option<String>>(6)?,
+                r.get::<_, String>(7)?,
             ))
         })
         .map_err(&err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (batch_id, model, api, ids, gather_ms, submitted_at, finished_at) =
+        let (batch_id, model, api, ids, gather_ms, submitted_at, finished_at, retry) =
             row.map_err(&err)?;
         let custom_ids: Vec<String> =
             serde_json::from_str(&ids).map_err(|e| StoreError::Decode {
@@ -133,6 +138,7 @@ pub(crate) fn batches_of(
                 api,
                 custom_ids,
                 gather_ms: gather_ms.max(0) as u64,
+                retry,
             },
             submitted_at,
             finished_at,

@@ -51,6 +51,10 @@
 //!   `cost_direct` what it would have cost at the card's direct rates (NULL for a
 //!   direct call, or when the card has no direct rate for it), so a report can say
 //!   what batching saved.
+//!   Version 9 adds `retry`: where the batch's failed, expired or cancelled items were
+//!   retried (`round`, the default, or `direct`, the experiment's `batch_retry`, which
+//!   baton fills in); a direct retry is a call with NULL `batch_id`, priced at the
+//!   direct rates.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -109,10 +113,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -389,4 +393,9 @@ ALTER TABLE calls ADD COLUMN batch_id TEXT;
 ALTER TABLE calls ADD COLUMN cost_direct INTEGER;
 ALTER TABLE attempts ADD COLUMN batch_id TEXT;
 ALTER TABLE attempts ADD COLUMN cost_direct INTEGER;
+"#;
+
+/// Version 9: where a batch's failed items were retried (`batch_retry`).
+const V9: &str = r#"
+ALTER TABLE batches ADD COLUMN retry TEXT NOT NULL DEFAULT 'round';
 "#;

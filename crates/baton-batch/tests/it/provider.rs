@@ -21,6 +21,7 @@ fn options() -> BatchOptions {
         poll_min: Duration::from_millis(20),
         poll_max: Duration::from_millis(100),
         limits: BatchApi::OpenAiChat.limits(),
+        retry: baton_models::BatchRetry::Round,
     }
 }
 

@@ -13,6 +13,8 @@ fn batch(id: &str, model: &str, ids: &[&str]) -> NewBatch {
         api: "openai-chat".into(),
         custom_ids: ids.iter().map(|s| s.to_string()).collect(),
         gather_ms: 1500,
+        // not the default, so a read that drops the column fails
+        retry: "direct".into(),
     }
 }
 

@@ -348,3 +348,191 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     assert_eq!(verdicts(&db), verdicts(&clean_db));
     assert_eq!(server.stats()["requests"], 0);
 }
+
+/// `(batch_id, model, uncached_in, cache_read, cache_write_5m, output, cost, cost_direct)`
+/// of every call.
+type PricedCall = (Option<String>, String, i64, i64, i64, i64, i64, Option<i64>);
+
+fn priced_calls(db: &Path) -> Vec<PricedCall> {
+    let c = Connection::open(db).unwrap();
+    let mut s = c
+        .prepare(
+            "SELECT batch_id, model, uncached_in, cache_read, cache_write_5m, output, cost,
+             cost_direct FROM calls",
+        )
+        .unwrap();
+    s.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+        ))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+/// What a call's usage costs at the card's direct rates (sim/lc: $0.20 / $1.20 per M,
+/// cache reads $0.02, writes $0.25; sim/hc: $4 / $20, $0.40 and $5), in picodollars.
+fn direct_rate_cost(model: &str, uncached: i64, read: i64, write: i64, output: i64) -> i64 {
+    let (i, r, w, o) = if model == "hc" {
+        (4_000_000, 400_000, 5_000_000, 20_000_000)
+    } else {
+        (200_000, 20_000, 250_000, 1_200_000)
+    };
+    uncached * i + read * r + write * w + output * o
+}
+
+#[test]
+fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let direct_server = SimServer::start(&[]);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&direct_server.base_url, false, ""),
+    )
+    .unwrap();
+    run(dir.path(), "direct", &[]);
+    let direct_db = dir.path().join("direct/results.sqlite");
+
+    let fail = ["--batch-turnaround-ms", "60", "--batch-fail-rate", "0.3"];
+    let server = SimServer::start(&fail);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, true, "batch_retry = \"direct\""),
+    )
+    .unwrap();
+    run(dir.path(), "retried", &[]);
+    let db = dir.path().join("retried/results.sqlite");
+
+    let batch_stats = server.get("/batch-stats");
+    let failed = batch_stats["items"].as_i64().unwrap() - batch_stats["answered"].as_i64().unwrap();
+    assert!(failed > 0, "{batch_stats}");
+    assert_eq!(
+        server.stats()["requests"],
+        failed,
+        "one direct request per failed item: {batch_stats}"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        failed
+    );
+    assert_eq!(
+        verdicts(&db),
+        verdicts(&direct_db),
+        "the same verdicts and replies"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM batches WHERE retry != 'direct'"),
+        0,
+        "the retry mode is stored with every batch"
+    );
+    // Direct retries pay the direct rates and saved nothing; batched calls pay half.
+    for (batch, model, uncached, read, write, output, cost, cost_direct) in priced_calls(&db) {
+        let at_direct = direct_rate_cost(&model, uncached, read, write, output);
+        match batch {
+            None => {
+                assert_eq!(cost, at_direct, "{model}");
+                assert_eq!(cost_direct, None, "{model}");
+            }
+            Some(_) => {
+                assert_eq!(2 * cost, at_direct, "{model}");
+                assert_eq!(cost_direct, Some(at_direct), "{model}");
+            }
+        }
+    }
+    let report = baton(dir.path(), &["report", "retried", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
+    let saved = count(
+        &db,
+        "SELECT sum(cost) FROM calls WHERE batch_id IS NOT NULL",
+    ) as f64
+        * 1e-12;
+    assert!(
+        (json["spend"]["saved_by_batching_usd"].as_f64().unwrap() - saved).abs() < 1e-9,
+        "{}",
+        json["spend"]
+    );
+
+    // The default retries failed items in later rounds: no direct request at all.
+    let server = SimServer::start(&fail);
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, true, ""),
+    )
+    .unwrap();
+    run(dir.path(), "rounds", &[]);
+    let db = dir.path().join("rounds/results.sqlite");
+    let batch_stats = server.get("/batch-stats");
+    assert!(
+        batch_stats["items"].as_i64().unwrap() > batch_stats["answered"].as_i64().unwrap(),
+        "{batch_stats}"
+    );
+    assert_eq!(server.stats()["requests"], 0);
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        0
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM batches WHERE retry != 'round'"),
+        0
+    );
+    assert_eq!(verdicts(&db), verdicts(&direct_db));
+}
+
+#[test]
+fn batch_retry_is_checked_before_anything_is_submitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = SimServer::start(&[]);
+    // an unknown value names the file and the key
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(&server.base_url, true, "batch_retry = \"later\""),
+    )
+    .unwrap();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("exp.toml") && err.contains("batch_retry") && err.contains("later"),
+        "{err}"
+    );
+    // direct retries need every direct rate of a batched model (here the cache-read
+    // rate; the batch rates are all there)
+    let card = dir.path().join("prices.json");
+    std::fs::write(
+        &card,
+        r#"{"sim/hc": {"input_cost_per_token": 4e-06, "output_cost_per_token": 2e-05,
+            "input_cost_per_token_batches": 2e-06, "output_cost_per_token_batches": 1e-05,
+            "cache_read_input_token_cost_batches": 2e-07}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(
+            &server.base_url,
+            true,
+            "batch_retry = \"direct\"\nprices = \"prices.json\"",
+        ),
+    )
+    .unwrap();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("hc")
+            && err.contains("\"sim/hc\"")
+            && err.contains("cache_read_input_token_cost")
+            && err.contains("batch_retry"),
+        "{err}"
+    );
+    assert_eq!(server.get("/batch-stats")["batches"], 0);
+    assert_eq!(server.stats()["requests"], 0);
+}
