@@ -19,7 +19,11 @@
 //!   model's direct [`baton_http::HttpProvider`], so it is priced and stored as a direct
 //!   one would be. Items are named by their request's fingerprint, and every submitted
 //!   batch is recorded in a [`BatchJournal`] before it is polled, so a resumed process
-//!   polls the batches it finds there instead of submitting their items again.
+//!   polls the batches it finds there instead of submitting their items again. A failed,
+//!   expired or cancelled item goes back to the caller as a retryable error; its retry
+//!   joins a later round or, under [`baton_models::BatchRetry::Direct`]
+//!   ([`BatchOptions::retry`]), is one request to the direct provider, whose reply has
+//!   no batch id (so the model prices it at the direct rates).
 //! * [`BatchProviders`] is the run's factory for HTTP models: direct providers, and for a
 //!   model with `batch = true` its direct provider wrapped in a [`BatchingProvider`]
 //!   whose [`BatchJournal`] the runner gives it (the store's `batches` table).
@@ -28,8 +32,9 @@
 //!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
 //!
 //! What this crate does not do: decide what goes in a batch, store results or price them
-//! (the runner and the store do), or retry (a failed or expired item is returned as such;
-//! the caller retries it in a later round or directly).
+//! (the runner and the store do), or decide when to retry (a failed or expired item is
+//! returned as a retryable error; the [`baton_models::Model`]'s retry loop asks again, and
+//! the provider only chooses where that attempt goes).
 //!
 //! Known gap: a crash between a batch's creation and its journal write leaves a batch the
 //! journal does not know; a resume submits its items again under new ids (billed twice
