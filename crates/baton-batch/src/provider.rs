@@ -620,8 +620,11 @@ impl Provider for BatchingProvider {
         self.direct.classify(error)
     }
 
-    fn abandonable(&self) -> bool {
-        true
+    fn abandonable(&self, request: &Request) -> bool {
+        // a direct retry is an ordinary direct call: billed once answered, so it is
+        // waited for
+        let state = Self::lock(&self.state);
+        !matches!(state.direct.get(&request.fingerprint()), Some(n) if *n > 0)
     }
 
     fn acknowledge(&self, batch_id: &str) {

@@ -404,7 +404,7 @@ impl Model {
                 // latency is the call's own time, not the wait for a slot or a bucket
                 let started = Instant::now();
                 let result = match &self.interrupt {
-                    Some(stop) if self.provider.abandonable() => {
+                    Some(stop) if self.provider.abandonable(&request) => {
                         tokio::select! {
                             r = self.provider.generate(&request) => r,
                             () = stop.fired() => {

@@ -279,8 +279,10 @@ pub trait Provider: Send + Sync + 'static {
     /// Whether a call may be abandoned when the run is stopped (Ctrl-C): true for a
     /// batching provider, whose request is journaled and keeps running at the provider,
     /// so a resume collects its reply. A direct call is never abandoned, since its
-    /// reply is billed (the default).
-    fn abandonable(&self) -> bool {
+    /// reply is billed (the default); nor is a batching provider's attempt of `request`
+    /// that it sends directly (a failed item's direct retry).
+    fn abandonable(&self, request: &Request) -> bool {
+        let _ = request;
         false
     }
 }
