@@ -79,23 +79,7 @@ pairs = [["lc", "hc"]]
     printer.line(
         "agent study benchmark: agent-sample, sim/lc and sim/hc, 2 anchors + 7 percentiles × 5 interfaces × 2 directions, forked prefixes",
     )?;
-    let exe = std::env::current_exe().context("cannot find the baton executable")?;
-    let started = Instant::now();
-    let child = Command::new(&exe)
-        .args(["run", "bench.toml", "--out", "run", "--quiet"])
-        .current_dir(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("cannot start baton run")?;
-    let usage = watch(child)?;
-    let wall = started.elapsed();
-    if !usage.success {
-        bail!(
-            "the benchmark's run failed (see above); its store is in {}",
-            out.display()
-        );
-    }
+    let (usage, wall) = run_child(out, "bench.toml", "run")?;
     let db = out.join("run").join(baton_runner::STORE_FILE);
     let reader = baton_store::Reader::open(&db)?;
     let rows = reader.agent_episodes()?;
@@ -160,24 +144,8 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
         args.tasks, server.base_url, args.latency_ms
     ))?;
 
-    let started = Instant::now();
-    let child = Command::new(&exe)
-        .args(["run", "bench.toml", "--out", "run", "--quiet"])
-        .current_dir(out)
-        .env(KEY_ENV, "sim-server-ignores-this")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("cannot start baton run")?;
-    let usage = watch(child)?;
-    let wall = started.elapsed();
+    let (usage, wall) = run_child(out, "bench.toml", "run")?;
     drop(server);
-    if !usage.success {
-        bail!(
-            "the benchmark's run failed (see above); its store is in {}",
-            out.display()
-        );
-    }
 
     let store = baton_store::Reader::open(&out.join("run").join(baton_runner::STORE_FILE))?;
     let per_model = store.call_count_by_model()?;
@@ -307,6 +275,30 @@ impl Drop for Server {
     }
 }
 
+/// Run `baton run FILE --out RUN --quiet` in `out` as a child, as a user would, and
+/// return what it used and its wall time; a failed run is an error naming the folder.
+fn run_child(out: &Path, file: &str, run: &str) -> Result<(Usage, Duration)> {
+    let exe = std::env::current_exe().context("cannot find the baton executable")?;
+    let started = Instant::now();
+    let child = Command::new(&exe)
+        .args(["run", file, "--out", run, "--quiet"])
+        .current_dir(out)
+        .env(KEY_ENV, "sim-server-ignores-this")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start baton run")?;
+    let usage = watch(child)?;
+    let wall = started.elapsed();
+    if !usage.success {
+        bail!(
+            "the benchmark's {run} run failed (see above); its store is in {}",
+            out.join(run).display()
+        );
+    }
+    Ok((usage, wall))
+}
+
 /// What the run used, read from `/proc` while it ran and, once it exited, from its
 /// not yet reaped entry (a zombie keeps its CPU times).
 struct Usage {
@@ -394,22 +386,7 @@ fn batch(args: BatchBenchArgs, printer: &Printer) -> Result<Outcome> {
         let file = format!("{name}.toml");
         std::fs::write(out.join(&file), spec)
             .with_context(|| format!("cannot write {}", out.join(&file).display()))?;
-        let started = Instant::now();
-        let child = Command::new(&exe)
-            .args(["run", &file, "--out", name, "--quiet"])
-            .current_dir(out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start baton run")?;
-        let usage = watch(child)?;
-        let wall = started.elapsed();
-        if !usage.success {
-            bail!(
-                "the benchmark's {name} run failed (see above); its store is in {}",
-                out.display()
-            );
-        }
+        let (usage, wall) = run_child(out, &file, name)?;
         let reader = baton_store::Reader::open(&out.join(name).join(baton_runner::STORE_FILE))?;
         Ok((usage, wall, reader))
     };
