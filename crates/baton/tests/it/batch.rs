@@ -71,6 +71,15 @@ fn count(db: &Path, sql: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// Write [`experiment`] as the folder's `exp.toml`.
+fn write_experiment(dir: &Path, base_url: &str, batch: bool, price_override: &str) {
+    std::fs::write(
+        dir.join("exp.toml"),
+        experiment(base_url, batch, price_override),
+    )
+    .unwrap();
+}
+
 fn run(dir: &Path, out: &str, extra: &[&str]) {
     let mut args = vec!["run", "exp.toml", "--out", out, "--quiet"];
     args.extend_from_slice(extra);
@@ -83,20 +92,12 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
     let dir = tempfile::tempdir().unwrap();
     // Each run gets a fresh server, so neither inherits the other's prompt cache.
     let direct_server = SimServer::start(&[]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&direct_server.base_url, false, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &direct_server.base_url, false, "");
     run(dir.path(), "direct", &[]);
     let direct_db = dir.path().join("direct/results.sqlite");
 
     let server = SimServer::start(&["--batch-turnaround-ms", "60"]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, false, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &server.base_url, false, "");
     // `--batch` turns every model's batching on
     run(dir.path(), "batched", &["--batch"]);
     let db = dir.path().join("batched/results.sqlite");
@@ -238,11 +239,12 @@ fn a_batched_model_without_batch_rates_is_refused_before_anything_is_submitted()
         r#"{"sim/hc": {"input_cost_per_token": 4e-06, "output_cost_per_token": 2e-05}}"#,
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, true, "prices = \"prices.json\""),
-    )
-    .unwrap();
+    write_experiment(
+        dir.path(),
+        &server.base_url,
+        true,
+        "prices = \"prices.json\"",
+    );
     let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
@@ -260,21 +262,13 @@ fn a_batched_model_without_batch_rates_is_refused_before_anything_is_submitted()
 fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an_item_twice() {
     let dir = tempfile::tempdir().unwrap();
     let clean_server = SimServer::start(&["--batch-turnaround-ms", "60"]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&clean_server.base_url, true, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &clean_server.base_url, true, "");
     run(dir.path(), "clean", &[]);
     let clean_db = dir.path().join("clean/results.sqlite");
 
     // Batches take 1.5 s here, so every kill lands while one is pending.
     let server = SimServer::start(&["--batch-turnaround-ms", "1500"]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, true, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &server.base_url, true, "");
     let db = dir.path().join("killed/results.sqlite");
     let pending = "SELECT count(*) FROM batches WHERE finished_at IS NULL";
     for (round, calls_at_least) in [0, 12, 30].into_iter().enumerate() {
@@ -393,21 +387,18 @@ fn direct_rate_cost(model: &str, uncached: i64, read: i64, write: i64, output: i
 fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_rates() {
     let dir = tempfile::tempdir().unwrap();
     let direct_server = SimServer::start(&[]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&direct_server.base_url, false, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &direct_server.base_url, false, "");
     run(dir.path(), "direct", &[]);
     let direct_db = dir.path().join("direct/results.sqlite");
 
     let fail = ["--batch-turnaround-ms", "60", "--batch-fail-rate", "0.3"];
     let server = SimServer::start(&fail);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, true, "batch_retry = \"direct\""),
-    )
-    .unwrap();
+    write_experiment(
+        dir.path(),
+        &server.base_url,
+        true,
+        "batch_retry = \"direct\"",
+    );
     run(dir.path(), "retried", &[]);
     let db = dir.path().join("retried/results.sqlite");
 
@@ -463,11 +454,7 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
 
     // The default retries failed items in later rounds: no direct request at all.
     let server = SimServer::start(&fail);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, true, ""),
-    )
-    .unwrap();
+    write_experiment(dir.path(), &server.base_url, true, "");
     run(dir.path(), "rounds", &[]);
     let db = dir.path().join("rounds/results.sqlite");
     let batch_stats = server.get("/batch-stats");
@@ -492,11 +479,12 @@ fn batch_retry_is_checked_before_anything_is_submitted() {
     let dir = tempfile::tempdir().unwrap();
     let server = SimServer::start(&[]);
     // an unknown value names the file and the key
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, true, "batch_retry = \"later\""),
-    )
-    .unwrap();
+    write_experiment(
+        dir.path(),
+        &server.base_url,
+        true,
+        "batch_retry = \"later\"",
+    );
     let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
@@ -514,15 +502,12 @@ fn batch_retry_is_checked_before_anything_is_submitted() {
             "cache_read_input_token_cost_batches": 2e-07}}"#,
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(
-            &server.base_url,
-            true,
-            "batch_retry = \"direct\"\nprices = \"prices.json\"",
-        ),
-    )
-    .unwrap();
+    write_experiment(
+        dir.path(),
+        &server.base_url,
+        true,
+        "batch_retry = \"direct\"\nprices = \"prices.json\"",
+    );
     let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
