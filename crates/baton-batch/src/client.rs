@@ -1,5 +1,6 @@
 //! The client side of both batch APIs.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use baton_http::{ApiKey, MAX_BODY_BYTES};
@@ -14,6 +15,16 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 const MAX_CONTROL_BYTES: usize = 1 << 20;
 /// Bytes of one result line that are read: a direct body's cap plus the wrapper.
 const MAX_LINE_BYTES: usize = MAX_BODY_BYTES + (64 << 10);
+/// The key of OpenAI's batch `metadata` under which a batch carries baton's submission
+/// token, so a resume can find it.
+pub const SUBMISSION_KEY: &str = "baton_submission";
+/// How much earlier than a submission started (by this machine's clock) its batch may
+/// say it was created: the allowance for the two clocks disagreeing.
+const CLOCK_SKEW_SECS: i64 = 15 * 60;
+/// Batches per page of a list request (both APIs take 100).
+const LIST_PAGE: &str = "100";
+/// Pages of the batch list read when looking for a submission's batch.
+const MAX_LIST_PAGES: usize = 100;
 
 /// A client for one provider's batch API at one base URL (`…/v1`).
 #[derive(Debug, Clone)]
@@ -56,8 +67,9 @@ impl BatchClient {
     }
 
     /// Submits one batch and gives its id. Ids are checked first; the items must fit the
-    /// API's limits (see [`crate::split`]).
-    pub async fn submit(&self, items: &[BatchItem]) -> Result<String, BatchError> {
+    /// API's limits (see [`crate::split`]). `token` names the submission: an OpenAI
+    /// batch carries it in its `metadata` ([`SUBMISSION_KEY`]), for [`Self::find`].
+    pub async fn submit(&self, items: &[BatchItem], token: &str) -> Result<String, BatchError> {
         for item in items {
             check_custom_id(&item.custom_id)?;
         }
@@ -103,6 +115,7 @@ impl BatchClient {
                     "input_file_id": file_id,
                     "endpoint": self.api.endpoint(),
                     "completion_window": "24h",
+                    "metadata": {SUBMISSION_KEY: token},
                 });
                 self.send_json(self.http.post(&url).json(&body), &url)
                     .await?
@@ -110,6 +123,97 @@ impl BatchClient {
         };
         let url = self.batches_url();
         string_field(&batch, "id", &url)
+    }
+
+    /// The batch a submission made, if the provider has one, for a process that does
+    /// not know whether its create request got through (it was killed, or the request
+    /// failed without an answer). `items` is how many requests it held, `since_unix`
+    /// when it started (this machine's clock), and `known` the batches already
+    /// accounted for, which are never taken.
+    ///
+    /// OpenAI: the batch whose `metadata` carries `token`. Anthropic's batches carry no
+    /// metadata: the oldest batch with `items` requests created since the submission
+    /// started, less [`CLOCK_SKEW_SECS`], that is not in `known`. Its results name their
+    /// items, so if it was another client's, none of them matches and the items are
+    /// retried; nothing is ever delivered to the wrong call.
+    ///
+    /// Both lists run newest first; the search stops at the first batch older than the
+    /// submission, and fails rather than guess after [`MAX_LIST_PAGES`] pages.
+    pub async fn find(
+        &self,
+        token: &str,
+        items: u64,
+        since_unix: i64,
+        known: &HashSet<String>,
+    ) -> Result<Option<String>, BatchError> {
+        let url = self.batches_url();
+        let cutoff = since_unix - CLOCK_SKEW_SECS;
+        let cursor = match self.api {
+            BatchApi::Anthropic => "after_id",
+            BatchApi::OpenAiChat | BatchApi::OpenAiResponses => "after",
+        };
+        let mut after: Option<String> = None;
+        let mut candidate: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let mut query = vec![("limit", LIST_PAGE.to_owned())];
+            if let Some(id) = &after {
+                query.push((cursor, id.clone()));
+            }
+            let page = self
+                .send_json(self.http.get(&url).query(&query), &url)
+                .await?;
+            let Some(data) = page.get("data").and_then(Value::as_array) else {
+                return Err(protocol(&url, "a batch list without \"data\"".into()));
+            };
+            let mut older = false;
+            for batch in data {
+                let id = string_field(batch, "id", &url)?;
+                let created = created_unix(self.api, batch, &url)?;
+                if created < cutoff {
+                    older = true;
+                    continue;
+                }
+                let ours = match self.api {
+                    BatchApi::Anthropic => {
+                        let total: u64 =
+                            ["processing", "succeeded", "errored", "canceled", "expired"]
+                                .iter()
+                                .map(|k| count(batch, &format!("/request_counts/{k}")))
+                                .sum();
+                        total == items && !known.contains(&id)
+                    }
+                    BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
+                        batch.pointer(&format!("/metadata/{SUBMISSION_KEY}"))
+                            == Some(&Value::from(token))
+                    }
+                };
+                if !ours {
+                    continue;
+                }
+                if self.api != BatchApi::Anthropic {
+                    return Ok(Some(id));
+                }
+                // Newest first: the last match seen is the oldest.
+                candidate = Some(id);
+            }
+            let more = page.get("has_more").and_then(Value::as_bool) == Some(true);
+            let last = page
+                .get("last_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            match last {
+                Some(last) if more && !older && after.as_ref() != Some(&last) => {
+                    after = Some(last);
+                }
+                _ => return Ok(candidate),
+            }
+        }
+        Err(protocol(
+            &url,
+            format!(
+                "looked through {MAX_LIST_PAGES} pages of batches without reaching the submission's start; cannot tell whether submission {token} made a batch"
+            ),
+        ))
     }
 
     /// Where batch `id` stands.
@@ -362,6 +466,25 @@ fn string_field(value: &Value, field: &str, url: &str) -> Result<String, BatchEr
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| protocol(url, format!("no string {field:?}")))
+}
+
+/// When a listed batch was created, in Unix seconds (OpenAI: a number; Anthropic: an
+/// RFC 3339 time).
+fn created_unix(api: BatchApi, batch: &Value, url: &str) -> Result<i64, BatchError> {
+    let created = batch.get("created_at");
+    let seconds = match api {
+        BatchApi::Anthropic => created
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.as_second()),
+        BatchApi::OpenAiChat | BatchApi::OpenAiResponses => created.and_then(Value::as_i64),
+    };
+    seconds.ok_or_else(|| {
+        protocol(
+            url,
+            "a listed batch without a readable \"created_at\"".into(),
+        )
+    })
 }
 
 fn count(value: &Value, pointer: &str) -> u64 {

@@ -36,11 +36,19 @@
 //! returned as a retryable error; the [`baton_models::Model`]'s retry loop asks again, and
 //! the provider only chooses where that attempt goes).
 //!
-//! Known gap: a crash between a batch's creation and its journal write leaves a batch the
-//! journal does not know; a resume submits its items again under new ids (billed twice
-//! if both batches run). The window is one HTTP round trip plus one store commit.
-//! OpenAI's batch `metadata` could tag rounds so a resume finds such a batch; Anthropic's
-//! Message Batches have no metadata, so for them only the journal can tell.
+//! Every batch is journaled twice: as a submission, under a random token, before its
+//! create request, and with its id once the provider answered. A process killed in
+//! between (or a create request that failed without a clear answer: no response, an
+//! unreadable one, a 5xx) leaves the submission in doubt, and before any of its items
+//! goes out again the provider is asked for it ([`BatchClient::find`]): OpenAI's batch
+//! carries the token in its `metadata`; Anthropic's Message Batches have no metadata,
+//! so the batch taken is the oldest one of the same size created since the submission
+//! started that the store does not know. A batch found is polled like any other; a
+//! submission with none is recorded as not created, and its items are sent under new
+//! ids. Left open for Anthropic: another client on the same key creating a batch of the
+//! same size in that window could be taken instead; its results name none of baton's
+//! items, so they are retried (delivered to no wrong call), but baton's own batch, if
+//! it was made, is then paid for and not used.
 //!
 //! Second known gap: a resume matches a pending item to a call by the request's
 //! fingerprint. Two byte-identical requests in one run (independent prefixes make an

@@ -8,7 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use baton_http::HttpProvider;
 use baton_models::{
-    BatchJournal, BatchRetry, JournalBatch, Provider, ProviderError, RetryDecision, TokenClasses,
+    BatchJournal, BatchRetry, InDoubtBatch, JournalBatch, Provider, ProviderError, RetryDecision,
+    TokenClasses,
 };
 use baton_models::{Request, Response};
 use tokio::sync::{OnceCell, oneshot};
@@ -19,6 +20,7 @@ use crate::{BatchClient, BatchError, BatchItem, Limits, Outcome, split};
 #[derive(Debug, Default)]
 pub struct MemoryJournal {
     batches: Mutex<Vec<JournalBatch>>,
+    submissions: Mutex<Vec<(InDoubtBatch, Option<Option<String>>)>>,
 }
 
 impl MemoryJournal {
@@ -31,11 +33,58 @@ impl MemoryJournal {
             .map(|b| (b.batch_id.clone(), b.custom_ids.clone()))
             .collect()
     }
+
+    /// Every submission: its token and, once settled, the batch it made (`None`: none).
+    pub fn submissions(&self) -> Vec<(String, Option<Option<String>>)> {
+        let submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
+        submissions
+            .iter()
+            .map(|(s, settled)| (s.token.clone(), settled.clone()))
+            .collect()
+    }
+
+    fn settle(&self, token: &str, batch_id: Option<&str>) -> Result<(), String> {
+        let mut submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
+        match submissions
+            .iter_mut()
+            .find(|(s, settled)| s.token == token && settled.is_none())
+        {
+            Some((_, settled)) => {
+                *settled = Some(batch_id.map(str::to_owned));
+                Ok(())
+            }
+            None => Err(format!(
+                "submission {token} is not journaled or already settled"
+            )),
+        }
+    }
 }
 
 #[async_trait]
 impl BatchJournal for MemoryJournal {
-    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String> {
+    async fn submitting(&self, token: &str, custom_ids: &[String]) -> Result<(), String> {
+        let started_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
+        submissions.push((
+            InDoubtBatch {
+                token: token.to_owned(),
+                custom_ids: custom_ids.to_vec(),
+                started_unix,
+            },
+            None,
+        ));
+        Ok(())
+    }
+
+    async fn submitted(
+        &self,
+        token: &str,
+        batch_id: &str,
+        custom_ids: &[String],
+    ) -> Result<(), String> {
+        self.settle(token, Some(batch_id))?;
         let mut batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
         batches.push(JournalBatch {
             batch_id: batch_id.to_owned(),
@@ -43,6 +92,10 @@ impl BatchJournal for MemoryJournal {
             finished: false,
         });
         Ok(())
+    }
+
+    async fn not_created(&self, token: &str) -> Result<(), String> {
+        self.settle(token, None)
     }
 
     async fn finished(&self, batch_id: &str) -> Result<(), String> {
@@ -59,6 +112,20 @@ impl BatchJournal for MemoryJournal {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone())
+    }
+
+    async fn in_doubt(&self) -> Result<Vec<InDoubtBatch>, String> {
+        let submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(submissions
+            .iter()
+            .filter(|(_, settled)| settled.is_none())
+            .map(|(s, _)| s.clone())
+            .collect())
+    }
+
+    async fn known_batch_ids(&self) -> Result<Vec<String>, String> {
+        let batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(batches.iter().map(|b| b.batch_id.clone()).collect())
     }
 }
 
@@ -135,6 +202,18 @@ impl State {
         }
     }
 
+    /// Ids never to be used again (their submission made no batch).
+    fn reserve(&mut self, ids: &[String]) {
+        for id in ids {
+            if let Some((fingerprint, n)) = id.rsplit_once('-')
+                && let Ok(n) = n.parse::<u32>()
+            {
+                let next = self.next.entry(fingerprint.to_owned()).or_default();
+                *next = (*next).max(n.saturating_add(1));
+            }
+        }
+    }
+
     /// Whether any item of `batch_id` is still unclaimed.
     fn unclaimed(&self, batch_id: &str) -> bool {
         self.resumed
@@ -199,18 +278,75 @@ impl BatchingProvider {
         state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reads the journal once, before the first call is queued.
+    /// Reads the journal once, before the first call is queued, after settling the
+    /// submissions an earlier process left in doubt.
     async fn load(&self) -> Result<(), ProviderError> {
         self.loaded
             .get_or_try_init(|| async {
+                let reserved = self.settle_in_doubt().await?;
                 let batches = self.journal.batches().await.map_err(|e| {
                     ProviderError::Config(format!("the batch journal could not be read: {e}"))
                 })?;
-                Self::lock(&self.state).load(batches);
+                let mut state = Self::lock(&self.state);
+                state.load(batches);
+                state.reserve(&reserved);
                 Ok(())
             })
             .await
             .map(|_| ())
+    }
+
+    /// Settles every submission an earlier process journaled and never settled: the
+    /// batch the provider made for it is recorded as submitted (and then polled like
+    /// any unfinished batch); one it did not make is recorded as not created, and its
+    /// items' ids are returned so that none is used again. Until the provider can be
+    /// asked, no call goes out (a retryable error: the model's retries ask again).
+    async fn settle_in_doubt(&self) -> Result<Vec<String>, ProviderError> {
+        let journal_error = |e: String| {
+            ProviderError::Config(format!(
+                "the batch journal could not be read or written: {e}"
+            ))
+        };
+        let in_doubt = self.journal.in_doubt().await.map_err(journal_error)?;
+        if in_doubt.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut known: HashSet<String> = self
+            .journal
+            .known_batch_ids()
+            .await
+            .map_err(journal_error)?
+            .into_iter()
+            .collect();
+        let mut reserved = Vec::new();
+        for submission in in_doubt {
+            let found = find_batch(&self.client, &self.options, &submission, &known)
+                .await
+                .map_err(|e| {
+                    ProviderError::Connection(format!(
+                        "batch submission {}: cannot tell whether the provider made its batch ({e}); none of its items is sent again until it can",
+                        submission.token
+                    ))
+                })?;
+            match found {
+                Some(batch_id) => {
+                    tracing::info!(batch = %batch_id, submission = %submission.token, "found the batch of a submission left in doubt");
+                    self.journal
+                        .submitted(&submission.token, &batch_id, &submission.custom_ids)
+                        .await
+                        .map_err(journal_error)?;
+                    known.insert(batch_id);
+                }
+                None => {
+                    self.journal
+                        .not_created(&submission.token)
+                        .await
+                        .map_err(journal_error)?;
+                    reserved.extend(submission.custom_ids);
+                }
+            }
+        }
+        Ok(reserved)
     }
 
     fn enqueue(&self, request: &Request, waiter: Waiter) {
@@ -435,44 +571,175 @@ async fn submit_round(
             .iter()
             .filter_map(|id| waiters.remove(id).map(|w| (id.clone(), w)))
             .collect();
-        match client.submit(&batch).await {
-            Ok(batch_id) => {
-                if let Err(e) = journal.submitted(&batch_id, &ids).await {
-                    // Not recorded: a resume would not know it. Stop before polling, and
-                    // say which batch is left running.
-                    let error = ProviderError::Config(format!(
-                        "batch {batch_id} was submitted but could not be recorded ({e}); cancel it or wait for it before resuming"
-                    ));
-                    for (_, waiter) in batch_waiters {
-                        let _ = waiter.send(Err(error.clone()));
-                    }
-                    continue;
-                }
-                tracing::info!(batch = %batch_id, items = ids.len(), "batch submitted");
-                let client = client.clone();
-                let journal = Arc::clone(&journal);
-                let shared = Arc::clone(shared);
-                let options = *options;
-                polls.push(tokio::spawn(async move {
-                    let end = Ending {
-                        shared: &shared,
-                        journal: &journal,
-                        finish: true,
-                    };
-                    poll_and_deliver(&client, &end, &options, &batch_id, batch_waiters).await;
-                }));
-            }
-            Err(e) => {
-                let error = batch_error(&e);
+        let batch_id = match create(client, journal.as_ref(), options, &batch, &ids).await {
+            Ok(batch_id) => batch_id,
+            Err(error) => {
                 for (_, waiter) in batch_waiters {
                     let _ = waiter.send(Err(error.clone()));
                 }
+                continue;
             }
-        }
+        };
+        tracing::info!(batch = %batch_id, items = ids.len(), "batch submitted");
+        let client = client.clone();
+        let journal = Arc::clone(&journal);
+        let shared = Arc::clone(shared);
+        let options = *options;
+        polls.push(tokio::spawn(async move {
+            let end = Ending {
+                shared: &shared,
+                journal: &journal,
+                finish: true,
+            };
+            poll_and_deliver(&client, &end, &options, &batch_id, batch_waiters).await;
+        }));
     }
     for poll in polls {
         let _ = poll.await;
     }
+}
+
+/// Creates one batch, journaled on both sides of the create request: as a submission
+/// before it, with its id after, so a process killed in between leaves a submission a
+/// resume settles ([`BatchingProvider::settle_in_doubt`]). When the request fails
+/// without a clear answer (no response, an unreadable one, a server error), the
+/// provider may have made the batch anyway, so it is looked up by its token before
+/// its items may go out again.
+async fn create(
+    client: &BatchClient,
+    journal: &dyn BatchJournal,
+    options: &BatchOptions,
+    batch: &[BatchItem],
+    ids: &[String],
+) -> Result<String, ProviderError> {
+    let token = submission_token(ids);
+    let started_unix = now_unix();
+    journal.submitting(&token, ids).await.map_err(|e| {
+        ProviderError::Config(format!(
+            "a batch of {} items could not be journaled before its submission ({e}); nothing was sent",
+            ids.len()
+        ))
+    })?;
+    let token_ref = token.as_str();
+    let not_created = |error: ProviderError| async move {
+        if let Err(e) = journal.not_created(token_ref).await {
+            tracing::warn!(submission = %token_ref, "could not record a batch as not created: {e}");
+        }
+        error
+    };
+    let batch_id = match client.submit(batch, &token).await {
+        Ok(batch_id) => batch_id,
+        Err(e) if !unanswered(&e) => return Err(not_created(batch_error(&e)).await),
+        Err(e) => {
+            tracing::warn!(submission = %token, "creating a batch got no clear answer, looking for it: {e}");
+            let submission = InDoubtBatch {
+                token: token.clone(),
+                custom_ids: ids.to_vec(),
+                started_unix,
+            };
+            let known: HashSet<String> = journal
+                .known_batch_ids()
+                .await
+                .map_err(|j| {
+                    ProviderError::Config(format!("the batch journal could not be read: {j}"))
+                })?
+                .into_iter()
+                .collect();
+            match find_batch(client, options, &submission, &known).await {
+                Ok(Some(batch_id)) => batch_id,
+                Ok(None) => return Err(not_created(batch_error(&e)).await),
+                Err(f) => {
+                    return Err(ProviderError::Config(format!(
+                        "batch submission {token}: creating it failed ({e}) and the provider could not be asked whether it made the batch ({f}); resume the run once it answers (the resume looks again before sending any of its items)"
+                    )));
+                }
+            }
+        }
+    };
+    journal
+        .submitted(&token, &batch_id, ids)
+        .await
+        .map_err(|e| {
+            // Not recorded: a resume settles the submission by asking the provider.
+            ProviderError::Config(format!(
+                "batch {batch_id} was submitted but could not be recorded ({e}); resume the run to collect it"
+            ))
+        })?;
+    Ok(batch_id)
+}
+
+/// Whether a failed create request may still have made its batch: no answer, an
+/// unreadable one, or a server error. A refusal (4xx) or a bad item made none.
+fn unanswered(error: &BatchError) -> bool {
+    match error {
+        BatchError::Http { .. } | BatchError::Protocol { .. } => true,
+        BatchError::Status { status, .. } => *status >= 500,
+        BatchError::InvalidId { .. } | BatchError::TooLarge { .. } => false,
+    }
+}
+
+/// Looks a submission's batch up at the provider ([`BatchClient::find`]), trying again
+/// with backoff when the provider does not answer.
+async fn find_batch(
+    client: &BatchClient,
+    options: &BatchOptions,
+    submission: &InDoubtBatch,
+    known: &HashSet<String>,
+) -> Result<Option<String>, BatchError> {
+    let mut wait = options.poll_min;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let found = client
+            .find(
+                &submission.token,
+                submission.custom_ids.len() as u64,
+                submission.started_unix,
+                known,
+            )
+            .await;
+        match found {
+            Err(e) if tries < RESULT_TRIES => {
+                tracing::warn!(submission = %submission.token, "looking for a batch failed, trying again: {e}");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(options.poll_max);
+            }
+            found => return found,
+        }
+    }
+}
+
+/// A token no other submission has: the sha256 of the batch's first item id, its size,
+/// the time in nanoseconds, the process id and a counter, cut to 32 hex digits.
+fn submission_token(ids: &[String]) -> String {
+    use sha2::Digest as _;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let digest = sha2::Sha256::new()
+        .chain_update(ids.first().map_or("", String::as_str))
+        .chain_update(ids.len().to_le_bytes())
+        .chain_update(nanos.to_le_bytes())
+        .chain_update(std::process::id().to_le_bytes())
+        .chain_update(
+            COUNTER
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_le_bytes(),
+        )
+        .finalize();
+    let mut hex = String::with_capacity(32);
+    for b in &digest[..16] {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Where a polled batch's results go besides its waiters.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -31,6 +31,9 @@ pub struct ServiceConfig {
     pub expire_rate: f64,
     /// Seed for the draws above.
     pub seed: u64,
+    /// How long a create request waits for its answer after the batch was made, like a
+    /// slow gateway: the window in which a client that dies has a batch it never heard of.
+    pub create_latency: Duration,
 }
 
 impl Default for ServiceConfig {
@@ -40,6 +43,7 @@ impl Default for ServiceConfig {
             fail_rate: 0.0,
             expire_rate: 0.0,
             seed: 0,
+            create_latency: Duration::ZERO,
         }
     }
 }
@@ -66,6 +70,8 @@ struct Batch {
     /// Filled when the batch ends (on the first look after its turnaround or cancel).
     results: Option<Vec<(String, Outcome)>>,
     input_file_id: Option<String>,
+    /// OpenAI's `metadata` (an object of strings), as created.
+    metadata: Option<Value>,
 }
 
 #[derive(Default)]
@@ -112,8 +118,9 @@ impl BatchService {
     }
 
     /// The routes: OpenAI's `POST /v1/files`, `GET /v1/files/{id}/content`,
-    /// `POST /v1/batches`, `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, and
-    /// Anthropic's `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
+    /// `POST` and `GET /v1/batches` (create, list), `GET /v1/batches/{id}`,
+    /// `POST /v1/batches/{id}/cancel`, and Anthropic's `POST` and
+    /// `GET /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
     /// `GET /v1/messages/batches/{id}/results`, `POST /v1/messages/batches/{id}/cancel`;
     /// and `GET /batch-stats`, [`ServiceStats`] as JSON (plus `resubmitted`: the ids
     /// submitted more than once), for tests that run the service in another process.
@@ -122,10 +129,13 @@ impl BatchService {
             .route("/batch-stats", get(stats))
             .route("/v1/files", post(upload))
             .route("/v1/files/{id}/content", get(file_content))
-            .route("/v1/batches", post(openai_create))
+            .route("/v1/batches", post(openai_create).get(openai_list))
             .route("/v1/batches/{id}", get(openai_get))
             .route("/v1/batches/{id}/cancel", post(openai_cancel))
-            .route("/v1/messages/batches", post(anthropic_create))
+            .route(
+                "/v1/messages/batches",
+                post(anthropic_create).get(anthropic_list),
+            )
             .route("/v1/messages/batches/{id}", get(anthropic_get))
             .route("/v1/messages/batches/{id}/results", get(anthropic_results))
             .route("/v1/messages/batches/{id}/cancel", post(anthropic_cancel))
@@ -160,6 +170,7 @@ impl BatchService {
         api: BatchApi,
         items: Vec<(String, Value)>,
         input_file_id: Option<String>,
+        metadata: Option<Value>,
     ) -> String {
         let id = self.id(if api == BatchApi::Anthropic {
             "msgbatch"
@@ -182,6 +193,7 @@ impl BatchService {
                 cancelled: false,
                 results: None,
                 input_file_id,
+                metadata,
             },
         );
         id
@@ -268,6 +280,7 @@ impl BatchService {
             "output_file_id": ended.then(|| format!("file-out-{id}")),
             "error_file_id": ended.then(|| format!("file-err-{id}")),
             "request_counts": {"total": total, "completed": completed, "failed": failed},
+            "metadata": batch.metadata,
             "errors": null,
         }))
     }
@@ -305,6 +318,45 @@ impl BatchService {
             "request_counts": counts,
             "results_url": ended.then(|| format!("/v1/messages/batches/{id}/results")),
         }))
+    }
+
+    /// One page of a batch list, newest first, as both APIs page it: up to `limit`
+    /// batches of `api` created before the batch `after` (from the newest when `None`).
+    fn list(&self, api: BatchApi, limit: usize, after: Option<&str>) -> Value {
+        let mut ids: Vec<String> = {
+            let inner = self.lock();
+            inner
+                .batches
+                .iter()
+                .filter(|(_, b)| (b.api == BatchApi::Anthropic) == (api == BatchApi::Anthropic))
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        // Ids count up, so the largest is the newest.
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let start = after.map_or(0, |after| {
+            ids.iter()
+                .position(|id| id.as_str() == after)
+                .map_or(ids.len(), |i| i + 1)
+        });
+        let page: Vec<&String> = ids.iter().skip(start).take(limit).collect();
+        let data: Vec<Value> = page
+            .iter()
+            .filter_map(|id| match api {
+                BatchApi::Anthropic => self.anthropic_object(id),
+                BatchApi::OpenAiChat | BatchApi::OpenAiResponses => self.openai_object(id),
+            })
+            .collect();
+        let mut list = json!({
+            "data": data,
+            "first_id": page.first(),
+            "last_id": page.last(),
+            "has_more": start + page.len() < ids.len(),
+        });
+        if api != BatchApi::Anthropic {
+            list["object"] = json!("list");
+        }
+        list
     }
 
     /// OpenAI's output (`errors = false`) or error file of an ended batch.
@@ -485,6 +537,22 @@ async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Valu
     let Some(file_id) = body.get("input_file_id").and_then(Value::as_str) else {
         return error(StatusCode::BAD_REQUEST, "input_file_id is required");
     };
+    let metadata = match body.get("metadata") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m))
+            if m.len() <= 16
+                && m.iter()
+                    .all(|(k, v)| k.len() <= 64 && v.as_str().is_some_and(|v| v.len() <= 512)) =>
+        {
+            Some(Value::Object(m.clone()))
+        }
+        Some(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "metadata: up to 16 keys of at most 64 characters, with string values of at most 512",
+            );
+        }
+    };
     let Some(file) = service.lock().files.get(file_id).cloned() else {
         return not_found(file_id);
     };
@@ -530,10 +598,52 @@ async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Valu
     if items.is_empty() {
         return error(StatusCode::BAD_REQUEST, "the input file has no requests");
     }
-    let id = service.create(api, items, Some(file_id.to_owned()));
+    let id = service.create(api, items, Some(file_id.to_owned()), metadata);
+    tokio::time::sleep(service.config.create_latency).await;
     service
         .openai_object(&id)
         .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
+}
+
+/// A list request's `limit` (1 to `max`, `default` when absent) and cursor.
+fn page_query(
+    query: &HashMap<String, String>,
+    cursor: &str,
+    default: usize,
+    max: usize,
+) -> Result<(usize, Option<String>), String> {
+    let limit = match query.get("limit") {
+        None => default,
+        Some(n) => match n.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) => n,
+            _ => return Err(format!("limit must be 1 to {max}")),
+        },
+    };
+    Ok((limit, query.get(cursor).cloned()))
+}
+
+async fn openai_list(
+    State(service): Shared,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    match page_query(&query, "after", 20, 100) {
+        Ok((limit, after)) => {
+            axum::Json(service.list(BatchApi::OpenAiChat, limit, after.as_deref())).into_response()
+        }
+        Err(message) => error(StatusCode::BAD_REQUEST, message),
+    }
+}
+
+async fn anthropic_list(
+    State(service): Shared,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    match page_query(&query, "after_id", 20, 1000) {
+        Ok((limit, after)) => {
+            axum::Json(service.list(BatchApi::Anthropic, limit, after.as_deref())).into_response()
+        }
+        Err(message) => error(StatusCode::BAD_REQUEST, message),
+    }
 }
 
 async fn openai_get(State(service): Shared, Path(id): Path<String>) -> Response {
@@ -584,7 +694,8 @@ async fn anthropic_create(State(service): Shared, axum::Json(body): axum::Json<V
             "requests: at least one is required",
         );
     }
-    let id = service.create(BatchApi::Anthropic, items, None);
+    let id = service.create(BatchApi::Anthropic, items, None, None);
+    tokio::time::sleep(service.config.create_latency).await;
     service
         .anthropic_object(&id)
         .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())

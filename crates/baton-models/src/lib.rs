@@ -45,8 +45,8 @@ pub use model::{
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
-    BatchJournal, BatchRetry, BatchSetup, GenerateConfig, JournalBatch, Provider, ProviderConfig,
-    ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
+    BatchJournal, BatchRetry, BatchSetup, GenerateConfig, InDoubtBatch, JournalBatch, Provider,
+    ProviderConfig, ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
     classify_default, redact_url_credentials,
 };
 pub use sim::{SimProvider, SimSettings};

@@ -338,17 +338,53 @@ pub struct JournalBatch {
     pub finished: bool,
 }
 
+/// A batch whose creation was started and never settled: the process stopped (or the
+/// create request failed in a way that leaves open whether the provider made it)
+/// between [`BatchJournal::submitting`] and [`BatchJournal::submitted`] or
+/// [`BatchJournal::not_created`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InDoubtBatch {
+    /// The submission token the create request carried.
+    pub token: String,
+    /// Its items' `custom_id`s.
+    pub custom_ids: Vec<String>,
+    /// When the submission started (Unix seconds, this machine's clock).
+    pub started_unix: i64,
+}
+
 /// Where one model's submitted batches are recorded, so that a resumed run polls them
 /// instead of submitting their items again. The store implements it for runs; every
 /// method is durable when it returns.
+///
+/// A batch is journaled twice: as a submission ([`submitting`](Self::submitting))
+/// before its create request goes out, and with its id once the provider made it
+/// ([`submitted`](Self::submitted)). A process killed between the two leaves the
+/// submission in doubt; a resume asks the provider whether a batch with that token
+/// exists before it submits any of those items again.
 #[async_trait]
 pub trait BatchJournal: Send + Sync {
-    /// A batch was created: its id and its items' ids. Called before it is polled.
-    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String>;
+    /// A batch is about to be created under `token` with these items.
+    async fn submitting(&self, token: &str, custom_ids: &[String]) -> Result<(), String>;
+    /// The batch of submission `token` was created: its id and its items' ids. Called
+    /// before it is polled; settles the submission.
+    async fn submitted(
+        &self,
+        token: &str,
+        batch_id: &str,
+        custom_ids: &[String],
+    ) -> Result<(), String>;
+    /// The batch of submission `token` was not created (the provider refused it, or a
+    /// resume found no such batch); settles the submission.
+    async fn not_created(&self, token: &str) -> Result<(), String>;
     /// Every item of the batch has been handed to its caller.
     async fn finished(&self, batch_id: &str) -> Result<(), String>;
     /// Every batch recorded for this model, in the order they were submitted.
     async fn batches(&self) -> Result<Vec<JournalBatch>, String>;
+    /// Submissions of this model that are neither submitted nor known not created.
+    async fn in_doubt(&self) -> Result<Vec<InDoubtBatch>, String>;
+    /// The id of every batch recorded where this journal writes, for any model: batches
+    /// the search for an in-doubt submission's batch must not take.
+    async fn known_batch_ids(&self) -> Result<Vec<String>, String>;
 }
 
 /// What a batched model's provider is built with ([`ProviderFactory::make_batched`]).

@@ -1,12 +1,13 @@
-//! The store as a batched model's [`BatchJournal`]: each submitted batch is committed
-//! to the `batches` table before it is polled, so a resumed run finds it.
+//! The store as a batched model's [`BatchJournal`]: each batch is committed to the
+//! `batch_submissions` table before its create request and to the `batches` table
+//! before it is polled, so a resumed run finds it, or asks the provider for it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_models::{BatchJournal, BatchRetry, JournalBatch};
-use baton_store::{NewBatch, Store};
+use baton_models::{BatchJournal, BatchRetry, InDoubtBatch, JournalBatch};
+use baton_store::{NewBatch, NewSubmission, Store};
 
 /// One model's batches in the run's store. The store opens after the models are built
 /// (setup checks every model and price first), so the journal holds a cell the runner
@@ -45,7 +46,24 @@ impl StoreJournal {
 
 #[async_trait]
 impl BatchJournal for StoreJournal {
-    async fn submitted(&self, batch_id: &str, custom_ids: &[String]) -> Result<(), String> {
+    async fn submitting(&self, token: &str, custom_ids: &[String]) -> Result<(), String> {
+        self.store()?
+            .batch_submitting(NewSubmission {
+                token: token.to_string(),
+                model: self.model.clone(),
+                api: self.api.clone(),
+                custom_ids: custom_ids.to_vec(),
+            })
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn submitted(
+        &self,
+        token: &str,
+        batch_id: &str,
+        custom_ids: &[String],
+    ) -> Result<(), String> {
         self.store()?
             .batch_submitted(NewBatch {
                 batch_id: batch_id.to_string(),
@@ -54,7 +72,15 @@ impl BatchJournal for StoreJournal {
                 custom_ids: custom_ids.to_vec(),
                 gather_ms: self.gather_ms,
                 retry: self.retry.as_str().to_string(),
+                submission: Some(token.to_string()),
             })
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn not_created(&self, token: &str) -> Result<(), String> {
+        self.store()?
+            .batch_not_created(token.to_string())
             .await
             .map_err(|e| e.to_string())
     }
@@ -80,5 +106,30 @@ impl BatchJournal for StoreJournal {
                 finished: r.finished_at.is_some(),
             })
             .collect())
+    }
+
+    async fn in_doubt(&self) -> Result<Vec<InDoubtBatch>, String> {
+        let rows = self
+            .store()?
+            .batches_in_doubt(self.model.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(rows
+            .into_iter()
+            .map(|r| InDoubtBatch {
+                token: r.submission.token,
+                custom_ids: r.submission.custom_ids,
+                started_unix: r.started_unix,
+            })
+            .collect())
+    }
+
+    async fn known_batch_ids(&self) -> Result<Vec<String>, String> {
+        let rows = self
+            .store()?
+            .all_batches()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(rows.into_iter().map(|r| r.batch.batch_id).collect())
     }
 }

@@ -1,6 +1,9 @@
 //! Provider batches: the `batches` table (schema version 8; `retry` since 9), the journal a batched
 //! model records each submitted batch in before it polls it, so that a resumed run
-//! polls the batches it finds instead of submitting their items again.
+//! polls the batches it finds instead of submitting their items again; and the
+//! `batch_submissions` table (version 10), where each batch is journaled before its
+//! create request, so a resume can tell a batch the provider made but the store never
+//! heard of from one that was never made.
 
 use rusqlite::{Connection, params};
 
@@ -25,6 +28,30 @@ pub struct NewBatch {
     /// Where its failed, expired or cancelled items were retried: `round` or `direct`
     /// (the experiment's `batch_retry`, a setting baton fills in; schema version 9).
     pub retry: String,
+    /// The submission it settles ([`NewSubmission::token`]), if it was journaled as one.
+    pub submission: Option<String>,
+}
+
+/// A batch about to be created, to store before its create request goes out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSubmission {
+    /// The random token the create request carries.
+    pub token: String,
+    /// The model's name in the experiment.
+    pub model: String,
+    /// The batch API.
+    pub api: String,
+    /// Its items' `custom_id`s.
+    pub custom_ids: Vec<String>,
+}
+
+/// A submission neither settled as created nor as not created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmissionRow {
+    /// The submission as it was written.
+    pub submission: NewSubmission,
+    /// When it started (Unix seconds).
+    pub started_unix: i64,
 }
 
 /// A stored batch.
@@ -39,11 +66,32 @@ pub struct BatchRow {
 }
 
 impl Store {
-    /// Record a submitted batch; durable when it returns. A batch id recorded twice is
-    /// refused.
+    /// Record a submitted batch (settling its submission, if it names one, in the same
+    /// transaction); durable when it returns. A batch id recorded twice is refused.
     pub async fn batch_submitted(&self, batch: NewBatch) -> Result<()> {
         self.ask(|tx| Command::BatchSubmitted(Box::new(batch), tx))
             .await
+    }
+
+    /// Record a batch about to be created; durable when it returns.
+    pub async fn batch_submitting(&self, submission: NewSubmission) -> Result<()> {
+        self.ask(|tx| Command::BatchSubmitting(Box::new(submission), tx))
+            .await
+    }
+
+    /// Record that the batch of submission `token` was not created.
+    pub async fn batch_not_created(&self, token: String) -> Result<()> {
+        self.ask(|tx| Command::BatchNotCreated(token, tx)).await
+    }
+
+    /// The batches of every model, in the order they were submitted.
+    pub async fn all_batches(&self) -> Result<Vec<BatchRow>> {
+        self.ask(|tx| Command::Batches(None, tx)).await
+    }
+
+    /// The unsettled submissions of one model, oldest first.
+    pub async fn batches_in_doubt(&self, model: String) -> Result<Vec<SubmissionRow>> {
+        self.ask(|tx| Command::BatchesInDoubt(model, tx)).await
     }
 
     /// Record that every item of a batch was handed to its call.
@@ -59,12 +107,30 @@ impl Store {
 
 impl Db {
     pub(crate) fn batch_submitted(&self, b: &NewBatch) -> Result<()> {
+        // The batch's row and its submission's settling commit together: a savepoint
+        // is its own transaction alone and nests inside a group commit.
+        let err = sqlite_err(&self.path);
+        self.conn
+            .execute_batch("SAVEPOINT batch_submitted")
+            .map_err(&err)?;
+        let written = self.insert_batch(b);
+        let end = if written.is_ok() {
+            "RELEASE batch_submitted"
+        } else {
+            "ROLLBACK TO batch_submitted; RELEASE batch_submitted"
+        };
+        self.conn.execute_batch(end).map_err(&err)?;
+        written
+    }
+
+    fn insert_batch(&self, b: &NewBatch) -> Result<()> {
         let ids = serde_json::to_string(&b.custom_ids).expect("a list of strings serializes");
         self.conn
             .execute(
                 &format!(
                     "INSERT INTO batches (batch_id, model, api, custom_ids, items, gather_ms,
-                     retry, submitted_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {NOW})"
+                     retry, submission, submitted_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {NOW})"
                 ),
                 params![
                     b.batch_id,
@@ -73,10 +139,54 @@ impl Db {
                     ids,
                     b.custom_ids.len() as i64,
                     i64::try_from(b.gather_ms).unwrap_or(i64::MAX),
-                    b.retry
+                    b.retry,
+                    b.submission
                 ],
             )
             .map_err(sqlite_err(&self.path))?;
+        if let Some(token) = &b.submission {
+            self.settle_submission(token, Some(&b.batch_id))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn batch_submitting(&self, s: &NewSubmission) -> Result<()> {
+        let ids = serde_json::to_string(&s.custom_ids).expect("a list of strings serializes");
+        let started_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        self.conn
+            .execute(
+                &format!(
+                    "INSERT INTO batch_submissions (token, model, api, custom_ids, started_at,
+                     started_unix) VALUES (?1, ?2, ?3, ?4, {NOW}, ?5)"
+                ),
+                params![s.token, s.model, s.api, ids, started_unix],
+            )
+            .map_err(sqlite_err(&self.path))?;
+        Ok(())
+    }
+
+    /// Settles submission `token` with the batch it made (`None`: none). Settling a
+    /// submission that is not journaled, or twice, is refused.
+    pub(crate) fn settle_submission(&self, token: &str, batch_id: Option<&str>) -> Result<()> {
+        let changed = self
+            .conn
+            .execute(
+                &format!(
+                    "UPDATE batch_submissions SET batch_id = ?2, settled_at = {NOW}
+                     WHERE token = ?1 AND settled_at IS NULL"
+                ),
+                params![token, batch_id],
+            )
+            .map_err(sqlite_err(&self.path))?;
+        if changed != 1 {
+            return Err(StoreError::Decode {
+                path: self.path.clone(),
+                what: format!("batch submission {token}"),
+                message: "not journaled, or already settled".into(),
+            });
+        }
         Ok(())
     }
 
@@ -94,6 +204,53 @@ impl Db {
     }
 }
 
+/// The unsettled submissions of `model`, oldest first.
+pub(crate) fn in_doubt_of(
+    conn: &Connection,
+    path: &std::path::Path,
+    model: &str,
+) -> Result<Vec<SubmissionRow>> {
+    let err = sqlite_err(path);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT token, api, custom_ids, started_unix FROM batch_submissions
+             WHERE model = ?1 AND settled_at IS NULL ORDER BY rowid",
+        )
+        .map_err(&err)?;
+    let rows = stmt
+        .query_map([model], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
+        .map_err(&err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (token, api, ids, started_unix) = row.map_err(&err)?;
+        out.push(SubmissionRow {
+            submission: NewSubmission {
+                custom_ids: custom_ids(path, &ids, &format!("submission {token}"))?,
+                token,
+                model: model.to_owned(),
+                api,
+            },
+            started_unix,
+        });
+    }
+    Ok(out)
+}
+
+fn custom_ids(path: &std::path::Path, json: &str, of: &str) -> Result<Vec<String>> {
+    serde_json::from_str(json).map_err(|e| StoreError::Decode {
+        path: path.to_path_buf(),
+        what: format!("the custom_ids of {of}"),
+        message: e.to_string(),
+    })
+}
+
 /// The batches of `model` (every model's when `None`), in the order submitted.
 pub(crate) fn batches_of(
     conn: &Connection,
@@ -103,8 +260,8 @@ pub(crate) fn batches_of(
     let err = sqlite_err(path);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT batch_id, model, api, custom_ids, gather_ms, submitted_at, finished_at, retry
-             FROM batches WHERE ?1 IS NULL OR model = ?1 ORDER BY rowid",
+            "SELECT batch_id, model, api, custom_ids, gather_ms, submitted_at, finished_at, retry,
+             submission FROM batches WHERE ?1 IS NULL OR model = ?1 ORDER BY rowid",
         )
         .map_err(&err)?;
     let rows = stmt
@@ -118,27 +275,23 @@ pub(crate) fn batches_of(
                 r.get::<_, String>(5)?,
                 r.get::<_, Option<String>>(6)?,
                 r.get::<_, String>(7)?,
+                r.get::<_, Option<String>>(8)?,
             ))
         })
         .map_err(&err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (batch_id, model, api, ids, gather_ms, submitted_at, finished_at, retry) =
+        let (batch_id, model, api, ids, gather_ms, submitted_at, finished_at, retry, submission) =
             row.map_err(&err)?;
-        let custom_ids: Vec<String> =
-            serde_json::from_str(&ids).map_err(|e| StoreError::Decode {
-                path: path.to_path_buf(),
-                what: format!("batches.custom_ids of batch {batch_id}"),
-                message: e.to_string(),
-            })?;
         out.push(BatchRow {
             batch: NewBatch {
+                custom_ids: custom_ids(path, &ids, &format!("batch {batch_id}"))?,
                 batch_id,
                 model,
                 api,
-                custom_ids,
                 gather_ms: gather_ms.max(0) as u64,
                 retry,
+                submission,
             },
             submitted_at,
             finished_at,

@@ -49,7 +49,7 @@ pub use agent::{
     AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, AgentVerdict,
     NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
-pub use batch::{BatchRow, NewBatch};
+pub use batch::{BatchRow, NewBatch, NewSubmission, SubmissionRow};
 pub use error::{Result, StoreError};
 pub use reader::{CallFigures, Reader};
 pub use rows::{

@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 8):
+//! Tables (version 10):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -55,6 +55,13 @@
 //!   retried (`round`, the default, or `direct`, the experiment's `batch_retry`, which
 //!   baton fills in); a direct retry is a call with NULL `batch_id`, priced at the
 //!   direct rates.
+//! * `batch_submissions` (version 10): one per batch a batched model set out to create,
+//!   written before the create request: a random token the request carries (OpenAI:
+//!   the batch's `metadata`), model, API, the items' `custom_id`s, when it started
+//!   (`started_at`, and `started_unix` in seconds), and once settled the batch id (NULL
+//!   when the provider made none) and when. A submission still unsettled when a run
+//!   resumes is looked up at the provider before any of its items is sent again.
+//!   `batches.submission` names the submission a batch came from.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -113,10 +120,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -398,4 +405,20 @@ ALTER TABLE attempts ADD COLUMN cost_direct INTEGER;
 /// Version 9: where a batch's failed items were retried (`batch_retry`).
 const V9: &str = r#"
 ALTER TABLE batches ADD COLUMN retry TEXT NOT NULL DEFAULT 'round';
+"#;
+
+/// Version 10: batch submissions, journaled before each create request, so a process
+/// killed before the provider's answer was recorded leaves a trace a resume follows.
+const V10: &str = r#"
+CREATE TABLE batch_submissions (
+    token TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    api TEXT NOT NULL,
+    custom_ids TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    started_unix INTEGER NOT NULL,
+    batch_id TEXT,
+    settled_at TEXT
+);
+ALTER TABLE batches ADD COLUMN submission TEXT;
 "#;

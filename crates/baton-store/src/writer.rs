@@ -44,6 +44,9 @@ pub(crate) enum Command {
     BatchSubmitted(Box<crate::batch::NewBatch>, Reply<()>),
     BatchFinished(String, Reply<()>),
     Batches(Option<String>, Reply<Vec<crate::batch::BatchRow>>),
+    BatchSubmitting(Box<crate::batch::NewSubmission>, Reply<()>),
+    BatchNotCreated(String, Reply<()>),
+    BatchesInDoubt(String, Reply<Vec<crate::batch::SubmissionRow>>),
 }
 
 /// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
@@ -183,6 +186,7 @@ enum Answer {
     Calls(Result<Vec<CallRow>>),
     Agent(crate::agent::AgentAnswer),
     Batches(Result<Vec<crate::batch::BatchRow>>),
+    InDoubt(Result<Vec<crate::batch::SubmissionRow>>),
 }
 
 impl Answer {
@@ -196,6 +200,7 @@ impl Answer {
             Answer::Calls(r) => r.is_ok(),
             Answer::Agent(a) => a.is_ok(),
             Answer::Batches(r) => r.is_ok(),
+            Answer::InDoubt(r) => r.is_ok(),
         }
     }
 }
@@ -210,8 +215,11 @@ impl Command {
             | (Command::Finish(_, _, tx), Answer::Unit(r))
             | (Command::Skipped(_, tx), Answer::Unit(r))
             | (Command::BatchSubmitted(_, tx), Answer::Unit(r))
-            | (Command::BatchFinished(_, tx), Answer::Unit(r)) => drop(tx.send(r)),
+            | (Command::BatchFinished(_, tx), Answer::Unit(r))
+            | (Command::BatchSubmitting(_, tx), Answer::Unit(r))
+            | (Command::BatchNotCreated(_, tx), Answer::Unit(r)) => drop(tx.send(r)),
             (Command::Batches(_, tx), Answer::Batches(r)) => drop(tx.send(r)),
+            (Command::BatchesInDoubt(_, tx), Answer::InDoubt(r)) => drop(tx.send(r)),
             (Command::Episode(_, tx), Answer::Episode(r)) => drop(tx.send(*r)),
             (Command::RecordCall(_, tx), Answer::Id(r))
             | (Command::RecordAttempt(_, tx), Answer::Id(r)) => drop(tx.send(r)),
@@ -296,6 +304,11 @@ impl Db {
                 &self.path,
                 model.as_deref(),
             )),
+            Command::BatchSubmitting(b, _) => Answer::Unit(self.batch_submitting(b)),
+            Command::BatchNotCreated(token, _) => Answer::Unit(self.settle_submission(token, None)),
+            Command::BatchesInDoubt(model, _) => {
+                Answer::InDoubt(crate::batch::in_doubt_of(&self.conn, &self.path, model))
+            }
         }
     }
 

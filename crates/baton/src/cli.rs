@@ -354,6 +354,10 @@ pub struct SimServerArgs {
     /// ends as expired.
     #[arg(long, default_value_t = 0.0)]
     pub batch_expire_rate: f64,
+    /// How long a batch create request waits for its answer after the batch was made,
+    /// in milliseconds (a slow gateway).
+    #[arg(long, default_value_t = 0)]
+    pub batch_create_latency_ms: u64,
 }
 
 /// `baton demo`.

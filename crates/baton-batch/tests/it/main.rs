@@ -98,7 +98,7 @@ async fn both_apis_round_trip_every_item_once() {
         .await;
         let client = client(api, &url);
         let submitted = items(7);
-        let id = client.submit(&submitted).await.unwrap();
+        let id = client.submit(&submitted, "t0").await.unwrap();
         let running = client.status(&id).await.unwrap();
         assert!(!running.ended, "{api:?}: {running:?}");
         assert_eq!(running.total, 7);
@@ -138,10 +138,11 @@ async fn partial_failures_and_expiry_come_back_per_item() {
             fail_rate: 0.3,
             expire_rate: 0.2,
             seed: 7,
+            ..ServiceConfig::default()
         })
         .await;
         let client = client(api, &url);
-        let id = client.submit(&items(60)).await.unwrap();
+        let id = client.submit(&items(60), "t1").await.unwrap();
         wait(&client, &id).await;
         let results = client.results(&id).await.unwrap();
         assert_eq!(results.len(), 60, "{api:?}: every item has a line");
@@ -179,7 +180,7 @@ async fn a_cancelled_batch_reports_every_item_cancelled() {
         })
         .await;
         let client = client(api, &url);
-        let id = client.submit(&items(3)).await.unwrap();
+        let id = client.submit(&items(3), "t2").await.unwrap();
         client.cancel(&id).await.unwrap();
         let ended = wait(&client, &id).await;
         assert!(
@@ -201,7 +202,7 @@ async fn bad_ids_are_refused_before_anything_is_sent() {
     let client = client(BatchApi::Anthropic, &url);
     let mut bad = items(2);
     bad[1].custom_id = "has space".into();
-    let err = client.submit(&bad).await.unwrap_err();
+    let err = client.submit(&bad, "t3").await.unwrap_err();
     assert!(err.to_string().contains("has space"), "{err}");
     assert_eq!(service.stats().batches, 0);
     let err = client.status("../../etc").await.unwrap_err();
@@ -241,7 +242,11 @@ async fn hostile_servers_never_get_the_key_elsewhere_or_a_crash() {
         );
     let url = serve(router).await;
     let anthropic = client(BatchApi::Anthropic, &url);
-    let err = anthropic.submit(&items(1)).await.unwrap_err().to_string();
+    let err = anthropic
+        .submit(&items(1), "t4")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("evil.example") && err.contains("not followed"),
         "{err}"
@@ -297,5 +302,5 @@ async fn the_official_sdks_drive_the_service() {
         "the SDK checks failed:\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("\n0 failed"), "{stdout}");
-    assert_eq!(service.stats().batches, 2);
+    assert_eq!(service.stats().batches, 6, "three batches per API");
 }

@@ -5,12 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
+use axum::response::IntoResponse;
 use baton_batch::{
     BatchApi, BatchClient, BatchJournal, BatchOptions, BatchService, BatchingProvider,
-    MemoryJournal, ServiceConfig,
+    JournalBatch, MemoryJournal, ServiceConfig,
 };
 use baton_http::{HttpProvider, Wire};
-use baton_models::{GenerateConfig, Provider, ProviderError, Request};
+use baton_models::{GenerateConfig, InDoubtBatch, Provider, ProviderError, Request};
 use baton_types::Message;
 
 use crate::{answer, serve};
@@ -30,15 +32,29 @@ fn provider(
     journal: Arc<dyn BatchJournal>,
     options: BatchOptions,
 ) -> Arc<BatchingProvider> {
+    provider_for(BatchApi::OpenAiChat, url, journal, options)
+}
+
+fn provider_for(
+    api: BatchApi,
+    url: &str,
+    journal: Arc<dyn BatchJournal>,
+    options: BatchOptions,
+) -> Arc<BatchingProvider> {
+    let wire = match api {
+        BatchApi::Anthropic => Wire::Anthropic,
+        BatchApi::OpenAiChat => Wire::OpenAiChat,
+        BatchApi::OpenAiResponses => Wire::OpenAiResponses,
+    };
     let direct = Arc::new(HttpProvider::new(
-        Wire::OpenAiChat,
+        wire,
         url,
         None,
         reqwest::Client::new(),
         Duration::from_secs(5),
         false,
     ));
-    let client = BatchClient::new(BatchApi::OpenAiChat, url, None, Duration::from_secs(5)).unwrap();
+    let client = BatchClient::new(api, url, None, Duration::from_secs(5)).unwrap();
     Arc::new(BatchingProvider::new(direct, client, journal, options))
 }
 
@@ -215,4 +231,199 @@ async fn a_batch_is_finished_only_once_every_reply_it_handed_out_is_stored() {
     provider.acknowledge(&batch);
     settle().await;
     assert!(journal.pending().is_empty());
+}
+
+/// A journal whose process dies right after the provider created a batch: the
+/// submission is journaled, the batch id never is.
+struct DiesAfterCreate(Arc<MemoryJournal>);
+
+#[async_trait]
+impl BatchJournal for DiesAfterCreate {
+    async fn submitting(&self, token: &str, custom_ids: &[String]) -> Result<(), String> {
+        self.0.submitting(token, custom_ids).await
+    }
+    async fn submitted(&self, _: &str, _: &str, _: &[String]) -> Result<(), String> {
+        Err("killed".into())
+    }
+    async fn not_created(&self, token: &str) -> Result<(), String> {
+        self.0.not_created(token).await
+    }
+    async fn finished(&self, batch_id: &str) -> Result<(), String> {
+        self.0.finished(batch_id).await
+    }
+    async fn batches(&self) -> Result<Vec<JournalBatch>, String> {
+        self.0.batches().await
+    }
+    async fn in_doubt(&self) -> Result<Vec<InDoubtBatch>, String> {
+        self.0.in_doubt().await
+    }
+    async fn known_batch_ids(&self) -> Result<Vec<String>, String> {
+        self.0.known_batch_ids().await
+    }
+}
+
+/// A first process creates a batch and dies before recording its id; the second finds
+/// it at the provider (OpenAI: by the token in its metadata; Anthropic: by its size and
+/// time, past a batch of the same size the journal already knows) and collects it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_created_but_never_recorded_is_found_by_the_resume_not_submitted_again() {
+    for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
+        let service = BatchService::new(
+            ServiceConfig {
+                turnaround: Duration::from_millis(300),
+                ..ServiceConfig::default()
+            },
+            Arc::new(answer),
+        );
+        let url = serve(service.router()).await;
+        let journal = Arc::new(MemoryJournal::default());
+        // An earlier, recorded batch of the same size, finished: not to be taken.
+        let earlier = provider_for(api, &url, journal.clone(), options());
+        let replies = call_all(&earlier, 6).await;
+        assert!(replies.iter().all(Result::is_ok), "{api:?}: {replies:?}");
+        settle().await;
+        // Another client's batch of another size.
+        let other = BatchClient::new(api, &url, None, Duration::from_secs(5)).unwrap();
+        let foreign: Vec<_> = (0..2)
+            .map(|i| baton_batch::BatchItem {
+                custom_id: format!("foreign-{i}"),
+                body: json_body(i),
+            })
+            .collect();
+        other.submit(&foreign, "someone-else").await.unwrap();
+
+        let dying = provider_for(
+            api,
+            &url,
+            Arc::new(DiesAfterCreate(journal.clone())),
+            options(),
+        );
+        let lost: Vec<_> = (100..106).map(request).collect();
+        let outcomes = futures_all(&dying, &lost).await;
+        assert!(
+            outcomes
+                .iter()
+                .all(|r| matches!(r, Err(ProviderError::Config(_)))),
+            "{api:?}: {outcomes:?}"
+        );
+        assert_eq!(journal.in_doubt().await.unwrap().len(), 1, "{api:?}");
+        let before = service.stats();
+
+        let resumed = provider_for(api, &url, journal.clone(), options());
+        let replies = futures_all(&resumed, &lost).await;
+        for (i, reply) in replies.iter().enumerate() {
+            let reply = reply.as_ref().unwrap();
+            assert_eq!(reply.text, format!("echo: hello {}", 100 + i), "{api:?}");
+            resumed.acknowledge(reply.batch_id.as_deref().unwrap());
+        }
+        let after = service.stats();
+        assert_eq!(
+            (after.batches, after.items),
+            (before.batches, before.items),
+            "{api:?}: nothing submitted again"
+        );
+        assert!(journal.in_doubt().await.unwrap().is_empty(), "{api:?}");
+        let settled = journal.submissions();
+        assert!(
+            settled
+                .iter()
+                .all(|(_, batch)| matches!(batch, Some(Some(_)))),
+            "{api:?}: {settled:?}"
+        );
+    }
+}
+
+/// A submission journaled whose create request never reached the provider is settled
+/// as not created, and its items go out again under new ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_the_provider_never_saw_is_settled_and_sent_once() {
+    for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
+        let service = BatchService::new(
+            ServiceConfig {
+                turnaround: Duration::from_millis(20),
+                ..ServiceConfig::default()
+            },
+            Arc::new(answer),
+        );
+        let url = serve(service.router()).await;
+        let journal = Arc::new(MemoryJournal::default());
+        let ids: Vec<String> = (0..3)
+            .map(|i| format!("{}-0", "a".repeat(48 - i)))
+            .collect();
+        journal.submitting("never-sent", &ids).await.unwrap();
+        let resumed = provider_for(api, &url, journal.clone(), options());
+        let replies = call_all(&resumed, 3).await;
+        assert!(replies.iter().all(Result::is_ok), "{api:?}: {replies:?}");
+        assert_eq!(
+            journal.submissions()[0],
+            ("never-sent".to_string(), Some(None)),
+            "{api:?}"
+        );
+        assert_eq!((service.stats().batches, service.stats().items), (1, 3));
+    }
+}
+
+/// A create request that made the batch but whose answer was lost (a gateway's 502)
+/// is not retried blindly: the batch is looked up and collected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_answer_is_lost_collects_the_batch_it_made() {
+    for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
+        let service = BatchService::new(
+            ServiceConfig {
+                turnaround: Duration::from_millis(20),
+                ..ServiceConfig::default()
+            },
+            Arc::new(answer),
+        );
+        let router = service
+            .router()
+            .layer(axum::middleware::from_fn(lose_create_answers));
+        let url = serve(router).await;
+        let journal = Arc::new(MemoryJournal::default());
+        let provider = provider_for(api, &url, journal.clone(), options());
+        let replies = call_all(&provider, 4).await;
+        assert!(replies.iter().all(Result::is_ok), "{api:?}: {replies:?}");
+        let stats = service.stats();
+        assert_eq!((stats.batches, stats.items), (1, 4), "{api:?}: {stats:?}");
+        assert!(journal.in_doubt().await.unwrap().is_empty());
+    }
+}
+
+/// Lets a create request through and answers 502 in place of the batch it made.
+async fn lose_create_answers(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let create = request.method() == axum::http::Method::POST
+        && matches!(request.uri().path(), "/v1/batches" | "/v1/messages/batches");
+    let response = next.run(request).await;
+    if create {
+        return (axum::http::StatusCode::BAD_GATEWAY, "upstream timed out").into_response();
+    }
+    response
+}
+
+/// A request body either API takes.
+fn json_body(i: usize) -> serde_json::Value {
+    serde_json::json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": format!("other {i}")}]})
+}
+
+/// Calls `requests` at once and gives each reply (unacknowledged).
+async fn futures_all(
+    provider: &Arc<BatchingProvider>,
+    requests: &[Request],
+) -> Vec<Result<baton_models::Response, ProviderError>> {
+    let calls: Vec<_> = requests
+        .iter()
+        .cloned()
+        .map(|r| {
+            let provider = Arc::clone(provider);
+            tokio::spawn(async move { provider.generate(&r).await })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for call in calls {
+        out.push(call.await.unwrap());
+    }
+    out
 }

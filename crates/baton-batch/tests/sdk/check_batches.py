@@ -49,7 +49,8 @@ def openai_chat():
     raw = client.files.with_raw_response.create(file=("batch.jsonl", data), purpose="batch")
     file = FileObject.model_validate(raw.http_response.json())
     raw = client.batches.with_raw_response.create(
-        input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h"
+        input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h",
+        metadata={"baton_submission": "token-1"},
     )
     batch = Batch.model_validate(raw.http_response.json())
     batch = wait(
@@ -65,6 +66,21 @@ def openai_chat():
     assert [line["custom_id"] for line in got] == ["req-0", "req-1", "req-2"], got
     for line in got:
         ChatCompletion.model_validate(line["response"]["body"])
+    assert batch.metadata == {"baton_submission": "token-1"}, batch.metadata
+
+
+def openai_list():
+    openai_chat()
+    openai_chat()
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    raw = client.batches.with_raw_response.list(limit=1)
+    page = raw.http_response.json()
+    assert page["object"] == "list" and page["has_more"] is True, page
+    for batch in page["data"]:
+        Batch.model_validate(batch)
+    # The SDK's own paging (after = the last id) walks every batch, newest first.
+    ids = [b.id for b in client.batches.list(limit=1)]
+    assert len(ids) >= 2 and ids == sorted(ids, reverse=True), ids
 
 
 def anthropic_messages():
@@ -91,7 +107,22 @@ def anthropic_messages():
         assert result.result.type == "succeeded", result
 
 
+def anthropic_list():
+    anthropic_messages()
+    anthropic_messages()
+    client = anthropic.Anthropic(base_url=base, api_key="sk-ant-test", max_retries=0)
+    raw = client.messages.batches.with_raw_response.list(limit=1)
+    page = raw.http_response.json()
+    assert page["has_more"] is True and page["first_id"] == page["last_id"], page
+    for batch in page["data"]:
+        MessageBatch.model_validate(batch)
+    ids = [b.id for b in client.messages.batches.list(limit=1)]
+    assert len(ids) >= 2 and ids == sorted(ids, reverse=True), ids
+
+
 check("openai files + batches over chat completions", openai_chat)
 check("anthropic message batches", anthropic_messages)
+check("openai batch list, paged", openai_list)
+check("anthropic message batch list, paged", anthropic_list)
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -1,7 +1,7 @@
 //! The batch journal: a submitted batch is on disk when the call returns, reads back
 //! whole (for its model only), is marked finished once, and a repeated id is refused.
 
-use baton_store::{NewBatch, Reader};
+use baton_store::{NewBatch, NewSubmission, Reader};
 use baton_types::{Cost, Phase};
 
 use crate::{TestContext, call, init, request_json};
@@ -15,6 +15,7 @@ fn batch(id: &str, model: &str, ids: &[&str]) -> NewBatch {
         gather_ms: 1500,
         // not the default, so a read that drops the column fails
         retry: "direct".into(),
+        submission: None,
     }
 }
 
@@ -56,6 +57,60 @@ async fn batches_are_journaled_per_model_and_survive_a_reopen() {
     assert_eq!(ids, ["batch_1", "batch_2", "batch_3"]);
     assert_eq!(all[1].batch.custom_ids, ["c-0"]);
     assert_eq!(all[1].batch.gather_ms, 1500);
+}
+
+fn submission(token: &str, model: &str, ids: &[&str]) -> NewSubmission {
+    NewSubmission {
+        token: token.into(),
+        model: model.into(),
+        api: "anthropic".into(),
+        custom_ids: ids.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// A submission is in doubt from its journaling until a batch settles it (in the same
+/// transaction as the batch's own row) or it is recorded as not created; it settles
+/// once, and what is in doubt survives a reopen.
+#[tokio::test]
+async fn submissions_stay_in_doubt_until_settled_once() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    for (token, model) in [("t1", "lc"), ("t2", "lc"), ("t3", "lc"), ("t4", "hc")] {
+        store
+            .batch_submitting(submission(token, model, &["a-0", "b-0"]))
+            .await
+            .unwrap();
+    }
+    let mut settled = batch("batch_1", "lc", &["a-0", "b-0"]);
+    settled.submission = Some("t1".into());
+    store.batch_submitted(settled.clone()).await.unwrap();
+    store.batch_not_created("t2".into()).await.unwrap();
+    for again in [
+        store.batch_not_created("t2".into()).await,
+        store.batch_not_created("nobody".into()).await,
+    ] {
+        let err = again.unwrap_err().to_string();
+        assert!(err.contains("already settled"), "{err}");
+    }
+    // Settling a settled submission rolls the batch's row back with it.
+    let mut twice = batch("batch_2", "lc", &["a-0"]);
+    twice.submission = Some("t1".into());
+    assert!(store.batch_submitted(twice).await.is_err());
+    drop(store);
+
+    let store = cx.store().await;
+    let doubt = store.batches_in_doubt("lc".into()).await.unwrap();
+    assert_eq!(doubt.len(), 1);
+    assert_eq!(doubt[0].submission, submission("t3", "lc", &["a-0", "b-0"]));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((now - doubt[0].started_unix).abs() < 60);
+    assert_eq!(store.batches_in_doubt("hc".into()).await.unwrap().len(), 1);
+    let all = store.all_batches().await.unwrap();
+    assert_eq!(all.len(), 1, "batch_2 was rolled back");
+    assert_eq!(all[0].batch, settled);
 }
 
 #[tokio::test]

@@ -58,6 +58,7 @@ pub fn sim_server(args: SimServerArgs, printer: &Printer) -> Result<Outcome> {
         fail_rate: args.batch_fail_rate,
         expire_rate: args.batch_expire_rate,
         seed: args.seed,
+        create_latency: Duration::from_millis(args.batch_create_latency_ms),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

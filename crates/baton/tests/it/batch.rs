@@ -266,10 +266,44 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     run(dir.path(), "clean", &[]);
     let clean_db = dir.path().join("clean/results.sqlite");
 
-    // Batches take 1.5 s here, so every kill lands while one is pending.
-    let server = SimServer::start(&["--batch-turnaround-ms", "1500"]);
+    // Batches take 1.5 s here, so every kill lands while one is pending; a create
+    // request is answered 400 ms after the batch was made.
+    let server = SimServer::start(&[
+        "--batch-turnaround-ms",
+        "1500",
+        "--batch-create-latency-ms",
+        "400",
+    ]);
     write_experiment(dir.path(), &server.base_url, true, "");
     let db = dir.path().join("killed/results.sqlite");
+    let made = || server.get("/batch-stats")["batches"].as_i64().unwrap_or(0);
+    // First kill: the server has made a batch the store knows only as a submission
+    // (the resume must ask the server for it, not send its items again).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let in_doubt = "SELECT count(*) FROM batch_submissions WHERE settled_at IS NULL";
+    let started = Instant::now();
+    while made() == 0 || count(&db, in_doubt) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no batch was made"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM batches"),
+        0,
+        "killed before the batch was recorded"
+    );
+    assert!(count(&db, in_doubt) > 0);
+
     let pending = "SELECT count(*) FROM batches WHERE finished_at IS NULL";
     for (round, calls_at_least) in [0, 12, 30].into_iter().enumerate() {
         let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
@@ -295,6 +329,14 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
         child.kill().unwrap(); // SIGKILL while a batch is pending
         child.wait().unwrap();
     }
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM batch_submissions WHERE batch_id = (SELECT min(batch_id) FROM batches)"
+        ),
+        1,
+        "the first batch was found and settled its submission"
+    );
     // Ctrl-C while a batch is pending: the run stops without waiting for it, leaves it
     // running and says how to collect it.
     let child = Command::new(env!("CARGO_BIN_EXE_baton"))
