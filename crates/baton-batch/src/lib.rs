@@ -50,12 +50,10 @@
 //! items, so they are retried (delivered to no wrong call), but baton's own batch, if
 //! it was made, is then paid for and not used.
 //!
-//! Second known gap: a resume matches a pending item to a call by the request's
-//! fingerprint. Two byte-identical requests in one run (independent prefixes make an
-//! anchor's first turn and its handoffs' equal) whose batch was delivered but only one
-//! of them stored when the process died can both be matched to the stored one's item:
-//! the other item's billed reply is then not stored and the first is counted twice.
-//! Storing each call's `custom_id` would close it.
+//! Each reply names its item ([`baton_models::Response::batch_item`]), which the store
+//! keeps with the call, so a resume hands an unfinished batch's stored items to no call:
+//! of two equal requests whose batch was delivered with only one reply stored, the
+//! resumed call gets the other item.
 //!
 //! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
 //! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.

@@ -34,6 +34,15 @@ impl MemoryJournal {
             .collect()
     }
 
+    /// Records that the reply of item `custom_id` of batch `batch_id` is stored, as a
+    /// run's store records it with the call.
+    pub fn store_item(&self, batch_id: &str, custom_id: &str) {
+        let mut batches = self.batches.lock().unwrap_or_else(|e| e.into_inner());
+        for batch in batches.iter_mut().filter(|b| b.batch_id == batch_id) {
+            batch.stored.push(custom_id.to_owned());
+        }
+    }
+
     /// Every submission: its token and, once settled, the batch it made (`None`: none).
     pub fn submissions(&self) -> Vec<(String, Option<Option<String>>)> {
         let submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
@@ -90,6 +99,7 @@ impl BatchJournal for MemoryJournal {
             batch_id: batch_id.to_owned(),
             custom_ids: custom_ids.to_vec(),
             finished: false,
+            stored: Vec::new(),
         });
         Ok(())
     }
@@ -145,8 +155,8 @@ pub struct BatchOptions {
     pub retry: BatchRetry,
 }
 
-/// What a caller gets: the item's outcome and the batch it came from.
-type Delivered = Result<(Outcome, String), ProviderError>;
+/// What a caller gets: the item's outcome, the batch it came from and the item's id.
+type Delivered = Result<(Outcome, String, String), ProviderError>;
 type Waiter = oneshot::Sender<Delivered>;
 
 /// Characters of the request fingerprint an item id starts with.
@@ -184,6 +194,7 @@ impl State {
     /// Takes in the journal: ids already used, and the unfinished batches' items.
     fn load(&mut self, batches: Vec<JournalBatch>) {
         for batch in batches {
+            let stored: HashSet<String> = batch.stored.into_iter().collect();
             for id in batch.custom_ids {
                 let Some((fingerprint, n)) = id.rsplit_once('-') else {
                     continue;
@@ -192,7 +203,7 @@ impl State {
                 if let Ok(n) = n.parse::<u32>() {
                     *next = (*next).max(n.saturating_add(1));
                 }
-                if !batch.finished {
+                if !batch.finished && !stored.contains(&id) {
                     self.resumed
                         .entry(fingerprint.to_owned())
                         .or_default()
@@ -423,7 +434,7 @@ impl BatchingProvider {
     async fn batched(&self, request: &Request) -> Result<Response, ProviderError> {
         let (waiter, result) = oneshot::channel();
         self.enqueue(request, waiter);
-        let (outcome, batch_id) = result
+        let (outcome, batch_id, item) = result
             .await
             .map_err(|_| ProviderError::Connection("the batch task stopped".into()))??;
         match outcome {
@@ -432,6 +443,7 @@ impl BatchingProvider {
                 match self.direct.parse_success(&bytes) {
                     Ok(mut response) => {
                         response.batch_id = Some(batch_id);
+                        response.batch_item = Some(item);
                         Ok(response)
                     }
                     Err(ProviderError::Unusable {
@@ -443,7 +455,7 @@ impl BatchingProvider {
                         message,
                         usage,
                         raw,
-                        batch_id: Some(batch_id.into_boxed_str()),
+                        batch: Some(Box::new((batch_id, item))),
                     }),
                     Err(e) => Err(e),
                 }
@@ -835,7 +847,7 @@ async fn poll_and_deliver(
                 .map(|(id, waiter)| {
                     let outcome = by_id
                         .remove(&id)
-                        .map(|outcome| (outcome, batch_id.to_owned()))
+                        .map(|outcome| (outcome, batch_id.to_owned(), id.clone()))
                         .ok_or_else(|| {
                             ProviderError::Connection(format!(
                                 "batch {batch_id} returned no result for item {id}"
@@ -846,7 +858,7 @@ async fn poll_and_deliver(
                 .collect();
             let answered = deliveries
                 .iter()
-                .filter(|(_, o)| matches!(o, Ok((Outcome::Succeeded(_), _))))
+                .filter(|(_, o)| matches!(o, Ok((Outcome::Succeeded(_), ..))))
                 .count();
             // counted before they are handed out, so no acknowledgement comes first
             let finished = end.handing_out(batch_id, answered);

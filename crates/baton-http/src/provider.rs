@@ -236,7 +236,7 @@ impl HttpProvider {
             message: self.redact(&message),
             usage,
             raw: Some(self.redact(&String::from_utf8_lossy(kept))),
-            batch_id: None,
+            batch: None,
         }
     }
 

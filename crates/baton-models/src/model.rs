@@ -150,6 +150,8 @@ pub struct BilledAttempt {
     pub latency: Duration,
     /// The provider batch it came from, when it went through a batch API.
     pub batch_id: Option<String>,
+    /// The batch item (`custom_id`) it answered, with `batch_id`.
+    pub batch_item: Option<String>,
 }
 
 /// What [`Model::generate`] did: the result, and every answered attempt it paid for
@@ -384,7 +386,7 @@ impl Model {
                     ),
                     usage: None,
                     raw: None,
-                    batch_id: None,
+                    batch: None,
                 },
             ));
         }
@@ -447,15 +449,16 @@ impl Model {
                 message,
                 usage,
                 raw,
-                batch_id,
+                batch,
             } = &error
             {
+                let batch_id = batch.as_ref().map(|b| b.0.as_str());
                 if let Some(u) = usage {
                     settle(u);
                 }
                 let cost = match usage {
                     Some(u) => self
-                        .price_for(batch_id.as_deref())
+                        .price_for(batch_id)
                         .cost(&self.price_key, u)
                         .map_err(|e| e.to_string()),
                     None => Err("the reply states no readable usage".to_string()),
@@ -467,7 +470,8 @@ impl Model {
                     cost,
                     raw: raw.clone(),
                     latency,
-                    batch_id: batch_id.as_deref().map(str::to_string),
+                    batch_id: batch_id.map(str::to_string),
+                    batch_item: batch.as_ref().map(|b| b.1.clone()),
                 });
                 unusable_seen += 1;
                 if unusable_seen >= unusable_limit {
@@ -702,7 +706,7 @@ mod tests {
             message: "empty content".into(),
             usage,
             raw: Some("{}".into()),
-            batch_id: None,
+            batch: None,
         }
     }
 

@@ -97,6 +97,10 @@ pub struct Response {
     /// (stored with the call); `None` for a direct call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_id: Option<String>,
+    /// The batch item (its `custom_id`) the reply answered, with `batch_id`: a resume
+    /// hands a stored item to no other call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_item: Option<String>,
 }
 
 /// Why a call failed, as far as the wire tells.
@@ -141,9 +145,9 @@ pub enum ProviderError {
         usage: Option<Usage>,
         /// The body as received (capped), for the store.
         raw: Option<String>,
-        /// The provider batch it came from, when it went through a batch API (boxed to
-        /// keep the error small).
-        batch_id: Option<Box<str>>,
+        /// The provider batch and item (`custom_id`) it came from, when it went through
+        /// a batch API (boxed to keep the error small).
+        batch: Option<Box<(String, String)>>,
     },
 }
 
@@ -336,6 +340,9 @@ pub struct JournalBatch {
     pub custom_ids: Vec<String>,
     /// Every item has been handed to its caller (and so stored).
     pub finished: bool,
+    /// The items whose reply is stored (as a call or a billed attempt): a resume hands
+    /// them to no call.
+    pub stored: Vec<String>,
 }
 
 /// A batch whose creation was started and never settled: the process stopped (or the

@@ -192,6 +192,7 @@ impl SimProvider {
             raw: None,
             tool_calls: Vec::new(),
             batch_id: None,
+            batch_item: None,
             text,
         })
     }

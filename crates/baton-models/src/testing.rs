@@ -68,6 +68,7 @@ impl ScriptedProvider {
             raw: None,
             tool_calls: Vec::new(),
             batch_id: None,
+            batch_item: None,
         }
     }
 

@@ -104,6 +104,7 @@ impl BatchJournal for StoreJournal {
                 batch_id: r.batch.batch_id,
                 custom_ids: r.batch.custom_ids,
                 finished: r.finished_at.is_some(),
+                stored: r.stored,
             })
             .collect())
     }

@@ -311,6 +311,7 @@ impl<'a> Transcript<'a> {
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
                     batch_id: a.batch_id.clone(),
+                    batch_item: a.batch_item.clone(),
                     cost_direct: a
                         .batch_id
                         .as_ref()
@@ -362,6 +363,7 @@ impl<'a> Transcript<'a> {
                 attempts: completion.attempts,
                 finish_reason: completion.response.finish_reason.clone(),
                 batch_id: completion.response.batch_id.clone(),
+                batch_item: completion.response.batch_item.clone(),
                 cost_direct: completion
                     .response
                     .batch_id

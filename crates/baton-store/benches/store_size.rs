@@ -296,6 +296,7 @@ fn synthetic(episodes: usize, steps: usize) -> Contents {
                 attempts: 1,
                 finish_reason: Some("stop".into()),
                 batch_id: None,
+                batch_item: None,
                 cost_direct: None,
             });
             messages.push(Message::assistant(reply));

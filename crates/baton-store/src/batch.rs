@@ -63,6 +63,9 @@ pub struct BatchRow {
     pub submitted_at: String,
     /// When every item had been handed to its call (and so stored), if it has.
     pub finished_at: Option<String>,
+    /// Until then, the items whose reply is stored, as a call or a billed attempt
+    /// (`calls.batch_item`, `attempts.batch_item`); empty once finished.
+    pub stored: Vec<String>,
 }
 
 impl Store {
@@ -243,6 +246,24 @@ pub(crate) fn in_doubt_of(
     Ok(out)
 }
 
+/// The items of batch `batch_id` whose reply is stored, as a call or a billed attempt.
+fn stored_items(conn: &Connection, path: &std::path::Path, batch_id: &str) -> Result<Vec<String>> {
+    let err = sqlite_err(path);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT batch_item FROM calls WHERE batch_id = ?1 AND batch_item IS NOT NULL
+             UNION ALL
+             SELECT batch_item FROM attempts WHERE batch_id = ?1 AND batch_item IS NOT NULL",
+        )
+        .map_err(&err)?;
+    let items = stmt
+        .query_map([batch_id], |r| r.get::<_, String>(0))
+        .map_err(&err)?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(&err)?;
+    Ok(items)
+}
+
 fn custom_ids(path: &std::path::Path, json: &str, of: &str) -> Result<Vec<String>> {
     serde_json::from_str(json).map_err(|e| StoreError::Decode {
         path: path.to_path_buf(),
@@ -283,7 +304,13 @@ pub(crate) fn batches_of(
     for row in rows {
         let (batch_id, model, api, ids, gather_ms, submitted_at, finished_at, retry, submission) =
             row.map_err(&err)?;
+        let stored = if finished_at.is_some() {
+            Vec::new()
+        } else {
+            stored_items(conn, path, &batch_id)?
+        };
         out.push(BatchRow {
+            stored,
             batch: NewBatch {
                 custom_ids: custom_ids(path, &ids, &format!("batch {batch_id}"))?,
                 batch_id,

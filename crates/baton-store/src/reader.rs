@@ -413,7 +413,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
              reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
-             batch_id, cost_direct
+             batch_id, cost_direct, batch_item
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -455,6 +455,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 finish_reason: r.get(21)?,
                 batch_id: r.get(24)?,
                 cost_direct: r.get::<_, Option<i64>>(25)?.map(Cost),
+                batch_item: r.get(26)?,
             };
             let row = CallRow {
                 id: r.get(0)?,

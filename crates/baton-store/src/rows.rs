@@ -177,6 +177,9 @@ pub struct NewCall {
     pub finish_reason: Option<String>,
     /// The provider batch the reply came from (`None` for a direct call).
     pub batch_id: Option<String>,
+    /// The batch item (`custom_id`) it answered (schema version 10; `None` for a
+    /// direct call and for batched calls stored before).
+    pub batch_item: Option<String>,
     /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
     /// when it cannot be computed).
     pub cost_direct: Option<Cost>,
@@ -218,6 +221,9 @@ pub struct NewAttempt {
     pub latency_ms: u64,
     /// The provider batch the reply came from (`None` for a direct call).
     pub batch_id: Option<String>,
+    /// The batch item (`custom_id`) it answered (schema version 10; `None` for a
+    /// direct call and for batched calls stored before).
+    pub batch_item: Option<String>,
     /// A batched reply's cost at the card's direct rates (`None` for a direct call, or
     /// when it cannot be computed).
     pub cost_direct: Option<Cost>,

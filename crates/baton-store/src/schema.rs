@@ -61,7 +61,9 @@
 //!   (`started_at`, and `started_unix` in seconds), and once settled the batch id (NULL
 //!   when the provider made none) and when. A submission still unsettled when a run
 //!   resumes is looked up at the provider before any of its items is sent again.
-//!   `batches.submission` names the submission a batch came from.
+//!   `batches.submission` names the submission a batch came from, and
+//!   `calls.batch_item` and `attempts.batch_item` the item (`custom_id`) a batched reply
+//!   answered, so a resume never hands a stored item to a second call.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -421,4 +423,6 @@ CREATE TABLE batch_submissions (
     settled_at TEXT
 );
 ALTER TABLE batches ADD COLUMN submission TEXT;
+ALTER TABLE calls ADD COLUMN batch_item TEXT;
+ALTER TABLE attempts ADD COLUMN batch_item TEXT;
 "#;

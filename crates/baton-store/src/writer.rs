@@ -467,9 +467,9 @@ impl Db {
                     "INSERT INTO attempts (episode_id, turn, phase, model, attempt, reason,
                      raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h,
                      output, reasoning, cost, unpriced, latency_ms, batch_id, cost_direct,
-                     created_at)
+                     batch_item, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                     ?16, ?17, ?18, {NOW})"
+                     ?16, ?17, ?18, ?19, {NOW})"
                 ),
                 params![
                     a.episode_id,
@@ -489,7 +489,8 @@ impl Db {
                     a.cost.as_ref().err(),
                     i64::try_from(a.latency_ms).unwrap_or(i64::MAX),
                     a.batch_id,
-                    a.cost_direct.map(|c| c.0)
+                    a.cost_direct.map(|c| c.0),
+                    a.batch_item
                 ],
             )
             .map_err(sqlite_err(&self.path))?;
@@ -594,9 +595,9 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
              request_params, request_messages_at, request_messages, request_sha256,
              response_text, raw_response, uncached_in, cache_read, cache_write_5m,
              cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-             unpriced, batch_id, cost_direct, created_at)
+             unpriced, batch_id, cost_direct, batch_item, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, {NOW})"
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, {NOW})"
         ),
         params![
             c.episode_id,
@@ -623,7 +624,8 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.finish_reason,
             c.unpriced,
             c.batch_id,
-            c.cost_direct.map(|c| c.0)
+            c.cost_direct.map(|c| c.0),
+            c.batch_item
         ],
     )
     .map_err(&err)?;

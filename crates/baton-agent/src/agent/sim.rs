@@ -315,6 +315,7 @@ fn text_response(request: &Request, text: String, tool_calls: Vec<ToolCall>) -> 
         raw: None,
         tool_calls,
         batch_id: None,
+        batch_item: None,
     }
 }
 

@@ -427,3 +427,44 @@ async fn futures_all(
     }
     out
 }
+
+/// Two equal requests in one batch, and the process dies with only one reply stored:
+/// the resumed call gets the other item, never the stored one a second time.
+#[test]
+fn a_resumed_call_gets_the_item_not_yet_stored_when_equal_requests_shared_a_batch() {
+    let server_rt = tokio::runtime::Runtime::new().unwrap();
+    let service = BatchService::new(
+        ServiceConfig {
+            turnaround: Duration::from_millis(50),
+            ..ServiceConfig::default()
+        },
+        Arc::new(answer),
+    );
+    let url = server_rt.block_on(serve(service.router()));
+    let journal = Arc::new(MemoryJournal::default());
+
+    let first = tokio::runtime::Runtime::new().unwrap();
+    let items = first.block_on(async {
+        let provider = provider(&url, journal.clone(), options());
+        let (r, r2) = (request(7), request(7));
+        let (a, b) = tokio::join!(provider.generate(&r), provider.generate(&r2));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a.batch_id, b.batch_id, "one round");
+        // Only the first reply is stored before the process dies.
+        journal.store_item(
+            a.batch_id.as_deref().unwrap(),
+            a.batch_item.as_deref().unwrap(),
+        );
+        (a.batch_item.unwrap(), b.batch_item.unwrap())
+    });
+    first.shutdown_background();
+    assert_ne!(items.0, items.1);
+
+    let second = tokio::runtime::Runtime::new().unwrap();
+    let resumed = second.block_on(async {
+        let provider = provider(&url, journal.clone(), options());
+        provider.generate(&request(7)).await.unwrap()
+    });
+    assert_eq!(resumed.batch_item.as_deref(), Some(items.1.as_str()));
+    assert_eq!(service.stats().items, 2, "nothing submitted again");
+}

@@ -145,6 +145,7 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         raw: Some(body),
         tool_calls,
         batch_id: None,
+        batch_item: None,
     })
 }
 

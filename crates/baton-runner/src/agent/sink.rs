@@ -58,6 +58,7 @@ impl StoreSink<'_> {
             attempts: c.attempts,
             finish_reason: c.response.finish_reason.clone(),
             batch_id: c.response.batch_id.clone(),
+            batch_item: c.response.batch_item.clone(),
             cost_direct: None,
         }
     }
@@ -159,6 +160,7 @@ impl AgentSink for StoreSink<'_> {
                     cost: a.cost.clone(),
                     latency_ms: a.latency.as_millis() as u64,
                     batch_id: a.batch_id.clone(),
+                    batch_item: a.batch_item.clone(),
                     cost_direct: None,
                 })
                 .await

@@ -118,11 +118,25 @@ async fn a_batched_call_keeps_its_batch_and_direct_cost_and_the_spend_counts_the
     let cx = TestContext::new();
     let store = cx.store().await;
     let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    store
+        .batch_submitted(batch("batch_9", "lc", &["x-0", "x-1", "y-0"]))
+        .await
+        .unwrap();
     let mut c = call(e.id, 1, Phase::Prefix, request_json(&[], 1));
     c.batch_id = Some("batch_9".into());
+    c.batch_item = Some("x-1".into());
     c.cost_direct = Some(Cost(c.cost.0 * 2));
     store.record_call(c.clone()).await.unwrap();
     assert_eq!(store.calls(e.id).await.unwrap()[0].call, c);
+    // The journal knows which of the unfinished batch's items are stored.
+    let lc = store.batches("lc".into()).await.unwrap();
+    assert_eq!(lc[0].stored, ["x-1"]);
+    store.batch_finished("batch_9".into()).await.unwrap();
+    assert!(
+        store.batches("lc".into()).await.unwrap()[0]
+            .stored
+            .is_empty()
+    );
     let spend = Reader::open(&cx.path()).unwrap().spend().unwrap();
     assert_eq!(
         (spend.batched_attempts, spend.saved_by_batching),

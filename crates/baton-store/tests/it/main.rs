@@ -124,6 +124,7 @@ pub fn call(episode_id: i64, turn: u32, phase: Phase, request: String) -> NewCal
         finish_reason: Some("stop".into()),
         // a direct call, as every older schema stores it (`batch::` covers batched ones)
         batch_id: None,
+        batch_item: None,
         cost_direct: None,
     }
 }

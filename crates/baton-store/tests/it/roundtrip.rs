@@ -194,6 +194,7 @@ async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
         cost,
         latency_ms: 5,
         batch_id: None,
+        batch_item: None,
         cost_direct: None,
     };
     let used = Usage {
