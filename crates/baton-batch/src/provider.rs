@@ -644,6 +644,9 @@ async fn create(
         Err(e) if !unanswered(&e) => return Err(not_created(batch_error(&e)).await),
         Err(e) => {
             tracing::warn!(submission = %token, "creating a batch got no clear answer, looking for it: {e}");
+            // A create still in progress when its request gave up may take a moment to
+            // show in the provider's list.
+            tokio::time::sleep(options.poll_min).await;
             let submission = InDoubtBatch {
                 token: token.clone(),
                 custom_ids: ids.to_vec(),
