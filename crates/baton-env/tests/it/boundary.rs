@@ -443,14 +443,16 @@ pub fn cpu_time_and_file_size_are_limited_case(h: &Harness) {
 pub fn a_timeout_kills_grandchildren_case(h: &Harness, with_setsid: bool) {
     let tree = sample_tree();
     let mut env = h.start(tree.path());
-    // Each loop writes a counter with builtins first, so the file exists at once.
+    // Each loop appends a counter with builtins first, so the file exists at once; it
+    // appends rather than rewrites, so a kill between truncating and writing cannot
+    // leave it empty.
     let setsid = if with_setsid {
-        "setsid bash -c 'i=0; while true; do i=$((i+1)); echo $i > tick2; sleep 0.05; done' & "
+        "setsid bash -c 'i=0; while true; do i=$((i+1)); echo $i >> tick2; sleep 0.05; done' & "
     } else {
         ""
     };
     let cmd = format!(
-        "(i=0; while true; do i=$((i+1)); echo $i > tick; sleep 0.05; done) & {setsid}\
+        "(i=0; while true; do i=$((i+1)); echo $i >> tick; sleep 0.05; done) & {setsid}\
          bash -c 'sleep 100' & sleep 100"
     );
     let t = Instant::now();
