@@ -53,7 +53,7 @@ fn items(n: usize) -> Vec<BatchItem> {
         .collect()
 }
 
-async fn service(config: ServiceConfig) -> (Arc<BatchService>, String) {
+pub(crate) async fn service(config: ServiceConfig) -> (Arc<BatchService>, String) {
     let service = BatchService::new(config, Arc::new(answer));
     let url = serve(service.router()).await;
     (service, url)

@@ -15,7 +15,15 @@ use baton_http::{HttpProvider, Wire};
 use baton_models::{GenerateConfig, InDoubtBatch, Provider, ProviderError, Request};
 use baton_types::Message;
 
-use crate::{answer, serve};
+use crate::{answer, serve, service};
+
+/// A service whose batches end after `ms` milliseconds.
+fn turnaround(ms: u64) -> ServiceConfig {
+    ServiceConfig {
+        turnaround: Duration::from_millis(ms),
+        ..ServiceConfig::default()
+    }
+}
 
 fn options() -> BatchOptions {
     BatchOptions {
@@ -100,14 +108,7 @@ async fn call_all(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_of_calls_is_one_batch_read_like_direct_replies() {
-    let service = BatchService::new(
-        ServiceConfig {
-            turnaround: Duration::from_millis(50),
-            ..ServiceConfig::default()
-        },
-        Arc::new(answer),
-    );
-    let url = serve(service.router()).await;
+    let (service, url) = service(turnaround(50)).await;
     let journal = Arc::new(MemoryJournal::default());
     let provider = provider(&url, journal.clone(), options());
     let replies = call_all(&provider, 25).await;
@@ -133,15 +134,11 @@ async fn a_round_of_calls_is_one_batch_read_like_direct_replies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_past_the_limits_is_split_and_failed_items_are_retryable_errors() {
-    let service = BatchService::new(
-        ServiceConfig {
-            turnaround: Duration::from_millis(20),
-            fail_rate: 0.3,
-            ..ServiceConfig::default()
-        },
-        Arc::new(answer),
-    );
-    let url = serve(service.router()).await;
+    let (service, url) = service(ServiceConfig {
+        fail_rate: 0.3,
+        ..turnaround(20)
+    })
+    .await;
     let mut options = options();
     options.limits.requests = 10;
     let provider = provider(&url, Arc::new(MemoryJournal::default()), options);
@@ -163,14 +160,7 @@ async fn a_round_past_the_limits_is_split_and_failed_items_are_retryable_errors(
 #[test]
 fn a_resumed_process_polls_the_journal_and_submits_nothing_twice() {
     let server_rt = tokio::runtime::Runtime::new().unwrap();
-    let service = BatchService::new(
-        ServiceConfig {
-            turnaround: Duration::from_millis(800),
-            ..ServiceConfig::default()
-        },
-        Arc::new(answer),
-    );
-    let url = server_rt.block_on(serve(service.router()));
+    let (service, url) = server_rt.block_on(service(turnaround(800)));
     let journal = Arc::new(MemoryJournal::default());
 
     // The first process submits a round and dies while the batch runs.
@@ -210,14 +200,7 @@ fn a_resumed_process_polls_the_journal_and_submits_nothing_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_is_finished_only_once_every_reply_it_handed_out_is_stored() {
-    let service = BatchService::new(
-        ServiceConfig {
-            turnaround: Duration::from_millis(20),
-            ..ServiceConfig::default()
-        },
-        Arc::new(answer),
-    );
-    let url = serve(service.router()).await;
+    let (_service, url) = service(turnaround(20)).await;
     let journal = Arc::new(MemoryJournal::default());
     let provider = provider(&url, journal.clone(), options());
     let (r0, r1) = (request(0), request(1));
@@ -268,14 +251,7 @@ impl BatchJournal for DiesAfterCreate {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_created_but_never_recorded_is_found_by_the_resume_not_submitted_again() {
     for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
-        let service = BatchService::new(
-            ServiceConfig {
-                turnaround: Duration::from_millis(300),
-                ..ServiceConfig::default()
-            },
-            Arc::new(answer),
-        );
-        let url = serve(service.router()).await;
+        let (service, url) = service(turnaround(300)).await;
         let journal = Arc::new(MemoryJournal::default());
         // An earlier, recorded batch of the same size, finished: not to be taken.
         let earlier = provider_for(api, &url, journal.clone(), options());
@@ -338,14 +314,7 @@ async fn a_batch_created_but_never_recorded_is_found_by_the_resume_not_submitted
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submission_the_provider_never_saw_is_settled_and_sent_once() {
     for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
-        let service = BatchService::new(
-            ServiceConfig {
-                turnaround: Duration::from_millis(20),
-                ..ServiceConfig::default()
-            },
-            Arc::new(answer),
-        );
-        let url = serve(service.router()).await;
+        let (service, url) = service(turnaround(20)).await;
         let journal = Arc::new(MemoryJournal::default());
         let ids: Vec<String> = (0..3)
             .map(|i| format!("{}-0", "a".repeat(48 - i)))
@@ -368,13 +337,7 @@ async fn a_submission_the_provider_never_saw_is_settled_and_sent_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_whose_answer_is_lost_collects_the_batch_it_made() {
     for api in [BatchApi::OpenAiChat, BatchApi::Anthropic] {
-        let service = BatchService::new(
-            ServiceConfig {
-                turnaround: Duration::from_millis(20),
-                ..ServiceConfig::default()
-            },
-            Arc::new(answer),
-        );
+        let service = BatchService::new(turnaround(20), Arc::new(answer));
         let router = service
             .router()
             .layer(axum::middleware::from_fn(lose_create_answers));
@@ -433,14 +396,7 @@ async fn futures_all(
 #[test]
 fn a_resumed_call_gets_the_item_not_yet_stored_when_equal_requests_shared_a_batch() {
     let server_rt = tokio::runtime::Runtime::new().unwrap();
-    let service = BatchService::new(
-        ServiceConfig {
-            turnaround: Duration::from_millis(50),
-            ..ServiceConfig::default()
-        },
-        Arc::new(answer),
-    );
-    let url = server_rt.block_on(serve(service.router()));
+    let (service, url) = server_rt.block_on(service(turnaround(50)));
     let journal = Arc::new(MemoryJournal::default());
 
     let first = tokio::runtime::Runtime::new().unwrap();
