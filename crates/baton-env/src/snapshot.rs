@@ -457,7 +457,11 @@ mod tests {
         let path = store.path_of(&small.digest).unwrap();
         let ino = std::fs::metadata(&path).unwrap().ino();
         let before = files_under(store.root());
-        assert_eq!(before, [path.clone()], "one blob, no temporary file left");
+        assert_eq!(
+            before,
+            std::slice::from_ref(&path),
+            "one blob, no temporary file left"
+        );
 
         let again = store.put(&mut b"print(1)\n".as_slice()).unwrap();
         assert_eq!(again, small);
