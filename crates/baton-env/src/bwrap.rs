@@ -17,15 +17,18 @@
 //! check` tests.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::config::{BackendKind, EnvConfig, Setup};
 use crate::env::EnvInfo;
 use crate::error::EnvError;
 use crate::host::{HostDir, HostEnv, Launcher};
 use crate::shell::{self, SANDBOX_USER, UlimitValues};
+use crate::tree;
 
 /// The uid and gid of the sandbox user inside the namespace.
 pub const SANDBOX_UID: u32 = 1000;
@@ -47,7 +50,7 @@ const HOST_ETC: &[&str] = &[
 /// Runs each command in a fresh bubblewrap sandbox.
 pub(crate) struct Bwrap {
     program: PathBuf,
-    etc: PathBuf,
+    etc: Arc<SharedEtc>,
     host_user: Option<u32>,
     /// `setpriv`, found on `PATH`, to drop from root to the host user in an exec rather
     /// than in a forked copy of baton (see [`Launcher::command`]).
@@ -77,9 +80,8 @@ impl BwrapEnv {
             .map(|_| on_path(Path::new("setpriv")))
             .filter(|p| p.is_absolute());
         let owner = host_user.map(|u| (u, u));
+        let etc = SharedEtc::get(&config.base_dir())?;
         let dir = HostDir::create(config, setup, owner)?;
-        let etc = dir.root().join("etc");
-        write_etc(&etc)?;
         let env = shell::command_env(BackendKind::Bwrap, &setup.env);
         let info = EnvInfo {
             backend: BackendKind::Bwrap,
@@ -141,7 +143,7 @@ impl Bwrap {
         }
         push(&["--dir", "/etc"]);
         for name in ETC_FILES.iter().map(|(n, _)| n) {
-            let host = self.etc.join(name).display().to_string();
+            let host = self.etc.dir.join(name).display().to_string();
             push(&["--ro-bind", &host, &format!("/etc/{name}")]);
         }
         for p in HOST_ETC {
@@ -289,12 +291,55 @@ const ETC_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The synthetic `/etc` on the host, written once and shared by every bwrap environment
+/// of this process under the same work folder. It is bound read-only into each sandbox and
+/// its files are the same for all of them, so writing them again for every environment
+/// only cost file creations (an agent study starts an environment per episode). Removed
+/// when the last environment holding it is gone; the next one writes a new one.
+struct SharedEtc {
+    dir: PathBuf,
+}
+
+impl SharedEtc {
+    /// The shared `/etc` under `base`, written if no open environment holds one.
+    fn get(base: &Path) -> Result<Arc<SharedEtc>, EnvError> {
+        static SHARED: Mutex<BTreeMap<PathBuf, Weak<SharedEtc>>> = Mutex::new(BTreeMap::new());
+        let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(etc) = shared.get(base).and_then(Weak::upgrade) {
+            return Ok(etc);
+        }
+        shared.retain(|_, etc| etc.strong_count() > 0);
+        std::fs::create_dir_all(base).map_err(|e| EnvError::io(base, "create work folder", e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("baton-etc-")
+            .tempdir_in(base)
+            .map_err(|e| EnvError::io(base, "create /etc", e))?
+            .keep();
+        // From here on, a failure drops `etc`, which removes the folder.
+        let etc = Arc::new(SharedEtc { dir });
+        write_etc(&etc.dir)?;
+        shared.insert(base.to_path_buf(), Arc::downgrade(&etc));
+        Ok(etc)
+    }
+}
+
+impl Drop for SharedEtc {
+    fn drop(&mut self) {
+        tree::remove_tree(&self.dir);
+    }
+}
+
+/// Write the synthetic `/etc` files into the (existing, private) folder `etc` and open it
+/// to every user: as root, `bwrap` runs as the host user, who must read them.
 fn write_etc(etc: &Path) -> Result<(), EnvError> {
-    std::fs::create_dir(etc).map_err(|e| EnvError::io(etc, "create /etc", e))?;
     for (name, text) in ETC_FILES {
         let p = etc.join(name);
         std::fs::write(&p, text).map_err(|e| EnvError::io(&p, "write /etc file", e))?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| EnvError::io(&p, "set permissions", e))?;
     }
+    std::fs::set_permissions(etc, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| EnvError::io(etc, "set permissions", e))?;
     debug_assert!(
         ETC_FILES
             .iter()
@@ -314,5 +359,46 @@ mod tests {
         for bad in ["testbed", "/", "/usr/x", "/tmp", "/a/../etc", "/etc"] {
             assert!(validate_workdir(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn environments_share_one_etc_while_any_is_open() {
+        let base = tempfile::tempdir().unwrap();
+        let a = SharedEtc::get(base.path()).unwrap();
+        let b = SharedEtc::get(base.path()).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one /etc per work folder");
+        let dir = a.dir.clone();
+        assert!(dir.starts_with(base.path()));
+        for (name, text) in ETC_FILES {
+            let p = dir.join(name);
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), *text);
+            assert_eq!(
+                std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o644
+            );
+        }
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o755,
+            "the host user bwrap runs as can read it"
+        );
+
+        let other = tempfile::tempdir().unwrap();
+        let c = SharedEtc::get(other.path()).unwrap();
+        assert!(
+            c.dir.starts_with(other.path()),
+            "another work folder has its own"
+        );
+
+        drop(a);
+        assert!(dir.exists(), "still held by an open environment");
+        drop(b);
+        assert!(!dir.exists(), "removed with the last environment");
+        let d = SharedEtc::get(base.path()).unwrap();
+        assert_ne!(d.dir, dir, "written afresh after");
+        assert_eq!(
+            std::fs::read_to_string(d.dir.join("passwd")).unwrap(),
+            ETC_FILES[0].1
+        );
     }
 }

@@ -178,6 +178,11 @@ pub struct EnvConfig {
 }
 
 impl EnvConfig {
+    /// The folder environments are made in: `work_dir`, or the system temporary folder.
+    pub(crate) fn base_dir(&self) -> PathBuf {
+        self.work_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
     /// A configuration for `backend` with every other setting at its default, and the
     /// executables taken from `BATON_BWRAP` / `BATON_DOCKER` when those are set.
     pub fn for_backend(backend: BackendKind) -> Self {

@@ -1,10 +1,9 @@
 //! The host side shared by the bwrap and local backends: a private folder holding the
-//! working tree (`tree/`), a `/tmp` that persists across commands (`tmp/`) and, for bwrap,
-//! the synthetic `/etc` (`etc/`); and [`HostEnv`], the one [`Environment`] over such a
+//! working tree (`tree/`) and a `/tmp` that persists across commands (`tmp/`); and [`HostEnv`], the one [`Environment`] over such a
 //! folder, which a [`Launcher`] (bwrap or none) turns commands into processes for.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command};
 
 use crate::config::{EnvConfig, Limits, Setup};
@@ -113,7 +112,7 @@ impl HostDir {
         setup: &Setup,
         owner: Owner,
     ) -> Result<Self, EnvError> {
-        let base = config.work_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let base = config.base_dir();
         std::fs::create_dir_all(&base).map_err(|e| EnvError::io(&base, "create work folder", e))?;
         let root = tempfile::Builder::new()
             .prefix("baton-env-")
@@ -136,10 +135,6 @@ impl HostDir {
             tree::chown(p, owner)?;
         }
         Ok(dir)
-    }
-
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
     }
 }
 

@@ -298,19 +298,84 @@ impl DirBlobStore {
     }
 }
 
+/// Sources up to this size are hashed in memory before anything is written: most files of
+/// a working tree are already stored (a snapshot re-reads every file it has no cached
+/// digest for), and a temporary file created and unlinked for each of them costs an inode
+/// allocation and release, which dominates a snapshot on a disk file system. Larger
+/// sources stream through a temporary file, so memory stays bounded.
+const IN_MEMORY_BYTES: usize = 1 << 20;
+
+impl DirBlobStore {
+    /// Store `bytes` under `digest` unless already present: written to a temporary file in
+    /// the root and renamed into place, so the blob appears whole or not at all.
+    fn put_bytes(&self, digest: &str, bytes: &[u8]) -> Result<(), EnvError> {
+        let path = self.path_of(digest)?;
+        if path.exists() {
+            return Ok(());
+        }
+        let mut tmp = self.temp()?;
+        tmp.write_all(bytes)
+            .map_err(|e| EnvError::io(tmp.path(), "write blob", e))?;
+        self.persist(tmp, &path)
+    }
+
+    fn temp(&self) -> Result<tempfile::NamedTempFile, EnvError> {
+        tempfile::NamedTempFile::new_in(&self.root)
+            .map_err(|e| EnvError::io(&self.root, "create blob", e))
+    }
+
+    /// Rename a fully written temporary file to `path`, creating its folder first.
+    fn persist(&self, tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), EnvError> {
+        let dir = path.parent().unwrap_or(&self.root);
+        std::fs::create_dir_all(dir).map_err(|e| EnvError::io(dir, "create blob folder", e))?;
+        tmp.persist(path)
+            .map_err(|e| EnvError::io(path, "store blob", e.error))?;
+        Ok(())
+    }
+}
+
+/// Read from `data` until `buf` holds `limit` bytes or the source ends; `true` at its end.
+fn fill(data: &mut dyn Read, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 64 * 1024];
+    while buf.len() < limit {
+        let want = chunk.len().min(limit - buf.len());
+        match data.read(&mut chunk[..want]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
 impl BlobStore for DirBlobStore {
     fn put(&self, data: &mut dyn Read) -> Result<Blob, EnvError> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.root)
-            .map_err(|e| EnvError::io(&self.root, "create blob", e))?;
+        let read_err = |e| EnvError::io(&self.root, "read blob source", e);
+        let mut head = Vec::new();
+        if fill(data, &mut head, IN_MEMORY_BYTES).map_err(read_err)? {
+            let digest = sha256_hex(&head);
+            self.put_bytes(&digest, &head)?;
+            return Ok(Blob {
+                digest,
+                size: head.len() as u64,
+            });
+        }
+        // Too large to hold: hash while streaming into a temporary file, which is kept
+        // only when no blob has that digest yet.
+        let mut tmp = self.temp()?;
         let mut hasher = Sha256::new();
+        hasher.update(&head);
+        tmp.write_all(&head)
+            .map_err(|e| EnvError::io(tmp.path(), "write blob", e))?;
+        let mut size = head.len() as u64;
         let mut buf = vec![0u8; 64 * 1024];
-        let mut size = 0u64;
         loop {
             let n = match data.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(EnvError::io(&self.root, "read blob source", e)),
+                Err(e) => return Err(read_err(e)),
             };
             hasher.update(&buf[..n]);
             tmp.write_all(&buf[..n])
@@ -320,10 +385,7 @@ impl BlobStore for DirBlobStore {
         let digest = hex::encode(hasher.finalize());
         let path = self.path_of(&digest)?;
         if !path.exists() {
-            let dir = path.parent().unwrap_or(&self.root);
-            std::fs::create_dir_all(dir).map_err(|e| EnvError::io(dir, "create blob folder", e))?;
-            tmp.persist(&path)
-                .map_err(|e| EnvError::io(&path, "store blob", e.error))?;
+            self.persist(tmp, &path)?;
         }
         Ok(Blob { digest, size })
     }
@@ -369,6 +431,68 @@ mod tests {
             Err(EnvError::MissingBlob { .. })
         ));
         assert!(matches!(store.open("../x"), Err(EnvError::BadPath { .. })));
+    }
+
+    /// Every file under `root`, recursively.
+    fn files_under(root: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(root).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_put_of_a_stored_blob_creates_no_file() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirBlobStore::new(dir.path().join("blobs")).unwrap();
+        let small = store.put(&mut b"print(1)\n".as_slice()).unwrap();
+        let path = store.path_of(&small.digest).unwrap();
+        let ino = std::fs::metadata(&path).unwrap().ino();
+        let before = files_under(store.root());
+        assert_eq!(
+            before,
+            std::slice::from_ref(&path),
+            "one blob, no temporary file left"
+        );
+
+        let again = store.put(&mut b"print(1)\n".as_slice()).unwrap();
+        assert_eq!(again, small);
+        assert_eq!(files_under(store.root()), before);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().ino(),
+            ino,
+            "the stored blob is not replaced"
+        );
+
+        // Past the in-memory size the source streams through a temporary file, which is
+        // dropped when the blob already exists.
+        let big: Vec<u8> = (0..IN_MEMORY_BYTES * 2 + 7)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let b1 = store.put(&mut big.as_slice()).unwrap();
+        assert_eq!(b1.size, big.len() as u64);
+        assert_eq!(b1.digest, sha256_hex(&big));
+        let with_big = files_under(store.root());
+        assert_eq!(with_big.len(), 2);
+        assert_eq!(store.put(&mut big.as_slice()).unwrap(), b1);
+        assert_eq!(files_under(store.root()), with_big);
+        assert_eq!(store.get_bytes(&b1.digest).unwrap(), big);
+
+        // A source of exactly the in-memory size takes the streaming path (its end is not
+        // seen before the buffer is full) and is stored all the same.
+        let edge = vec![b'x'; IN_MEMORY_BYTES];
+        let e = store.put(&mut edge.as_slice()).unwrap();
+        assert_eq!(e.digest, sha256_hex(&edge));
+        assert_eq!(store.get_bytes(&e.digest).unwrap(), edge);
+        assert_eq!(files_under(store.root()).len(), 3);
     }
 
     #[test]

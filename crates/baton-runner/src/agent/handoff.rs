@@ -51,10 +51,19 @@ use crate::agent::resume::{self, Base};
 use crate::agent::sink::{StoreSink, message_json};
 use crate::agent::{AgentRunner, spec::HandoffSpec};
 
-/// The anchors' stored progress, read once per (task, prefix model, replicate) rather than
-/// once per handoff cell: the anchors have all ended before any handoff runs, so what is
-/// stored of them no longer changes (some 35 cells share each anchor).
-type Anchors = tokio::sync::Mutex<HashMap<(usize, String, u32), Arc<AgentProgress>>>;
+/// The anchors as stored, read once per (task, prefix model, replicate) rather than once
+/// per handoff cell: the anchors have all ended before any handoff runs, so what is stored
+/// of them no longer changes (some 35 cells share each anchor).
+type Anchors = tokio::sync::Mutex<HashMap<(usize, String, u32), Arc<Anchor>>>;
+
+/// One anchor as its handoff cells read it.
+struct Anchor {
+    /// Its calls and steps, where a forked prefix comes from.
+    progress: AgentProgress,
+    /// Its episode row, whose outcome an unfired cell takes. Reading one episode's row
+    /// scans the episodes table, so once per anchor rather than once per unfired cell.
+    row: AgentEpisodeRow,
+}
 
 /// One handoff cell of the experiment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,21 +275,27 @@ impl AgentRunner {
             match known.get(&(ti, cell.sender.clone(), replicate)) {
                 Some(a) => a.clone(),
                 None => {
-                    let a = Arc::new(
-                        store
-                            .agent_episode(AgentEpisodeInit {
-                                task_id: task.id.clone(),
-                                cell: AgentCell::Single {
-                                    model: cell.sender.clone(),
-                                },
-                                k: None,
-                                forked_from: None,
-                                replicate,
-                                seed,
-                                task_sha256: task_sha256.clone(),
-                            })
-                            .await?,
-                    );
+                    let progress = store
+                        .agent_episode(AgentEpisodeInit {
+                            task_id: task.id.clone(),
+                            cell: AgentCell::Single {
+                                model: cell.sender.clone(),
+                            },
+                            k: None,
+                            forked_from: None,
+                            replicate,
+                            seed,
+                            task_sha256: task_sha256.clone(),
+                        })
+                        .await?;
+                    let row = Reader::open(&self.store_path)?
+                        .agent_episode(progress.episode_id)?
+                        .ok_or_else(|| baton_store::StoreError::Decode {
+                            path: self.store_path.clone(),
+                            what: format!("agent episode {}", progress.episode_id),
+                            message: "the anchor of a handoff is not stored".into(),
+                        })?;
+                    let a = Arc::new(Anchor { progress, row });
                     known.insert((ti, cell.sender.clone(), replicate), a.clone());
                     a
                 }
@@ -291,7 +306,7 @@ impl AgentRunner {
                 task_id: task.id.clone(),
                 cell: cell.cell(),
                 k: Some(s),
-                forked_from: (!cell.independent).then_some(anchor.episode_id),
+                forked_from: (!cell.independent).then_some(anchor.progress.episode_id),
                 replicate,
                 seed,
                 task_sha256,
@@ -301,10 +316,12 @@ impl AgentRunner {
             return Ok(());
         }
         let episode_id = progress.episode_id;
+        // One read connection for the cell's reads (opening one reads the schema again).
+        let reader = Reader::open(&self.store_path)?;
         let forked_prefix = if cell.independent {
             Cost::ZERO
         } else {
-            Reader::open(&self.store_path)?.paid_before(anchor.episode_id, s)?
+            reader.paid_before(anchor.progress.episode_id, s)?
         };
         let switch = match &progress.switch {
             Some(sw) => sw.clone(),
@@ -319,10 +336,10 @@ impl AgentRunner {
                         Prefix::Ended => return Ok(()),
                     }
                 } else {
-                    state_before(&anchor, s)
+                    state_before(&anchor.progress, s)
                 };
                 let Some((prefix_context, snapshot)) = before else {
-                    return self.unfired(task, episode_id, &anchor, s).await;
+                    return self.unfired(task, episode_id, &anchor.row, s).await;
                 };
                 match self
                     .switch(task, cell, &progress, s, prefix_context, snapshot, seed)
@@ -330,7 +347,7 @@ impl AgentRunner {
                 {
                     Ok(sw) => sw,
                     Err(why) => {
-                        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+                        let paid = reader.episode_paid(episode_id)?;
                         return self.leave_incomplete(episode_id, why, paid).await;
                     }
                 }
@@ -340,7 +357,7 @@ impl AgentRunner {
             return Ok(());
         }
         // the suffix: from the switch, or from its last stored event
-        let progress = Reader::open(&self.store_path)?.agent_progress(episode_id)?;
+        let progress = reader.agent_progress(episode_id)?;
         let handoff_cost = progress
             .handoff_call
             .as_ref()
@@ -382,7 +399,7 @@ impl AgentRunner {
                 .await?
             }
         };
-        let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
+        let paid = reader.episode_paid(episode_id)?;
         match outcome {
             Ok(o) if o.exit != AgentExit::Error => {
                 self.finish(task, episode_id, o, forked_prefix + paid, paid)
@@ -472,23 +489,15 @@ impl AgentRunner {
         Ok(Prefix::Ended)
     }
 
-    /// A forked handoff whose anchor ended before call s: its switch (not fired) and the
-    /// anchor's outcome; it paid nothing.
+    /// A forked handoff whose anchor (`row`) ended before call s: its switch (not fired)
+    /// and the anchor's outcome; it paid nothing.
     async fn unfired(
         &self,
         task: &Arc<AgentTask>,
         episode_id: i64,
-        anchor: &AgentProgress,
+        row: &AgentEpisodeRow,
         s: u32,
     ) -> Result<(), RunError> {
-        let reader = Reader::open(&self.store_path)?;
-        let row = reader.agent_episode(anchor.episode_id)?.ok_or_else(|| {
-            baton_store::StoreError::Decode {
-                path: self.store_path.clone(),
-                what: format!("agent episode {}", anchor.episode_id),
-                message: "the anchor of an unfired handoff is not stored".into(),
-            }
-        })?;
         self.shared
             .store
             .agent_switch(NewAgentSwitch::unfired(
@@ -500,9 +509,9 @@ impl AgentRunner {
         let outcome = Outcome {
             cost_attributed: row.paid,
             cost_paid: Cost::ZERO,
-            ..row.outcome
+            ..row.outcome.clone()
         };
-        let end = row.end.unwrap_or(AgentEnd {
+        let end = row.end.clone().unwrap_or(AgentEnd {
             exit: "error".into(),
             calls: row.calls,
             error: None,
