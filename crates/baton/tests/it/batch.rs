@@ -87,6 +87,18 @@ fn run(dir: &Path, out: &str, extra: &[&str]) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// `baton run exp.toml --out killed --quiet` plus `extra`, started in the background.
+fn spawn_killed_run(dir: &Path, extra: &[&str], stderr: Stdio) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "exp.toml", "--out", "killed", "--quiet"])
+        .args(extra)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_pays_batch_rates() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,13 +291,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     let made = || server.get("/batch-stats")["batches"].as_i64().unwrap_or(0);
     // First kill: the server has made a batch the store knows only as a submission
     // (the resume must ask the server for it, not send its items again).
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_killed_run(dir.path(), &[], Stdio::null());
     let in_doubt = "SELECT count(*) FROM batch_submissions WHERE settled_at IS NULL";
     let started = Instant::now();
     while made() == 0 || count(&db, in_doubt) == 0 {
@@ -306,13 +312,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
 
     let pending = "SELECT count(*) FROM batches WHERE finished_at IS NULL";
     for (round, calls_at_least) in [0, 12, 30].into_iter().enumerate() {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_killed_run(dir.path(), &[], Stdio::null());
         let started = Instant::now();
         while count(&db, "SELECT count(*) FROM calls") < calls_at_least || count(&db, pending) == 0
         {
@@ -339,13 +339,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     );
     // Ctrl-C while a batch is pending: the run stops without waiting for it, leaves it
     // running and says how to collect it.
-    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "exp.toml", "--out", "killed", "--resume", "--quiet"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_killed_run(dir.path(), &["--resume"], Stdio::piped());
     let before = count(&db, "SELECT count(*) FROM batches");
     let started = Instant::now();
     while count(&db, "SELECT count(*) FROM batches") == before {
