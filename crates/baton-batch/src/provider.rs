@@ -72,15 +72,12 @@ impl MemoryJournal {
 #[async_trait]
 impl BatchJournal for MemoryJournal {
     async fn submitting(&self, token: &str, custom_ids: &[String]) -> Result<(), String> {
-        let started_unix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         let mut submissions = self.submissions.lock().unwrap_or_else(|e| e.into_inner());
         submissions.push((
             InDoubtBatch {
                 token: token.to_owned(),
                 custom_ids: custom_ids.to_vec(),
-                started_unix,
+                started_unix: now_unix(),
             },
             None,
         ));
@@ -196,16 +193,12 @@ impl State {
         for batch in batches {
             let stored: HashSet<String> = batch.stored.into_iter().collect();
             for id in batch.custom_ids {
-                let Some((fingerprint, n)) = id.rsplit_once('-') else {
+                let Some(fingerprint) = self.reserve(&id) else {
                     continue;
                 };
-                let next = self.next.entry(fingerprint.to_owned()).or_default();
-                if let Ok(n) = n.parse::<u32>() {
-                    *next = (*next).max(n.saturating_add(1));
-                }
                 if !batch.finished && !stored.contains(&id) {
                     self.resumed
-                        .entry(fingerprint.to_owned())
+                        .entry(fingerprint)
                         .or_default()
                         .push((id, batch.batch_id.clone()));
                 }
@@ -213,16 +206,15 @@ impl State {
         }
     }
 
-    /// Ids never to be used again (their submission made no batch).
-    fn reserve(&mut self, ids: &[String]) {
-        for id in ids {
-            if let Some((fingerprint, n)) = id.rsplit_once('-')
-                && let Ok(n) = n.parse::<u32>()
-            {
-                let next = self.next.entry(fingerprint.to_owned()).or_default();
-                *next = (*next).max(n.saturating_add(1));
-            }
+    /// Never use item id `id` (`<fingerprint>-<n>`) again: its fingerprint's ids go on
+    /// past `n`. Gives the fingerprint.
+    fn reserve(&mut self, id: &str) -> Option<String> {
+        let (fingerprint, n) = id.rsplit_once('-')?;
+        let next = self.next.entry(fingerprint.to_owned()).or_default();
+        if let Ok(n) = n.parse::<u32>() {
+            *next = (*next).max(n.saturating_add(1));
         }
+        Some(fingerprint.to_owned())
     }
 
     /// Whether any item of `batch_id` is still unclaimed.
@@ -300,7 +292,10 @@ impl BatchingProvider {
                 })?;
                 let mut state = Self::lock(&self.state);
                 state.load(batches);
-                state.reserve(&reserved);
+                // ids of submissions that made no batch: sent under new ones
+                for id in &reserved {
+                    state.reserve(id);
+                }
                 Ok(())
             })
             .await

@@ -605,15 +605,15 @@ async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Valu
         .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
 }
 
-/// A list request's `limit` (1 to `max`, `default` when absent) and cursor.
+/// A list request's `limit` (1 to `max`, 20 when absent) and cursor.
 fn page_query(
     query: &HashMap<String, String>,
     cursor: &str,
-    default: usize,
     max: usize,
 ) -> Result<(usize, Option<String>), String> {
     let limit = match query.get("limit") {
-        None => default,
+        // both APIs' default page
+        None => 20,
         Some(n) => match n.parse::<usize>() {
             Ok(n) if (1..=max).contains(&n) => n,
             _ => return Err(format!("limit must be 1 to {max}")),
@@ -622,28 +622,35 @@ fn page_query(
     Ok((limit, query.get(cursor).cloned()))
 }
 
+/// One page of the batch list of `api`, paged by the query's `cursor`; `max` batches
+/// at most per page.
+async fn list_page(
+    service: Arc<BatchService>,
+    query: HashMap<String, String>,
+    api: BatchApi,
+    cursor: &str,
+    max: usize,
+) -> Response {
+    match page_query(&query, cursor, max) {
+        Ok((limit, after)) => {
+            axum::Json(service.list(api, limit, after.as_deref())).into_response()
+        }
+        Err(message) => error(StatusCode::BAD_REQUEST, message),
+    }
+}
+
 async fn openai_list(
     State(service): Shared,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    match page_query(&query, "after", 20, 100) {
-        Ok((limit, after)) => {
-            axum::Json(service.list(BatchApi::OpenAiChat, limit, after.as_deref())).into_response()
-        }
-        Err(message) => error(StatusCode::BAD_REQUEST, message),
-    }
+    list_page(service, query, BatchApi::OpenAiChat, "after", 100).await
 }
 
 async fn anthropic_list(
     State(service): Shared,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    match page_query(&query, "after_id", 20, 1000) {
-        Ok((limit, after)) => {
-            axum::Json(service.list(BatchApi::Anthropic, limit, after.as_deref())).into_response()
-        }
-        Err(message) => error(StatusCode::BAD_REQUEST, message),
-    }
+    list_page(service, query, BatchApi::Anthropic, "after_id", 1000).await
 }
 
 async fn openai_get(State(service): Shared, Path(id): Path<String>) -> Response {

@@ -1074,7 +1074,9 @@ impl Reader {
                  e.k, e.forked_from
                  FROM episodes e JOIN agent_tasks a ON a.task_id = e.task_id
                  LEFT JOIN agent_outcomes o ON o.episode_id = e.id
-                 WHERE ?1 IS NULL OR e.id = ?1
+                 -- a range on the row id, so one episode is a lookup, not a scan
+                 WHERE e.id BETWEEN coalesce(?1, -9223372036854775808)
+                                AND coalesce(?1, 9223372036854775807)
                  ORDER BY e.id",
             )
             .map_err(&err)?;

@@ -155,16 +155,13 @@ impl Db {
 
     pub(crate) fn batch_submitting(&self, s: &NewSubmission) -> Result<()> {
         let ids = serde_json::to_string(&s.custom_ids).expect("a list of strings serializes");
-        let started_unix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         self.conn
             .execute(
                 &format!(
-                    "INSERT INTO batch_submissions (token, model, api, custom_ids, started_at,
-                     started_unix) VALUES (?1, ?2, ?3, ?4, {NOW}, ?5)"
+                    "INSERT INTO batch_submissions (token, model, api, custom_ids, started_at)
+                     VALUES (?1, ?2, ?3, ?4, {NOW})"
                 ),
-                params![s.token, s.model, s.api, ids, started_unix],
+                params![s.token, s.model, s.api, ids],
             )
             .map_err(sqlite_err(&self.path))?;
         Ok(())
@@ -216,7 +213,8 @@ pub(crate) fn in_doubt_of(
     let err = sqlite_err(path);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT token, api, custom_ids, started_unix FROM batch_submissions
+            "SELECT token, api, custom_ids, CAST(strftime('%s', started_at) AS INTEGER)
+             FROM batch_submissions
              WHERE model = ?1 AND settled_at IS NULL ORDER BY rowid",
         )
         .map_err(&err)?;

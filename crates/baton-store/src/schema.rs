@@ -58,7 +58,7 @@
 //! * `batch_submissions` (version 10): one per batch a batched model set out to create,
 //!   written before the create request: a random token the request carries (OpenAI:
 //!   the batch's `metadata`), model, API, the items' `custom_id`s, when it started
-//!   (`started_at`, and `started_unix` in seconds), and once settled the batch id (NULL
+//!   (`started_at`), and once settled the batch id (NULL
 //!   when the provider made none) and when. A submission still unsettled when a run
 //!   resumes is looked up at the provider before any of its items is sent again.
 //!   `batches.submission` names the submission a batch came from, and
@@ -418,7 +418,6 @@ CREATE TABLE batch_submissions (
     api TEXT NOT NULL,
     custom_ids TEXT NOT NULL,
     started_at TEXT NOT NULL,
-    started_unix INTEGER NOT NULL,
     batch_id TEXT,
     settled_at TEXT
 );

@@ -60,8 +60,7 @@ type Anchors = tokio::sync::Mutex<HashMap<(usize, String, u32), Arc<Anchor>>>;
 struct Anchor {
     /// Its calls and steps, where a forked prefix comes from.
     progress: AgentProgress,
-    /// Its episode row, whose outcome an unfired cell takes. Reading one episode's row
-    /// scans the episodes table, so once per anchor rather than once per unfired cell.
+    /// Its episode row, whose outcome an unfired cell takes.
     row: AgentEpisodeRow,
 }
 
