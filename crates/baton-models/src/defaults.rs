@@ -16,6 +16,11 @@ pub const MAX_TOKENS: u32 = 1000;
 /// the reasoning counts against the cap.
 pub const MAX_TOKENS_REASONING: u32 = 10_000;
 
+/// The output bound the spending cap reserves for a call whose model sets no
+/// `max_tokens` (an agent call sends none unless configured): no current API returns
+/// more output tokens in one reply. Setting `max_tokens` lets the cap reserve less.
+pub const UNCAPPED_OUTPUT_BOUND: u64 = 128_000;
+
 /// LiC's rule for the output cap: `configured`, else [`MAX_TOKENS_REASONING`] for a
 /// reasoning model, else [`MAX_TOKENS`].
 ///

@@ -9,7 +9,7 @@ use baton_models::Model;
 use baton_types::{Cell, Cost, ExtractionStrategy, Message};
 
 use crate::RunError;
-use crate::budget::{output_cap, prompt_tokens_upper_bound};
+use crate::ledger::{output_cap, prompt_tokens_upper_bound};
 use crate::plan::Plan;
 use crate::run::RunOptions;
 use crate::setup::Setup;
@@ -216,7 +216,7 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
             for m in finals {
                 let reply = "x".repeat(output_cap(&setup.models[m]) as usize * 4);
                 let prompt = format!("{}{reply}", x.prompts.template(strategy));
-                let one = x.model.price().upper_bound(
+                let one = x.model.billed_upper_bound(
                     prompt_tokens_upper_bound(&[Message::user(prompt)]),
                     output_cap(&x.model),
                 );
@@ -245,11 +245,7 @@ fn turn_costs<'a>(schedule: &Schedule, who: impl Fn(usize) -> &'a Model) -> Vec<
         messages.push(Message::user(turn.clone()));
         let model = who(i + 1);
         let max_out = output_cap(model);
-        costs.push(
-            model
-                .price()
-                .upper_bound(prompt_tokens_upper_bound(&messages), max_out),
-        );
+        costs.push(model.billed_upper_bound(prompt_tokens_upper_bound(&messages), max_out));
         messages.push(Message::assistant("x".repeat(max_out as usize * 4)));
     }
     costs

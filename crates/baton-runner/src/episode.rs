@@ -5,18 +5,16 @@
 //! environment's observation of the last reply, and will plug in here without the loop
 //! knowing the difference.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
 
 use baton_data::Schedule;
 use baton_eval::Evaluators;
 use baton_models::{Model, defaults};
-use baton_store::{CallRow, NewAttempt, NewCall, Store};
-use baton_types::{Cost, Message, Phase, Role};
+use baton_store::CallRow;
+use baton_types::{Message, Phase, Role};
 
 use crate::RunError;
-use crate::budget::{Budget, call_upper_bound};
-use crate::control::{Observer, StopSignal};
+use crate::ledger::{CallSite, RunContext};
 
 /// Where an episode's system prompt and user messages come from.
 pub(crate) trait UserSide: Sync {
@@ -78,27 +76,11 @@ fn call_name(turn: u32, phase: Phase) -> String {
     }
 }
 
-/// What the loop shares with every episode.
+/// What the loop shares with every episode: the run's ledger context and the
+/// evaluators.
 pub(crate) struct Shared {
-    pub store: Store,
+    pub ctx: RunContext,
     pub evaluators: Evaluators,
-    pub stop: StopSignal,
-    pub observer: Arc<dyn Observer>,
-    pub budget: Budget,
-    /// Models that may make no further call this run, with why (a paid reply whose
-    /// cost could not be computed).
-    pub blocked: Mutex<BTreeMap<String, String>>,
-}
-
-impl Shared {
-    /// Why `model` may make no further call, if it may not.
-    fn blocked(&self, model: &str) -> Option<String> {
-        self.blocked
-            .lock()
-            .expect("blocked lock")
-            .get(model)
-            .cloned()
-    }
 }
 
 /// The transcript an episode builds, with the calls stored for it so far.
@@ -264,132 +246,42 @@ impl<'a> Transcript<'a> {
         if let Some(call) = self.stored.get(&(turn, phase)) {
             return Ok(Ok(call.call.response_text.clone()));
         }
-        if shared.stop.is_stopped() {
-            return Ok(Err(Unfinished(format!(
-                "run stopped before {}",
-                call_name(turn, phase)
-            ))));
-        }
-        let upper = call_upper_bound(model, &messages);
-        if !shared.budget.reserve(upper) {
-            let cap = shared.budget.cap().unwrap_or_default();
-            return Ok(Err(Unfinished(format!(
-                "spending cap {cap} reached before {}",
-                call_name(turn, phase)
-            ))));
-        }
-        if let Some(why) = shared.blocked(model.name()) {
-            shared.budget.release(upper);
-            return Ok(Err(Unfinished(format!(
-                "turn {turn} ({}) not sent: {why}",
-                phase.as_str()
-            ))));
-        }
-        let prior = shared
-            .store
-            .unusable_count(self.episode_id, turn, phase)
-            .await?;
-        let request = model.request(messages, Some(seed));
-        let generation = model.generate(request, prior).await;
-        // Every answered attempt is billed: store it before anything else.
-        let mut paid = Cost::ZERO;
-        for a in &generation.unusable {
-            if let Ok(c) = &a.cost {
-                paid += *c;
-            }
-            shared
-                .store
-                .record_attempt(NewAttempt {
-                    episode_id: self.episode_id,
-                    turn,
-                    phase,
-                    model: model.name().to_string(),
-                    attempt: a.attempt,
-                    reason: a.reason.clone(),
-                    raw_response: a.raw.clone(),
-                    usage: a.usage,
-                    cost: a.cost.clone(),
-                    latency_ms: a.latency.as_millis() as u64,
-                    batch_id: a.batch_id.clone(),
-                    batch_item: a.batch_item.clone(),
-                    cost_direct: a
-                        .batch_id
-                        .as_ref()
-                        .and(a.usage.as_ref())
-                        .and_then(|u| model.direct_cost(u)),
-                })
-                .await?;
-            if let Some(batch) = &a.batch_id {
-                model.acknowledge(batch);
-            }
-            shared.observer.billed_unusable(model.name());
-        }
-        let completion = match generation.result {
-            Ok(c) => {
-                paid += *c.cost.as_ref().unwrap_or(&Cost::ZERO);
-                shared.budget.settle(upper, paid);
-                c
-            }
-            Err(e) => {
-                shared.budget.settle(upper, paid);
+        let site = CallSite {
+            episode_id: self.episode_id,
+            turn,
+            phase,
+            model,
+        };
+        let mut reservation = match shared.ctx.reserve(site, &messages) {
+            Ok(r) => r,
+            Err(not_sent) => {
                 return Ok(Err(Unfinished(format!(
-                    "turn {turn} ({}): {e}",
-                    phase.as_str()
+                    "{} not sent: {not_sent}",
+                    call_name(turn, phase)
                 ))));
             }
         };
-        let text = completion.response.text.clone();
-        let (cost, unpriced) = match &completion.cost {
-            Ok(c) => (*c, None),
-            Err(why) => (Cost::ZERO, Some(why.clone())),
+        let prior = reservation.prior_unusable().await?;
+        let request = model.request(messages, Some(seed));
+        let generation = model.generate(request, prior).await;
+        reservation.record_unusable(&generation.unusable).await?;
+        let completion = match generation.result {
+            Ok(c) => c,
+            Err(e) => {
+                return Ok(Err(Unfinished(shared.ctx.redact(&format!(
+                    "{} ({}): {e}",
+                    call_name(turn, phase),
+                    phase.as_str()
+                )))));
+            }
         };
-        shared
-            .store
-            .record_call(NewCall {
-                episode_id: self.episode_id,
-                turn,
-                phase,
-                model: model.name().to_string(),
-                model_served: completion.response.model_served.clone(),
-                request_json: serde_json::to_string(&completion.request)
-                    .expect("a request always serializes"),
-                request_sha256: completion.request.fingerprint(),
-                response_text: text.clone(),
-                raw_response: completion.response.raw.as_ref().map(|r| r.to_string()),
-                usage: completion.response.usage,
-                cost,
-                unpriced: unpriced.clone(),
-                latency_ms: completion.latency.as_millis() as u64,
-                attempts: completion.attempts,
-                finish_reason: completion.response.finish_reason.clone(),
-                batch_id: completion.response.batch_id.clone(),
-                batch_item: completion.response.batch_item.clone(),
-                cost_direct: completion
-                    .response
-                    .batch_id
-                    .as_ref()
-                    .and_then(|_| model.direct_cost(&completion.response.usage)),
-            })
-            .await?;
-        if let Some(batch) = &completion.response.batch_id {
-            model.acknowledge(batch);
-        }
-        shared.observer.call(model.name(), cost);
-        if let Some(why) = unpriced {
-            // The reply is paid for and stored; its cost is unknown, so this model makes
-            // no further call until the card has the rate.
-            let why = format!(
-                "model {:?}: the cost of a stored reply cannot be computed: {why}",
-                model.name()
-            );
-            shared
-                .blocked
-                .lock()
-                .expect("blocked lock")
-                .entry(model.name().to_string())
-                .or_insert_with(|| why.clone());
+        let row = reservation.call_row(&completion);
+        let text = row.response_text.clone();
+        shared.ctx.store.record_call(row).await?;
+        if let Err(why) = reservation.recorded(&completion) {
             return Ok(Err(Unfinished(format!(
-                "turn {turn} ({}): {why}",
+                "{} ({}): {why}",
+                call_name(turn, phase),
                 phase.as_str()
             ))));
         }

@@ -46,10 +46,12 @@ mod dry_run;
 mod episode;
 mod extraction;
 mod interface;
+mod ledger;
 mod lock;
 mod plan;
 mod report_input;
 mod run;
+mod schedule;
 mod scoring;
 mod setup;
 pub mod spec;
@@ -140,6 +142,10 @@ pub enum RunError {
     /// usable: checked before any call, nothing stored.
     #[error("{0}")]
     Preflight(String),
+    /// Something inside baton failed that no input explains (a runtime task was
+    /// cancelled); the store keeps everything committed before it.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A file the run writes beside its store could not be written.
     #[error("cannot write {}: {message}", .path.display())]
     Write {

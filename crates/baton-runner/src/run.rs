@@ -10,15 +10,16 @@ use baton_models::{Model, ProviderFactory};
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta};
 use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
 use futures::future::join_all;
-use tokio::sync::Semaphore;
 
 use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};
 use crate::episode::{Shared, SingleTurn, Transcript, Unfinished};
 use crate::extraction::extract;
 use crate::interface::InterfaceTemplates;
+use crate::ledger::{self, RunContext};
 use crate::lock::FolderLock;
 use crate::plan::{Plan, TaskGroup};
+use crate::schedule;
 use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
 use crate::setup::{Extractor, Setup};
 use crate::spec::ExperimentSpec;
@@ -222,6 +223,11 @@ impl Runner {
             .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
         let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
         let paid = Reader::open(&store_path)?.total_paid()?;
+        let secrets = ledger::secrets_in(
+            spec.models
+                .values()
+                .filter_map(|m| m.api_key_env.as_deref()),
+        );
         // A batched model's round is every episode waiting on it, so with one batched
         // every task group runs at once (direct models keep their own limits).
         let batched = spec.models.values().any(|m| m.batch);
@@ -241,12 +247,14 @@ impl Runner {
             plan,
             interfaces,
             shared: Arc::new(Shared {
-                store,
+                ctx: RunContext::new(
+                    store,
+                    options.stop,
+                    options.observer,
+                    Budget::new(options.max_cost, paid),
+                    secrets,
+                ),
                 evaluators,
-                stop: options.stop,
-                observer: options.observer,
-                budget: Budget::new(options.max_cost, paid),
-                blocked: Default::default(),
             }),
             store_path,
             _lock: lock,
@@ -280,30 +288,18 @@ impl Runner {
         drop(before);
 
         let runner = Arc::new(self);
-        let limit = Arc::new(Semaphore::new(runner.concurrency));
-        let mut handles = Vec::new();
-        for gi in 0..runner.plan.groups.len() {
-            let permit = limit
-                .clone()
-                .acquire_owned()
-                .await
-                .expect("semaphore is never closed");
-            if runner.shared.stop.is_stopped() {
-                drop(permit);
-                break;
-            }
-            let r = runner.clone();
-            handles.push(tokio::spawn(async move {
-                let _permit = permit;
-                r.run_group(&r.plan.groups[gi]).await
-            }));
-        }
-        for h in handles {
-            h.await.expect("a task group panicked")?;
-        }
-
-        let blocked = runner.shared.blocked.lock().expect("blocked lock").clone();
-        if let Some(why) = blocked.into_values().next() {
+        let r = runner.clone();
+        schedule::for_each_bounded(
+            runner.plan.groups.len(),
+            runner.concurrency,
+            &runner.shared.ctx.stop,
+            move |gi| {
+                let r = r.clone();
+                async move { r.run_group(&r.plan.groups[gi]).await }
+            },
+        )
+        .await?;
+        if let Some(why) = runner.shared.ctx.first_block() {
             return Err(RunError::Unpriced(why));
         }
         let reader = Reader::open(&runner.store_path)?;
@@ -381,7 +377,7 @@ impl Runner {
             forked_from,
             schedule_sha256,
         };
-        Ok(self.shared.store.episode(init).await?)
+        Ok(self.shared.ctx.store.episode(init).await?)
     }
 
     /// The end every episode shares: read back what it paid, score its final reply
@@ -411,7 +407,7 @@ impl Runner {
                 Some(Err(u)) => result = Err(u),
             }
         }
-        let calls = self.shared.store.calls(episode_id).await?;
+        let calls = self.shared.ctx.store.calls(episode_id).await?;
         let paid: Cost = calls
             .iter()
             .filter(|c| c.call.phase != Phase::Extraction)

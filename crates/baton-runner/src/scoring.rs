@@ -115,7 +115,7 @@ pub(crate) async fn finish(
         }
     };
     let status = outcome.status;
-    shared.store.finish(episode_id, outcome).await?;
-    shared.observer.episode(status);
+    shared.ctx.store.finish(episode_id, outcome).await?;
+    shared.ctx.observer.episode(status);
     Ok(status)
 }

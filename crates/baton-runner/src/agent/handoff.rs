@@ -50,6 +50,7 @@ use crate::RunError;
 use crate::agent::resume::{self, Base};
 use crate::agent::sink::{StoreSink, message_json};
 use crate::agent::{AgentRunner, spec::HandoffSpec};
+use crate::schedule;
 
 /// The anchors as stored, read once per (task, prefix model, replicate) rather than once
 /// per handoff cell: the anchors have all ended before any handoff runs, so what is stored
@@ -213,9 +214,8 @@ impl AgentRunner {
         } else {
             stored
         };
-        let limit = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
         let anchors = Arc::new(Anchors::default());
-        let mut handles = Vec::new();
+        let mut jobs = Vec::new();
         for replicate in 0..self.spec.replicates {
             for ti in 0..self.tasks.len() {
                 for cell in cells(&spec, self.independent) {
@@ -232,26 +232,19 @@ impl AgentRunner {
                     else {
                         continue;
                     };
-                    let permit = limit
-                        .clone()
-                        .acquire_owned()
-                        .await
-                        .expect("semaphore is never closed");
-                    if self.shared.stop.is_stopped() {
-                        break;
-                    }
-                    let (r, anchors) = (self.clone(), anchors.clone());
-                    handles.push(tokio::spawn(async move {
-                        let _permit = permit;
-                        r.run_handoff(ti, &cell, replicate, s, &anchors).await
-                    }));
+                    jobs.push((ti, cell, replicate, s));
                 }
             }
         }
-        for h in handles {
-            h.await.expect("a handoff episode panicked")?;
-        }
-        Ok(())
+        let (r, jobs) = (self.clone(), Arc::new(jobs));
+        schedule::for_each_bounded(jobs.len(), self.concurrency, &self.shared.stop, move |i| {
+            let (r, jobs, anchors) = (r.clone(), jobs.clone(), anchors.clone());
+            async move {
+                let (ti, cell, replicate, s) = &jobs[i];
+                r.run_handoff(*ti, cell, *replicate, *s, &anchors).await
+            }
+        })
+        .await
     }
 
     async fn run_handoff(
@@ -602,16 +595,7 @@ impl AgentRunner {
     ) -> Result<Result<String, String>, RunError> {
         let model = &self.models[who];
         let messages = summary_messages(&self.texts, trajectory);
-        let mut sink = StoreSink {
-            shared: &self.shared,
-            model,
-            task_id: &task.id,
-            episode_id,
-            phase: Phase::Handoff,
-            context: 0,
-            reserved: None,
-            new_calls: 0,
-        };
+        let mut sink = StoreSink::new(&self.shared, model, &task.id, episode_id, Phase::Handoff, 0);
         let sink_err = |e: baton_agent::AgentError| RunError::Spec {
             source_name: self.store_path.display().to_string(),
             message: format!("{e:#}"),

@@ -32,7 +32,7 @@ pub mod swebench;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use baton_agent::{
     AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
@@ -45,14 +45,15 @@ use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, ExperimentMeta, Outcome, Reader, Store,
 };
 use baton_types::{Cost, EpisodeStatus, Verdict};
-use tokio::sync::Semaphore;
 
 pub use report_input::{STUDY_BOOTSTRAP, agent_report_input, study_input};
 pub use spec::{AGENT_KIND, AgentModel, AgentSpec, is_agent_experiment};
 
 use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};
+use crate::ledger::{self, RunContext};
 use crate::lock::FolderLock;
+use crate::schedule;
 use crate::{ProviderFactory, RunError, STORE_FILE};
 
 /// The folder beside the store that holds working-tree snapshots (content-addressed).
@@ -149,35 +150,6 @@ impl AgentRunSummary {
     }
 }
 
-/// What the episodes of a run share.
-pub(crate) struct AgentShared {
-    pub store: Store,
-    pub stop: StopSignal,
-    pub observer: Arc<dyn Observer>,
-    pub budget: Budget,
-    /// Models that may make no further call this run, with why.
-    pub blocked: Mutex<BTreeMap<String, String>>,
-}
-
-impl AgentShared {
-    /// Why `model` may make no further call, if it may not.
-    pub fn blocked(&self, model: &str) -> Option<String> {
-        self.blocked
-            .lock()
-            .expect("blocked lock")
-            .get(model)
-            .cloned()
-    }
-
-    fn block(&self, model: &str, why: String) {
-        self.blocked
-            .lock()
-            .expect("blocked lock")
-            .entry(model.to_string())
-            .or_insert(why);
-    }
-}
-
 /// A prepared agent experiment.
 pub struct AgentRunner {
     spec: AgentSpec,
@@ -191,7 +163,7 @@ pub struct AgentRunner {
     /// The official harness for SWE-bench submissions, when `swebench_python` is set.
     harness: Option<Arc<SweBenchHarness>>,
     blobs: Arc<DirBlobStore>,
-    shared: Arc<AgentShared>,
+    shared: Arc<RunContext>,
     /// The handoff interfaces' texts.
     texts: HandoffTexts,
     /// Whether handoff prefixes run live.
@@ -365,6 +337,11 @@ impl AgentRunner {
             .observer
             .planned(episodes, episodes * spec.step_limit as usize);
         let paid = Reader::open(&store_path)?.total_paid()?;
+        let secrets = ledger::secrets_in(
+            spec.models
+                .values()
+                .filter_map(|m| m.get("api_key_env").and_then(|v| v.as_str())),
+        );
         Ok(AgentRunner {
             concurrency: options.concurrency.unwrap_or(spec.concurrency).max(1),
             scorer: Arc::new(LocalScorer::new(env.clone())),
@@ -375,13 +352,13 @@ impl AgentRunner {
             models,
             config: Arc::new(config),
             blobs: Arc::new(blobs),
-            shared: Arc::new(AgentShared {
+            shared: Arc::new(RunContext::new(
                 store,
-                stop: options.stop,
-                observer: options.observer,
-                budget: Budget::new(options.max_cost, paid),
-                blocked: Mutex::default(),
-            }),
+                options.stop,
+                options.observer,
+                Budget::new(options.max_cost, paid),
+                secrets,
+            )),
             store_path,
             texts,
             independent,
@@ -400,33 +377,30 @@ impl AgentRunner {
         let (calls_before, paid_before) = (before.call_count()?, before.total_paid()?);
         drop(before);
         let runner = Arc::new(self);
-        let limit = Arc::new(Semaphore::new(runner.concurrency));
-        let mut handles = Vec::new();
+        let mut jobs = Vec::new();
         for replicate in 0..runner.spec.replicates {
             for ti in 0..runner.tasks.len() {
                 for model in runner.models.keys() {
-                    let permit = limit
-                        .clone()
-                        .acquire_owned()
-                        .await
-                        .expect("semaphore is never closed");
-                    if runner.shared.stop.is_stopped() {
-                        break;
-                    }
-                    let (r, model) = (runner.clone(), model.clone());
-                    handles.push(tokio::spawn(async move {
-                        let _permit = permit;
-                        r.run_episode(ti, &model, replicate).await
-                    }));
+                    jobs.push((ti, model.clone(), replicate));
                 }
             }
         }
-        for h in handles {
-            h.await.expect("an agent episode panicked")?;
-        }
+        let (r, jobs) = (runner.clone(), Arc::new(jobs));
+        schedule::for_each_bounded(
+            jobs.len(),
+            runner.concurrency,
+            &runner.shared.stop,
+            move |i| {
+                let (r, jobs) = (r.clone(), jobs.clone());
+                async move {
+                    let (ti, model, replicate) = &jobs[i];
+                    r.run_episode(*ti, model, *replicate).await
+                }
+            },
+        )
+        .await?;
         runner.run_handoffs().await?;
-        let blocked = runner.shared.blocked.lock().expect("blocked lock").clone();
-        if let Some(why) = blocked.into_values().next() {
+        if let Some(why) = runner.shared.first_block() {
             return Err(RunError::Unpriced(why));
         }
         let reader = Reader::open(&runner.store_path)?;
@@ -563,16 +537,14 @@ impl AgentRunner {
             Err(e) => return Ok(Err(format!("{e:#}"))),
         };
         let mut state = restored.state;
-        let mut sink = sink::StoreSink {
-            shared: &self.shared,
+        let mut sink = sink::StoreSink::new(
+            &self.shared,
             model,
-            task_id: &task.id,
+            &task.id,
             episode_id,
             phase,
-            context: restored.context,
-            reserved: None,
-            new_calls: 0,
-        };
+            restored.context,
+        );
         let lp = AgentLoop {
             config,
             task_id: &task.id,
@@ -587,9 +559,9 @@ impl AgentRunner {
         }
         match result {
             Ok(o) => Ok(Ok(o)),
-            Err(AgentError::Sink { message, .. }) => Err(RunError::Spec {
-                source_name: self.store_path.display().to_string(),
-                message,
+            Err(AgentError::Sink { message, .. }) => Err(match sink.store_error.take() {
+                Some(e) => RunError::Store(e),
+                None => RunError::Internal(message),
             }),
             Err(AgentError::Unpriced { reason, call, .. }) => {
                 let why = format!(

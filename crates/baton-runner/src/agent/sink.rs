@@ -1,21 +1,21 @@
-//! The agent loop's sink for a run: every billed attempt, call and command committed to
-//! the store as it happens, the spending cap reserved before each call, the stop signal
-//! and blocked models honoured before it.
+//! The agent loop's sink for a run: each call goes through the run's call ledger (the
+//! stop signal, blocked models and the spending cap before it, every billed attempt and
+//! the call committed as they happen, the reservation settled after), and every command
+//! is committed with its snapshot.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use baton_agent::{ActionEvent, AgentError, AgentSink, CallEvent};
 use baton_models::{BilledAttempt, Completion, Model};
-use baton_store::{NewAgentCall, NewAgentStep, NewAttempt, NewCall};
-use baton_types::{Cost, Message, Phase};
+use baton_store::{NewAgentCall, NewAgentStep, StoreError};
+use baton_types::{Message, Phase};
 
-use crate::agent::AgentShared as Shared;
-use crate::budget::{output_cap, over_every_attempt};
+use crate::ledger::{CallSite, Reservation, RunContext};
 
 /// Writes one agent episode's events through the store.
 pub(crate) struct StoreSink<'a> {
-    pub shared: &'a Shared,
+    pub shared: &'a RunContext,
     pub model: &'a Arc<Model>,
     pub task_id: &'a str,
     pub episode_id: i64,
@@ -24,64 +24,92 @@ pub(crate) struct StoreSink<'a> {
     pub phase: Phase,
     /// The conversation node after the last stored event.
     pub context: i64,
-    /// The spending-cap reservation of the call in flight, and what it paid so far.
-    pub reserved: Option<(Cost, Cost)>,
+    /// The ledger's reservation for the call in flight.
+    pub reserved: Option<Reservation<'a>>,
     /// Calls and commands this run stored.
     pub new_calls: u64,
+    /// The store error behind the last [`AgentError::Sink`], kept with its cause.
+    pub store_error: Option<StoreError>,
 }
 
-impl StoreSink<'_> {
-    /// The `calls` row of call `index`, its cost settled against the reservation.
-    fn new_call(&mut self, index: u32, c: &Completion) -> NewCall {
-        let (cost, unpriced) = match &c.cost {
-            Ok(cost) => (*cost, None),
-            Err(why) => (Cost::ZERO, Some(why.clone())),
-        };
-        if let Some(r) = self.reserved.as_mut() {
-            r.1 += cost;
+impl<'a> StoreSink<'a> {
+    /// A sink for `episode_id`'s calls of `model`, stored under `phase` after the
+    /// conversation node `context`.
+    pub fn new(
+        shared: &'a RunContext,
+        model: &'a Arc<Model>,
+        task_id: &'a str,
+        episode_id: i64,
+        phase: Phase,
+        context: i64,
+    ) -> Self {
+        StoreSink {
+            shared,
+            model,
+            task_id,
+            episode_id,
+            phase,
+            context,
+            reserved: None,
+            new_calls: 0,
+            store_error: None,
         }
-        self.settle();
-        NewCall {
+    }
+
+    /// The reservation of call `index`, made before it (a call whose reservation is
+    /// missing was not announced with `before_call`: reserve it now).
+    fn reservation(
+        &mut self,
+        index: u32,
+        messages: &[Message],
+    ) -> Result<&mut Reservation<'a>, AgentError> {
+        if self.reserved.is_none() {
+            let site = self.site(index);
+            let r = self
+                .shared
+                .reserve(site, messages)
+                .map_err(|n| self.stopped(index, n.to_string()))?;
+            self.reserved = Some(r);
+        }
+        Ok(self.reserved.as_mut().expect("just reserved"))
+    }
+
+    fn site(&self, index: u32) -> CallSite<'a> {
+        CallSite {
             episode_id: self.episode_id,
             turn: index,
             phase: self.phase,
-            model: self.model.name().to_string(),
-            model_served: c.response.model_served.clone(),
-            request_json: serde_json::to_string(&c.request).expect("a request always serializes"),
-            request_sha256: c.request.fingerprint(),
-            response_text: c.response.text.clone(),
-            raw_response: c.response.raw.as_ref().map(|r| r.to_string()),
-            usage: c.response.usage,
-            cost,
-            unpriced,
-            latency_ms: c.latency.as_millis() as u64,
-            attempts: c.attempts,
-            finish_reason: c.response.finish_reason.clone(),
-            batch_id: c.response.batch_id.clone(),
-            batch_item: c.response.batch_item.clone(),
-            cost_direct: None,
+            model: self.model.as_ref(),
         }
     }
 
     /// Commit a call that is not a step (a handoff's summary): a `calls` row only.
     pub async fn record_plain(&mut self, index: u32, c: &Completion) -> Result<(), AgentError> {
-        let call = self.new_call(index, c);
-        let cost = call.cost;
-        self.shared
-            .store
-            .record_call(call)
-            .await
-            .map_err(|e| self.sink_err(e))?;
+        let call = self.reservation(index, &c.request.messages)?.call_row(c);
+        let stored = self.shared.store.record_call(call).await;
+        self.stored(stored)?;
         self.new_calls += 1;
-        self.shared.observer.call(self.model.name(), cost);
+        self.recorded(c);
         Ok(())
     }
 
-    fn sink_err(&self, e: impl std::fmt::Display) -> AgentError {
-        AgentError::Sink {
-            task_id: self.task_id.to_string(),
-            message: e.to_string(),
+    /// The call's row is committed: acknowledge, observe, settle. A reply whose cost
+    /// cannot be computed blocks the model (the agent loop ends the episode on it).
+    fn recorded(&mut self, c: &Completion) {
+        if let Some(r) = self.reserved.take() {
+            let _ = r.recorded(c);
         }
+    }
+
+    fn stored<T>(&mut self, r: Result<T, StoreError>) -> Result<T, AgentError> {
+        r.map_err(|e| {
+            let err = AgentError::Sink {
+                task_id: self.task_id.to_string(),
+                message: e.to_string(),
+            };
+            self.store_error = Some(e);
+            err
+        })
     }
 
     fn stopped(&self, call: u32, reason: String) -> AgentError {
@@ -94,28 +122,8 @@ impl StoreSink<'_> {
 
     /// Settle the reservation of the call in flight (what it paid is known).
     pub fn settle(&mut self) {
-        if let Some((upper, paid)) = self.reserved.take() {
-            self.shared.budget.settle(upper, paid);
-        }
+        self.reserved = None;
     }
-}
-
-/// The most one call with `messages` can cost: a token per byte of every message,
-/// tool-call arguments included, plus framing, and a full output cap, for every attempt
-/// the call can be billed for.
-fn upper_bound(model: &Model, messages: &[Message]) -> Cost {
-    let prompt: u64 = messages
-        .iter()
-        .map(|m| {
-            let calls: u64 = m
-                .tool_calls
-                .iter()
-                .map(|c| (c.id.len() + c.name.len() + c.arguments.len()) as u64 + 8)
-                .sum();
-            m.content.len() as u64 + 8 + calls
-        })
-        .sum();
-    over_every_attempt(model, model.price().upper_bound(prompt, output_cap(model)))
 }
 
 /// A message as the JSON text a request carries (the form the store interns).
@@ -126,54 +134,27 @@ pub(crate) fn message_json(m: &Message) -> String {
 #[async_trait]
 impl AgentSink for StoreSink<'_> {
     async fn before_call(&mut self, index: u32, messages: &[Message]) -> Result<(), AgentError> {
-        if self.shared.stop.is_stopped() {
-            return Err(self.stopped(index, "the run was stopped".into()));
-        }
-        if let Some(why) = self.shared.blocked(self.model.name()) {
-            return Err(self.stopped(index, why));
-        }
-        let upper = upper_bound(self.model, messages);
-        if !self.shared.budget.reserve(upper) {
-            let cap = self.shared.budget.cap().unwrap_or_default();
-            return Err(self.stopped(index, format!("spending cap {cap} reached")));
-        }
-        self.reserved = Some((upper, Cost::ZERO));
+        self.settle();
+        self.reservation(index, messages)?;
         Ok(())
     }
 
     async fn unusable(&mut self, index: u32, attempts: &[BilledAttempt]) -> Result<(), AgentError> {
-        for a in attempts {
-            if let (Some(r), Ok(c)) = (self.reserved.as_mut(), &a.cost) {
-                r.1 += *c;
-            }
-            self.shared
-                .store
-                .record_attempt(NewAttempt {
-                    episode_id: self.episode_id,
-                    turn: index,
-                    phase: self.phase,
-                    model: self.model.name().to_string(),
-                    attempt: a.attempt,
-                    reason: a.reason.clone(),
-                    raw_response: a.raw.clone(),
-                    usage: a.usage,
-                    cost: a.cost.clone(),
-                    latency_ms: a.latency.as_millis() as u64,
-                    batch_id: a.batch_id.clone(),
-                    batch_item: a.batch_item.clone(),
-                    cost_direct: None,
-                })
-                .await
-                .map_err(|e| self.sink_err(e))?;
-            self.shared.observer.billed_unusable(self.model.name());
+        if attempts.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let stored = self
+            .reservation(index, &[])?
+            .record_unusable(attempts)
+            .await;
+        self.stored(stored)
     }
 
     async fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {
-        let call = self.new_call(e.index, e.completion);
-        let cost = call.cost;
-        let (_, context) = self
+        let call = self
+            .reservation(e.index, &e.completion.request.messages)?
+            .call_row(e.completion);
+        let stored = self
             .shared
             .store
             .record_agent_call(
@@ -182,15 +163,19 @@ impl AgentSink for StoreSink<'_> {
                     actions_json: serde_json::to_string(e.actions)
                         .expect("actions always serialize"),
                     format_error: e.format_error.map(str::to_string),
-                    added: e.added.iter().map(message_json).collect(),
+                    added: e
+                        .added
+                        .iter()
+                        .map(|m| self.shared.redact(&message_json(m)))
+                        .collect(),
                 },
                 self.context,
             )
-            .await
-            .map_err(|e| self.sink_err(e))?;
+            .await;
+        let (_, context) = self.stored(stored)?;
         self.context = context;
         self.new_calls += 1;
-        self.shared.observer.call(self.model.name(), cost);
+        self.recorded(e.completion);
         Ok(())
     }
 
@@ -210,12 +195,12 @@ impl AgentSink for StoreSink<'_> {
             submission: e.submission.map(str::to_string),
             snapshot: e.snapshot.map(|s| s.as_str().to_string()),
         };
-        self.context = self
+        let stored = self
             .shared
             .store
             .record_agent_step(step, self.context)
-            .await
-            .map_err(|e| self.sink_err(e))?;
+            .await;
+        self.context = self.stored(stored)?;
         Ok(())
     }
 }

@@ -1,0 +1,440 @@
+//! The call ledger: the one money path every paid call of either study takes.
+//!
+//! A chat turn, a LiC answer extraction, an agent step and an agent handoff's summary are
+//! different calls, but what a call may cost and what must be kept of it are the same
+//! rules, so they live here once ([`RunContext`] holds what the run shares):
+//!
+//! 1. **Before the call**, in this order: the stop signal, then a model blocked earlier in
+//!    the run (a paid reply whose cost could not be computed), then the spending cap. A
+//!    call that passes all three holds a [`Reservation`] of its upper-bound cost at the
+//!    rate it can be billed at ([`call_upper_bound`]); one that does not is
+//!    [`NotSent`], and nothing went out.
+//! 2. **Every answered attempt is billed**, used or not: unusable attempts are committed
+//!    as they are handed over ([`Reservation::record_unusable`]), each with its cost, its
+//!    batch and item, and its direct-rate cost when it came from a batch.
+//! 3. **The call** is committed next ([`Reservation::call_row`] builds the row, the caller
+//!    stores it, with whatever else its study keeps beside it); only then is its batch
+//!    acknowledged and the observer told ([`Reservation::recorded`]).
+//! 4. **Settling**: the reservation is replaced by what the call paid when it is dropped,
+//!    however the call ended (stored, failed, or the store failed), so a reservation can
+//!    never leak out of the cap.
+//!
+//! The configured API keys are redacted (`****`) from every text this path stores: a
+//! server may echo a key in a reply or an error message ([`RunContext::redact`]).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use baton_models::{BilledAttempt, Completion, Model, defaults};
+use baton_store::{NewAttempt, NewCall, Store, StoreError};
+use baton_types::{Cost, Message, Phase};
+
+use crate::budget::Budget;
+use crate::control::{Observer, StopSignal};
+
+/// What every episode of a run shares, whichever study it belongs to.
+pub(crate) struct RunContext {
+    /// The run's store.
+    pub store: Store,
+    /// The stop signal (Ctrl-C, SIGTERM, a fatal error elsewhere).
+    pub stop: StopSignal,
+    /// Progress events.
+    pub observer: Arc<dyn Observer>,
+    /// The spending cap.
+    pub budget: Budget,
+    /// Models that may make no further call this run, with why.
+    blocked: Mutex<BTreeMap<String, String>>,
+    /// The configured API keys' values, never to be stored.
+    secrets: Vec<String>,
+}
+
+impl RunContext {
+    /// A context over `store`, with no model blocked.
+    pub fn new(
+        store: Store,
+        stop: StopSignal,
+        observer: Arc<dyn Observer>,
+        budget: Budget,
+        secrets: Vec<String>,
+    ) -> Self {
+        RunContext {
+            store,
+            stop,
+            observer,
+            budget,
+            blocked: Mutex::default(),
+            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
+        }
+    }
+
+    /// Why `model` may make no further call, if it may not.
+    pub fn blocked(&self, model: &str) -> Option<String> {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .get(model)
+            .cloned()
+    }
+
+    /// `model` makes no further call this run (the first reason given is kept).
+    pub fn block(&self, model: &str, why: String) {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .entry(model.to_string())
+            .or_insert(why);
+    }
+
+    /// Why the first blocked model may make no further call, if any is blocked.
+    pub fn first_block(&self) -> Option<String> {
+        self.blocked
+            .lock()
+            .expect("blocked lock")
+            .values()
+            .next()
+            .cloned()
+    }
+
+    /// `text` with every configured API key replaced by `****`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "****");
+            }
+        }
+        out
+    }
+
+    fn redact_opt(&self, text: Option<&str>) -> Option<String> {
+        text.map(|t| self.redact(t))
+    }
+
+    /// Check the stop signal, the model's block and the cap, in that order, and reserve
+    /// the call's upper-bound cost.
+    pub fn reserve<'a>(
+        &'a self,
+        site: CallSite<'a>,
+        messages: &[Message],
+    ) -> Result<Reservation<'a>, NotSent> {
+        if self.stop.is_stopped() {
+            return Err(NotSent::Stopped);
+        }
+        if let Some(why) = self.blocked(site.model.name()) {
+            return Err(NotSent::Blocked(why));
+        }
+        let upper = call_upper_bound(site.model, messages);
+        if !self.budget.reserve(upper) {
+            return Err(NotSent::CapReached(self.budget.cap().unwrap_or_default()));
+        }
+        Ok(Reservation {
+            ctx: self,
+            site,
+            upper,
+            paid: Cost::ZERO,
+        })
+    }
+}
+
+/// The values of the API keys in these environment variables (the ones set), for
+/// [`RunContext::new`] to redact.
+pub(crate) fn secrets_in<'a>(vars: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    vars.into_iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Which call a reservation is for: the episode, the call's place in it, and the model.
+#[derive(Clone, Copy)]
+pub(crate) struct CallSite<'a> {
+    /// The episode's row id.
+    pub episode_id: i64,
+    /// The turn (chat), call index (agent) or extraction attempt.
+    pub turn: u32,
+    /// The phase the call is stored under.
+    pub phase: Phase,
+    /// The model that answers it.
+    pub model: &'a Model,
+}
+
+/// Why a call was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotSent {
+    /// The run was stopped.
+    Stopped,
+    /// The call's upper bound would pass the spending cap.
+    CapReached(Cost),
+    /// The model makes no further call this run, with why.
+    Blocked(String),
+}
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSent::Stopped => f.write_str("the run was stopped"),
+            NotSent::CapReached(cap) => write!(f, "spending cap {cap} reached"),
+            NotSent::Blocked(why) => f.write_str(why),
+        }
+    }
+}
+
+/// One call's hold on the spending cap, and the record of what it paid. Dropping it
+/// settles the cap to what was paid.
+pub(crate) struct Reservation<'a> {
+    ctx: &'a RunContext,
+    site: CallSite<'a>,
+    upper: Cost,
+    paid: Cost,
+}
+
+impl Reservation<'_> {
+    /// How many answered-but-unusable attempts of this call earlier runs stored (they
+    /// count against the model's `unusable_retries`).
+    pub async fn prior_unusable(&self) -> Result<u32, StoreError> {
+        self.ctx
+            .store
+            .unusable_count(self.site.episode_id, self.site.turn, self.site.phase)
+            .await
+    }
+
+    /// Commit every billed attempt that could not be used, as it is handed over.
+    pub async fn record_unusable(&mut self, attempts: &[BilledAttempt]) -> Result<(), StoreError> {
+        let model = self.site.model;
+        for a in attempts {
+            if let Ok(c) = &a.cost {
+                self.paid += *c;
+            }
+            self.ctx
+                .store
+                .record_attempt(NewAttempt {
+                    episode_id: self.site.episode_id,
+                    turn: self.site.turn,
+                    phase: self.site.phase,
+                    model: model.name().to_string(),
+                    attempt: a.attempt,
+                    reason: self.ctx.redact(&a.reason),
+                    raw_response: self.ctx.redact_opt(a.raw.as_deref()),
+                    usage: a.usage,
+                    cost: a.cost.clone().map_err(|e| self.ctx.redact(&e)),
+                    latency_ms: a.latency.as_millis() as u64,
+                    batch_id: a.batch_id.clone(),
+                    batch_item: a.batch_item.clone(),
+                    cost_direct: a
+                        .batch_id
+                        .as_ref()
+                        .and(a.usage.as_ref())
+                        .and_then(|u| model.direct_cost(u)),
+                })
+                .await?;
+            if let Some(batch) = &a.batch_id {
+                model.acknowledge(batch);
+            }
+            self.ctx.observer.billed_unusable(model.name());
+        }
+        Ok(())
+    }
+
+    /// The `calls` row of the completed call, its cost counted as paid. The response
+    /// text in it is redacted: use it, not the completion's, for what the conversation
+    /// carries on.
+    pub fn call_row(&mut self, c: &Completion) -> NewCall {
+        let model = self.site.model;
+        let (cost, unpriced) = match &c.cost {
+            Ok(cost) => (*cost, None),
+            Err(why) => (Cost::ZERO, Some(self.ctx.redact(why))),
+        };
+        self.paid += cost;
+        NewCall {
+            episode_id: self.site.episode_id,
+            turn: self.site.turn,
+            phase: self.site.phase,
+            model: model.name().to_string(),
+            model_served: c.response.model_served.clone(),
+            request_json: serde_json::to_string(&c.request).expect("a request always serializes"),
+            request_sha256: c.request.fingerprint(),
+            response_text: self.ctx.redact(&c.response.text),
+            raw_response: c
+                .response
+                .raw
+                .as_ref()
+                .map(|r| self.ctx.redact(&r.to_string())),
+            usage: c.response.usage,
+            cost,
+            unpriced,
+            latency_ms: c.latency.as_millis() as u64,
+            attempts: c.attempts,
+            finish_reason: c.response.finish_reason.clone(),
+            batch_id: c.response.batch_id.clone(),
+            batch_item: c.response.batch_item.clone(),
+            cost_direct: c
+                .response
+                .batch_id
+                .as_ref()
+                .and_then(|_| model.direct_cost(&c.response.usage)),
+        }
+    }
+
+    /// The call's row is committed: acknowledge its batch, tell the observer, settle.
+    /// A reply whose cost cannot be computed blocks its model for the rest of the run;
+    /// the error says why.
+    pub fn recorded(self, c: &Completion) -> Result<(), String> {
+        let model = self.site.model;
+        if let Some(batch) = &c.response.batch_id {
+            model.acknowledge(batch);
+        }
+        let cost = *c.cost.as_ref().unwrap_or(&Cost::ZERO);
+        self.ctx.observer.call(model.name(), cost);
+        match &c.cost {
+            Ok(_) => Ok(()),
+            Err(why) => {
+                let why = format!(
+                    "model {:?}: the cost of a stored reply cannot be computed: {}",
+                    model.name(),
+                    self.ctx.redact(why)
+                );
+                self.ctx.block(model.name(), why.clone());
+                Err(why)
+            }
+        }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.ctx.budget.settle(self.upper, self.paid);
+    }
+}
+
+/// The most output tokens one call of `model` can bill: its configured cap, or, with
+/// none, [`defaults::UNCAPPED_OUTPUT_BOUND`] (no current API returns more in one reply).
+pub(crate) fn output_cap(model: &Model) -> u64 {
+    model
+        .config()
+        .max_tokens
+        .map_or(defaults::UNCAPPED_OUTPUT_BOUND, u64::from)
+}
+
+/// An upper bound on the tokens of a prompt: one token per UTF-8 byte of every
+/// message, tool-call ids, names and arguments included, plus eight per message and
+/// per tool call for the wire format's framing. Byte-level tokenizers never produce
+/// more tokens than bytes.
+pub(crate) fn prompt_tokens_upper_bound(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .map(|m| {
+            let calls: u64 = m
+                .tool_calls
+                .iter()
+                .map(|c| (c.id.len() + c.name.len() + c.arguments.len()) as u64 + 8)
+                .sum();
+            m.content.len() as u64 + 8 + calls
+        })
+        .sum()
+}
+
+/// The most answered (so billed) attempts one call of `model` can make: the reply it
+/// uses plus up to `unusable_retries` unusable ones.
+pub(crate) fn billed_attempts(model: &Model) -> i64 {
+    i64::from(model.retry_policy().max_unusable_retries) + 1
+}
+
+/// The most one call of `model` with these messages can cost, over every attempt it can
+/// be billed for, each at the dearest rate it can be billed at (a batched model whose
+/// failed items are retried directly can pay the direct rates).
+pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
+    let one = model.billed_upper_bound(prompt_tokens_upper_bound(messages), output_cap(model));
+    Cost(one.0.saturating_mul(billed_attempts(model)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use baton_models::testing::ScriptedProvider;
+    use baton_models::{GenerateConfig, PriceCard, RetryPolicy};
+
+    use super::*;
+
+    fn model(retries: u32, max_tokens: Option<u32>) -> Model {
+        let price = PriceCard::embedded().get("sim/lc").unwrap();
+        Model::new(
+            "lc",
+            Arc::new(ScriptedProvider::new()),
+            "lc",
+            "sim/lc",
+            price,
+            1,
+        )
+        .with_config(GenerateConfig {
+            max_tokens,
+            ..GenerateConfig::default()
+        })
+        .with_retry(RetryPolicy {
+            max_unusable_retries: retries,
+            ..RetryPolicy::default()
+        })
+    }
+
+    #[test]
+    fn a_call_reserves_every_attempt_it_can_be_billed_for() {
+        let price = PriceCard::embedded().get("sim/lc").unwrap();
+        let messages = [Message::user("What is 2 + 2?")];
+        // 14 bytes + 8 framing
+        assert_eq!(prompt_tokens_upper_bound(&messages), 22);
+        let one = price.upper_bound(22, 1000);
+        assert!(one > Cost::ZERO);
+        assert_eq!(call_upper_bound(&model(0, Some(1000)), &messages), one);
+        assert_eq!(
+            call_upper_bound(&model(2, Some(1000)), &messages),
+            Cost(one.0 * 3)
+        );
+        // a cap that one attempt fits but three do not refuses the call
+        let b = Budget::new(Some(Cost(one.0 * 2)), Cost::ZERO);
+        assert!(!b.reserve(call_upper_bound(&model(2, Some(1000)), &messages)));
+        assert!(b.reserve(call_upper_bound(&model(0, Some(1000)), &messages)));
+    }
+
+    #[test]
+    fn a_call_with_no_output_cap_reserves_the_largest_reply_an_api_returns() {
+        let price = PriceCard::embedded().get("sim/lc").unwrap();
+        let messages = [Message::user("hi")];
+        assert_eq!(
+            call_upper_bound(&model(0, None), &messages),
+            price.upper_bound(10, defaults::UNCAPPED_OUTPUT_BOUND)
+        );
+    }
+
+    #[test]
+    fn tool_call_arguments_count_toward_the_prompt_bound() {
+        let m = Message::assistant_with_calls(
+            "",
+            vec![baton_types::ToolCall {
+                id: "c1".into(),
+                name: "bash".into(),
+                arguments: "{\"command\":\"ls\"}".into(),
+            }],
+        );
+        // 0 content + 8 framing, and 2 + 4 + 16 + 8 for the call
+        assert_eq!(prompt_tokens_upper_bound(&[m]), 38);
+    }
+
+    #[test]
+    fn every_configured_key_is_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
+        let ctx = RunContext::new(
+            store,
+            StopSignal::default(),
+            Arc::new(crate::SilentObserver),
+            Budget::new(None, Cost::ZERO),
+            vec!["sk-one".into(), String::new(), "sk-two".into()],
+        );
+        assert_eq!(
+            ctx.redact("echo sk-one and sk-two, twice sk-one"),
+            "echo **** and ****, twice ****"
+        );
+        assert_eq!(ctx.redact("nothing here"), "nothing here");
+    }
+}
