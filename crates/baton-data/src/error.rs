@@ -15,6 +15,10 @@ pub enum DataError {
         source: std::io::Error,
     },
 
+    /// An input file is not a regular file, or is past its size bound.
+    #[error(transparent)]
+    Input(#[from] baton_types::input::InputError),
+
     /// A JSON-array dataset is not valid JSON.
     #[error("{file}: invalid JSON at line {line}, column {column}: {message}")]
     Json {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use baton_types::input::{DATASET_LIMIT, read_bounded};
 use baton_types::{Family, Shard, Task};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -61,10 +62,7 @@ impl Dataset {
 /// is `[` is one JSON array of objects (LiC's own format); anything else is
 /// JSON Lines, one object per line (blank lines are ignored).
 pub fn load(path: &Path) -> Result<Dataset, DataError> {
-    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_bounded(path, DATASET_LIMIT, "dataset")?;
     let name = path.display().to_string();
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -89,10 +87,7 @@ pub fn load(path: &Path) -> Result<Dataset, DataError> {
 /// [`Dataset::invalid`] with their problems. Problems of the file as a whole (not
 /// UTF-8, not JSON, no items) are still errors.
 pub fn load_lenient(path: &Path) -> Result<Dataset, DataError> {
-    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_bounded(path, DATASET_LIMIT, "dataset")?;
     let name = path.display().to_string();
     let text = String::from_utf8(bytes).map_err(|err| {
         let mut problems = Problems::default();

@@ -321,7 +321,12 @@ impl PriceCard {
     /// Read a user card and lay its entries over this one. The combined sha256 covers
     /// both files, so a run records exactly which prices it used.
     pub fn with_override_file(mut self, path: &Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ModelError::PriceCard {
+        let text = baton_types::input::read_text_bounded(
+            path,
+            baton_types::input::PRICE_CARD_LIMIT,
+            "price card",
+        )
+        .map_err(|e| ModelError::PriceCard {
             source_name: path.display().to_string(),
             message: e.to_string(),
         })?;
@@ -386,7 +391,19 @@ fn tier_threshold(entry: &serde_json::Value) -> Option<u64> {
         .map(|n| n * 1000)
 }
 
+/// The dearest rate a card may give one token, in US dollars: a hundred times the dearest
+/// model sold today. A rate past it is a typo (or a hostile card), refused by name.
+const MAX_USD_PER_TOKEN: f64 = 0.01;
+
 fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelError> {
+    if !usd.is_finite() || usd > MAX_USD_PER_TOKEN {
+        return Err(ModelError::PriceCard {
+            source_name: source.to_string(),
+            message: format!(
+                "entry {key:?}: {field} = {usd} USD per token is not a price (at most {MAX_USD_PER_TOKEN})"
+            ),
+        });
+    }
     let pico = usd * 1e12;
     let rounded = pico.round();
     if usd.is_nan() || usd < 0.0 || (pico - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
@@ -403,6 +420,25 @@ fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue_23_a_rate_past_any_real_price_is_refused_by_name() {
+        for rate in ["1e308", "0.5"] {
+            let text = format!(
+                r#"{{"m": {{"input_cost_per_token": 1e-06, "output_cost_per_token": {rate}}}}}"#
+            );
+            let err = PriceCard::parse("card.json", &text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("card.json")
+                    && err.contains("\"m\"")
+                    && err.contains("output_cost_per_token")
+                    && err.contains("is not a price"),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn embedded_card_parses_and_has_the_sim_models() {

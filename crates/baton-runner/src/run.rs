@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// The experiment file's text, stored with the run.
     pub spec_text: String,
+    /// How errors name the experiment file (its path as given); default `experiment`.
+    pub source_name: String,
     /// Require an existing store.
     pub resume: bool,
     /// Override the spec's per-family task limit.
@@ -75,6 +77,7 @@ impl RunOptions {
             base_dir: base_dir.into(),
             spec_text: spec_text.into(),
             resume: false,
+            source_name: "experiment".into(),
             limit: None,
             concurrency: None,
             independent: false,

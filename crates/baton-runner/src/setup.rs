@@ -15,7 +15,7 @@ use baton_models::{
     BatchRetry, BatchSetup, Model, ModelObserver, PriceCard, Provider, ProviderConfig,
     ProviderFactory, RateLimits, RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
-use baton_types::{Baseline, Extraction, Family, Task};
+use baton_types::{Baseline, Extraction, Family, SwitchPoint, Task};
 
 use crate::RunError;
 use crate::control::Observer;
@@ -120,6 +120,10 @@ impl Setup {
             (None, false) => resolve(Path::new("datasets/spider/databases")),
         };
         let tasks = select_tasks(dataset.tasks, spec.limit, spec.seed);
+        check_coverage(&spec, &tasks).map_err(|message| RunError::Spec {
+            source_name: options.source_name.clone(),
+            message,
+        })?;
         let (templates, interfaces) = match (&spec.templates, &spec.lic_dir) {
             (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
                 Templates::lic(&resolve(lic))?,
@@ -614,6 +618,34 @@ pub(crate) fn build_model_with(
             tokens_per_minute: m.tokens_per_minute,
             adaptive_concurrency: true,
         }))
+}
+
+/// An experiment that would run nothing is an error, not an empty success: no task of
+/// its families, or an explicit switch point past the last turn of every task (the
+/// handoff cells of that K would all be dropped).
+fn check_coverage(spec: &ExperimentSpec, tasks: &[Task]) -> Result<(), String> {
+    if tasks.is_empty() {
+        return Err(format!(
+            "dataset {:?} has no task of families [{}]",
+            spec.dataset,
+            spec.families
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let longest = tasks.iter().map(|t| t.shards.len()).max().unwrap_or(0);
+    for sp in &spec.switch_points {
+        if let SwitchPoint::At(k) = sp
+            && sp.k(longest).is_none()
+        {
+            return Err(format!(
+                "switch_points: K = {k} leaves no receiver turn in any task (the longest has {longest} shards, so K must be below {longest})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -33,6 +33,23 @@ use baton_types::{Baseline, Direction, Extraction, Family, Interface, SwitchPoin
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+/// The most calls or task groups in flight an experiment may ask for.
+pub const MAX_CONCURRENCY: usize = 4096;
+/// The most replicates an experiment may ask for.
+pub const MAX_REPLICATES: u32 = 1000;
+/// The most billed-but-unusable retries a model may be given per call.
+pub const MAX_UNUSABLE_RETRIES: u32 = 20;
+/// `extra` keys that change how many tokens (or replies) a call is billed for: the cap
+/// and the dry run bound a call from the model's own settings, so these are refused.
+pub const BILLED_AMOUNT_KEYS: &[&str] = &[
+    "n",
+    "best_of",
+    "num_return_sequences",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+];
+
 /// One experiment, as written in its TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -248,7 +265,7 @@ impl ModelSpec {
     /// budget below 1,024, not below the output cap, or on a provider without it; an
     /// effort Anthropic does not know; `extra` keys that would overwrite the messages or
     /// the model.
-    fn check_settings(&self, name: &str) -> Result<(), String> {
+    pub(crate) fn check_settings(&self, name: &str) -> Result<(), String> {
         let (provider, _) = self.provider_and_id();
         let cap = defaults::max_tokens(self.max_tokens, self.reasons());
         if let Some(budget) = self.thinking_budget {
@@ -293,6 +310,57 @@ impl ModelSpec {
             && !(0.0..=2.0).contains(&t)
         {
             return Err(format!("{name}: temperature = {t} is outside 0..=2"));
+        }
+        if let Some(p) = self.top_p
+            && !(p > 0.0 && p <= 1.0)
+        {
+            return Err(format!("{name}: top_p = {p} is outside (0, 1]"));
+        }
+        for (key, value) in [
+            ("max_tokens", self.max_tokens.map(u64::from)),
+            (
+                "requests_per_minute",
+                self.requests_per_minute.map(u64::from),
+            ),
+            ("tokens_per_minute", self.tokens_per_minute),
+            ("concurrency", self.concurrency.map(|c| c as u64)),
+        ] {
+            if value == Some(0) {
+                return Err(format!("{name}: {key} = 0 must be at least 1"));
+            }
+        }
+        if let Some(c) = self.concurrency
+            && c > MAX_CONCURRENCY
+        {
+            return Err(format!(
+                "{name}: concurrency = {c} is more than {MAX_CONCURRENCY} calls in flight"
+            ));
+        }
+        if let Some(r) = self.unusable_retries
+            && r > MAX_UNUSABLE_RETRIES
+        {
+            return Err(format!(
+                "{name}: unusable_retries = {r} is more than {MAX_UNUSABLE_RETRIES}; each is a billed reply"
+            ));
+        }
+        for key in BILLED_AMOUNT_KEYS {
+            if self.extra.contains_key(*key) {
+                return Err(format!(
+                    "{name}: extra.{key} changes what a call is billed, which the spending cap and --dry-run bound from the model's own settings; {}",
+                    match *key {
+                        "max_tokens" | "max_completion_tokens" | "max_output_tokens" =>
+                            "set max_tokens in the model's table instead",
+                        _ => "baton asks for one reply per call and cannot take it",
+                    }
+                ));
+            }
+        }
+        if let Some(tier) = self.extra.get("service_tier")
+            && tier.as_str() == Some("priority")
+        {
+            return Err(format!(
+                "{name}: extra.service_tier = \"priority\" is billed above the price card's rates; price it with a card entry of its own (prices = ...) and a model of its own"
+            ));
         }
         for key in [
             "model",
@@ -379,6 +447,29 @@ fn default_retry_budget() -> u64 {
     3600
 }
 
+/// The bounds both kinds of experiment share: `replicates` and `concurrency` in
+/// 1..=their maximum, and a `limit` of at least one task.
+pub(crate) fn check_common(
+    replicates: u32,
+    concurrency: usize,
+    limit: Option<usize>,
+) -> Result<(), String> {
+    if !(1..=MAX_REPLICATES).contains(&replicates) {
+        return Err(format!(
+            "replicates = {replicates} is outside 1..={MAX_REPLICATES}"
+        ));
+    }
+    if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+        return Err(format!(
+            "concurrency = {concurrency} is outside 1..={MAX_CONCURRENCY}"
+        ));
+    }
+    if limit == Some(0) {
+        return Err("limit = 0 keeps no task; leave it out to run them all".into());
+    }
+    Ok(())
+}
+
 impl ExperimentSpec {
     /// Parse and check an experiment file's text; `source` names it in errors.
     pub fn parse(source: &str, text: &str) -> Result<Self, crate::RunError> {
@@ -458,11 +549,25 @@ impl ExperimentSpec {
             }
             _ => {}
         }
-        if self.replicates == 0 {
-            return Err("replicates must be at least 1".into());
+        check_common(self.replicates, self.concurrency, self.limit)?;
+        for sp in &self.switch_points {
+            if *sp == SwitchPoint::At(0) {
+                return Err(
+                    "switch_points: K = 0 leaves the sender no turn; K counts the sender's turns, from 1"
+                        .into(),
+                );
+            }
         }
-        if self.concurrency == 0 {
-            return Err("concurrency must be at least 1".into());
+        for (key, empty) in [
+            ("switch_points", self.switch_points.is_empty()),
+            ("directions", self.directions.is_empty()),
+            ("interfaces", self.interfaces.is_empty()),
+        ] {
+            if empty {
+                return Err(format!(
+                    "{key} = [] leaves no handoff cell to run; leave the key out for its default"
+                ));
+            }
         }
         Ok(())
     }

@@ -6,8 +6,9 @@
 //! [`Phase`] of a call, how answers are found ([`Extraction`]), normalized token [`Usage`], money as exact integer picodollars
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
-//! [`ToolSpec`] of a tool. It does no I/O and depends only on serde (and serde_json, for a
-//! tool's argument schema).
+//! [`ToolSpec`] of a tool. It does no I/O but one rule every loader shares: [`input`]
+//! reads a user's file whole only when it is a regular file under its size bound. It
+//! depends on serde (and serde_json, for a tool's argument schema) and thiserror.
 //!
 //! It is not the place for behaviour: loading lives in `baton-data`, model calls in
 //! `baton-models`, scoring in `baton-eval`.
@@ -23,6 +24,7 @@
 mod cell;
 mod cost;
 mod extraction;
+pub mod input;
 mod message;
 mod spend;
 mod status;

@@ -382,10 +382,10 @@ pub struct RunArgs {
     pub resume: bool,
     /// At most this many tasks per family: a sample seeded by the experiment's seed,
     /// stratified by source (code) and difficulty (database).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     pub limit: Option<usize>,
-    /// Task groups in flight at once.
-    #[arg(long)]
+    /// Task groups in flight at once (1 to 4096).
+    #[arg(long, value_parser = concurrency)]
     pub concurrency: Option<usize>,
     /// Re-sample handoff prefixes instead of forking them from the single-sender episode.
     #[arg(long)]
@@ -503,4 +503,25 @@ pub enum DataCommand {
         #[arg(long, default_value = "datasets/spider/databases")]
         spider_dir: PathBuf,
     },
+}
+
+/// A count of at least one.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A concurrency: 1 to [`baton_runner::spec::MAX_CONCURRENCY`].
+fn concurrency(s: &str) -> Result<usize, String> {
+    let n = at_least_one(s)?;
+    if n > baton_runner::spec::MAX_CONCURRENCY {
+        return Err(format!(
+            "must be at most {}",
+            baton_runner::spec::MAX_CONCURRENCY
+        ));
+    }
+    Ok(n)
 }

@@ -48,6 +48,9 @@ use sha2::{Digest, Sha256};
 use crate::RunError;
 use crate::spec::ModelSpec;
 
+/// The most model calls an agent experiment may allow per task.
+pub const MAX_STEP_LIMIT: u32 = 10_000;
+
 /// The `kind` that marks an agent experiment.
 pub const AGENT_KIND: &str = "agent";
 
@@ -238,14 +241,12 @@ impl AgentSpec {
         for name in self.models.keys() {
             self.model(name)?;
         }
-        if self.replicates == 0 {
-            return Err("replicates must be at least 1".into());
-        }
-        if self.concurrency == 0 {
-            return Err("concurrency must be at least 1".into());
-        }
-        if self.step_limit == 0 {
-            return Err("step_limit must be at least 1".into());
+        crate::spec::check_common(self.replicates, self.concurrency, self.limit)?;
+        if !(1..=MAX_STEP_LIMIT).contains(&self.step_limit) {
+            return Err(format!(
+                "step_limit = {} is outside 1..={MAX_STEP_LIMIT}",
+                self.step_limit
+            ));
         }
         if let Some(h) = &self.handoff {
             h.check(&self.models)?;
@@ -275,6 +276,7 @@ impl AgentSpec {
                 spec.model
             ));
         }
+        spec.check_settings(&format!("models.{name}"))?;
         let sim = match sim {
             None => None,
             Some(_) if provider != "sim" => {

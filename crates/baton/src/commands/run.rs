@@ -38,8 +38,12 @@ high = "hc"
 "#;
 
 pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
-    let text = std::fs::read_to_string(&args.experiment)
-        .with_context(|| format!("cannot read experiment file {}", args.experiment.display()))?;
+    let text = baton_types::input::read_text_bounded(
+        &args.experiment,
+        baton_types::input::EXPERIMENT_LIMIT,
+        "experiment file",
+    )
+    .context("cannot read the experiment file")?;
     if baton_runner::agent::is_agent_experiment(&text) {
         return crate::commands::agent::run(args, text, printer);
     }
@@ -54,6 +58,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let mut options = RunOptions::new(&out, base, text);
+    options.source_name = args.experiment.display().to_string();
     options.resume = args.resume;
     options.limit = args.limit;
     options.concurrency = args.concurrency;
@@ -188,8 +193,8 @@ fn execute(
 }
 
 /// Run `job` (prepare a run and run it) on a multi-threaded runtime, with a progress bar
-/// on a terminal, and Ctrl-C asking the run to stop between calls; chat and agent runs
-/// alike.
+/// on a terminal, and Ctrl-C, SIGTERM or SIGHUP asking the run to stop between calls
+/// ([`stop_on_signals`]); chat and agent runs alike.
 pub fn drive<T, F, Fut>(show_progress: bool, job: F) -> Result<T>
 where
     F: FnOnce(Arc<Progress>, StopSignal) -> Fut,
@@ -203,16 +208,52 @@ where
     ));
     let stop = StopSignal::default();
     let result = runtime.block_on(async {
-        let on_ctrl_c = stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.stop();
-            }
-        });
+        tokio::spawn(stop_on_signals(stop.clone()));
         job(progress.clone(), stop).await
     });
     progress.finish();
     result
+}
+
+/// The first SIGINT, SIGTERM or SIGHUP stops the run: no new call is sent, the calls
+/// in flight are answered (their replies are billed) and stored, and the run exits 1
+/// with the unfinished episodes incomplete, to be resumed. A second signal abandons the
+/// calls still in flight at once (exit 1): the provider may bill their replies, which
+/// are then not stored, and `--resume` sends those calls again.
+async fn stop_on_signals(stop: StopSignal) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let kinds = [
+        (SignalKind::interrupt(), "SIGINT"),
+        (SignalKind::terminate(), "SIGTERM"),
+        (SignalKind::hangup(), "SIGHUP"),
+    ];
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for (kind, name) in kinds {
+        match signal(kind) {
+            Ok(mut stream) => {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    while stream.recv().await.is_some() {
+                        if tx.send(name).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot listen for {name}: {e}"),
+        }
+    }
+    drop(tx);
+    let Some(name) = rx.recv().await else { return };
+    stop.stop();
+    tracing::warn!(
+        "{name}: stopping; no new call is sent, and the calls in flight are stored as they are answered (send the signal again to abandon them)"
+    );
+    let Some(name) = rx.recv().await else { return };
+    tracing::error!(
+        "{name} again: calls still in flight are abandoned; a provider may bill their replies, which are not stored, and --resume sends them again"
+    );
+    std::process::exit(1);
 }
 
 fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {

@@ -14,6 +14,7 @@ mod protocol;
 mod resume;
 mod settings;
 mod show;
+mod signals;
 mod swebench;
 
 use std::path::Path;
