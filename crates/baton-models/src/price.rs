@@ -400,7 +400,7 @@ fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelE
         return Err(ModelError::PriceCard {
             source_name: source.to_string(),
             message: format!(
-                "entry {key:?}: {field} = {usd} USD per token is not a price (at most {MAX_USD_PER_TOKEN})"
+                "entry {key:?}: {field} = {usd:e} USD per token is not a price (at most {MAX_USD_PER_TOKEN})"
             ),
         });
     }

@@ -42,6 +42,7 @@ pub mod agent;
 mod batch;
 mod budget;
 mod control;
+mod dialect;
 mod dry_run;
 mod episode;
 mod extraction;
@@ -58,6 +59,7 @@ pub mod spec;
 
 pub use baton_models::ProviderFactory;
 pub use control::{Observer, SilentObserver, StopSignal};
+pub use dialect::{AGENT_KEYS, CHAT_KEYS};
 pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
 pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
@@ -85,6 +87,21 @@ pub enum RunError {
         /// What is wrong.
         message: String,
     },
+    /// A setting of the experiment file could not be honoured: its dataset, price card,
+    /// templates or a model. The cause is the error's source.
+    #[error("experiment {source_name}: {key}")]
+    Setting {
+        /// The experiment file.
+        source_name: String,
+        /// The key, with its value where that helps (`dataset = "tasks.json"`).
+        key: String,
+        /// Why it could not be honoured.
+        #[source]
+        source: Box<RunError>,
+    },
+    /// The price card could not be read.
+    #[error("{0}")]
+    Prices(String),
     /// The dataset or templates could not be loaded.
     #[error(transparent)]
     Data(#[from] baton_data::DataError),

@@ -101,12 +101,24 @@ impl Setup {
             spec.skip_invalid = true;
         }
         let sample = spec.dataset == "sample";
+        let setting = |key: &str| {
+            let source_name = options.source_name.clone();
+            let key = key.to_string();
+            move |e: RunError| RunError::Setting {
+                source_name,
+                key,
+                source: Box::new(e),
+            }
+        };
+        let dataset_key = format!("dataset = {:?}", spec.dataset);
         let mut dataset = if sample {
             baton_data::sample_dataset()
         } else if spec.skip_invalid {
-            baton_data::load_lenient(&resolve(Path::new(&spec.dataset)))?
+            baton_data::load_lenient(&resolve(Path::new(&spec.dataset)))
+                .map_err(|e| setting(&dataset_key)(e.into()))?
         } else {
-            baton_data::load(&resolve(Path::new(&spec.dataset)))?
+            baton_data::load(&resolve(Path::new(&spec.dataset)))
+                .map_err(|e| setting(&dataset_key)(e.into()))?
         };
         let mut skipped = std::mem::take(&mut dataset.invalid);
         if !spec.families.is_empty() {
@@ -124,36 +136,54 @@ impl Setup {
             source_name: options.source_name.clone(),
             message,
         })?;
-        let (templates, interfaces) = match (&spec.templates, &spec.lic_dir) {
-            (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
-                Templates::lic(&resolve(lic))?,
-                InterfaceTemplates::embedded(),
-            ),
-            (Some(dir), _) => (
-                Templates::from_dir(&resolve(dir))?,
-                InterfaceTemplates::from_dir(&resolve(dir))?,
-            ),
-            (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
-        };
+        let templates_key = format!(
+            "templates = {:?}",
+            spec.templates.as_deref().unwrap_or(Path::new(""))
+        );
+        let (templates, interfaces) = (|| -> Result<_, RunError> {
+            Ok(match (&spec.templates, &spec.lic_dir) {
+                (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
+                    Templates::lic(&resolve(lic))?,
+                    InterfaceTemplates::embedded(),
+                ),
+                (Some(dir), _) => (
+                    Templates::from_dir(&resolve(dir))?,
+                    InterfaceTemplates::from_dir(&resolve(dir))?,
+                ),
+                (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
+            })
+        })()
+        .map_err(setting(&templates_key))?;
         let (tasks, schedules, baselines) =
             check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
-            card = card
-                .with_override_file(&resolve(p))
-                .map_err(|e| RunError::Model {
-                    name: "*".into(),
-                    message: e.to_string(),
-                })?;
+            card = card.with_override_file(&resolve(p)).map_err(|e| {
+                setting(&format!("prices = {p:?}"))(RunError::Prices(e.to_string()))
+            })?;
         }
         let max_prompt = max_prompt_bytes(&schedules, &baselines, &interfaces);
         let prompts = match (spec.extraction, &spec.lic_dir) {
-            (Extraction::Lic, Some(dir)) => Some(ExtractionPrompts::read(&resolve(dir))?),
+            (Extraction::Lic, Some(dir)) => Some(
+                ExtractionPrompts::read(&resolve(dir))
+                    .map_err(|e| setting(&format!("lic_dir = {dir:?}"))(e.into()))?,
+            ),
             _ => None,
         };
         let batch_store = Arc::new(OnceLock::new());
         let batch = BatchContext::new(&spec, &batch_store);
-        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt, &batch)?;
+        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt, &batch)
+            .map_err(|e| match &e {
+            RunError::Model { name, .. } => {
+                let key = if spec.models.contains_key(name) {
+                    format!("models.{name}")
+                } else {
+                    name.clone()
+                };
+                setting(&key)(e)
+            }
+            _ => e,
+        })?;
         let extractor = extractor
             .zip(prompts)
             .map(|(model, prompts)| Arc::new(Extractor { model, prompts }));
@@ -541,6 +571,15 @@ pub(crate) fn build_model_with(
         message,
     };
     let (kind, id) = m.provider_and_id();
+    // an unknown provider is the mistake to name, not the missing price it implies
+    if kind != "sim"
+        && !cx
+            .providers
+            .iter()
+            .any(|f| f.kinds().iter().any(|k| k == kind))
+    {
+        return Err(err(format!("unknown provider {kind:?} in {:?}", m.model)));
+    }
     let price_key = m.price_key();
     let direct = card.get(&price_key);
     let price = if m.batch {

@@ -473,10 +473,11 @@ pub(crate) fn check_common(
 impl ExperimentSpec {
     /// Parse and check an experiment file's text; `source` names it in errors.
     pub fn parse(source: &str, text: &str) -> Result<Self, crate::RunError> {
-        let spec: ExperimentSpec = toml::from_str(text).map_err(|e| crate::RunError::Spec {
-            source_name: source.to_string(),
-            message: e.to_string(),
-        })?;
+        let (spec, _): (ExperimentSpec, _) = crate::dialect::read(text, crate::dialect::chat)
+            .map_err(|message| crate::RunError::Spec {
+                source_name: source.to_string(),
+                message,
+            })?;
         spec.check().map_err(|message| crate::RunError::Spec {
             source_name: source.to_string(),
             message,

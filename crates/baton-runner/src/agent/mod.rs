@@ -47,7 +47,7 @@ use baton_store::{
 use baton_types::{Cost, EpisodeStatus, Verdict};
 
 pub use report_input::{STUDY_BOOTSTRAP, agent_report_input, study_input};
-pub use spec::{AGENT_KIND, AgentModel, AgentSpec, is_agent_experiment};
+pub use spec::{AGENT_KIND, AgentModel, AgentSpec, BATCH_REFUSED, is_agent_experiment};
 
 use crate::budget::Budget;
 use crate::control::{Observer, SilentObserver, StopSignal};

@@ -9,16 +9,21 @@
 //! replicates = 1
 //! seed = 7
 //! concurrency = 2              # episodes in flight at once
+//! interfaces = ["raw", "disclosure", "compact_pre", "compact_suf", "traj_drop"]
+//!
+//! [agent]                      # what only an agent experiment has
 //! protocol = "tool_calls"      # or "text" (fenced commands)
 //! step_limit = 150             # model calls per task (the handoff paper's)
 //! cost_limit_usd = 3.0         # spend per task; no call starts once it is reached
 //! agent_templates = "swebench.yaml"   # a mini-SWE-agent YAML; default baton's own
 //! swebench_python = ".venv/bin/python" # scores SWE-bench submissions with the harness
 //!
-//! [handoff]                    # the handoff study (optional): switch at call s
-//! pairs = [["lc", "hc"]]       # (low-cost, high-capability); both directions run
+//! [[pairs]]                    # the handoff study (optional): switch at call s
+//! low = "lc"                   # (low-cost, high-capability); both directions run
+//! high = "hc"
+//!
+//! [handoff]                    # the study's own knobs, each with a default
 //! percentiles = [5, 10, 15, 25, 35, 45, 50]   # of the prefix model's termination steps
-//! interfaces = ["raw", "disclosure", "compact_pre", "compact_suf", "traj_drop"]
 //! independent = false          # run prefixes live instead of forking the anchors'
 //! texts = "handoff.yaml"       # replace baton's handoff texts (key for key)
 //!
@@ -30,6 +35,10 @@
 //! [models.lc.sim]              # the simulated agent's knobs (skill, malformed, latency_ms)
 //! skill = 0.45
 //! ```
+//!
+//! The keys both kinds share are written as a chat experiment writes them (see
+//! `crate::dialect`); the older spelling, agent keys at the top level and
+//! `[handoff] pairs = [["lc", "hc"]]`, still reads, with a warning.
 //!
 //! What baton fills in itself: for `sim/` models without `[sim]`, the preset of that
 //! name ([`SimAgentSettings::preset`]); temperature and output cap as for chat models
@@ -47,6 +56,9 @@ use sha2::{Digest, Sha256};
 
 use crate::RunError;
 use crate::spec::ModelSpec;
+
+/// Why an agent experiment cannot batch (`batch`, a model's `batch`, `--batch`).
+pub const BATCH_REFUSED: &str = "agent experiments do not use batch APIs: an agent's next call waits on the command its last one ran, so a batch round would hold every episode for the batch's turnaround (hours) per step; run it without batch (nothing was sent)";
 
 /// The most model calls an agent experiment may allow per task.
 pub const MAX_STEP_LIMIT: u32 = 10_000;
@@ -67,6 +79,16 @@ pub struct AgentSpec {
     /// At most this many tasks, in id order; absent means all.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Run the valid tasks of a partly invalid dataset; the tasks left out are stored
+    /// with why and listed in the report (`--skip-invalid` sets it too). Default false:
+    /// one invalid task stops the run before any call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_invalid: bool,
+    /// Send every model's calls through its batch API (as `batch = true` in a chat
+    /// experiment): refused for agent experiments, whose episodes wait on the sandbox
+    /// between calls, before any call is made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
     /// Only these task ids (empty: all).
     #[serde(default)]
     pub tasks: Vec<String>,
@@ -225,7 +247,11 @@ impl AgentSpec {
             source_name: source.to_string(),
             message,
         };
-        let spec: AgentSpec = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        let (spec, warnings): (AgentSpec, _) =
+            crate::dialect::read(text, crate::dialect::agent).map_err(err)?;
+        for w in warnings {
+            tracing::warn!("{source}: {w}");
+        }
         spec.check().map_err(err)?;
         Ok(spec)
     }
@@ -239,7 +265,12 @@ impl AgentSpec {
             return Err("no models: name at least one [models.NAME] with model = ...".into());
         }
         for name in self.models.keys() {
-            self.model(name)?;
+            if self.model(name)?.spec.batch {
+                return Err(format!("models.{name}: {BATCH_REFUSED}"));
+            }
+        }
+        if self.batch {
+            return Err(format!("batch = true: {BATCH_REFUSED}"));
         }
         crate::spec::check_common(self.replicates, self.concurrency, self.limit)?;
         if !(1..=MAX_STEP_LIMIT).contains(&self.step_limit) {

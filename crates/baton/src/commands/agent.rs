@@ -26,6 +26,8 @@ dataset = "agent-sample"
 replicates = 1
 seed = 2026
 concurrency = 2
+
+[agent]
 step_limit = 40
 
 [models.lc]
@@ -38,6 +40,11 @@ model = "sim/hc"          # high-capability: skill 0.85
 /// `baton run` on an agent experiment whose text is `text`.
 pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     let spec = AgentSpec::parse(&args.experiment.display().to_string(), &text)?;
+    anyhow::ensure!(
+        !args.batch,
+        "--batch: {}",
+        baton_runner::agent::BATCH_REFUSED
+    );
     anyhow::ensure!(
         !args.independent || spec.handoff.is_some(),
         "--independent is for handoff experiments: this agent experiment has no [handoff] table, so no prefixes to fork"

@@ -64,13 +64,15 @@ name = "bench-agent-study"
 dataset = "agent-sample"
 {limit}seed = 2026
 concurrency = {}
+[agent]
 step_limit = 40
 [models.lc]
 model = "sim/lc"
 [models.hc]
 model = "sim/hc"
-[handoff]
-pairs = [["lc", "hc"]]
+[[pairs]]
+low = "lc"
+high = "hc"
 "#,
         args.concurrency
     );

@@ -114,21 +114,44 @@ fn demo_prints_qrec_and_csret_for_both_directions() {
     );
 }
 
-#[test]
-fn crates_readme_names_every_crate() {
+/// The workspace members (every folder under `crates/` with a manifest), by name.
+fn workspace_members() -> std::collections::BTreeSet<String> {
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
-    let index = std::fs::read_to_string(crates.join("README.md")).unwrap();
-    for entry in std::fs::read_dir(crates).unwrap() {
-        let path = entry.unwrap().path();
-        if path.join("Cargo.toml").exists() {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(
-                index.contains(&format!("| `{name}` |")),
-                "crates/README.md has no row for {name}"
-            );
-        }
+    std::fs::read_dir(crates)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").exists())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The crate names of a Markdown table's rows that start with `` | `baton…` | ``.
+fn crate_rows(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once("` |"))
+        .map(|(name, _)| name.to_string())
+        .filter(|name| name.starts_with("baton"))
+        .collect()
+}
+
+// See: issue 24 (crates/README.md checked against the workspace members).
+#[test]
+fn crates_readme_and_the_architecture_doc_name_exactly_the_workspace_members() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let members = workspace_members();
+    assert!(members.len() >= 18, "{members:?}");
+    for doc in ["crates/README.md", "docs/architecture.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let rows = crate_rows(&text);
+        let missing: Vec<_> = members.difference(&rows).collect();
+        let stale: Vec<_> = rows.difference(&members).collect();
+        assert!(
+            missing.is_empty() && stale.is_empty(),
+            "{doc}: no row for {missing:?}; rows for crates that do not exist: {stale:?}"
+        );
     }
 }
 

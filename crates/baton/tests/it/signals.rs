@@ -43,7 +43,7 @@ fn stop_with(signal: &str) {
     let server = SimServer::start(&["--latency-ms", "60"]);
     std::fs::write(dir.path().join("exp.toml"), experiment(&server.base_url)).unwrap();
     let db = dir.path().join("out/results.sqlite");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["run", "exp.toml", "--out", "out", "--quiet"])
         .current_dir(dir.path())
         .stdout(Stdio::null())
