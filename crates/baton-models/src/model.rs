@@ -200,6 +200,8 @@ pub struct Model {
     budget: Option<Arc<RetryBudget>>,
     observer: Option<Arc<dyn ModelObserver>>,
     interrupt: Option<Interrupt>,
+    /// Key values a reply must not carry on (a server may echo the key it was sent).
+    secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for Model {
@@ -241,6 +243,7 @@ impl Model {
             budget: None,
             observer: None,
             interrupt: None,
+            secrets: Vec::new(),
         }
     }
 
@@ -386,10 +389,51 @@ impl Model {
     /// the limit spent no request is sent at all.
     pub async fn generate(&self, request: Request, prior_unusable: u32) -> Generation {
         let mut unusable = Vec::new();
-        let result = self
+        let mut result = self
             .generate_inner(request, prior_unusable, &mut unusable)
             .await;
+        if !self.secrets.is_empty() {
+            if let Ok(c) = &mut result {
+                self.redact_response(&mut c.response);
+            }
+            for a in &mut unusable {
+                a.reason = self.redact(&a.reason);
+                a.raw = a.raw.as_deref().map(|r| self.redact(r));
+            }
+        }
         Generation { result, unusable }
+    }
+
+    /// Replace these key values by `****` in every reply this model returns (its text,
+    /// tool-call arguments and raw body, and unusable attempts' reasons and bodies), so
+    /// a key a server echoes is never stored, nor sent on in a later turn or to another
+    /// model.
+    pub fn with_secrets(mut self, secrets: Vec<String>) -> Self {
+        self.secrets = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        self
+    }
+
+    fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "****");
+            }
+        }
+        out
+    }
+
+    fn redact_response(&self, r: &mut Response) {
+        r.text = self.redact(&r.text);
+        for call in &mut r.tool_calls {
+            call.arguments = self.redact(&call.arguments);
+        }
+        if let Some(raw) = &r.raw {
+            let text = raw.to_string();
+            if self.secrets.iter().any(|s| text.contains(s.as_str())) {
+                r.raw = serde_json::from_str(&self.redact(&text)).ok();
+            }
+        }
     }
 
     async fn generate_inner(

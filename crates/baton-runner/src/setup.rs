@@ -644,6 +644,7 @@ pub(crate) fn build_model_with(
         _ => model,
     };
     Ok(model
+        .with_secrets(crate::ledger::secrets_in(m.api_key_env.as_deref()))
         .with_config(m.generate_config())
         .with_retry(RetryPolicy {
             max_unusable_retries: m.unusable_retries.unwrap_or(defaults::UNUSABLE_RETRIES),
