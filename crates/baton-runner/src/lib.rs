@@ -99,6 +99,15 @@ pub enum RunError {
         #[source]
         source: Box<RunError>,
     },
+    /// What the store holds cannot be resumed from (a stored episode that does not
+    /// replay); nothing was changed.
+    #[error("{what} cannot be resumed: {message}")]
+    Corrupt {
+        /// What was read (`the stored episode of task "t1"`).
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The price card could not be read.
     #[error("{0}")]
     Prices(String),

@@ -596,25 +596,24 @@ impl AgentRunner {
         let model = &self.models[who];
         let messages = summary_messages(&self.texts, trajectory);
         let mut sink = StoreSink::new(&self.shared, model, &task.id, episode_id, Phase::Handoff, 0);
-        let sink_err = |e: baton_agent::AgentError| RunError::Spec {
-            source_name: self.store_path.display().to_string(),
-            message: format!("{e:#}"),
-        };
         if let Err(e) = sink.before_call(s, &messages).await {
             return Ok(Err(format!("{e:#}")));
         }
+        let prior = sink.prior_unusable().await?;
         let mut request = model.request(messages, Some(seed));
         // a conversation with tool calls is only valid with the tool offered
         if self.config.protocol == Protocol::ToolCalls {
             request.tools = vec![bash_tool()];
         }
-        let generation = model.generate(request, 0).await;
-        sink.unusable(s, &generation.unusable)
-            .await
-            .map_err(sink_err)?;
+        let generation = model.generate(request, prior).await;
+        if let Err(e) = sink.unusable(s, &generation.unusable).await {
+            return Err(sink.run_error(e));
+        }
         let result = match generation.result {
             Ok(c) => {
-                sink.record_plain(s, &c).await.map_err(sink_err)?;
+                if let Err(e) = sink.record_plain(s, &c).await {
+                    return Err(sink.run_error(e));
+                }
                 match &c.cost {
                     Ok(_) => Ok(c.response.text.clone()),
                     Err(why) => {

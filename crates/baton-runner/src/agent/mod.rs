@@ -559,10 +559,7 @@ impl AgentRunner {
         }
         match result {
             Ok(o) => Ok(Ok(o)),
-            Err(AgentError::Sink { message, .. }) => Err(match sink.store_error.take() {
-                Some(e) => RunError::Store(e),
-                None => RunError::Internal(message),
-            }),
+            Err(e @ AgentError::Sink { .. }) => Err(sink.run_error(e)),
             Err(AgentError::Unpriced { reason, call, .. }) => {
                 let why = format!(
                     "model {:?}: the cost of a billed reply (task {:?}, call {call}) cannot be computed: {reason}",

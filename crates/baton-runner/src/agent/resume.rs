@@ -24,8 +24,8 @@ pub(crate) struct Restored {
 }
 
 fn corrupt(task: &AgentTask, message: String) -> RunError {
-    RunError::Spec {
-        source_name: format!("the stored episode of task {:?}", task.id),
+    RunError::Corrupt {
+        what: format!("the stored episode of task {:?}", task.id),
         message,
     }
 }

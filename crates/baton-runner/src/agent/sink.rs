@@ -120,6 +120,23 @@ impl<'a> StoreSink<'a> {
         }
     }
 
+    /// The run error behind `e`: the store's error with its cause when the sink failed
+    /// to commit, else `e` itself as an internal error.
+    pub fn run_error(&mut self, e: AgentError) -> crate::RunError {
+        match self.store_error.take() {
+            Some(store) => crate::RunError::Store(store),
+            None => crate::RunError::Internal(format!("{e:#}")),
+        }
+    }
+
+    /// How many billed-but-unusable attempts of the reserved call earlier runs stored.
+    pub async fn prior_unusable(&mut self) -> Result<u32, crate::RunError> {
+        match &self.reserved {
+            Some(r) => Ok(r.prior_unusable().await?),
+            None => Ok(0),
+        }
+    }
+
     /// Settle the reservation of the call in flight (what it paid is known).
     pub fn settle(&mut self) {
         self.reserved = None;

@@ -104,7 +104,7 @@ high = "hc"
     let run = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["run", "exp.toml", "--out", "out"])
         .env("BATON_ECHO_KEY", KEY)
-        .env("RUST_LOG", "debug")
+        .env("BATON_LOG", "debug")
         .current_dir(dir.path())
         .output()
         .unwrap();
