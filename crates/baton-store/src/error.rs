@@ -26,11 +26,16 @@ pub enum StoreError {
         /// The newest version this build reads and writes.
         supported: i64,
     },
-    /// The file holds no baton store (no schema version).
-    #[error("{path} is not a baton store (it has no schema version)")]
+    /// An existing file holds no baton store (zero bytes, not SQLite, or SQLite without
+    /// a baton schema version). It is refused, never started afresh, and left as it is.
+    #[error(
+        "{path} is not a baton store ({why}); it was left unchanged: move it away or use another results folder"
+    )]
     NotAStore {
         /// The file.
         path: PathBuf,
+        /// What it is instead.
+        why: String,
     },
     /// The file belongs to a different experiment spec.
     #[error(

@@ -2,6 +2,7 @@
 
 mod agent;
 mod batch;
+mod foreign;
 mod killed;
 mod migrate;
 mod refuse;
