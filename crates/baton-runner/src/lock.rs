@@ -173,6 +173,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::print_stderr, reason = "a skipped check must say so loudly")]
     fn issue_23_another_process_cannot_take_the_folder_while_a_run_holds_it() {
         if Command::new("flock").arg("--version").output().is_err() {
             eprintln!("skipped: util-linux flock is not installed");

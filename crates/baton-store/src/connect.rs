@@ -256,6 +256,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.transaction().map_err(&err)?;
         tx.execute_batch(sql).map_err(&err)?;
+        after_migration(&tx, i as i64 + 1).map_err(&err)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -263,6 +264,30 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         )
         .map_err(&err)?;
         tx.commit().map_err(&err)?;
+    }
+    Ok(())
+}
+
+/// The part of migration to `version` that SQL cannot do: version 11 fills in the
+/// checksum of every stored reply, from its text as stored.
+fn after_migration(tx: &rusqlite::Transaction<'_>, version: i64) -> rusqlite::Result<()> {
+    if version != 11 {
+        return Ok(());
+    }
+    // in chunks of row ids, so a large store is never read into memory whole
+    let mut select =
+        tx.prepare("SELECT id, response_text FROM calls WHERE id > ?1 ORDER BY id LIMIT 512")?;
+    let mut update = tx.prepare("UPDATE calls SET response_sha256 = ?2 WHERE id = ?1")?;
+    let mut last = i64::MIN;
+    loop {
+        let rows: Vec<(i64, String)> = select
+            .query_map([last], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some((id, _)) = rows.last() else { break };
+        last = *id;
+        for (id, text) in rows {
+            update.execute(rusqlite::params![id, crate::request::sha256_hex(&text)])?;
+        }
     }
     Ok(())
 }

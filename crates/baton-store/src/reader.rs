@@ -24,6 +24,9 @@ pub struct Reader {
 impl Reader {
     /// Open an existing store read-only.
     pub fn open(path: &Path) -> Result<Reader> {
+        if crate::spool::pending(path) {
+            tracing::warn!(store = %path.display(), "the store has replies kept in its spool after a failed write; they are not read until a run on it resumes and imports them");
+        }
         Ok(Reader {
             conn: open_ro(path)?,
             path: path.to_path_buf(),
@@ -413,7 +416,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
              reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
-             batch_id, cost_direct, batch_item
+             batch_id, cost_direct, batch_item, response_sha256
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -462,14 +465,26 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 call,
                 created_at: r.get(22)?,
             };
-            Ok((row, phase, request))
+            let checksum: Option<String> = r.get(27)?;
+            Ok((row, phase, request, checksum))
         })
         .map_err(&err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (mut row, phase, request) = row.map_err(&err)?;
+        let (mut row, phase, request, checksum) = row.map_err(&err)?;
         let id = row.id;
         row.call.phase = parse(path, || format!("calls.phase of call {id}"), &phase)?;
+        let actual = sha256_hex(&row.call.response_text);
+        if checksum.as_deref() != Some(actual.as_str()) {
+            return Err(StoreError::ReplyChecksum {
+                path: path.to_path_buf(),
+                episode_id,
+                turn: row.call.turn,
+                phase: row.call.phase.as_str(),
+                stored: checksum.unwrap_or_else(|| "none".into()),
+                actual,
+            });
+        }
         row.call.request_json = rebuild(conn, path, id, request)?;
         let actual = sha256_hex(&row.call.request_json);
         if actual != row.call.request_sha256 {

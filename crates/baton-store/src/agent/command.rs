@@ -1,6 +1,6 @@
 //! The writer's agent commands, their answers, and the [`Store`] methods that send them.
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::rows::Outcome;
 use crate::writer::Store;
 
@@ -35,6 +35,19 @@ pub(crate) enum AgentAnswer {
 }
 
 impl AgentAnswer {
+    /// The error it carries, if any.
+    pub(crate) fn error(&self) -> Option<&StoreError> {
+        match self {
+            AgentAnswer::Unit(r) => r.as_ref().err(),
+            AgentAnswer::Progress(r) => r.as_ref().as_ref().err(),
+            AgentAnswer::Call(r) => r.as_ref().err(),
+            AgentAnswer::Node(r) => r.as_ref().err(),
+            AgentAnswer::Messages(r) => r.as_ref().err(),
+            AgentAnswer::Thresholds(r) => r.as_ref().err(),
+            AgentAnswer::Switch(r) => r.as_ref().err(),
+        }
+    }
+
     pub(crate) fn is_ok(&self) -> bool {
         match self {
             AgentAnswer::Unit(r) => r.is_ok(),
@@ -49,6 +62,21 @@ impl AgentAnswer {
 }
 
 impl AgentCommand {
+    /// The answer that refuses this command with `e`.
+    pub(crate) fn refusal(&self, e: StoreError) -> AgentAnswer {
+        match self {
+            AgentCommand::Task(..) | AgentCommand::Finish(..) | AgentCommand::Verdict(..) => {
+                AgentAnswer::Unit(Err(e))
+            }
+            AgentCommand::Episode(..) => AgentAnswer::Progress(Box::new(Err(e))),
+            AgentCommand::Call(..) => AgentAnswer::Call(Err(e)),
+            AgentCommand::Step(..) => AgentAnswer::Node(Err(e)),
+            AgentCommand::Context(..) => AgentAnswer::Messages(Err(e)),
+            AgentCommand::Thresholds(..) => AgentAnswer::Thresholds(Err(e)),
+            AgentCommand::Switch(..) => AgentAnswer::Switch(Err(e)),
+        }
+    }
+
     /// Send `answer` to whoever sent the command (a dropped receiver means the caller
     /// gave up).
     pub(crate) fn answer(self, answer: AgentAnswer) {

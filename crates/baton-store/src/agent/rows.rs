@@ -99,7 +99,7 @@ pub struct AgentEpisodeInit {
 }
 
 /// A model call of an agent episode, to store with its `calls` row in one transaction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewAgentCall {
     /// The call (`turn` is the call index, from 0).
     pub call: NewCall,

@@ -214,7 +214,7 @@ impl Db {
         progress(&self.conn, &self.path, id, &status)
     }
 
-    fn agent_call(&mut self, c: &NewAgentCall, context: i64) -> Result<(i64, i64)> {
+    pub(crate) fn agent_call(&mut self, c: &NewAgentCall, context: i64) -> Result<(i64, i64)> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let id = insert_call(&tx, &self.path, &c.call)?;

@@ -2,6 +2,8 @@
 
 mod agent;
 mod batch;
+mod checksum;
+mod diskfull;
 mod foreign;
 mod killed;
 mod migrate;

@@ -21,7 +21,7 @@ fn version(path: &std::path::Path) -> i64 {
 }
 
 /// A version-1 file as baton 0.1 wrote it: one scored episode with two calls.
-fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64, EpisodeInit, Outcome) {
+pub fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64, EpisodeInit, Outcome) {
     let db = Connection::open(path).unwrap();
     v1::create(&db);
     v1::insert_experiment(&db, &meta(), "2026-11-30T10:00:00.000Z");
