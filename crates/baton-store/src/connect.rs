@@ -16,6 +16,86 @@ pub(crate) fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError 
     }
 }
 
+/// A closure that wraps an error of reading rows of `table` through a statement whose
+/// result columns are `columns` ([`column_names`]): a stored value that does not decode
+/// (a wrong type, a number out of range) is [`StoreError::Decode`] naming
+/// `table.column` and `row` (`of episode 3`); any other error is SQLite's. A result
+/// column named `table.column` (an alias, for a column of a joined table) names
+/// itself.
+pub(crate) fn read_err<'a>(
+    path: &'a Path,
+    table: &'a str,
+    columns: &'a [String],
+    row: &'a str,
+) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    move |source| {
+        let (i, message) = match &source {
+            rusqlite::Error::FromSqlConversionFailure(i, ty, e) => {
+                (*i, format!("a stored {ty} value does not decode: {e}"))
+            }
+            rusqlite::Error::InvalidColumnType(i, _, ty) => (
+                *i,
+                format!("a stored {ty} value is not of the column's type"),
+            ),
+            rusqlite::Error::IntegralValueOutOfRange(i, v) => {
+                (*i, format!("the stored value {v} is out of range"))
+            }
+            _ => {
+                return StoreError::Sqlite {
+                    path: path.to_path_buf(),
+                    source,
+                };
+            }
+        };
+        let column = columns
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("column {i}"));
+        let what = if column.contains('.') {
+            column
+        } else {
+            format!("{table}.{column}")
+        };
+        StoreError::Decode {
+            path: path.to_path_buf(),
+            what: if row.is_empty() {
+                what
+            } else {
+                format!("{what} {row}")
+            },
+            message,
+        }
+    }
+}
+
+/// The rows of `sql` with `params`, each made by `f`, reading `table` (see [`read_err`]
+/// for how a value that does not decode is named, with `row`).
+pub(crate) fn rows_of<T, P, F>(
+    conn: &Connection,
+    path: &Path,
+    (table, row): (&str, &str),
+    sql: &str,
+    params: P,
+    f: F,
+) -> Result<Vec<T>>
+where
+    P: rusqlite::Params,
+    F: FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+{
+    let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err(path))?;
+    let columns = column_names(&stmt);
+    let err = read_err(path, table, &columns, row);
+    stmt.query_map(params, f)
+        .map_err(&err)?
+        .collect::<rusqlite::Result<Vec<T>>>()
+        .map_err(&err)
+}
+
+/// The result column names of `stmt`, for [`read_err`].
+pub(crate) fn column_names(stmt: &rusqlite::Statement<'_>) -> Vec<String> {
+    stmt.column_names().into_iter().map(String::from).collect()
+}
+
 /// Open for writing, in WAL mode, and migrate it to [`SCHEMA_VERSION`]. A missing file
 /// (and its folder) is created whole: migrated under a temporary name, then renamed into
 /// place, so a store file that exists was always a baton store. An existing file is

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
-use crate::connect::{Cached, sqlite_err};
+use crate::connect::{Cached, column_names, read_err, rows_of, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{Reader, calls_of};
 use crate::request::list_messages;
@@ -24,22 +24,20 @@ pub(super) fn progress(
     id: i64,
     status: &str,
 ) -> Result<AgentProgress> {
-    let err = sqlite_err(path);
+    let of = format!("of episode {id}");
     let status = parse_status(path, id, status)?;
     let mut calls = Vec::new();
     let handoff_call;
     {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT call_id, actions_json, format_error, context FROM agent_calls
-                 WHERE episode_id = ?1 ORDER BY call_index",
-            )
-            .map_err(&err)?;
-        let rows: Vec<(i64, String, Option<String>, i64)> = stmt
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(&err)?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(&err)?;
+        let rows: Vec<(i64, String, Option<String>, i64)> = rows_of(
+            conn,
+            path,
+            ("agent_calls", &of),
+            "SELECT call_id, actions_json, format_error, context FROM agent_calls
+             WHERE episode_id = ?1 ORDER BY call_index",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         let mut by_id: std::collections::HashMap<i64, CallRow> = calls_of(conn, path, id)?
             .into_iter()
             .map(|c| (c.id, c))
@@ -62,17 +60,17 @@ pub(super) fn progress(
             });
         }
     }
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT s.call_index, s.action_index, s.command, s.tool_call_id, s.status_json,
-             s.return_code, s.duration_ms, s.output_bytes, m.json, s.submission, s.snapshot,
-             s.context, s.created_at
-             FROM agent_steps s LEFT JOIN messages m ON m.id = s.observation
-             WHERE s.episode_id = ?1 ORDER BY s.call_index, s.action_index",
-        )
-        .map_err(&err)?;
-    let steps = stmt
-        .query_map([id], |r| {
+    let steps = rows_of(
+        conn,
+        path,
+        ("agent_steps", &of),
+        "SELECT s.call_index, s.action_index, s.command, s.tool_call_id, s.status_json,
+         s.return_code, s.duration_ms, s.output_bytes, m.json AS \"messages.json\",
+         s.submission, s.snapshot, s.context, s.created_at
+         FROM agent_steps s LEFT JOIN messages m ON m.id = s.observation
+         WHERE s.episode_id = ?1 ORDER BY s.call_index, s.action_index",
+        [id],
+        |r| {
             Ok(AgentStepRow {
                 step: NewAgentStep {
                     episode_id: id,
@@ -82,8 +80,8 @@ pub(super) fn progress(
                     tool_call_id: r.get(3)?,
                     status_json: r.get(4)?,
                     return_code: r.get(5)?,
-                    duration_ms: r.get::<_, i64>(6)? as u64,
-                    output_bytes: r.get::<_, i64>(7)? as u64,
+                    duration_ms: r.get(6)?,
+                    output_bytes: r.get(7)?,
                     observation: r.get(8)?,
                     submission: r.get(9)?,
                     snapshot: r.get(10)?,
@@ -91,17 +89,15 @@ pub(super) fn progress(
                 context: r.get(11)?,
                 created_at: r.get(12)?,
             })
-        })
-        .map_err(&err)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(&err)?;
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT turn, cost, unpriced, phase FROM attempts WHERE episode_id = ?1 ORDER BY id",
-        )
-        .map_err(&err)?;
-    let unusable = stmt
-        .query_map([id], |r| {
+        },
+    )?;
+    let unusable: Vec<(u32, _, String)> = rows_of(
+        conn,
+        path,
+        ("attempts", &of),
+        "SELECT turn, cost, unpriced, phase FROM attempts WHERE episode_id = ?1 ORDER BY id",
+        [id],
+        |r| {
             let cost: Option<i64> = r.get(1)?;
             let unpriced: Option<String> = r.get(2)?;
             let phase: String = r.get(3)?;
@@ -110,10 +106,9 @@ pub(super) fn progress(
                 cost.map(Cost).ok_or_else(|| unpriced.unwrap_or_default()),
                 phase,
             ))
-        })
-        .map_err(&err)?
-        .collect::<rusqlite::Result<Vec<(u32, _, String)>>>()
-        .map_err(&err)?
+        },
+    )?;
+    let unusable = unusable
         .into_iter()
         .map(|(call_index, cost, phase)| {
             Ok(AgentAttempt {
@@ -127,20 +122,21 @@ pub(super) fn progress(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let end = conn
-        .row(
-            "SELECT exit, calls, error FROM agent_outcomes WHERE episode_id = ?1",
-            [id],
-            |r| {
-                Ok(AgentEnd {
-                    exit: r.get(0)?,
-                    calls: r.get(1)?,
-                    error: r.get(2)?,
-                })
-            },
-        )
-        .optional()
-        .map_err(&err)?;
+    let end = rows_of(
+        conn,
+        path,
+        ("agent_outcomes", &of),
+        "SELECT exit, calls, error FROM agent_outcomes WHERE episode_id = ?1",
+        [id],
+        |r| {
+            Ok(AgentEnd {
+                exit: r.get(0)?,
+                calls: r.get(1)?,
+                error: r.get(2)?,
+            })
+        },
+    )?
+    .pop();
     Ok(AgentProgress {
         episode_id: id,
         status,
@@ -155,7 +151,11 @@ pub(super) fn progress(
 
 /// The switch of episode `id`, once stored.
 fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwitchRow>> {
-    conn.row(
+    let of = format!("of episode {id}");
+    Ok(rows_of(
+        conn,
+        path,
+        ("agent_switches", &of),
         "SELECT s, bucket, fired, prefix_context, context, snapshot, texts_sha256
          FROM agent_switches WHERE episode_id = ?1",
         [id],
@@ -170,34 +170,31 @@ fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwit
                 texts_sha256: r.get(6)?,
             })
         },
-    )
-    .optional()
-    .map_err(sqlite_err(path))
+    )?
+    .pop())
 }
 
 /// The stored switch calls, in (pair, direction, bucket, p) order.
 pub(super) fn read_thresholds(conn: &Connection, path: &Path) -> Result<Vec<ThresholdRow>> {
-    let err = sqlite_err(path);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT pair, direction, prefix_model, bucket, p, s, n_anchors FROM agent_thresholds
-             ORDER BY pair, direction, bucket, p",
-        )
-        .map_err(&err)?;
-    stmt.query_map([], |r| {
-        Ok(ThresholdRow {
-            pair: r.get(0)?,
-            direction: r.get(1)?,
-            prefix_model: r.get(2)?,
-            bucket: r.get(3)?,
-            p: r.get(4)?,
-            s: r.get(5)?,
-            n_anchors: r.get(6)?,
-        })
-    })
-    .map_err(&err)?
-    .collect::<rusqlite::Result<_>>()
-    .map_err(&err)
+    rows_of(
+        conn,
+        path,
+        ("agent_thresholds", ""),
+        "SELECT pair, direction, prefix_model, bucket, p, s, n_anchors FROM agent_thresholds
+         ORDER BY pair, direction, bucket, p",
+        [],
+        |r| {
+            Ok(ThresholdRow {
+                pair: r.get(0)?,
+                direction: r.get(1)?,
+                prefix_model: r.get(2)?,
+                bucket: r.get(3)?,
+                p: r.get(4)?,
+                s: r.get(5)?,
+                n_anchors: r.get(6)?,
+            })
+        },
+    )
 }
 
 fn parse_status(path: &Path, id: i64, s: &str) -> Result<EpisodeStatus> {
@@ -253,14 +250,15 @@ impl Reader {
     }
 
     fn agent_episode_rows(&self, only: Option<i64>) -> Result<Vec<AgentEpisodeRow>> {
-        let err = sqlite_err(&self.path);
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT e.id, e.task_id, a.difficulty, e.cell_json, e.replicate, e.status,
+                "SELECT e.id, e.task_id, a.difficulty AS \"agent_tasks.difficulty\", e.cell_json,
+                 e.replicate, e.status,
                  e.final_response, e.extracted, e.score, e.is_correct, e.eval_error,
                  e.eval_details, e.reason, e.cost_attributed, e.cost_paid,
-                 o.exit, o.calls, o.error,
+                 o.exit AS \"agent_outcomes.exit\", o.calls AS \"agent_outcomes.calls\",
+                 o.error AS \"agent_outcomes.error\",
                  (SELECT count(*) FROM agent_calls c WHERE c.episode_id = e.id),
                  (SELECT count(*) FROM agent_steps s WHERE s.episode_id = e.id),
                  (SELECT coalesce(sum(cost), 0) FROM calls c WHERE c.episode_id = e.id)
@@ -273,7 +271,9 @@ impl Reader {
                                 AND coalesce(?1, 9223372036854775807)
                  ORDER BY e.id",
             )
-            .map_err(&err)?;
+            .map_err(sqlite_err(&self.path))?;
+        let columns = column_names(&stmt);
+        let err = read_err(&self.path, "episodes", &columns, "");
         type Raw = (
             (i64, String, String, String, u32, String),
             (Option<String>, Option<String>, Option<f64>, Option<bool>),

@@ -3,6 +3,7 @@
 mod agent;
 mod batch;
 mod checksum;
+mod decode;
 mod diskfull;
 mod foreign;
 mod killed;
