@@ -1,6 +1,6 @@
 //! Opening a store file: pragmas, the schema version check and migrations.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -16,19 +16,122 @@ pub(crate) fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError 
     }
 }
 
-/// Open for writing (creating the file and its folder as needed), in WAL mode, and
-/// migrate it to [`SCHEMA_VERSION`]; a newer file is refused.
+/// A closure that wraps an error of reading rows of `table` through a statement whose
+/// result columns are `columns` ([`column_names`]): a stored value that does not decode
+/// (a wrong type, a number out of range) is [`StoreError::Decode`] naming
+/// `table.column` and `row` (`of episode 3`); any other error is SQLite's. A result
+/// column named `table.column` (an alias, for a column of a joined table) names
+/// itself.
+pub(crate) fn read_err<'a>(
+    path: &'a Path,
+    table: &'a str,
+    columns: &'a [String],
+    row: &'a str,
+) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    move |source| {
+        let (i, message) = match &source {
+            rusqlite::Error::FromSqlConversionFailure(i, ty, e) => {
+                (*i, format!("a stored {ty} value does not decode: {e}"))
+            }
+            rusqlite::Error::InvalidColumnType(i, _, ty) => (
+                *i,
+                format!("a stored {ty} value is not of the column's type"),
+            ),
+            rusqlite::Error::IntegralValueOutOfRange(i, v) => {
+                (*i, format!("the stored value {v} is out of range"))
+            }
+            _ => {
+                return StoreError::Sqlite {
+                    path: path.to_path_buf(),
+                    source,
+                };
+            }
+        };
+        let column = columns
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("column {i}"));
+        let what = if column.contains('.') {
+            column
+        } else {
+            format!("{table}.{column}")
+        };
+        StoreError::Decode {
+            path: path.to_path_buf(),
+            what: if row.is_empty() {
+                what
+            } else {
+                format!("{what} {row}")
+            },
+            message,
+        }
+    }
+}
+
+/// The rows of `sql` with `params`, each made by `f`, reading `table` (see [`read_err`]
+/// for how a value that does not decode is named, with `row`).
+pub(crate) fn rows_of<T, P, F>(
+    conn: &Connection,
+    path: &Path,
+    (table, row): (&str, &str),
+    sql: &str,
+    params: P,
+    f: F,
+) -> Result<Vec<T>>
+where
+    P: rusqlite::Params,
+    F: FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+{
+    let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err(path))?;
+    let columns = column_names(&stmt);
+    let err = read_err(path, table, &columns, row);
+    stmt.query_map(params, f)
+        .map_err(&err)?
+        .collect::<rusqlite::Result<Vec<T>>>()
+        .map_err(&err)
+}
+
+/// The result column names of `stmt`, for [`read_err`].
+pub(crate) fn column_names(stmt: &rusqlite::Statement<'_>) -> Vec<String> {
+    stmt.column_names().into_iter().map(String::from).collect()
+}
+
+/// Open for writing, in WAL mode, and migrate it to [`SCHEMA_VERSION`]. A missing file
+/// (and its folder) is created whole: migrated under a temporary name, then renamed into
+/// place, so a store file that exists was always a baton store. An existing file is
+/// inspected read-only first: one that is not a baton store, or is newer, is refused
+/// without a byte of it changed.
 pub(crate) fn open_rw(path: &Path) -> Result<Connection> {
     let err = sqlite_err(path);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                Some(format!("cannot create {}: {e}", dir.display())),
-            ))
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io_err(path, &format!("cannot create {}", dir.display()), e))?;
     }
-    let mut conn = Connection::open(path).map_err(&err)?;
+    match std::fs::metadata(path) {
+        Ok(_) => {
+            let version = inspect(path)?;
+            if version > SCHEMA_VERSION {
+                return Err(too_new(path, version));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(path)?,
+        Err(e) => return Err(io_err(path, "cannot read", e)),
+    }
+    // no CREATE flag: a file removed since it was checked is an error, not a fresh store
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(&err)?;
+    configure(&conn, path)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// The pragmas of a writing connection.
+fn configure(conn: &Connection, path: &Path) -> Result<()> {
+    let err = sqlite_err(path);
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(&err)?;
     // FULL: every commit is synced to disk before the writer answers, so not even a
@@ -39,9 +142,88 @@ pub(crate) fn open_rw(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(&err)?;
     conn.busy_timeout(Duration::from_secs(30)).map_err(&err)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    migrate(&mut conn, path)?;
-    Ok(conn)
+    Ok(())
+}
+
+/// Create a new store at `path`: migrate it under `<path>.new`, close it (which folds
+/// its WAL into the file), sync it and rename it into place.
+fn create(path: &Path) -> Result<()> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".new");
+    let tmp = PathBuf::from(name);
+    // a leftover of a creation that was interrupted: never a store anyone used
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = tmp.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+    {
+        let mut conn = Connection::open(&tmp).map_err(sqlite_err(&tmp))?;
+        configure(&conn, &tmp)?;
+        migrate(&mut conn, &tmp)?;
+        conn.close().map_err(|(_, e)| sqlite_err(&tmp)(e))?;
+    }
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_err(&tmp, "cannot sync", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_err(path, "cannot create", e))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // the rename is durable once the folder is synced (best effort: not every
+        // platform lets a folder be opened)
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// The schema version of the existing file `path`, read without changing it; a file
+/// that is not a baton store is [`StoreError::NotAStore`].
+fn inspect(path: &Path) -> Result<i64> {
+    let not_a_store = |why: String| StoreError::NotAStore {
+        path: path.to_path_buf(),
+        why,
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| io_err(path, "cannot read", e))?
+        .len();
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(sqlite_err(path))?;
+    conn.busy_timeout(Duration::from_secs(30))
+        .map_err(sqlite_err(path))?;
+    let tables = table_names(&conn).map_err(|e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            not_a_store(format!("it is not a SQLite database ({len} bytes)"))
+        }
+        _ => sqlite_err(path)(e),
+    })?;
+    if tables.is_empty() {
+        return Err(not_a_store(if len == 0 {
+            "it is empty (0 bytes)".into()
+        } else {
+            "it is a SQLite database with no tables".into()
+        }));
+    }
+    match schema_version(&conn, path)? {
+        0 => Err(not_a_store(format!(
+            "it is a SQLite database without a baton schema version; its tables: {}",
+            tables.join(", ")
+        ))),
+        v => Ok(v),
+    }
+}
+
+/// The names of the file's tables.
+fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// An I/O failure on the store's file, as the store reports SQLite's own.
+fn io_err(path: &Path, doing: &str, e: std::io::Error) -> StoreError {
+    sqlite_err(path)(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+        Some(format!("{doing} {}: {e}", path.display())),
+    ))
 }
 
 /// How many prepared statements a writing connection keeps: more than the writer's
@@ -76,7 +258,8 @@ impl Cached for Connection {
 }
 
 /// Open an existing store read-only. A file of an older schema is migrated first
-/// (through a short-lived writable connection); a newer one is refused.
+/// (through a short-lived writable connection); a newer one, or one that is not a baton
+/// store, is refused.
 pub(crate) fn open_ro(path: &Path) -> Result<Connection> {
     let err = sqlite_err(path);
     let open = || {
@@ -85,15 +268,10 @@ pub(crate) fn open_ro(path: &Path) -> Result<Connection> {
         conn.busy_timeout(Duration::from_secs(30)).map_err(&err)?;
         Ok::<_, StoreError>(conn)
     };
-    let conn = open()?;
-    match schema_version(&conn, path)? {
-        0 => Err(StoreError::NotAStore {
-            path: path.to_path_buf(),
-        }),
+    match inspect(path)? {
         v if v > SCHEMA_VERSION => Err(too_new(path, v)),
-        SCHEMA_VERSION => Ok(conn),
+        SCHEMA_VERSION => open(),
         _ => {
-            drop(conn);
             drop(open_rw(path)?);
             open()
         }
@@ -158,6 +336,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.transaction().map_err(&err)?;
         tx.execute_batch(sql).map_err(&err)?;
+        after_migration(&tx, i as i64 + 1).map_err(&err)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -165,6 +344,30 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         )
         .map_err(&err)?;
         tx.commit().map_err(&err)?;
+    }
+    Ok(())
+}
+
+/// The part of migration to `version` that SQL cannot do: version 11 fills in the
+/// checksum of every stored reply, from its text as stored.
+fn after_migration(tx: &rusqlite::Transaction<'_>, version: i64) -> rusqlite::Result<()> {
+    if version != 11 {
+        return Ok(());
+    }
+    // in chunks of row ids, so a large store is never read into memory whole
+    let mut select =
+        tx.prepare("SELECT id, response_text FROM calls WHERE id > ?1 ORDER BY id LIMIT 512")?;
+    let mut update = tx.prepare("UPDATE calls SET response_sha256 = ?2 WHERE id = ?1")?;
+    let mut last = i64::MIN;
+    loop {
+        let rows: Vec<(i64, String)> = select
+            .query_map([last], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some((id, _)) = rows.last() else { break };
+        last = *id;
+        for (id, text) in rows {
+            update.execute(rusqlite::params![id, crate::request::sha256_hex(&text)])?;
+        }
     }
     Ok(())
 }

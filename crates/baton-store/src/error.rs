@@ -26,11 +26,16 @@ pub enum StoreError {
         /// The newest version this build reads and writes.
         supported: i64,
     },
-    /// The file holds no baton store (no schema version).
-    #[error("{path} is not a baton store (it has no schema version)")]
+    /// An existing file holds no baton store (zero bytes, not SQLite, or SQLite without
+    /// a baton schema version). It is refused, never started afresh, and left as it is.
+    #[error(
+        "{path} is not a baton store ({why}); it was left unchanged: move it away or use another results folder"
+    )]
     NotAStore {
         /// The file.
         path: PathBuf,
+        /// What it is instead.
+        why: String,
     },
     /// The file belongs to a different experiment spec.
     #[error(
@@ -82,6 +87,50 @@ pub enum StoreError {
         path: PathBuf,
         /// What changed, each as `name (stored sha256 → current sha256)`.
         changed: Vec<String>,
+    },
+    /// A paid reply could not be committed: the disk is full, failing or read-only. The
+    /// store takes no further work (so the run stops before its next call); the reply
+    /// was kept in the spool file beside the store, which the next open imports.
+    #[error(
+        "store {path}: cannot write the reply of {call} ({cause}); {kept}; free space and resume"
+    )]
+    WriteFailed {
+        /// The database file.
+        path: PathBuf,
+        /// The call: `episode <id> turn <t> (<phase>)`.
+        call: String,
+        /// The SQLite error.
+        cause: String,
+        /// Where the reply was kept, or why it could not be.
+        kept: String,
+    },
+    /// An earlier write failed on the disk: the store refuses further work, so that
+    /// nothing more is paid for that it might not keep.
+    #[error("store {path} stopped after a failed write ({why}); free space and resume")]
+    Stopped {
+        /// The database file.
+        path: PathBuf,
+        /// The failure that stopped it.
+        why: String,
+    },
+    /// A stored reply's text no longer matches the sha256 stored with it: it was
+    /// changed on disk, and replaying it would send a corrupted conversation on.
+    #[error(
+        "store {path}: the stored reply of episode {episode_id} turn {turn} ({phase}) is corrupted: its text has sha256 {actual}, but {stored} was stored; the resume stops rather than send it on"
+    )]
+    ReplyChecksum {
+        /// The database file.
+        path: PathBuf,
+        /// The episode.
+        episode_id: i64,
+        /// The turn (an agent call's index).
+        turn: u32,
+        /// The phase.
+        phase: &'static str,
+        /// The stored checksum (`none` when there is none).
+        stored: String,
+        /// The checksum of the stored text.
+        actual: String,
     },
     /// The writer thread is gone (it failed earlier).
     #[error("store writer stopped")]

@@ -27,9 +27,18 @@
 //! Batched models record each provider batch they submit ([`NewBatch`], [`BatchRow`])
 //! before polling it, and their calls and attempts carry its id.
 //!
-//! Modules by job: `writer` (the thread and its commands), `agent`, `batch`, `reader`, `rows`,
-//! `request` (splitting and rebuilding requests), `connect` (pragmas, version check,
-//! migrations), [`schema`] (the DDL).
+//! A write the disk refuses (full, failing, read-only) loses no paid reply: the writer
+//! retries the commit, else keeps the reply in a spool file reserved beside the store,
+//! and stops taking work ([`StoreError::WriteFailed`], [`StoreError::Stopped`],
+//! [`Store::failure`]); the next [`Store::open`] imports it. Each stored reply carries
+//! the sha256 of its text, checked whenever it is read back
+//! ([`StoreError::ReplyChecksum`]). An existing file that is not a baton store is
+//! refused and left unchanged ([`StoreError::NotAStore`]), never started afresh.
+//!
+//! Modules by job: `writer` (the thread and its commands), `agent` (its rows, commands,
+//! writes and reads), `batch`, `reader`, `rows`, `request` (splitting and rebuilding
+//! requests), `spool` (keeping replies through a failed write), `connect` (pragmas,
+//! version check, migrations), [`schema`] (the DDL).
 //!
 //! Not here: deciding what to run (`baton-runner`) or computing metrics (`baton-report`).
 #![deny(missing_docs)]
@@ -42,6 +51,7 @@ mod reader;
 mod request;
 mod rows;
 pub mod schema;
+mod spool;
 mod writer;
 
 pub use agent::{

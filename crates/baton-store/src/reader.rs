@@ -8,7 +8,7 @@ use std::str::FromStr;
 use baton_types::{Cost, Phase, Spend, Usage, Verdict};
 use rusqlite::Connection;
 
-use crate::connect::{open_ro, sqlite_err};
+use crate::connect::{column_names, open_ro, read_err, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::request::{join, list_messages, sha256_hex};
 use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewCall};
@@ -24,6 +24,9 @@ pub struct Reader {
 impl Reader {
     /// Open an existing store read-only.
     pub fn open(path: &Path) -> Result<Reader> {
+        if crate::spool::pending(path) {
+            tracing::warn!(store = %path.display(), "the store has replies kept in its spool after a failed write; they are not read until a run on it resumes and imports them");
+        }
         Ok(Reader {
             conn: open_ro(path)?,
             path: path.to_path_buf(),
@@ -274,7 +277,7 @@ fn parse<T: FromStr<Err = String>>(path: &Path, what: impl Fn() -> String, s: &s
     })
 }
 
-const EPISODE_COLUMNS: &str = "e.id, t.family, t.n_turns, e.task_id, e.cell_key, e.cell_json,
+const EPISODE_COLUMNS: &str = "e.id, t.family AS \"tasks.family\", t.n_turns AS \"tasks.n_turns\", e.task_id, e.cell_key, e.cell_json,
     e.replicate, e.seed, e.k, e.forked_from, e.schedule_sha256, e.status, e.final_response,
     e.extracted, e.score, e.is_correct, e.eval_error, e.eval_details, e.reason,
     e.cost_attributed, e.cost_paid, e.updated_at, e.extraction_rule, e.no_answer";
@@ -378,14 +381,19 @@ fn episodes_where(
     condition: &str,
     params: impl rusqlite::Params,
 ) -> Result<Vec<EpisodeRow>> {
-    let err = sqlite_err(path);
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {EPISODE_COLUMNS} FROM episodes e JOIN tasks t USING (task_id) WHERE {condition}"
         ))
+        .map_err(sqlite_err(path))?;
+    let columns = column_names(&stmt);
+    let err = read_err(path, "episodes", &columns, "");
+    let rows = stmt
+        .query_map(params, raw_episode)
+        .map_err(&err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(&err)?;
-    let rows = stmt.query_map(params, raw_episode).map_err(&err)?;
-    rows.map(|r| r.map_err(&err)?.decode(path)).collect()
+    rows.into_iter().map(|r| r.decode(path)).collect()
 }
 
 pub(crate) fn episode_by_id(conn: &Connection, path: &Path, id: i64) -> Result<EpisodeRow> {
@@ -406,18 +414,20 @@ enum StoredRequest {
 /// The calls of an episode in order (by turn; within a turn prefix, handoff, suffix),
 /// each request rebuilt and checked against its sha256.
 pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Result<Vec<CallRow>> {
-    let err = sqlite_err(path);
     let mut stmt = conn
         .prepare_cached(
             "SELECT id, turn, phase, model, model_served, request_json, request_params,
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
              reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
-             batch_id, cost_direct, batch_item
+             batch_id, cost_direct, batch_item, response_sha256
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
-        .map_err(&err)?;
+        .map_err(sqlite_err(path))?;
+    let columns = column_names(&stmt);
+    let row_name = format!("of episode {episode_id}");
+    let err = read_err(path, "calls", &columns, &row_name);
     let rows = stmt
         .query_map([episode_id], |r| {
             let request = match r.get::<_, Option<String>>(5)? {
@@ -441,16 +451,16 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 response_text: r.get(10)?,
                 raw_response: r.get(11)?,
                 usage: Usage {
-                    uncached_in: r.get::<_, i64>(12)? as u64,
-                    cache_read: r.get::<_, i64>(13)? as u64,
-                    cache_write_5m: r.get::<_, i64>(14)? as u64,
-                    cache_write_1h: r.get::<_, i64>(15)? as u64,
-                    output: r.get::<_, i64>(16)? as u64,
-                    reasoning: r.get::<_, i64>(17)? as u64,
+                    uncached_in: r.get(12)?,
+                    cache_read: r.get(13)?,
+                    cache_write_5m: r.get(14)?,
+                    cache_write_1h: r.get(15)?,
+                    output: r.get(16)?,
+                    reasoning: r.get(17)?,
                 },
                 cost: Cost(r.get(18)?),
                 unpriced: r.get(23)?,
-                latency_ms: r.get::<_, i64>(19)? as u64,
+                latency_ms: r.get(19)?,
                 attempts: r.get(20)?,
                 finish_reason: r.get(21)?,
                 batch_id: r.get(24)?,
@@ -462,14 +472,26 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 call,
                 created_at: r.get(22)?,
             };
-            Ok((row, phase, request))
+            let checksum: Option<String> = r.get(27)?;
+            Ok((row, phase, request, checksum))
         })
         .map_err(&err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (mut row, phase, request) = row.map_err(&err)?;
+        let (mut row, phase, request, checksum) = row.map_err(&err)?;
         let id = row.id;
         row.call.phase = parse(path, || format!("calls.phase of call {id}"), &phase)?;
+        let actual = sha256_hex(&row.call.response_text);
+        if checksum.as_deref() != Some(actual.as_str()) {
+            return Err(StoreError::ReplyChecksum {
+                path: path.to_path_buf(),
+                episode_id,
+                turn: row.call.turn,
+                phase: row.call.phase.as_str(),
+                stored: checksum.unwrap_or_else(|| "none".into()),
+                actual,
+            });
+        }
         row.call.request_json = rebuild(conn, path, id, request)?;
         let actual = sha256_hex(&row.call.request_json);
         if actual != row.call.request_sha256 {

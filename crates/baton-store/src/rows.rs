@@ -6,6 +6,7 @@
 //! column that was written.
 
 use baton_types::{Cost, EpisodeStatus, Family, Phase, Usage, Verdict};
+use serde::{Deserialize, Serialize};
 
 /// Run metadata stored once per experiment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +141,7 @@ impl EpisodeRow {
 }
 
 /// A completed call to store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewCall {
     /// The episode.
     pub episode_id: i64,
@@ -197,7 +198,7 @@ pub struct CallRow {
 }
 
 /// An answered (billed) attempt whose reply could not be used, to store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewAttempt {
     /// The episode.
     pub episode_id: i64,

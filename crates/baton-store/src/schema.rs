@@ -4,7 +4,7 @@
 //! edit a migration that has shipped. Costs are integers in picodollars (1e-12 USD) so
 //! that sums are exact.
 //!
-//! Tables (version 10):
+//! Tables (version 11):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
 //!   evaluator profile and version, baton version, git revision, creation time.
@@ -64,6 +64,12 @@
 //!   `batches.submission` names the submission a batch came from, and
 //!   `calls.batch_item` and `attempts.batch_item` the item (`custom_id`) a batched reply
 //!   answered, so a resume never hands a stored item to a second call.
+//! * Version 11: `calls.response_sha256`, the sha256 of `response_text`, written with
+//!   the call and checked whenever the call is read back (a resume replays stored
+//!   replies into later requests: a flipped bit stops it, naming the call); the
+//!   migration fills it in for the rows already stored, from their text as it is.
+//!   `spool_imports(sha256, imported_at)`: the spool lines (see the `spool` module)
+//!   already imported, by the sha256 of the line, so none is imported twice.
 //!
 //! Agent experiments (version 4) reuse `experiment`, `tasks` (family `agent`),
 //! `episodes` (one per task, model and replicate, cell `single(model)`), `calls` (turn =
@@ -122,10 +128,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -424,4 +430,14 @@ CREATE TABLE batch_submissions (
 ALTER TABLE batches ADD COLUMN submission TEXT;
 ALTER TABLE calls ADD COLUMN batch_item TEXT;
 ALTER TABLE attempts ADD COLUMN batch_item TEXT;
+"#;
+
+/// Version 11: each reply's checksum (filled in for stored rows by
+/// `connect::after_migration`), and the spool lines already imported.
+const V11: &str = r#"
+ALTER TABLE calls ADD COLUMN response_sha256 TEXT;
+CREATE TABLE spool_imports (
+    sha256 TEXT PRIMARY KEY,
+    imported_at TEXT NOT NULL
+);
 "#;

@@ -11,7 +11,9 @@
 //! and its commands are run again one at a time, each answered with its own result.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::thread;
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{mpsc, oneshot};
@@ -23,6 +25,7 @@ use crate::request::{intern_list, sha256_hex, split};
 use crate::rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewAttempt, NewCall, Outcome, TaskMeta,
 };
+use crate::spool::{Kept, Spool};
 use baton_types::Phase;
 
 type Reply<T> = oneshot::Sender<Result<T>>;
@@ -55,17 +58,25 @@ pub(crate) enum Command {
 pub struct Store {
     tx: mpsc::UnboundedSender<Command>,
     path: PathBuf,
+    failed: Arc<OnceLock<String>>,
 }
 
 impl Store {
-    /// Open (creating and migrating as needed) the store at `path` and start its writer.
+    /// Open (creating and migrating as needed) the store at `path`, import the replies
+    /// its spool kept from a failed write (`crate::spool`), reserve the spool again, and
+    /// start its writer.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = open_rw(path)?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Command>();
+        let failed = Arc::new(OnceLock::new());
         let mut db = Db {
             conn,
             path: path.to_path_buf(),
+            spool: None,
+            failed: failed.clone(),
         };
+        db.import_spool()?;
+        db.spool = Some(Spool::open(path));
         thread::Builder::new()
             .name("baton-store-writer".into())
             .spawn(move || {
@@ -84,12 +95,19 @@ impl Store {
         Ok(Store {
             tx,
             path: path.to_path_buf(),
+            failed,
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Why the store stopped taking work, once a write failed on the disk
+    /// ([`StoreError::Stopped`]): a run checks it before each call it would pay for.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
     }
 
     pub(crate) async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
@@ -168,6 +186,10 @@ impl Store {
 pub(crate) struct Db {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
+    /// Where a reply the store cannot commit is kept (none while the spool is imported).
+    pub(crate) spool: Option<Spool>,
+    /// Why the store stopped, once a write failed on the disk.
+    pub(crate) failed: Arc<OnceLock<String>>,
 }
 
 /// The current time as the store writes it (UTC, ISO 8601 with milliseconds).
@@ -175,6 +197,13 @@ pub(crate) const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /// The most commands one group commit takes.
 const MAX_GROUP: usize = 256;
+
+/// The waits before each retry of a paid record's commit that the disk refused.
+const RETRY_WAITS: [Duration; 3] = [
+    Duration::ZERO,
+    Duration::from_millis(100),
+    Duration::from_millis(400),
+];
 
 /// A command's result, held until its group is committed.
 enum Answer {
@@ -190,6 +219,26 @@ enum Answer {
 }
 
 impl Answer {
+    /// The error it carries, if any.
+    fn error(&self) -> Option<&StoreError> {
+        match self {
+            Answer::Unit(r) => r.as_ref().err(),
+            Answer::Episode(r) => r.as_ref().as_ref().err(),
+            Answer::Id(r) => r.as_ref().err(),
+            Answer::Count(r) => r.as_ref().err(),
+            Answer::Changed(r) => r.as_ref().err(),
+            Answer::Calls(r) => r.as_ref().err(),
+            Answer::Agent(a) => a.error(),
+            Answer::Batches(r) => r.as_ref().err(),
+            Answer::InDoubt(r) => r.as_ref().err(),
+        }
+    }
+
+    /// The disk failure it carries, if any (see [`is_disk_failure`]).
+    fn disk_failure(&self) -> Option<&StoreError> {
+        self.error().filter(|e| is_disk_failure(e))
+    }
+
     fn is_ok(&self) -> bool {
         match self {
             Answer::Unit(r) => r.is_ok(),
@@ -205,7 +254,37 @@ impl Answer {
     }
 }
 
+/// Whether `e` is the disk failing rather than the command: full, an I/O error, or
+/// read-only. Retrying such a command can succeed; refusing it loses nothing of its own.
+fn is_disk_failure(e: &StoreError) -> bool {
+    use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
+    matches!(e, StoreError::Sqlite { source, .. }
+        if matches!(source.sqlite_error_code(), Some(DiskFull | SystemIoFailure | ReadOnly)))
+}
+
 impl Command {
+    /// The answer that refuses this command with `e`.
+    fn refusal(&self, e: StoreError) -> Answer {
+        match self {
+            Command::InitExperiment(..)
+            | Command::UpsertTask(..)
+            | Command::Finish(..)
+            | Command::Skipped(..)
+            | Command::BatchSubmitted(..)
+            | Command::BatchFinished(..)
+            | Command::BatchSubmitting(..)
+            | Command::BatchNotCreated(..) => Answer::Unit(Err(e)),
+            Command::Episode(..) => Answer::Episode(Box::new(Err(e))),
+            Command::RecordCall(..) | Command::RecordAttempt(..) => Answer::Id(Err(e)),
+            Command::UnusableCount(..) => Answer::Count(Err(e)),
+            Command::CheckInputs(..) => Answer::Changed(Err(e)),
+            Command::Calls(..) => Answer::Calls(Err(e)),
+            Command::Agent(c) => Answer::Agent(c.refusal(e)),
+            Command::Batches(..) => Answer::Batches(Err(e)),
+            Command::BatchesInDoubt(..) => Answer::InDoubt(Err(e)),
+        }
+    }
+
     /// Send `answer` to whoever sent the command. A dropped receiver means the caller
     /// gave up; nothing to do about it.
     fn answer(self, answer: Answer) {
@@ -234,15 +313,79 @@ impl Command {
 
 impl Db {
     /// Run one command and answer it (its own transaction, committed before the answer).
+    /// A write the disk refuses stops the store: a paid record is kept ([`Db::keep`]),
+    /// and every later command but a paid record is refused.
     fn handle(&mut self, cmd: Command) {
+        if let Some(why) = self.failed.get() {
+            let refused = StoreError::Stopped {
+                path: self.path.clone(),
+                why: why.clone(),
+            };
+            match Kept::of(&cmd) {
+                Some(kept) => self.keep(cmd, kept, why.clone()),
+                None => {
+                    let answer = cmd.refusal(refused);
+                    cmd.answer(answer);
+                }
+            }
+            return;
+        }
         let answer = self.execute(&cmd);
+        if let Some(e) = answer.disk_failure() {
+            let cause = e.to_string();
+            tracing::error!(store = %self.path.display(), "a write failed, the store stops: {cause}");
+            let _ = self.failed.set(cause.clone());
+            if let Some(kept) = Kept::of(&cmd) {
+                return self.keep(cmd, kept, cause);
+            }
+        }
+        cmd.answer(answer);
+    }
+
+    /// Keep the paid record of `cmd` after a disk failure (`cause`): retry the commit,
+    /// after a checkpoint (which lets the WAL reuse the space it has from its start),
+    /// and else write it to the spool. A reply that is committed is answered as such;
+    /// one that is not is [`StoreError::WriteFailed`] saying where it was kept.
+    fn keep(&mut self, cmd: Command, kept: Kept, cause: String) {
+        for wait in RETRY_WAITS {
+            thread::sleep(wait);
+            let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(RESTART)");
+            let answer = self.execute(&cmd);
+            if answer.disk_failure().is_none() {
+                return cmd.answer(answer);
+            }
+        }
+        let call = kept.name();
+        let kept_where = match self.spool.as_mut() {
+            Some(spool) => match spool.keep(&kept) {
+                Ok(()) => format!(
+                    "it was kept in {}, which the next open of the store imports",
+                    spool.path().display()
+                ),
+                Err(e) => format!(
+                    "it could not be kept in {} either ({e})",
+                    spool.path().display()
+                ),
+            },
+            None => "it could not be kept: the spool is not open".into(),
+        };
+        tracing::error!(store = %self.path.display(), "{call}: {kept_where}");
+        let answer = cmd.refusal(StoreError::WriteFailed {
+            path: self.path.clone(),
+            call,
+            cause,
+            kept: kept_where,
+        });
         cmd.answer(answer);
     }
 
     /// Run `cmds` in one transaction, each in a savepoint, and answer them once it is
     /// committed (see the module docs).
     fn handle_group(&mut self, cmds: Vec<Command>) {
-        if cmds.len() == 1 || self.conn.execute_batch("BEGIN IMMEDIATE").is_err() {
+        if cmds.len() == 1
+            || self.failed.get().is_some()
+            || self.conn.execute_batch("BEGIN IMMEDIATE").is_err()
+        {
             cmds.into_iter().for_each(|c| self.handle(c));
             return;
         }
@@ -265,8 +408,11 @@ impl Db {
             };
             done.push((cmd, answer));
         }
-        let committed =
-            done.iter().all(|(_, a)| a.is_some()) && self.conn.execute_batch("COMMIT").is_ok();
+        // a command the disk refused is run again on its own, where it is kept
+        let committed = done
+            .iter()
+            .all(|(_, a)| a.as_ref().is_some_and(|a| a.disk_failure().is_none()))
+            && self.conn.execute_batch("COMMIT").is_ok();
         if committed {
             for (cmd, answer) in done {
                 if let Some(answer) = answer {
@@ -449,7 +595,7 @@ impl Db {
 
     /// One savepoint (a transaction of its own outside a group): the call's new messages
     /// and list nodes, then the call row.
-    fn record_call(&mut self, c: &NewCall) -> Result<i64> {
+    pub(crate) fn record_call(&mut self, c: &NewCall) -> Result<i64> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let id = insert_call(&tx, &self.path, c)?;
@@ -457,7 +603,7 @@ impl Db {
         Ok(id)
     }
 
-    fn record_attempt(&self, a: &NewAttempt) -> Result<i64> {
+    pub(crate) fn record_attempt(&self, a: &NewAttempt) -> Result<i64> {
         let u = a.usage.as_ref();
         let n =
             |f: fn(&baton_types::Usage) -> u64| u.map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX));
@@ -595,9 +741,9 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
              request_params, request_messages_at, request_messages, request_sha256,
              response_text, raw_response, uncached_in, cache_read, cache_write_5m,
              cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-             unpriced, batch_id, cost_direct, batch_item, created_at)
+             unpriced, batch_id, cost_direct, batch_item, response_sha256, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, {NOW})"
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, {NOW})"
         ),
         params![
             c.episode_id,
@@ -625,7 +771,8 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.unpriced,
             c.batch_id,
             c.cost_direct.map(|c| c.0),
-            c.batch_item
+            c.batch_item,
+            sha256_hex(&c.response_text)
         ],
     )
     .map_err(&err)?;

@@ -2,6 +2,10 @@
 
 mod agent;
 mod batch;
+mod checksum;
+mod decode;
+mod diskfull;
+mod foreign;
 mod killed;
 mod migrate;
 mod refuse;

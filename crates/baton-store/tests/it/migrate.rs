@@ -21,7 +21,7 @@ fn version(path: &std::path::Path) -> i64 {
 }
 
 /// A version-1 file as baton 0.1 wrote it: one scored episode with two calls.
-fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64, EpisodeInit, Outcome) {
+pub fn write_v1(path: &std::path::Path) -> (Vec<baton_store::NewCall>, i64, EpisodeInit, Outcome) {
     let db = Connection::open(path).unwrap();
     v1::create(&db);
     v1::insert_experiment(&db, &meta(), "2026-11-30T10:00:00.000Z");
@@ -114,8 +114,7 @@ async fn a_version_1_file_resumes_with_new_calls_stored_by_reference() {
 #[tokio::test]
 async fn a_new_file_starts_at_the_current_version() {
     let cx = TestContext::new();
-    // an empty file counts as new too
-    std::fs::write(cx.path(), b"").unwrap();
+    // (an empty file is not new: `foreign` tests that it is refused)
     let store = cx.store().await;
     drop(store);
     assert_eq!(version(&cx.path()), SCHEMA_VERSION);
