@@ -4,8 +4,10 @@
 //! different calls, but what a call may cost and what must be kept of it are the same
 //! rules, so they live here once ([`RunContext`] holds what the run shares):
 //!
-//! 1. **Before the call**, in this order: the stop signal, then a model blocked earlier in
-//!    the run (a paid reply whose cost could not be computed), then the spending cap. A
+//! 1. **Before the call**, in this order: the stop signal, then a store that stopped after
+//!    a failed write (which also stops the run: replies in flight are kept, committed or
+//!    spooled, nothing new is paid for), then a model blocked earlier in the run (a paid
+//!    reply whose cost could not be computed), then the spending cap. A
 //!    call that passes all three holds a [`Reservation`] of its upper-bound cost at the
 //!    rate it can be billed at ([`call_upper_bound`]); one that does not is
 //!    [`NotSent`], and nothing went out.
@@ -120,6 +122,12 @@ impl RunContext {
         if self.stop.is_stopped() {
             return Err(NotSent::Stopped);
         }
+        if let Some(why) = self.store.failure() {
+            // a write failed on the disk: the replies in flight are kept (committed or
+            // spooled), but nothing new is paid for until the store can take it
+            self.stop.stop();
+            return Err(NotSent::StoreFailed(why.to_string()));
+        }
         if let Some(why) = self.blocked(site.model.name()) {
             return Err(NotSent::Blocked(why));
         }
@@ -168,6 +176,8 @@ pub(crate) enum NotSent {
     CapReached(Cost),
     /// The model makes no further call this run, with why.
     Blocked(String),
+    /// A write failed on the disk; the store takes no new work this run.
+    StoreFailed(String),
 }
 
 impl std::fmt::Display for NotSent {
@@ -176,6 +186,10 @@ impl std::fmt::Display for NotSent {
             NotSent::Stopped => f.write_str("the run was stopped"),
             NotSent::CapReached(cap) => write!(f, "spending cap {cap} reached"),
             NotSent::Blocked(why) => f.write_str(why),
+            NotSent::StoreFailed(why) => write!(
+                f,
+                "the store stopped after a failed write ({why}); free space and resume"
+            ),
         }
     }
 }

@@ -88,16 +88,16 @@ pub enum RunError {
         message: String,
     },
     /// A setting of the experiment file could not be honoured: its dataset, price card,
-    /// templates or a model. The cause is the error's source.
-    #[error("experiment {source_name}: {key}")]
+    /// templates or a model. The message carries the cause's; the cause itself is kept
+    /// typed in `cause` for callers that match on it.
+    #[error("experiment {source_name}: {key}: {cause}")]
     Setting {
         /// The experiment file.
         source_name: String,
         /// The key, with its value where that helps (`dataset = "tasks.json"`).
         key: String,
         /// Why it could not be honoured.
-        #[source]
-        source: Box<RunError>,
+        cause: Box<RunError>,
     },
     /// What the store holds cannot be resumed from (a stored episode that does not
     /// replay); nothing was changed.

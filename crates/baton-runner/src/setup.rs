@@ -107,7 +107,7 @@ impl Setup {
             move |e: RunError| RunError::Setting {
                 source_name,
                 key,
-                source: Box::new(e),
+                cause: Box::new(e),
             }
         };
         let dataset_key = format!("dataset = {:?}", spec.dataset);
