@@ -12,6 +12,7 @@ mod partly;
 mod presets;
 mod protocol;
 mod resume;
+mod score;
 mod settings;
 mod show;
 mod swebench;
