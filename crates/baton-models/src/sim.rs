@@ -14,6 +14,9 @@
 //!   pulls it off course, as in Lost in Conversation). With no answer in view (the first
 //!   turn, or a `traj_drop` handoff) it stays at `skill`. Notes it does not recognise
 //!   (such as a `disclosure` note) change nothing but the draw.
+//! * A single user turn that quotes the task's original instruction (LiC's `full`
+//!   baseline) reveals every shard at once: it is answered as a last turn, with no
+//!   answer in view. All shards in one turn (LiC's `concat`) are the same.
 //! * A request whose last user turn reveals no new shard asks for a summary: the reply
 //!   lists the shards revealed so far and, with chance `skill`, copies the current
 //!   answer in view (a weaker summariser loses it more often).
@@ -131,8 +134,9 @@ impl SimProvider {
 
     /// Find the task whose shards the user turns reveal, and how many of its shards
     /// (in order) they have revealed. Notes and summaries around the shards, or shards
-    /// joined into one turn, do not matter.
-    fn find_task(&self, users: &[&str]) -> Option<(&Task, usize)> {
+    /// joined into one turn (LiC's `concat`), do not matter. A single user turn that
+    /// quotes a task's original instruction (LiC's `full`) reveals everything at once.
+    fn find_task(&self, users: &[&str]) -> Option<(&Task, Reveal)> {
         let first = users.first()?;
         let by_shards = self
             .tasks
@@ -151,14 +155,25 @@ impl SimProvider {
                 (task, revealed)
             })
             .max_by_key(|(task, revealed)| (*revealed, std::cmp::Reverse(task.shards.len())));
-        // LiC's `full` baseline states the original instruction instead of the shards:
-        // it reveals everything at once
-        by_shards.or_else(|| {
-            self.tasks
-                .iter()
-                .find(|task| full_instruction(task).is_some_and(|q| first.contains(q)))
-                .map(|task| (task, task.shards.len()))
-        })
+        if let Some((task, revealed)) = by_shards
+            && revealed == task.shards.len()
+        {
+            return Some((task, Reveal::Shards(revealed)));
+        }
+        // LiC's `full` baseline states the original instruction instead of the shards (a
+        // shard may be quoted in it, so it is looked for before a partial match counts)
+        let full = (users.len() == 1)
+            .then(|| {
+                self.tasks
+                    .iter()
+                    .find(|task| full_instruction(task).is_some_and(|q| first.contains(q)))
+            })
+            .flatten();
+        match (full, by_shards) {
+            (Some(task), _) => Some((task, Reveal::Full)),
+            (None, Some((task, revealed))) => Some((task, Reveal::Shards(revealed))),
+            (None, None) => None,
+        }
     }
 
     /// Produce the reply for a request (no latency).
@@ -205,7 +220,10 @@ impl SimProvider {
         settings: &SimSettings,
     ) -> Result<String, ProviderError> {
         Ok(match self.find_task(users) {
-            Some((task, turn)) => {
+            Some((task, Reveal::Full)) => {
+                self.answer(task, settings, request, task.shards.len())?
+            }
+            Some((task, Reveal::Shards(turn))) => {
                 let newest = task.shards[turn - 1].shard.as_str();
                 if users.last().is_some_and(|u| u.contains(newest)) {
                     self.answer(task, settings, request, turn)?
@@ -260,6 +278,15 @@ impl SimProvider {
             answer
         })
     }
+}
+
+/// How a request's user turns reveal its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reveal {
+    /// The first `n` shards, in order (all of them in one turn under `concat`).
+    Shards(usize),
+    /// LiC's `full` prompt: the original instruction in one turn, so everything.
+    Full,
 }
 
 /// The text of a task's original, fully specified instruction, as LiC's `full`

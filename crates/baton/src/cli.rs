@@ -243,7 +243,9 @@ pub enum EnvCommand {
     Exec {
         /// The folder to copy into the sandbox (it is never modified).
         tree: PathBuf,
-        /// The command (several words are joined with spaces), run as `bash -c`.
+        /// The command: one argument is a shell string run as `bash -c` (pipes, `;`, `&&`);
+        /// several are the program and its arguments, passed as given with no shell
+        /// parsing (`-- python3 -c "print(1)"`).
         #[arg(last = true, required = true)]
         command: Vec<String>,
         /// Seconds before the command's process tree is killed.
@@ -465,6 +467,28 @@ pub struct ScoreArgs {
     /// The Spider test-suite folder (`<db_id>/*.sqlite`).
     #[arg(long)]
     pub spider_dir: Option<PathBuf>,
+    /// How `response` cases are read: `baton` the way models write answers, `lic` as LiC's
+    /// own code does (its verdicts on the conformance vectors).
+    #[arg(long, value_enum, default_value = "baton")]
+    pub rules: ScoreRules,
+}
+
+/// Extraction rules on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ScoreRules {
+    /// baton's rules: answers read the way models write them.
+    Baton,
+    /// LiC's own deterministic extraction where it has one (code, actions).
+    Lic,
+}
+
+impl From<ScoreRules> for baton_eval::Rules {
+    fn from(rules: ScoreRules) -> Self {
+        match rules {
+            ScoreRules::Baton => baton_eval::Rules::Baton,
+            ScoreRules::Lic => baton_eval::Rules::Lic,
+        }
+    }
 }
 
 /// `baton show`.

@@ -30,7 +30,7 @@ pub fn env(cmd: EnvCommand, printer: &Printer) -> Result<Outcome> {
                 })?;
             let timeout = Duration::try_from_secs_f64(timeout)
                 .context("--timeout must be a positive number of seconds")?;
-            let out = sandbox.exec(&Exec::new(command.join(" ")).timeout(timeout))?;
+            let out = sandbox.exec(&Exec::new(shell_line(&command)).timeout(timeout))?;
             sandbox.close()?;
             printer.out(&out.output.text())?;
             printer.error(&format!(
@@ -52,6 +52,22 @@ pub fn env(cmd: EnvCommand, printer: &Printer) -> Result<Outcome> {
             swebench_python,
             env,
         } => check_tasks(&dataset, jobs, swebench_python, &config(&env), printer),
+    }
+}
+
+/// The shell line that runs `command` in the sandbox: one word is a shell string, as the
+/// agent's own commands are; several words are an argv, each word quoted and the program
+/// `exec`ed, so no word is split, expanded or re-parsed (`python3 -c "print(1)"`).
+fn shell_line(command: &[String]) -> String {
+    match command {
+        [line] => line.clone(),
+        words => {
+            let quoted: Vec<String> = words
+                .iter()
+                .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+                .collect();
+            format!("exec {}", quoted.join(" "))
+        }
     }
 }
 

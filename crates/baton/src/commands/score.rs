@@ -73,15 +73,27 @@ pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| parse_case(&name, i + 1, l))
         .collect::<Result<Vec<_>>>()?;
-    let mut config = EvalConfig::default();
+    let mut config = EvalConfig {
+        rules: args.rules.into(),
+        ..EvalConfig::default()
+    };
     if let Some(dir) = args.spider_dir {
         config.spider_dir = dir;
     }
     let evaluators = Evaluators::lic(&config);
-    let results: Vec<(Value, Option<bool>)> = cases
-        .par_iter()
-        .map(|c| score_case(&evaluators, c))
-        .collect();
+    // The cases run on a pool of their own: the first code case compiles the Python
+    // sandbox with wasmtime, which compiles on rayon's global pool, and would wait forever
+    // for a worker if the cases held every one of them (with no compiled cache yet).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("baton-score-{i}"))
+        .build()
+        .context("cannot start the scoring threads")?;
+    let results: Vec<(Value, Option<bool>)> = pool.install(|| {
+        cases
+            .par_iter()
+            .map(|c| score_case(&evaluators, c))
+            .collect()
+    });
 
     let mut out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(

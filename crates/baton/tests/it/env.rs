@@ -191,6 +191,37 @@ fn env_exec_runs_one_command_on_a_copy_of_the_tree() {
     assert!(stderr(&out).contains("missing"), "{}", stderr(&out));
 }
 
+/// Several words after `--` are an argv run as given; one word is a shell string.
+#[test]
+fn issue_24_env_exec_passes_several_words_as_argv_and_one_as_a_shell_string() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tree")).unwrap();
+    let exec = |command: &[&str]| {
+        let mut args = vec!["exec", "tree", "--"];
+        args.extend_from_slice(command);
+        let out = baton_env(dir.path(), &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{command:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("return code 0 after"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+        stdout(&out)
+    };
+    assert_eq!(exec(&["python3", "-c", "print(1)"]), "1\n");
+    assert_eq!(exec(&["bash", "-c", "echo hi"]), "hi\n");
+    // no word is split, expanded or re-parsed: spaces, quotes, `$`, globs and `;` arrive as typed
+    assert_eq!(
+        exec(&["printf", "%s|", "a  b", "it's", "$HOME", "*", "x; echo no"]),
+        "a  b|it's|$HOME|*|x; echo no|"
+    );
+    // one word is a shell string, as the agent's own commands are
+    assert_eq!(exec(&["echo a; echo \"$HOME\""]), "a\n/tmp\n");
+}
+
 #[test]
 fn env_check_tasks_on_the_bundled_set() {
     if !sandbox_works() {

@@ -14,6 +14,7 @@ mod partly;
 mod presets;
 mod protocol;
 mod resume;
+mod score;
 mod secrets;
 mod settings;
 mod show;

@@ -166,3 +166,56 @@ high = "hc"
         "{md}"
     );
 }
+
+/// See: issue 24. The simulated models answer LiC's `full` prompt (the original
+/// instruction in one turn) instead of summarising it: on an offline run of the whole
+/// sample set every `full(M)` cell scores above 0 in every family, no `full` reply lacks an
+/// answer, and `concat(M)`, which carries the shards, still does too.
+#[test]
+fn issue_24_full_cells_of_an_offline_sample_run_score_above_zero() {
+    let Some(lic) = baton_fixture::shared_dir("lic") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = format!(
+        r#"name = "full"
+dataset = "sample"
+seed = 3
+switch_points = ["middle"]
+directions = ["escalation"]
+interfaces = ["raw"]
+templates = "lic"
+lic_dir = {:?}
+baselines = ["full", "concat"]
+
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "hc"
+"#,
+        lic.display().to_string()
+    );
+    std::fs::write(dir.path().join("exp.toml"), spec).expect("write spec");
+    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = baton(dir.path(), &["report", "out", "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: Value = serde_json::from_str(&stdout(&report)).expect("JSON report");
+    let baselines = json["baselines"].as_array().expect("baseline rows");
+    for interface in ["full", "concat"] {
+        for model in ["lc", "hc"] {
+            let cell = format!("{interface}({model})");
+            let rows: Vec<&Value> = baselines.iter().filter(|r| r["cell"] == cell).collect();
+            assert_eq!(rows.len(), 6, "{cell}: five families and all");
+            for r in rows {
+                let score = r["score"].as_f64().unwrap_or(0.0);
+                assert!(score > 0.0, "{cell} {}: {r}", r["family"]);
+                assert_eq!(r["n_no_answer"], 0, "{cell} {}: {r}", r["family"]);
+                assert_eq!(r["n_scored"], r["n_attempted"], "{cell}: {r}");
+            }
+        }
+    }
+}
