@@ -6,12 +6,12 @@
 //! action. This crate reads such documents the way Handover 0.4.1 defined them and checks them
 //! without its holes:
 //!
-//! - **Parse** ([`Document`]): the header with a YAML parser (`saphyr-parser`, the maintained
-//!   YAML 1.2 parser of the saphyr project that succeeds yaml-rust and yaml-rust2;
-//!   `serde_yaml` is archived, and its forks and `serde-saphyr` resolve scalars into types,
-//!   while a header needs each scalar's exact text and line), so trailing `# comments`, quoting
-//!   and block scalars work; the body with `pulldown-cmark` and GFM tables, so `\|` and code
-//!   spans in table cells read as GitHub renders them, and code blocks and quotes are masked.
+//! - **Parse** ([`Document`]): the header in two readings ([`header`]): Handover 0.4.1's flat
+//!   line rules, which the `handover-0.4` rubric uses, and baton's, the same flat lines with
+//!   trailing `# comments`, YAML quoting and block scalars, and never a YAML tag or alias (so
+//!   `verify_cmd: ! grep -q x f` is the negated check it says); the body with `pulldown-cmark`
+//!   and GFM tables, so `\|` and code spans in table cells read as GitHub renders them, and
+//!   code blocks and quotes are masked.
 //! - **Score** ([`Rubric`]): `handover-0.4` reproduces Handover 0.4.1's STRUCTURE score and
 //!   subscores exactly (tested on all eight of its fixtures); `baton` (the default) gives the
 //!   points to claims that carry checks, flags vacuous checks, ties `first_action` to the

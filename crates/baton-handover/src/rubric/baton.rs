@@ -54,8 +54,64 @@ pub fn score(doc: &Document) -> Structure {
         self_containment: 12u32.saturating_sub(6 * hits),
         prose: 8u32.saturating_sub(2 * nits),
     };
+    differs_from_04(doc, &mut findings);
     findings.sort_by_key(|f| f.line.unwrap_or(0));
     Structure::new(Rubric::Baton, subscores, findings, cues)
+}
+
+/// Notes where Handover 0.4.1 reads the header differently (its flat line rules keep a
+/// trailing `# comment` in the value, keep quotes it cannot pair, see `|` as the value), and
+/// whether it would then judge the header differently.
+fn differs_from_04(doc: &Document, findings: &mut Vec<Finding>) {
+    let (Some(ours), Some(theirs)) = (&doc.header, &doc.flat) else {
+        return;
+    };
+    for key in REQUIRED.iter().chain(OPTIONAL.iter()) {
+        let (a, b) = (ours.get(key), theirs.get(key));
+        let (a_text, b_text) = (a.map(|f| f.value.raw()), b.map(|f| f.value.raw()));
+        if a_text == b_text {
+            continue;
+        }
+        let line = a.or(b).map_or(ours.open_line, |f| f.line);
+        let show = |t: Option<&str>| match t {
+            None => "nothing".to_string(),
+            Some(t) => format!("\"{}\"", t.chars().take(80).collect::<String>()),
+        };
+        findings.push(note(
+            "handover-0.4-differs",
+            Some(line),
+            format!(
+                "Handover 0.4.1 reads {key} as {} where baton reads {}",
+                show(b_text),
+                show(a_text)
+            ),
+        ));
+    }
+    let valid_here = !findings.iter().any(|f| f.severity == Severity::Error);
+    let compat = crate::rubric::compat::score(doc);
+    if compat.valid != valid_here {
+        let verdict = if compat.valid { "valid" } else { "INVALID" };
+        let why: Vec<&str> = compat
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.as_str())
+            .take(3)
+            .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", why.join("; "))
+        };
+        findings.push(note(
+            "handover-0.4-differs",
+            Some(ours.open_line),
+            format!(
+                "Handover 0.4.1 would call this header {verdict} ({}/100 on its rubric){why}",
+                compat.score
+            ),
+        ));
+    }
 }
 
 fn err(rule: &'static str, line: usize, msg: String) -> Finding {
@@ -80,13 +136,12 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
         ));
         return 0;
     };
-    if let Some((line, msg)) = &h.syntax_error {
+    for (line, msg) in &h.syntax {
         findings.push(err(
-            "header-yaml",
+            "header-syntax",
             *line,
-            format!("the header is not valid YAML: {msg} (quote a value that contains `: ` or starts with a special character)"),
+            format!("header line {line}: {msg}"),
         ));
-        return 0;
     }
     let mut bad: BTreeSet<&str> = BTreeSet::new();
     let mut lines: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -121,11 +176,9 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
                 "header-missing",
                 format!("required header key \"{key}\" is missing"),
             )),
-            Some(Value::Nested | Value::Alias) => Some((
+            Some(Value::Nested) => Some((
                 "header-type",
-                format!(
-                    "header key \"{key}\" must be a single value, not a list, mapping or alias"
-                ),
+                format!("header key \"{key}\" must be a single value, not a list or mapping"),
             )),
             Some(v) => match v.text().filter(|t| !t.is_empty()) {
                 None => Some((
@@ -160,9 +213,7 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
     for key in OPTIONAL {
         let Some(field) = h.get(key) else { continue };
         let problem = match (&field.value, field.value.text()) {
-            (Value::Nested | Value::Alias, _) => {
-                Some(format!("header key \"{key}\" must be a single value"))
-            }
+            (Value::Nested, _) => Some(format!("header key \"{key}\" must be a single value")),
             (_, None) | (_, Some("")) if key != "supersedes" => Some(format!(
                 "\"{key}\" is present but empty: fill it in or drop the key"
             )),
