@@ -62,6 +62,7 @@ pub mod git;
 pub mod header;
 pub mod report;
 pub mod rubric;
+pub mod sandbox;
 pub mod structure;
 pub mod verify;
 

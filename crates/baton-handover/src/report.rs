@@ -240,7 +240,7 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
             let class = c.class();
             let level = match class {
                 Class::HeldAndHolds => continue,
-                Class::HeldNowBroken | Class::NeverHeld => "error",
+                Class::HeldNowBroken | Class::NeverHeld | Class::FailsNow => "error",
                 Class::CannotTell => "note",
             };
             let rule = format!("claim/{class}");

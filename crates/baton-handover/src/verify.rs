@@ -19,12 +19,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::check::{self, Invocation};
+use crate::check;
 use crate::claims;
 use crate::document::Document;
-use crate::exec;
 use crate::git::Repo;
+use crate::sandbox::{Sandbox, SandboxOptions, Tree};
 use crate::structure::Structure;
+
+mod runs;
+
+pub use runs::{ClaimResult, ClaimRun, ClaimStatus, Class};
 
 /// How much to verify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +54,24 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Where to look for a repository when the document is not inside one.
     pub cwd: PathBuf,
+    /// Where and how the document's commands run.
+    pub sandbox: SandboxOptions,
+}
+
+impl Options {
+    /// Verification at `level` with the default timeouts (30 s per claim run, 120 s for
+    /// `verify_cmd`, 300 s in all) in the default sandbox, today's date, looking for a
+    /// repository from `cwd`.
+    pub fn new(level: Level, cwd: impl Into<PathBuf>) -> Options {
+        Options {
+            level,
+            claim_timeout: Duration::from_secs(30),
+            verify_timeout: Duration::from_secs(120),
+            today: today(),
+            cwd: cwd.into(),
+            sandbox: SandboxOptions::default(),
+        }
+    }
 }
 
 /// A check's outcome.
@@ -89,116 +111,6 @@ pub struct Check {
     pub detail: String,
     /// The file line it concerns.
     pub line: Option<usize>,
-}
-
-/// One run of a claim's check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimStatus {
-    /// Exited 0.
-    Holds,
-    /// Exited non-zero.
-    Fails,
-    /// Not run or no exit code: not requested, no anchor commit, could not start, timed out.
-    NotRun,
-}
-
-/// A claim's verdict, from its two runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    /// Held at the anchor and holds now.
-    HeldAndHolds,
-    /// Held at the anchor, fails now: something since broke it.
-    HeldNowBroken,
-    /// Failed at the anchor: the document claimed something that was not true when written.
-    NeverHeld,
-    /// One of the runs gave no answer.
-    CannotTell,
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Class::HeldAndHolds => "held-and-holds",
-            Class::HeldNowBroken => "held-now-broken",
-            Class::NeverHeld => "never-held",
-            Class::CannotTell => "cannot-tell",
-        })
-    }
-}
-
-/// One run's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimRun {
-    /// The outcome.
-    pub status: ClaimStatus,
-    /// The tail of its output when it did not hold, or why it did not run.
-    pub tail: String,
-}
-
-impl ClaimRun {
-    fn not_run(why: impl Into<String>) -> ClaimRun {
-        ClaimRun {
-            status: ClaimStatus::NotRun,
-            tail: why.into(),
-        }
-    }
-
-    fn of(run: &exec::Run) -> ClaimRun {
-        let status = match run.exit {
-            exec::Exit::Code(0) => ClaimStatus::Holds,
-            // 126/127: the shell could not find or execute the program.
-            exec::Exit::Code(126 | 127) | exec::Exit::NotStarted(_) | exec::Exit::TimedOut(_) => {
-                ClaimStatus::NotRun
-            }
-            _ => ClaimStatus::Fails,
-        };
-        let tail = if status == ClaimStatus::Holds {
-            String::new()
-        } else {
-            run.tail()
-        };
-        ClaimRun { status, tail }
-    }
-}
-
-/// A claim with both of its runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimResult {
-    /// Its file line.
-    pub line: usize,
-    /// Its label.
-    pub label: String,
-    /// Its check.
-    pub command: String,
-    /// The run in a worktree at the anchor.
-    pub at_anchor: ClaimRun,
-    /// The run in the current tree.
-    pub now: ClaimRun,
-}
-
-impl ClaimResult {
-    /// The verdict of the two runs.
-    pub fn class(&self) -> Class {
-        match (self.at_anchor.status, self.now.status) {
-            (ClaimStatus::Holds, ClaimStatus::Holds) => Class::HeldAndHolds,
-            (ClaimStatus::Holds, ClaimStatus::Fails) => Class::HeldNowBroken,
-            (ClaimStatus::Fails, _) => Class::NeverHeld,
-            _ => Class::CannotTell,
-        }
-    }
-
-    /// The tails of the runs that did not hold, labelled.
-    pub fn output_tail(&self) -> String {
-        let mut parts = Vec::new();
-        for (name, run) in [("at the anchor", &self.at_anchor), ("now", &self.now)] {
-            if run.status != ClaimStatus::Holds && !run.tail.is_empty() {
-                parts.push(format!("[{name}]\n{}", run.tail));
-            }
-        }
-        parts.join("\n")
-    }
 }
 
 /// The verdict, first that applies.
@@ -283,11 +195,16 @@ impl Verification {
 
 struct Run<'a> {
     doc: &'a Document,
+    structure: &'a Structure,
     opts: &'a Options,
     checks: Vec<Check>,
+    /// The copy of the current tree commands run in (dropped before the sandbox).
+    now: Option<Result<Tree, String>>,
+    /// The sandbox, made when the first command is about to run.
+    sandbox: Option<Result<Sandbox, String>>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
     fn add(&mut self, name: &'static str, status: Status, detail: String, line: Option<usize>) {
         self.checks.push(Check {
             name,
@@ -298,7 +215,47 @@ impl Run<'_> {
     }
 
     fn line(&self, key: &str) -> Option<usize> {
-        self.doc.header.as_ref().map(|h| h.line_of(key))
+        self.doc
+            .header_for(self.structure.rubric)
+            .map(|h| h.line_of(key))
+    }
+
+    /// A header value as the rubric reads it.
+    fn field(&self, key: &str) -> Option<&'a str> {
+        self.doc
+            .header_for(self.structure.rubric)
+            .and_then(|h| h.text(key))
+    }
+
+    /// The sandbox, made on first use; the error says why it cannot run.
+    fn sandbox(&mut self) -> Result<&Sandbox, String> {
+        let opts = &self.opts.sandbox;
+        self.sandbox
+            .get_or_insert_with(|| Sandbox::new(opts))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The copy of the current tree, made on first use.
+    fn now_tree(&mut self, root: &Path) -> Result<&mut Tree, String> {
+        if self.now.is_none() {
+            let tree = self.sandbox().and_then(|s| s.tree(root, None));
+            self.now = Some(tree);
+        }
+        match self.now.as_mut() {
+            Some(Ok(tree)) => Ok(tree),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("no sandbox".into()),
+        }
+    }
+
+    /// Time left of the total limit, or `None` when it ran out.
+    fn budget(&mut self, own: Duration) -> Option<Duration> {
+        let left = match self.sandbox() {
+            Ok(s) => s.remaining(),
+            Err(_) => own,
+        };
+        (!left.is_zero()).then(|| own.min(left))
     }
 }
 
@@ -324,10 +281,13 @@ pub fn today() -> jiff::civil::Date {
 pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options) -> Verification {
     let mut run = Run {
         doc,
+        structure,
         opts,
         checks: Vec::new(),
+        now: None,
+        sandbox: None,
     };
-    if let Some(date) = doc.field("iso_date")
+    if let Some(date) = run.field("iso_date")
         && let Ok(date) = date.parse::<jiff::civil::Date>()
     {
         if date > opts.today {
@@ -376,7 +336,7 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
     if opts.level >= Level::Verify {
         verify_status = Some(verify_cmd(&mut run, &repo, structure, fabricated));
     }
-    if doc.field("status") == Some("done") {
+    if run.field("status") == Some("done") {
         match verify_status {
             None => run.add(
                 "done-unproven",
@@ -390,7 +350,7 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
                 "status is \"done\" but verify_cmd failed".into(),
                 run.line("status"),
             ),
-            Some(Status::Skip) => run.add(
+            Some(Status::Skip | Status::Warn) => run.add(
                 "done-unproven",
                 Status::Warn,
                 "status is \"done\" but verify_cmd did not run".into(),
@@ -437,7 +397,7 @@ fn finish(
 /// Resolve the anchor; returns its full id and whether it is fabricated.
 fn anchor(run: &mut Run<'_>, repo: &Repo) -> (Option<String>, bool) {
     let line = run.line("true_at_sha");
-    let Some(sha) = run.doc.field("true_at_sha") else {
+    let Some(sha) = run.field("true_at_sha") else {
         run.add(
             "true_at_sha",
             Status::Fail,
@@ -677,21 +637,54 @@ fn claim_files(
 fn verify_cmd(run: &mut Run<'_>, repo: &Repo, structure: &Structure, fabricated: bool) -> Status {
     let line = run.line("verify_cmd");
     let skip = if !structure.valid {
-        Some("not run: the header is invalid")
+        Some("not run: the header is invalid".to_string())
     } else if fabricated {
-        Some("not run: the anchor is not a commit of this repository")
+        Some("not run: the anchor is not a commit of this repository".to_string())
     } else {
         None
     };
-    let Some(cmd) = run.doc.field("verify_cmd").map(str::to_string) else {
+    let Some(cmd) = run.field("verify_cmd").map(str::to_string) else {
         run.add("verify_cmd", Status::Skip, "no verify_cmd".into(), line);
         return Status::Skip;
     };
     if let Some(why) = skip {
-        run.add("verify_cmd", Status::Skip, why.into(), line);
+        run.add("verify_cmd", Status::Skip, why, line);
         return Status::Skip;
     }
-    let result = exec::run_check(&Invocation::of(&cmd), &repo.root, run.opts.verify_timeout);
+    if !run.opts.sandbox.allow_destructive
+        && let Some(why) = check::destructive(&cmd)
+    {
+        run.add(
+            "verify_cmd",
+            Status::Warn,
+            format!(
+                "`{cmd}` was not run: {why} (pass --allow-destructive to run it in the sandbox)"
+            ),
+            line,
+        );
+        return Status::Warn;
+    }
+    let Some(timeout) = run.budget(run.opts.verify_timeout) else {
+        run.add(
+            "verify_cmd",
+            Status::Warn,
+            format!("`{cmd}` was not run: the total time limit ran out"),
+            line,
+        );
+        return Status::Warn;
+    };
+    let result = match run.now_tree(&repo.root) {
+        Ok(tree) => tree.run(&cmd, timeout),
+        Err(why) => {
+            run.add(
+                "verify_cmd",
+                Status::Fail,
+                format!("`{cmd}` could not run: {why}"),
+                line,
+            );
+            return Status::Fail;
+        }
+    };
     let secs = result.elapsed.as_secs_f64();
     let (status, detail) = if result.success() {
         (Status::Ok, format!("`{cmd}` passed in {secs:.1} s"))
@@ -703,6 +696,20 @@ fn verify_cmd(run: &mut Run<'_>, repo: &Repo, structure: &Structure, fabricated:
     };
     run.add("verify_cmd", status, detail, line);
     status
+}
+
+/// Why a claim is not run: the header is invalid or the anchor fabricated.
+fn not_run_claims(claims: Vec<claims::Claim>, why: &str) -> Vec<ClaimResult> {
+    claims
+        .into_iter()
+        .map(|c| ClaimResult {
+            line: c.line,
+            label: c.label,
+            command: c.command,
+            at_anchor: ClaimRun::not_run(why),
+            now: ClaimRun::not_run(why),
+        })
+        .collect()
 }
 
 fn run_claims(
@@ -720,16 +727,7 @@ fn run_claims(
             "not run: the header is invalid"
         };
         run.add("claims", Status::Skip, why.into(), None);
-        return claims
-            .into_iter()
-            .map(|c| ClaimResult {
-                line: c.line,
-                label: c.label,
-                command: c.command,
-                at_anchor: ClaimRun::not_run(why),
-                now: ClaimRun::not_run(why),
-            })
-            .collect();
+        return not_run_claims(claims, why);
     }
     if claims.is_empty() {
         run.add(
@@ -740,40 +738,58 @@ fn run_claims(
         );
         return Vec::new();
     }
-    let worktree = match anchor {
-        Some(a) => repo
-            .worktree(a)
-            .map_err(|e| format!("not run: no worktree at the anchor ({e})")),
-        None => Err("not run: no anchor commit".to_string()),
+    if let Err(why) = run.sandbox() {
+        run.add("claims", Status::Fail, format!("not run: {why}"), None);
+        return not_run_claims(claims, &format!("not run: {why}"));
+    }
+    let mut at_anchor: Result<Tree, String> = match anchor {
+        Some(a) => run
+            .sandbox()
+            .and_then(|s| s.tree(&repo.root, Some(a)))
+            .map_err(|e| format!("not run at the anchor: {e}")),
+        None => Err("not run: no anchor commit (true_at_sha is not a commit)".to_string()),
     };
-    let timeout = run.opts.claim_timeout;
-    let results: Vec<ClaimResult> = claims
-        .into_iter()
-        .map(|c| {
-            let invocation = Invocation::of(&c.command);
-            let at_anchor = match &worktree {
-                Ok(w) => ClaimRun::of(&exec::run_check(&invocation, &w.path, timeout)),
-                Err(why) => ClaimRun::not_run(why.clone()),
+    let own = run.opts.claim_timeout;
+    let allow_destructive = run.opts.sandbox.allow_destructive;
+    let mut results = Vec::new();
+    for c in claims {
+        let destructive = check::destructive(&c.command).filter(|_| !allow_destructive);
+        let (then, now) = if let Some(why) = destructive {
+            let why = format!("skipped: {why} (pass --allow-destructive to run it in the sandbox)");
+            (ClaimRun::not_run(why.clone()), ClaimRun::not_run(why))
+        } else {
+            let then = match (&mut at_anchor, run.budget(own)) {
+                (_, None) => ClaimRun::not_run("not run: the total time limit ran out"),
+                (Ok(tree), Some(t)) => ClaimRun::at_anchor(&tree.run(&c.command, t)),
+                (Err(why), _) => ClaimRun::not_run(why.clone()),
             };
-            let now = ClaimRun::of(&exec::run_check(&invocation, &repo.root, timeout));
-            ClaimResult {
-                line: c.line,
-                label: c.label,
-                command: c.command,
-                at_anchor,
-                now,
-            }
-        })
-        .collect();
-    drop(worktree);
+            let now = match run.budget(own) {
+                None => ClaimRun::not_run("not run: the total time limit ran out"),
+                Some(t) => match run.now_tree(&repo.root) {
+                    Ok(tree) => ClaimRun::now(&tree.run(&c.command, t)),
+                    Err(why) => ClaimRun::not_run(format!("not run: {why}")),
+                },
+            };
+            (then, now)
+        };
+        results.push(ClaimResult {
+            line: c.line,
+            label: c.label,
+            command: c.command,
+            at_anchor: then,
+            now,
+        });
+    }
+    drop(at_anchor);
     let count = |class: Class| results.iter().filter(|r| r.class() == class).count();
-    let (held, broken, never, unknown) = (
+    let (held, broken, never, fails_now, unknown) = (
         count(Class::HeldAndHolds),
         count(Class::HeldNowBroken),
         count(Class::NeverHeld),
+        count(Class::FailsNow),
         count(Class::CannotTell),
     );
-    let status = if broken + never > 0 {
+    let status = if broken + never + fails_now > 0 {
         Status::Fail
     } else if unknown > 0 {
         Status::Warn
@@ -788,7 +804,7 @@ fn run_claims(
     run.add(
         "claims",
         status,
-        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {unknown} cannot-tell{extra}"),
+        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {fails_now} fails-now, {unknown} cannot-tell{extra}"),
         None,
     );
     results
