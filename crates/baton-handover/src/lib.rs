@@ -60,6 +60,8 @@ mod error;
 pub mod exec;
 pub mod git;
 pub mod header;
+pub mod input;
+pub mod redact;
 pub mod report;
 pub mod rubric;
 pub mod sandbox;

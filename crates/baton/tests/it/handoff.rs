@@ -131,7 +131,7 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
     );
     assert!(!stdout(&out).contains("sk-test-secret"));
     let report = json(&out);
-    assert_eq!(report["schema"], 1);
+    assert_eq!(report["schema"], 2);
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&report), ["schema", "documents"]);
     let d0 = &report["documents"][0];
@@ -139,6 +139,7 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         keys(d0),
         [
             "path",
+            "rubric",
             "score",
             "valid",
             "subscores",
@@ -162,22 +163,52 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         assert_eq!(keys(f), ["rule", "severity", "line", "message"]);
     }
     let v = &d0["verification"];
-    assert_eq!(keys(v), ["verdict", "checks", "claims"]);
+    assert_eq!(keys(v), ["verdict", "checks", "claims", "drift"]);
     assert_eq!(v["verdict"], "failed");
     for c in v["checks"].as_array().unwrap() {
-        assert_eq!(keys(c), ["name", "status", "detail"]);
+        assert_eq!(keys(c), ["name", "status", "line", "detail"]);
     }
+    assert_eq!(
+        keys(&v["drift"]),
+        [
+            "anchor",
+            "ancestor",
+            "commits",
+            "handoff_only_commits",
+            "changed",
+            "uncommitted",
+            "claims"
+        ]
+    );
+    assert_eq!(v["drift"]["anchor"], sha);
+    assert_eq!(v["drift"]["ancestor"], true);
+    assert_eq!(v["drift"]["commits"], 0);
+    assert_eq!(v["drift"]["uncommitted"], serde_json::json!([]));
     let claims = v["claims"].as_array().unwrap();
     assert_eq!(
         keys(&claims[0]),
         [
+            "line",
             "label",
             "command",
+            "class",
             "status_at_anchor",
             "status_now",
             "output_tail"
         ]
     );
+    let lines: Vec<u64> = claims.iter().map(|c| c["line"].as_u64().unwrap()).collect();
+    let first = text
+        .lines()
+        .position(|l| l.starts_with("| Migration"))
+        .unwrap() as u64
+        + 1;
+    assert_eq!(lines, [first, first + 1, first + 2]);
+    let classes: Vec<&str> = claims
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(classes, ["held-and-holds", "held-and-holds", "never-held"]);
     assert_eq!(claims[0]["command"], "ls migrations/ | grep guest_orders");
     let statuses: Vec<(&str, &str)> = claims
         .iter()
@@ -358,34 +389,76 @@ fn bench_reports_each_scenario_and_document() {
     assert!(stderr(&out).contains("bench/scenarios"));
 }
 
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+        })
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Ctrl-C ends the running check (inside the sandbox), removes the sandbox copies and
+/// leaves no git worktree behind.
 #[test]
-fn ctrl_c_ends_running_checks_too() {
+fn issue_26_ctrl_c_ends_running_checks_and_leaves_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
     let (dir, sha) = repo();
     let d = dir.path();
-    let pid_file = d.join("check.pid");
-    let check = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let marker = format!("61.{}", std::process::id());
+    let check = format!("exec sleep {marker}");
     std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Slow", &check)])).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["handoff", "lint", "--claims", "HANDOFF.md"])
         .current_dir(d)
+        .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !pid_file.exists()
-        || std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .is_empty()
-    {
+    while processes_with(&format!("sleep {marker}")).is_empty() {
         assert!(start.elapsed().as_secs() < 30, "the check never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let check_pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_string();
+    let scratch = || -> Vec<PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("baton-handoff-")
+            })
+            .collect()
+    };
+    assert_eq!(
+        scratch().len(),
+        1,
+        "the sandbox copies live in one scratch folder"
+    );
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -395,14 +468,16 @@ fn ctrl_c_ends_running_checks_too() {
     assert_eq!(exit.code(), Some(130));
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
-        !Path::new(&format!("/proc/{check_pid}")).exists()
-            || std::fs::read_to_string(format!("/proc/{check_pid}/stat"))
-                .is_ok_and(|s| s.contains(") Z "))
+        processes_with(&format!("sleep {marker}")).is_empty()
     });
-    assert!(
-        gone,
-        "the check's process {check_pid} outlived the interrupt"
+    assert!(gone, "the check outlived the interrupt");
+    assert_eq!(
+        scratch(),
+        Vec::<PathBuf>::new(),
+        "sandbox copies left behind"
     );
+    let worktrees = git(d, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
     assert!(start.elapsed().as_secs() < 30);
 }
 
