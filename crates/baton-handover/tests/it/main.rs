@@ -2,6 +2,7 @@
 //! verification against throwaway git repositories.
 
 mod bench;
+mod hostile;
 mod reference;
 mod structure;
 mod support;

@@ -526,3 +526,134 @@ fn issue_12_repo_reports_an_anchor_on_another_branch_and_an_uncommitted_change()
         "stale-or-unproven"
     );
 }
+
+/// Claims that echo secrets: the sandbox hands them none of baton's variables, and what a
+/// claim or the document prints that looks like a credential is redacted from the text,
+/// JSON and SARIF reports.
+#[test]
+fn issue_26_secrets_never_reach_the_reports() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let planted = "sk-proj-PLANTEDabcdefghijklmnop1234";
+    let text = doc(
+        &sha,
+        &[
+            (
+                "Env is clean",
+                "test -z \"$DATABASE_URL$SENTRY_DSN$NPM_CONFIG__AUTH$DOCKER_AUTH_CONFIG$OPENAI_API_KEY\"",
+            ),
+            (
+                "Leaks",
+                &format!("env; echo {planted}; echo DATABASE_URL=postgres://u:pw@h/db; false"),
+            ),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    for format in [&[][..], &["--json"], &["--sarif"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["handoff", "lint", "--claims", "HANDOFF.md"])
+            .args(format)
+            .current_dir(d)
+            .env("OPENAI_API_KEY", "sk-test-hostsecret-0123456789abcdef")
+            .env("DATABASE_URL", "postgres://app:hostpass@db/prod")
+            .env("SENTRY_DSN", "https://hostdsn@o1.ingest/1")
+            .env("NPM_CONFIG__AUTH", "aG9zdGF1dGg=")
+            .env("DOCKER_AUTH_CONFIG", "{\"auths\":{}}")
+            .output()
+            .unwrap();
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{format:?}: {all}");
+        for secret in [
+            "hostsecret",
+            "hostpass",
+            "hostdsn",
+            "aG9zdGF1dGg",
+            planted,
+            "u:pw@",
+        ] {
+            assert!(!all.contains(secret), "{format:?} leaks {secret}: {all}");
+        }
+        assert!(all.contains("[redacted]"), "{format:?}: {all}");
+        if format.is_empty() {
+            assert!(all.contains("held-and-holds"), "the env claim holds: {all}");
+        }
+    }
+}
+
+/// Bytes that are not UTF-8 are linted, with the first one's position; UTF-16 with a BOM is
+/// decoded; document text never reaches the terminal raw.
+#[test]
+fn issue_26_non_utf8_and_utf16_documents_are_linted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = doc("a1b2c3d", &[]).into_bytes();
+    let at = bytes.len();
+    bytes.extend_from_slice(b"\n- Caf\xe9 notes \x1b[2J\n");
+    std::fs::write(d.join("latin1.md"), &bytes).unwrap();
+    let out = baton(d, &["handoff", "lint", "latin1.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let line = doc("a1b2c3d", &[]).lines().count() + 2;
+    let want = format!(
+        "encoding: byte 0xe9 at line {line}, column 6 (offset {}) is not UTF-8",
+        at + 6
+    );
+    assert!(stdout(&out).contains(&want), "{want}\n{}", stdout(&out));
+    let escaped = doc("a1b2c3d", &[]).replace("iso_date: 2026-01-14", "iso_date: 2026\x1b[2J\x08x");
+    std::fs::write(d.join("escape.md"), escaped).unwrap();
+    let out = baton(d, &["handoff", "lint", "escape.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !stdout(&out).contains('\x1b'),
+        "an escape reached the terminal"
+    );
+    assert!(!stdout(&out).contains('\x08'));
+    assert!(
+        stdout(&out).contains("found \"2026\\u{1b}[2J\\u{8}x\""),
+        "{}",
+        stdout(&out)
+    );
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(
+        doc("a1b2c3d", &[])
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    std::fs::write(d.join("utf16.md"), &utf16).unwrap();
+    let out = baton(d, &["handoff", "lint", "--json", "utf16.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["documents"][0]["valid"], true);
+    assert_eq!(report["documents"][0]["findings"][0]["rule"], "encoding");
+}
+
+/// A link to /dev/zero, a FIFO and a folder exit 2 at once, naming the file.
+#[test]
+fn issue_26_devices_and_fifos_exit_2_within_2_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.md")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(d.join("fifo.md"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::fs::create_dir(d.join("folder.md")).unwrap();
+    for (name, what) in [
+        ("zero.md", "a character device"),
+        ("fifo.md", "a FIFO"),
+        ("folder.md", "a folder"),
+    ] {
+        let start = std::time::Instant::now();
+        let out = baton(d, &["handoff", "lint", name]);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            stderr(&out).contains(name) && stderr(&out).contains(what),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
+}
