@@ -6,4 +6,5 @@ mod hostile;
 mod reference;
 mod structure;
 mod support;
+mod variants;
 mod verify;
