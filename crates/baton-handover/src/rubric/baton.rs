@@ -413,6 +413,18 @@ fn negative(body: &Body, findings: &mut Vec<Finding>) -> Vec<&'static str> {
                 continue;
             }
             if cues::substance(content, &cat.cue) >= 20 && !says_nothing(content) {
+                if !cues::specific(content) {
+                    findings.push(note(
+                        "negative-filler",
+                        None,
+                        format!(
+                            "the {} entry is filler (\"{}\"): name what was tried, left out, reverted or decided, and why",
+                            cat.id,
+                            content.trim_start_matches(':').trim().chars().take(60).collect::<String>()
+                        ),
+                    ));
+                    continue;
+                }
                 found.push(cat.id);
                 break;
             }
@@ -459,7 +471,8 @@ fn sections(doc: &Document, findings: &mut Vec<Finding>) -> (bool, bool, bool) {
 
 fn next_action(doc: &Document, findings: &mut Vec<Finding>) -> bool {
     let body = &doc.body;
-    let Some(at) = cue_block(body, |b| NEXT_ACTION.is_match(&b.text)) else {
+    let cue = |b: &Block| NEXT_ACTION.is_match(&b.text) || NEXT_STEPS.is_match(&b.text);
+    let Some(at) = cue_block(body, cue) else {
         findings.push(warn(
             "first-step-missing",
             1,
@@ -686,6 +699,19 @@ fn injection(doc: &Document, rows: &[ClaimRow], findings: &mut Vec<Finding>) -> 
     hits
 }
 
+/// A next-action heading Handover's cue misses ("Next Steps", "What to do next").
+static NEXT_STEPS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\bnext steps?\b|\bwhat to do next\b").expect("a valid pattern")
+});
+
+/// Text that ends in a word saying what a following `#123` is (`PR`, `TODO`, `issue`, …).
+static KINDED_REF: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:PRs?|MRs?|pull request|pull|issues?|tickets?|bugs?|TODO|FIXME|XXX|story|task|epic|step|item|phase|no\.?|number)\s*$",
+    )
+    .expect("a valid pattern")
+});
+
 /// Relative dates and bare references outside code spans and links; returns the hits.
 fn prose(body: &Body, findings: &mut Vec<Finding>) -> u32 {
     let mut nits = 0;
@@ -701,8 +727,16 @@ fn prose(body: &Body, findings: &mut Vec<Finding>) -> u32 {
                 ));
             }
         }
-        if let Some(c) = BARE_REF.captures(&line.prose)
-            && !line.linked
+        if line.linked {
+            continue;
+        }
+        // `PR #35`, `TODO #10`, `issue #7`: the word says what the number is.
+        let bare = BARE_REF.captures_iter(&line.prose).find(|c| {
+            // Group 1 is the number; the `#` is the byte before it.
+            let hash = c.get(1).map_or(0, |m| m.start().saturating_sub(1));
+            !KINDED_REF.is_match(line.prose.get(..hash).unwrap_or(""))
+        });
+        if let Some(c) = bare
             && seen.insert(c[1].to_string())
         {
             nits += 1;

@@ -365,3 +365,55 @@ fn handover_fixtures_under_the_baton_rubric() {
         assert!(!bad.valid && bad.score <= 20, "{scenario}: {}", bad.score);
     }
 }
+
+/// "Next Steps" is a next-action heading; `PR #35` and `TODO #10` say what they are and are
+/// not bare references (a lone `#77` still is); filler under each negative-knowledge keyword
+/// earns nothing.
+#[test]
+fn issue_26_next_steps_kinded_references_and_filler() {
+    let text = real()
+        .replace("## 6. Next action", "## Next Steps")
+        .replace(
+            "2. Add rate limiting.",
+            "2. Add rate limiting after PR #35 lands (TODO #10, issue #12), then #77.",
+        );
+    let s = score(Rubric::Baton, &text);
+    assert!(
+        !rules(&s).contains(&"first-step-missing"),
+        "{:#?}",
+        s.findings
+    );
+    assert!(s.cues.next_action);
+    let bare: Vec<&str> = s
+        .findings
+        .iter()
+        .filter(|f| f.rule == "bare-ref")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(bare, ["bare reference #77: give a URL or a ticket id (H4)"]);
+    assert_eq!(s.subscores.prose, 6);
+
+    let filler = real()
+        .replace(
+            "reusing the member `Order` model; its non-null `user_id` broke member queries.",
+            "some approaches were tried and they did not work out well.",
+        )
+        .replace(
+            "saved payment methods, which pull in PCI storage requirements.",
+            "several things are out of scope for this round of the work.",
+        );
+    let s = score(Rubric::Baton, &filler);
+    assert_eq!(s.subscores.negative, 10, "{:#?}", s.cues.negative);
+    assert_eq!(s.cues.negative, ["reverted", "decisions"]);
+    let notes = s
+        .findings
+        .iter()
+        .filter(|f| f.rule == "negative-filler")
+        .count();
+    assert_eq!(notes, 2);
+    assert_eq!(
+        score(Rubric::Handover04, &filler).subscores.negative,
+        20,
+        "0.4.1's hole"
+    );
+}
