@@ -422,3 +422,39 @@ fn future_dates_fail_and_no_repository_is_unverified() {
     );
     assert_eq!(l.verification.verdict, Verdict::UnverifiedNoRepo);
 }
+
+/// Commit ids named in the text are looked up: a real one passes, a made-up one is a warning
+/// naming its line; hex words without a digit (`deadbeef`-like prose) are not ids.
+#[test]
+fn issue_26_commit_ids_named_in_prose_are_checked() {
+    let (dir, anchor) = repo(FILES);
+    let d = dir.path();
+    let doc = handoff(&anchor, "test -f README.md", "in_progress", &[]).replace(
+        "## 6. Next action",
+        &format!(
+            "The migration landed in {} and was reverted by `9f8e7d6c5b4a` (see effaced).\n\n## 6. Next action",
+            &anchor[..10]
+        ),
+    );
+    let line = doc
+        .lines()
+        .position(|l| l.starts_with("The migration"))
+        .unwrap()
+        + 1;
+    let l = lint(d, &doc, Level::Repo);
+    let c = check(&l, "commits");
+    assert_eq!(c.status, Status::Warn);
+    assert_eq!(
+        c.detail,
+        format!(
+            "1 of 2 commit id(s) named in the text are not in this repository: 9f8e7d6c5b4a (L{line})"
+        )
+    );
+    assert_eq!(c.line, Some(line));
+    let ok = handoff(&anchor, "test -f README.md", "in_progress", &[]).replace(
+        "## 6. Next action",
+        &format!("Landed in {}.\n\n## 6. Next action", &anchor[..8]),
+    );
+    let l = lint(d, &ok, Level::Repo);
+    assert_eq!(check(&l, "commits").status, Status::Ok);
+}
