@@ -18,10 +18,13 @@
 //!   body's marked first step, charges for invalid optional keys and rejects impossible dates.
 //!   Scoring is a pure function of the text.
 //! - **Verify** ([`mod@verify`]): against the document's git repository, the anchor, its ancestry
-//!   and drift as data; `verify_cmd`; and each claim's check run at the anchor (in a temporary
-//!   worktree) and now, so a claim is held-and-holds, held-now-broken, never-held or
-//!   cannot-tell. Checks run without a shell unless they need one, with a timeout, and never
-//!   with anything from the document but the check itself.
+//!   and drift as data, commit ids named in the text; `verify_cmd`; and each claim's check
+//!   run at the anchor and now, each in a sandboxed copy of the tree ([`sandbox`], on
+//!   `baton-env`'s bubblewrap backend: read-only system, no network, an allow-list
+//!   environment, limits, one deadline), so a claim is held-and-holds, held-now-broken,
+//!   never-held, fails-now or cannot-tell. Destructive checks are skipped unless allowed;
+//!   reports are redacted of credential-shaped strings ([`redact`]); documents are read
+//!   bounded, regular files only, in UTF-8 or UTF-16 ([`input`]).
 //! - **Bench** ([`mod@bench`]): Handover's trap bench with negation-aware coverage.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.

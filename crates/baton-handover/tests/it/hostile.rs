@@ -255,3 +255,38 @@ fn issue_26_the_total_time_limit_bounds_the_verification() {
     assert_eq!(last.now.tail, "not run: the total time limit ran out");
     assert_eq!(last.class(), Class::CannotTell);
 }
+
+/// Without `--allow-network` a check sees only a private loopback; with it, the host's
+/// interfaces.
+#[test]
+fn issue_26_the_network_is_off_unless_allowed() {
+    let host = std::fs::read_to_string("/proc/net/dev").unwrap_or_default();
+    let interfaces = host.lines().filter(|l| l.contains(':')).count();
+    let (dir, sha) = repo(&[("README.md", "x\n")]);
+    let d = dir.path();
+    let doc = handoff(
+        &sha,
+        "test -f README.md",
+        &[(
+            "More than loopback",
+            "test $(grep -c : /proc/net/dev) -gt 1",
+        )],
+    );
+    let path = d.join("HANDOFF.md");
+    let mut opts = options(d, false);
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&opts));
+    assert_eq!(l.verification.claims[0].now.status, ClaimStatus::Fails);
+    if interfaces < 2 {
+        eprintln!("SKIPPED: this host has no interface but loopback");
+        return;
+    }
+    opts.sandbox.allow_network = true;
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&opts));
+    let claim = &l.verification.claims[0];
+    assert_eq!(
+        claim.now.status,
+        ClaimStatus::Holds,
+        "{}",
+        claim.output_tail()
+    );
+}
