@@ -309,11 +309,12 @@ const VAGUE: &[&str] = &[
     "lots",
 ];
 
-/// Whether a negative-knowledge entry says something specific: a name (a code span, a
-/// number, a path or identifier, a proper noun inside a sentence) or at least four distinct
-/// words that are neither function words nor filler ("some approaches were tried and did
-/// not work out" says nothing a successor can act on).
+/// Whether a negative-knowledge entry says something specific after its label (the text up
+/// to the first colon): a name (a code span, a number, a path or identifier, an acronym) or
+/// at least three distinct words that are neither function words nor filler ("some
+/// approaches were tried and did not work out" says nothing a successor can act on).
 pub fn specific(content: &str) -> bool {
+    let content = content.find(':').map_or(content, |i| &content[i + 1..]);
     if content.contains('`') || content.chars().any(|c| c.is_ascii_digit()) {
         return true;
     }
@@ -335,13 +336,13 @@ pub fn specific(content: &str) -> bool {
         }
         let word = inner.to_lowercase();
         if word.chars().count() >= 3
-            && word.chars().all(char::is_alphabetic)
+            && word.chars().all(|c| c.is_alphabetic() || c == '-')
             && !VAGUE.contains(&word.as_str())
         {
             distinct.insert(word);
         }
     }
-    distinct.len() >= 4
+    distinct.len() >= 3
 }
 
 /// A heading, numbered item or bullet, as a line-based reader sees it.
@@ -415,6 +416,7 @@ mod tests {
             "Separate table over a nullable column, to keep member queries unchanged.",
             "server-sent events for live tile updates: the corporate proxy buffers SSE",
             "upgrading httpkit 2.9 to 3.x",
+            "Built then reverted, do not re-add: client-side totals, they disagreed on tax.",
         ] {
             assert!(specific(real), "{real}");
         }

@@ -192,6 +192,12 @@ impl Sandbox {
 
     /// A copy of `source` in the sandbox, checked out at `anchor` when given.
     pub fn tree(&self, source: &Path, anchor: Option<&str>) -> Result<Tree, String> {
+        if anchor.is_some() && source.join(".git").is_file() {
+            return Err(format!(
+                "{} is a linked worktree or submodule (its .git is a file pointing outside the tree), so the anchor cannot be checked out in the sandbox",
+                source.display()
+            ));
+        }
         let mut env = baton_env::start(&self.config, &Setup::tree(source))
             .map_err(|e| format!("cannot copy {} into the sandbox: {e}", source.display()))?;
         if let Some(sha) = anchor {
