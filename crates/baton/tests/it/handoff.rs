@@ -657,3 +657,73 @@ fn issue_26_devices_and_fifos_exit_2_within_2_seconds() {
         );
     }
 }
+
+/// A fork bomb claim (allowed) ends at its timeout inside the sandbox: a report and exit 1,
+/// never a panic (exit 101); without a working sandbox the command stops before running
+/// anything (exit 2, naming --no-sandbox), and --no-sandbox runs checks in a host copy.
+#[test]
+fn issue_26_fork_bombs_and_missing_sandboxes_never_panic() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let text = doc(
+        &sha,
+        &[
+            ("Bomb", "bomb() { bomb \\| bomb & }; bomb; sleep 10"),
+            ("Readme", "test -f README.md"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let out = baton(
+        d,
+        &[
+            "handoff",
+            "lint",
+            "--claims",
+            "--allow-destructive",
+            "--claim-timeout",
+            "2",
+            "HANDOFF.md",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"));
+    assert!(
+        stdout(&out).contains("held-and-holds  L"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["handoff", "lint", "--claims", "HANDOFF.md"])
+        .current_dir(d)
+        .env("BATON_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--no-sandbox"), "{}", stderr(&out));
+
+    let text = doc(&sha, &[("Readme", "test -f README.md")]);
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args([
+            "handoff",
+            "lint",
+            "--claims",
+            "--no-sandbox",
+            "--json",
+            "HANDOFF.md",
+        ])
+        .current_dir(d)
+        .env("BATON_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let claims = &report["documents"][0]["verification"]["claims"];
+    assert_eq!(claims[0]["class"], "held-and-holds", "{report:#}");
+}
