@@ -157,6 +157,194 @@ pub fn substance(line: &str, cue: &Regex) -> usize {
     s.trim().encode_utf16().count()
 }
 
+/// Words that carry no specific content in a negative-knowledge entry: function words and
+/// the vague nouns and verbs filler is made of.
+const VAGUE: &[&str] = &[
+    "the",
+    "and",
+    "but",
+    "for",
+    "nor",
+    "yet",
+    "with",
+    "without",
+    "from",
+    "into",
+    "onto",
+    "that",
+    "this",
+    "these",
+    "those",
+    "there",
+    "their",
+    "they",
+    "them",
+    "then",
+    "than",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "when",
+    "where",
+    "why",
+    "how",
+    "was",
+    "were",
+    "are",
+    "is",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "did",
+    "does",
+    "doing",
+    "done",
+    "not",
+    "out",
+    "our",
+    "ours",
+    "its",
+    "all",
+    "any",
+    "some",
+    "several",
+    "few",
+    "many",
+    "much",
+    "more",
+    "most",
+    "each",
+    "every",
+    "one",
+    "ones",
+    "other",
+    "others",
+    "such",
+    "very",
+    "well",
+    "good",
+    "bad",
+    "care",
+    "made",
+    "make",
+    "making",
+    "thing",
+    "things",
+    "stuff",
+    "approach",
+    "approaches",
+    "change",
+    "changes",
+    "work",
+    "worked",
+    "working",
+    "round",
+    "part",
+    "parts",
+    "item",
+    "items",
+    "way",
+    "ways",
+    "because",
+    "needed",
+    "need",
+    "needs",
+    "behind",
+    "also",
+    "just",
+    "only",
+    "really",
+    "various",
+    "certain",
+    "etc",
+    "see",
+    "above",
+    "below",
+    "later",
+    "now",
+    "yet",
+    "again",
+    "here",
+    "will",
+    "would",
+    "could",
+    "should",
+    "might",
+    "can",
+    "may",
+    "must",
+    "it",
+    "we",
+    "us",
+    "you",
+    "your",
+    "after",
+    "before",
+    "over",
+    "under",
+    "about",
+    "tried",
+    "failed",
+    "scope",
+    "reverted",
+    "decision",
+    "decisions",
+    "decided",
+    "rationale",
+    "built",
+    "building",
+    "deliberately",
+    "do",
+    "re-add",
+    "add",
+    "added",
+    "time",
+    "times",
+    "session",
+    "sessions",
+    "lot",
+    "lots",
+];
+
+/// Whether a negative-knowledge entry says something specific after its label (the text up
+/// to the first colon): a name (a code span, a number, a path or identifier, an acronym) or
+/// at least three distinct words that are neither function words nor filler ("some
+/// approaches were tried and did not work out" says nothing a successor can act on).
+pub fn specific(content: &str) -> bool {
+    let content = content.find(':').map_or(content, |i| &content[i + 1..]);
+    if content.contains('`') || content.chars().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    let mut distinct = std::collections::BTreeSet::new();
+    for (i, token) in content
+        .split(|c: char| c.is_whitespace() || ",;:()!?\"'*".contains(c))
+        .filter(|t| !t.is_empty())
+        .enumerate()
+    {
+        let inner = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if inner.contains(['_', '/', '.'])
+            || inner
+                .chars()
+                .zip(inner.chars().skip(1))
+                .any(|(a, b)| a.is_lowercase() && b.is_uppercase())
+            || (i > 0 && inner.chars().count() > 1 && inner.chars().all(|c| c.is_uppercase()))
+        {
+            return true;
+        }
+        let word = inner.to_lowercase();
+        if word.chars().count() >= 3
+            && word.chars().all(|c| c.is_alphabetic() || c == '-')
+            && !VAGUE.contains(&word.as_str())
+        {
+            distinct.insert(word);
+        }
+    }
+    distinct.len() >= 3
+}
+
 /// A heading, numbered item or bullet, as a line-based reader sees it.
 pub static STRUCTURAL_LINE: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s{0,3}#{1,6}\s|^\s*[0-9]+[.)]\s|^\s*[-*+]\s"));
@@ -211,6 +399,27 @@ mod tests {
                 &cat.cue
             ) >= 20
         );
+    }
+
+    #[test]
+    fn filler_is_not_specific() {
+        for filler in [
+            "some approaches were tried and they did not work out well.",
+            "several things are out of scope for this round of the work.",
+            "a few changes were reverted because they were not needed.",
+            "decisions were made with care and good rationale behind each one.",
+        ] {
+            assert!(!specific(filler), "{filler}");
+        }
+        for real in [
+            "Saved payment methods, and guest-to-member account merging. Both are post-launch.",
+            "Separate table over a nullable column, to keep member queries unchanged.",
+            "server-sent events for live tile updates: the corporate proxy buffers SSE",
+            "upgrading httpkit 2.9 to 3.x",
+            "Built then reverted, do not re-add: client-side totals, they disagreed on tax.",
+        ] {
+            assert!(specific(real), "{real}");
+        }
     }
 
     #[test]

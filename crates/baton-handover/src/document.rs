@@ -1,7 +1,8 @@
-//! A handoff document: its header and its body.
+//! A handoff document: its header (in both readings) and its body.
 
 use crate::body::Body;
 use crate::header::{self, Header};
+use crate::structure::Rubric;
 
 /// A parsed handoff document. Parsing never fails: what cannot be read is reported by the
 /// rubric as findings.
@@ -9,8 +10,11 @@ use crate::header::{self, Header};
 pub struct Document {
     /// The text as read.
     pub text: String,
-    /// The front matter, when the document opens with a closed `---` block.
+    /// The front matter by baton's reading ([`header::baton`]), when the document opens with
+    /// a closed `---` block.
     pub header: Option<Header>,
+    /// The front matter as Handover 0.4.1 reads it ([`header::flat`]).
+    pub flat: Option<Header>,
     /// The markdown after the header.
     pub body: Body,
 }
@@ -19,7 +23,7 @@ impl Document {
     /// Parse a document.
     pub fn parse(text: &str) -> Document {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let (header, body_line) = header::split(text);
+        let body_line = header::body_line(text);
         let body_text = if body_line == 1 {
             text
         } else {
@@ -31,12 +35,21 @@ impl Document {
         };
         Document {
             text: text.to_string(),
-            header,
+            header: header::baton(text),
+            flat: header::flat(text),
             body: Body::parse(body_text, body_line),
         }
     }
 
-    /// The trimmed, non-null text of a header key.
+    /// The header as `rubric` reads it.
+    pub fn header_for(&self, rubric: Rubric) -> Option<&Header> {
+        match rubric {
+            Rubric::Baton => self.header.as_ref(),
+            Rubric::Handover04 => self.flat.as_ref(),
+        }
+    }
+
+    /// The trimmed, non-null text of a header key, by baton's reading.
     pub fn field(&self, key: &str) -> Option<&str> {
         self.header.as_ref().and_then(|h| h.text(key))
     }

@@ -16,6 +16,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A document is not a regular file (a FIFO, a device such as `/dev/zero`, a folder).
+    #[error("{}: {what}, not a document file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// A document is larger than any handoff.
+    #[error("{}: larger than {limit} bytes, not a handoff document", path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
     /// A `traps.json` is not what the trap bench expects.
     #[error("{}: not a trap file: {message}", path.display())]
     Traps {

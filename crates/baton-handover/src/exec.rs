@@ -112,32 +112,48 @@ enum Keep {
 
 fn collect(mut reader: impl Read + Send + 'static, keep: Keep) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    kept.extend_from_slice(&buf[..n]);
-                    match keep {
-                        Keep::Head(limit) => kept.truncate(limit),
-                        Keep::Tail(limit) if kept.len() > 2 * limit => {
-                            kept.drain(..kept.len() - limit);
+    // A thread that cannot start (the host is out of processes) keeps nothing; it must not
+    // panic.
+    let _ = thread::Builder::new()
+        .name("baton-handover-output".into())
+        .spawn(move || {
+            let mut kept = Vec::new();
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        kept.extend_from_slice(&buf[..n]);
+                        match keep {
+                            Keep::Head(limit) => kept.truncate(limit),
+                            Keep::Tail(limit) if kept.len() > 2 * limit => {
+                                kept.drain(..kept.len() - limit);
+                            }
+                            Keep::Tail(_) => {}
                         }
-                        Keep::Tail(_) => {}
                     }
                 }
             }
-        }
-        if let Keep::Tail(limit) = keep
-            && kept.len() > limit
-        {
-            kept.drain(..kept.len() - limit);
-        }
-        let _ = tx.send(kept);
-    });
+            if let Keep::Tail(limit) = keep
+                && kept.len() > limit
+            {
+                kept.drain(..kept.len() - limit);
+            }
+            let _ = tx.send(kept);
+        });
     rx
+}
+
+impl Run {
+    /// A command that could not be started, and why.
+    pub fn not_started(why: impl Into<String>) -> Run {
+        Run {
+            exit: Exit::NotStarted(why.into()),
+            output: Vec::new(),
+            errors: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
 }
 
 /// Environment variables a check must not see.
@@ -222,12 +238,7 @@ pub fn run_capture(
 }
 
 fn not_started(why: String) -> Run {
-    Run {
-        exit: Exit::NotStarted(why),
-        output: Vec::new(),
-        errors: Vec::new(),
-        elapsed: Duration::ZERO,
-    }
+    Run::not_started(why)
 }
 
 fn wait(

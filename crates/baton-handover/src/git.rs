@@ -166,24 +166,6 @@ impl Repo {
         Ok(paths)
     }
 
-    /// A throwaway worktree checked out at `sha`, removed when dropped.
-    pub fn worktree(&self, sha: &str) -> Result<Worktree, GitError> {
-        // Forget worktrees a killed run left behind (their folders are gone).
-        let _ = self.git(&["worktree", "prune"]);
-        let dir = tempfile::Builder::new()
-            .prefix("baton-anchor-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-        let path = dir.path().join("tree");
-        let path_str = path.to_string_lossy().into_owned();
-        self.git(&["worktree", "add", "--detach", "--quiet", &path_str, sha])?;
-        Ok(Worktree {
-            repo: self.clone(),
-            path,
-            _dir: dir,
-        })
-    }
-
     /// `path` relative to the top-level folder, if it is inside it.
     pub fn relative(&self, path: &Path) -> Option<String> {
         let path = path.canonicalize().ok()?;
@@ -199,22 +181,4 @@ fn split_z(s: &str) -> Vec<String> {
         .filter(|p| !p.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// A temporary `git worktree` at some commit.
-#[derive(Debug)]
-pub struct Worktree {
-    repo: Repo,
-    /// Its folder.
-    pub path: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Worktree {
-    fn drop(&mut self) {
-        let path = self.path.to_string_lossy().into_owned();
-        let _ = self.repo.git(&["worktree", "remove", "--force", &path]);
-        let _ = std::fs::remove_dir_all(&self.path);
-        let _ = self.repo.git(&["worktree", "prune"]);
-    }
 }

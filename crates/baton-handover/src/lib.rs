@@ -6,22 +6,25 @@
 //! action. This crate reads such documents the way Handover 0.4.1 defined them and checks them
 //! without its holes:
 //!
-//! - **Parse** ([`Document`]): the header with a YAML parser (`saphyr-parser`, the maintained
-//!   YAML 1.2 parser of the saphyr project that succeeds yaml-rust and yaml-rust2;
-//!   `serde_yaml` is archived, and its forks and `serde-saphyr` resolve scalars into types,
-//!   while a header needs each scalar's exact text and line), so trailing `# comments`, quoting
-//!   and block scalars work; the body with `pulldown-cmark` and GFM tables, so `\|` and code
-//!   spans in table cells read as GitHub renders them, and code blocks and quotes are masked.
+//! - **Parse** ([`Document`]): the header in two readings ([`header`]): Handover 0.4.1's flat
+//!   line rules, which the `handover-0.4` rubric uses, and baton's, the same flat lines with
+//!   trailing `# comments`, YAML quoting and block scalars, and never a YAML tag or alias (so
+//!   `verify_cmd: ! grep -q x f` is the negated check it says); the body with `pulldown-cmark`
+//!   and GFM tables, so `\|` and code spans in table cells read as GitHub renders them, and
+//!   code blocks and quotes are masked.
 //! - **Score** ([`Rubric`]): `handover-0.4` reproduces Handover 0.4.1's STRUCTURE score and
 //!   subscores exactly (tested on all eight of its fixtures); `baton` (the default) gives the
 //!   points to claims that carry checks, flags vacuous checks, ties `first_action` to the
 //!   body's marked first step, charges for invalid optional keys and rejects impossible dates.
 //!   Scoring is a pure function of the text.
 //! - **Verify** ([`mod@verify`]): against the document's git repository, the anchor, its ancestry
-//!   and drift as data; `verify_cmd`; and each claim's check run at the anchor (in a temporary
-//!   worktree) and now, so a claim is held-and-holds, held-now-broken, never-held or
-//!   cannot-tell. Checks run without a shell unless they need one, with a timeout, and never
-//!   with anything from the document but the check itself.
+//!   and drift as data, commit ids named in the text; `verify_cmd`; and each claim's check
+//!   run at the anchor and now, each in a sandboxed copy of the tree ([`sandbox`], on
+//!   `baton-env`'s bubblewrap backend: read-only system, no network, an allow-list
+//!   environment, limits, one deadline), so a claim is held-and-holds, held-now-broken,
+//!   never-held, fails-now or cannot-tell. Destructive checks are skipped unless allowed;
+//!   reports are redacted of credential-shaped strings ([`redact`]); documents are read
+//!   bounded, regular files only, in UTF-8 or UTF-16 ([`input`]).
 //! - **Bench** ([`mod@bench`]): Handover's trap bench with negation-aware coverage.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
@@ -60,8 +63,11 @@ mod error;
 pub mod exec;
 pub mod git;
 pub mod header;
+pub mod input;
+pub mod redact;
 pub mod report;
 pub mod rubric;
+pub mod sandbox;
 pub mod structure;
 pub mod verify;
 

@@ -1,19 +1,25 @@
 //! Machine-readable output: the versioned JSON report and SARIF 2.1.0.
 //!
-//! JSON (`schema: 1`; bump it on any change to the shape below):
+//! JSON (`schema: 2`; bump it on any change to the shape below):
 //!
 //! ```text
-//! {"schema": 1, "documents": [{"path", "score", "valid",
+//! {"schema": 2, "documents": [{"path", "rubric", "score", "valid",
 //!   "subscores": {"header", "negative", "sections", "self_containment", "prose"},
 //!   "findings": [{"rule", "severity", "line", "message"}],
-//!   "verification": {"verdict", "checks": [{"name", "status", "detail"}],
-//!     "claims": [{"label", "command", "status_at_anchor", "status_now", "output_tail"}]}}]}
+//!   "verification": {"verdict", "checks": [{"name", "status", "line", "detail"}],
+//!     "claims": [{"line", "label", "command", "class", "status_at_anchor", "status_now",
+//!                 "output_tail"}],
+//!     "drift": null | {"anchor", "ancestor", "commits", "handoff_only_commits",
+//!                      "changed": [path], "uncommitted": [path],
+//!                      "claims": [{"line", "label", "files": [path]}]}}}]}
 //! ```
 //!
 //! `severity` is `error`, `warning` or `note`; `line` is a file line or `null`; a check's
 //! `status` is `ok`, `warn`, `fail` or `skip`; a claim status is `holds`, `fails` or `not_run`;
-//! `verdict` is `invalid-header`, `failed`, `unverified-no-repo`, `stale-or-unproven` or
-//! `verified`. The buckets' maxima depend on the rubric (see [`crate::Rubric::maxima`]).
+//! a claim's `class` is `held-and-holds`, `held-now-broken`, `never-held`, `fails-now` or
+//! `cannot-tell`; `verdict` is `invalid-header`, `failed`, `unverified-no-repo`,
+//! `stale-or-unproven` or `verified`. The buckets' maxima depend on the rubric (see
+//! [`crate::Rubric::maxima`]). Every string is passed through [`crate::redact::redact`].
 //!
 //! SARIF is written with `serde_json` rather than a SARIF crate: the log is a dozen fields, and
 //! the typed SARIF crates bring far more than that.
@@ -25,7 +31,7 @@ use crate::structure::{Finding, Severity, Structure, Subscores};
 use crate::verify::{ClaimStatus, Class, Status, Verification};
 
 /// The JSON schema version.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// One document's results.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +47,7 @@ pub struct Report<'a> {
 #[derive(Serialize)]
 struct JsonDocument<'a> {
     path: &'a str,
+    rubric: String,
     score: u32,
     valid: bool,
     subscores: &'a Subscores,
@@ -61,19 +68,41 @@ struct JsonVerification<'a> {
     verdict: String,
     checks: Vec<JsonCheck<'a>>,
     claims: Vec<JsonClaim<'a>>,
+    drift: Option<JsonDrift<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonDrift<'a> {
+    anchor: &'a str,
+    ancestor: bool,
+    commits: u64,
+    handoff_only_commits: u64,
+    changed: &'a [String],
+    uncommitted: &'a [String],
+    claims: Vec<JsonClaimFiles<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonClaimFiles<'a> {
+    line: usize,
+    label: &'a str,
+    files: &'a [String],
 }
 
 #[derive(Serialize)]
 struct JsonCheck<'a> {
     name: &'a str,
     status: Status,
+    line: Option<usize>,
     detail: &'a str,
 }
 
 #[derive(Serialize)]
 struct JsonClaim<'a> {
+    line: usize,
     label: &'a str,
     command: &'a str,
+    class: Class,
     status_at_anchor: ClaimStatus,
     status_now: ClaimStatus,
     output_tail: String,
@@ -85,6 +114,7 @@ pub fn json(documents: &[Report<'_>]) -> Value {
         .iter()
         .map(|r| JsonDocument {
             path: r.path,
+            rubric: r.structure.rubric.to_string(),
             score: r.structure.score,
             valid: r.structure.valid,
             subscores: &r.structure.subscores,
@@ -108,6 +138,7 @@ pub fn json(documents: &[Report<'_>]) -> Value {
                     .map(|c| JsonCheck {
                         name: c.name,
                         status: c.status,
+                        line: c.line,
                         detail: &c.detail,
                     })
                     .collect(),
@@ -116,17 +147,54 @@ pub fn json(documents: &[Report<'_>]) -> Value {
                     .claims
                     .iter()
                     .map(|c| JsonClaim {
+                        line: c.line,
                         label: &c.label,
                         command: &c.command,
+                        class: c.class(),
                         status_at_anchor: c.at_anchor.status,
                         status_now: c.now.status,
                         output_tail: c.output_tail(),
                     })
                     .collect(),
+                drift: r.verification.drift.as_ref().map(|d| JsonDrift {
+                    anchor: &d.anchor,
+                    ancestor: d.ancestor,
+                    commits: d.commits,
+                    handoff_only_commits: d.handoff_only_commits,
+                    changed: &d.changed,
+                    uncommitted: &d.uncommitted,
+                    claims: d
+                        .claims
+                        .iter()
+                        .map(|(line, label, files)| JsonClaimFiles {
+                            line: *line,
+                            label,
+                            files,
+                        })
+                        .collect(),
+                }),
             },
         })
         .collect();
-    json!({"schema": SCHEMA, "documents": documents})
+    let mut out = json!({"schema": SCHEMA, "documents": documents});
+    crate::redact::redact_json(&mut out);
+    out
+}
+
+/// `text` safe for a terminal: control characters other than line feed and tab (escape
+/// sequences, carriage returns, backspaces) are shown as `\u{…}` instead of acting.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What a rule checks, for SARIF's rule list.
@@ -240,7 +308,7 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
             let class = c.class();
             let level = match class {
                 Class::HeldAndHolds => continue,
-                Class::HeldNowBroken | Class::NeverHeld => "error",
+                Class::HeldNowBroken | Class::NeverHeld | Class::FailsNow => "error",
                 Class::CannotTell => "note",
             };
             let rule = format!("claim/{class}");
@@ -260,12 +328,28 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
         .iter()
         .map(|id| json!({"id": id, "shortDescription": {"text": describe(id)}}))
         .collect();
-    json!({
+    let mut log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "baton", "version": version, "rules": rules}},
             "results": results,
         }],
-    })
+    });
+    crate::redact::redact_json(&mut log);
+    log
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_are_shown_not_sent() {
+        assert_eq!(
+            terminal_safe("a\x1b[2Jb\rc\n\td"),
+            "a\\u{1b}[2Jb\\u{d}c\n\td"
+        );
+        assert_eq!(terminal_safe("plain é"), "plain é");
+    }
 }

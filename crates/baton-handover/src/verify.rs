@@ -5,13 +5,18 @@
 //!   hold it and the fork point are named); drift is data: commits since the anchor (those that
 //!   touch only the handoff itself are counted apart), files changed, uncommitted changes (the
 //!   handoff excluded), and the claims whose named files changed.
-//! - [`Level::Verify`]: also runs `verify_cmd` in the working tree, unless the header is
-//!   invalid or the anchor is not a commit of this repository.
-//! - [`Level::Claims`]: also runs every claim's check twice, in a temporary worktree at the
-//!   anchor and in the working tree, and classifies it (see [`Class`]).
+//!   Commit ids named in the body are looked up too.
+//! - [`Level::Verify`]: also runs `verify_cmd`, unless the header is invalid or the anchor is
+//!   not a commit of this repository.
+//! - [`Level::Claims`]: also runs every claim's check twice, in a copy of the tree at the
+//!   anchor (with the current ignored files) and in a copy of the current tree, and
+//!   classifies it (see [`Class`]); a claim failing now fails the document.
 //!
 //! The repository is the one whose working tree holds the document, else the one holding the
-//! current folder. Checks run at the top of the tree, see [`crate::exec`] for how.
+//! current folder. Every document command runs at the top of a copy of the tree in the
+//! sandbox ([`crate::sandbox`]), under its own timeout and one deadline for the whole
+//! verification; destructive ones are skipped unless allowed. Git probes run on the host
+//! without a shell ([`crate::git`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,12 +24,19 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::check::{self, Invocation};
+use crate::check;
 use crate::claims;
 use crate::document::Document;
-use crate::exec;
 use crate::git::Repo;
+use crate::sandbox::{Sandbox, SandboxOptions, Tree};
+
 use crate::structure::Structure;
+
+mod commands;
+mod commits;
+mod runs;
+
+pub use runs::{ClaimResult, ClaimRun, ClaimStatus, Class};
 
 /// How much to verify.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +62,24 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Where to look for a repository when the document is not inside one.
     pub cwd: PathBuf,
+    /// Where and how the document's commands run.
+    pub sandbox: SandboxOptions,
+}
+
+impl Options {
+    /// Verification at `level` with the default timeouts (30 s per claim run, 120 s for
+    /// `verify_cmd`, 300 s in all) in the default sandbox, today's date, looking for a
+    /// repository from `cwd`.
+    pub fn new(level: Level, cwd: impl Into<PathBuf>) -> Options {
+        Options {
+            level,
+            claim_timeout: Duration::from_secs(30),
+            verify_timeout: Duration::from_secs(120),
+            today: today(),
+            cwd: cwd.into(),
+            sandbox: SandboxOptions::default(),
+        }
+    }
 }
 
 /// A check's outcome.
@@ -81,7 +111,7 @@ impl fmt::Display for Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// What was checked: `repo`, `iso_date`, `true_at_sha`, `ancestry`, `drift`,
-    /// `uncommitted`, `claim-files`, `verify_cmd`, `done-unproven` or `claims`.
+    /// `uncommitted`, `commits`, `claim-files`, `verify_cmd`, `done-unproven` or `claims`.
     pub name: &'static str,
     /// Its outcome.
     pub status: Status,
@@ -89,116 +119,6 @@ pub struct Check {
     pub detail: String,
     /// The file line it concerns.
     pub line: Option<usize>,
-}
-
-/// One run of a claim's check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimStatus {
-    /// Exited 0.
-    Holds,
-    /// Exited non-zero.
-    Fails,
-    /// Not run or no exit code: not requested, no anchor commit, could not start, timed out.
-    NotRun,
-}
-
-/// A claim's verdict, from its two runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    /// Held at the anchor and holds now.
-    HeldAndHolds,
-    /// Held at the anchor, fails now: something since broke it.
-    HeldNowBroken,
-    /// Failed at the anchor: the document claimed something that was not true when written.
-    NeverHeld,
-    /// One of the runs gave no answer.
-    CannotTell,
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Class::HeldAndHolds => "held-and-holds",
-            Class::HeldNowBroken => "held-now-broken",
-            Class::NeverHeld => "never-held",
-            Class::CannotTell => "cannot-tell",
-        })
-    }
-}
-
-/// One run's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimRun {
-    /// The outcome.
-    pub status: ClaimStatus,
-    /// The tail of its output when it did not hold, or why it did not run.
-    pub tail: String,
-}
-
-impl ClaimRun {
-    fn not_run(why: impl Into<String>) -> ClaimRun {
-        ClaimRun {
-            status: ClaimStatus::NotRun,
-            tail: why.into(),
-        }
-    }
-
-    fn of(run: &exec::Run) -> ClaimRun {
-        let status = match run.exit {
-            exec::Exit::Code(0) => ClaimStatus::Holds,
-            // 126/127: the shell could not find or execute the program.
-            exec::Exit::Code(126 | 127) | exec::Exit::NotStarted(_) | exec::Exit::TimedOut(_) => {
-                ClaimStatus::NotRun
-            }
-            _ => ClaimStatus::Fails,
-        };
-        let tail = if status == ClaimStatus::Holds {
-            String::new()
-        } else {
-            run.tail()
-        };
-        ClaimRun { status, tail }
-    }
-}
-
-/// A claim with both of its runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimResult {
-    /// Its file line.
-    pub line: usize,
-    /// Its label.
-    pub label: String,
-    /// Its check.
-    pub command: String,
-    /// The run in a worktree at the anchor.
-    pub at_anchor: ClaimRun,
-    /// The run in the current tree.
-    pub now: ClaimRun,
-}
-
-impl ClaimResult {
-    /// The verdict of the two runs.
-    pub fn class(&self) -> Class {
-        match (self.at_anchor.status, self.now.status) {
-            (ClaimStatus::Holds, ClaimStatus::Holds) => Class::HeldAndHolds,
-            (ClaimStatus::Holds, ClaimStatus::Fails) => Class::HeldNowBroken,
-            (ClaimStatus::Fails, _) => Class::NeverHeld,
-            _ => Class::CannotTell,
-        }
-    }
-
-    /// The tails of the runs that did not hold, labelled.
-    pub fn output_tail(&self) -> String {
-        let mut parts = Vec::new();
-        for (name, run) in [("at the anchor", &self.at_anchor), ("now", &self.now)] {
-            if run.status != ClaimStatus::Holds && !run.tail.is_empty() {
-                parts.push(format!("[{name}]\n{}", run.tail));
-            }
-        }
-        parts.join("\n")
-    }
 }
 
 /// The verdict, first that applies.
@@ -283,11 +203,16 @@ impl Verification {
 
 struct Run<'a> {
     doc: &'a Document,
+    structure: &'a Structure,
     opts: &'a Options,
     checks: Vec<Check>,
+    /// The copy of the current tree commands run in (dropped before the sandbox).
+    now: Option<Result<Tree, String>>,
+    /// The sandbox, made when the first command is about to run.
+    sandbox: Option<Result<Sandbox, String>>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
     fn add(&mut self, name: &'static str, status: Status, detail: String, line: Option<usize>) {
         self.checks.push(Check {
             name,
@@ -298,7 +223,47 @@ impl Run<'_> {
     }
 
     fn line(&self, key: &str) -> Option<usize> {
-        self.doc.header.as_ref().map(|h| h.line_of(key))
+        self.doc
+            .header_for(self.structure.rubric)
+            .map(|h| h.line_of(key))
+    }
+
+    /// A header value as the rubric reads it.
+    fn field(&self, key: &str) -> Option<&'a str> {
+        self.doc
+            .header_for(self.structure.rubric)
+            .and_then(|h| h.text(key))
+    }
+
+    /// The sandbox, made on first use; the error says why it cannot run.
+    fn sandbox(&mut self) -> Result<&Sandbox, String> {
+        let opts = &self.opts.sandbox;
+        self.sandbox
+            .get_or_insert_with(|| Sandbox::new(opts))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The copy of the current tree, made on first use.
+    fn now_tree(&mut self, root: &Path) -> Result<&mut Tree, String> {
+        if self.now.is_none() {
+            let tree = self.sandbox().and_then(|s| s.tree(root, None));
+            self.now = Some(tree);
+        }
+        match self.now.as_mut() {
+            Some(Ok(tree)) => Ok(tree),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("no sandbox".into()),
+        }
+    }
+
+    /// Time left of the total limit, or `None` when it ran out.
+    fn budget(&mut self, own: Duration) -> Option<Duration> {
+        let left = match self.sandbox() {
+            Ok(s) => s.remaining(),
+            Err(_) => own,
+        };
+        (!left.is_zero()).then(|| own.min(left))
     }
 }
 
@@ -324,10 +289,13 @@ pub fn today() -> jiff::civil::Date {
 pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options) -> Verification {
     let mut run = Run {
         doc,
+        structure,
         opts,
         checks: Vec::new(),
+        now: None,
+        sandbox: None,
     };
-    if let Some(date) = doc.field("iso_date")
+    if let Some(date) = run.field("iso_date")
         && let Ok(date) = date.parse::<jiff::civil::Date>()
     {
         if date > opts.today {
@@ -365,6 +333,7 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
         .as_ref()
         .map(|a| drift(&mut run, &repo, a, doc_rel.as_deref()));
     let uncommitted = uncommitted(&mut run, &repo, doc_rel.as_deref());
+    commits::check(&mut run, &repo);
     let mut drift = drift;
     if let Some(d) = &mut drift {
         d.uncommitted = uncommitted.clone();
@@ -374,9 +343,9 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
     }
     let mut verify_status = None;
     if opts.level >= Level::Verify {
-        verify_status = Some(verify_cmd(&mut run, &repo, structure, fabricated));
+        verify_status = Some(commands::verify_cmd(&mut run, &repo, structure, fabricated));
     }
-    if doc.field("status") == Some("done") {
+    if run.field("status") == Some("done") {
         match verify_status {
             None => run.add(
                 "done-unproven",
@@ -390,7 +359,7 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
                 "status is \"done\" but verify_cmd failed".into(),
                 run.line("status"),
             ),
-            Some(Status::Skip) => run.add(
+            Some(Status::Skip | Status::Warn) => run.add(
                 "done-unproven",
                 Status::Warn,
                 "status is \"done\" but verify_cmd did not run".into(),
@@ -401,7 +370,7 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
     }
     let mut results = Vec::new();
     if opts.level >= Level::Claims {
-        results = run_claims(&mut run, &repo, structure, anchor.as_deref(), fabricated);
+        results = commands::run_claims(&mut run, &repo, structure, anchor.as_deref(), fabricated);
     }
     finish(run, structure, Some(repo.root), results, drift)
 }
@@ -437,7 +406,7 @@ fn finish(
 /// Resolve the anchor; returns its full id and whether it is fabricated.
 fn anchor(run: &mut Run<'_>, repo: &Repo) -> (Option<String>, bool) {
     let line = run.line("true_at_sha");
-    let Some(sha) = run.doc.field("true_at_sha") else {
+    let Some(sha) = run.field("true_at_sha") else {
         run.add(
             "true_at_sha",
             Status::Fail,
@@ -672,124 +641,4 @@ fn claim_files(
         }
     }
     out
-}
-
-fn verify_cmd(run: &mut Run<'_>, repo: &Repo, structure: &Structure, fabricated: bool) -> Status {
-    let line = run.line("verify_cmd");
-    let skip = if !structure.valid {
-        Some("not run: the header is invalid")
-    } else if fabricated {
-        Some("not run: the anchor is not a commit of this repository")
-    } else {
-        None
-    };
-    let Some(cmd) = run.doc.field("verify_cmd").map(str::to_string) else {
-        run.add("verify_cmd", Status::Skip, "no verify_cmd".into(), line);
-        return Status::Skip;
-    };
-    if let Some(why) = skip {
-        run.add("verify_cmd", Status::Skip, why.into(), line);
-        return Status::Skip;
-    }
-    let result = exec::run_check(&Invocation::of(&cmd), &repo.root, run.opts.verify_timeout);
-    let secs = result.elapsed.as_secs_f64();
-    let (status, detail) = if result.success() {
-        (Status::Ok, format!("`{cmd}` passed in {secs:.1} s"))
-    } else {
-        (
-            Status::Fail,
-            format!("`{cmd}` failed after {secs:.1} s:\n{}", result.tail()),
-        )
-    };
-    run.add("verify_cmd", status, detail, line);
-    status
-}
-
-fn run_claims(
-    run: &mut Run<'_>,
-    repo: &Repo,
-    structure: &Structure,
-    anchor: Option<&str>,
-    fabricated: bool,
-) -> Vec<ClaimResult> {
-    let (claims, more) = claims::claims(&run.doc.body);
-    if !structure.valid || fabricated {
-        let why = if fabricated {
-            "not run: the anchor is not a commit of this repository"
-        } else {
-            "not run: the header is invalid"
-        };
-        run.add("claims", Status::Skip, why.into(), None);
-        return claims
-            .into_iter()
-            .map(|c| ClaimResult {
-                line: c.line,
-                label: c.label,
-                command: c.command,
-                at_anchor: ClaimRun::not_run(why),
-                now: ClaimRun::not_run(why),
-            })
-            .collect();
-    }
-    if claims.is_empty() {
-        run.add(
-            "claims",
-            Status::Warn,
-            "no claim with a check to run (a table whose last column is `Verify`, outside code blocks)".into(),
-            None,
-        );
-        return Vec::new();
-    }
-    let worktree = match anchor {
-        Some(a) => repo
-            .worktree(a)
-            .map_err(|e| format!("not run: no worktree at the anchor ({e})")),
-        None => Err("not run: no anchor commit".to_string()),
-    };
-    let timeout = run.opts.claim_timeout;
-    let results: Vec<ClaimResult> = claims
-        .into_iter()
-        .map(|c| {
-            let invocation = Invocation::of(&c.command);
-            let at_anchor = match &worktree {
-                Ok(w) => ClaimRun::of(&exec::run_check(&invocation, &w.path, timeout)),
-                Err(why) => ClaimRun::not_run(why.clone()),
-            };
-            let now = ClaimRun::of(&exec::run_check(&invocation, &repo.root, timeout));
-            ClaimResult {
-                line: c.line,
-                label: c.label,
-                command: c.command,
-                at_anchor,
-                now,
-            }
-        })
-        .collect();
-    drop(worktree);
-    let count = |class: Class| results.iter().filter(|r| r.class() == class).count();
-    let (held, broken, never, unknown) = (
-        count(Class::HeldAndHolds),
-        count(Class::HeldNowBroken),
-        count(Class::NeverHeld),
-        count(Class::CannotTell),
-    );
-    let status = if broken + never > 0 {
-        Status::Fail
-    } else if unknown > 0 {
-        Status::Warn
-    } else {
-        Status::Ok
-    };
-    let extra = if more {
-        format!(" (only the first {} ran)", claims::MAX_CLAIMS)
-    } else {
-        String::new()
-    };
-    run.add(
-        "claims",
-        status,
-        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {unknown} cannot-tell{extra}"),
-        None,
-    );
-    results
 }

@@ -191,8 +191,8 @@ pub struct HandoffLintArgs {
     /// Also run verify_cmd (implies --repo).
     #[arg(long)]
     pub verify: bool,
-    /// Also run each claim's check at the anchor (in a temporary worktree) and now
-    /// (implies --verify).
+    /// Also run each claim's check at the anchor and now, each in a sandboxed copy of the
+    /// tree (implies --verify).
     #[arg(long)]
     pub claims: bool,
     /// The scoring rubric.
@@ -216,6 +216,20 @@ pub struct HandoffLintArgs {
     /// Seconds verify_cmd may run.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub verify_timeout: u64,
+    /// Seconds the whole verification of one document may take (every check together).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub total_timeout: u64,
+    /// Run the document's commands on the host (in a copy of the tree) instead of the
+    /// bubblewrap sandbox.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Let the document's commands reach the network.
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Run checks flagged destructive (`rm -rf`, `dd`, `| sh`, fork bombs) too, still in the
+    /// sandbox.
+    #[arg(long)]
+    pub allow_destructive: bool,
 }
 
 /// `baton handoff bench`.

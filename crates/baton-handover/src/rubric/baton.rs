@@ -54,8 +54,64 @@ pub fn score(doc: &Document) -> Structure {
         self_containment: 12u32.saturating_sub(6 * hits),
         prose: 8u32.saturating_sub(2 * nits),
     };
+    differs_from_04(doc, &mut findings);
     findings.sort_by_key(|f| f.line.unwrap_or(0));
     Structure::new(Rubric::Baton, subscores, findings, cues)
+}
+
+/// Notes where Handover 0.4.1 reads the header differently (its flat line rules keep a
+/// trailing `# comment` in the value, keep quotes it cannot pair, see `|` as the value), and
+/// whether it would then judge the header differently.
+fn differs_from_04(doc: &Document, findings: &mut Vec<Finding>) {
+    let (Some(ours), Some(theirs)) = (&doc.header, &doc.flat) else {
+        return;
+    };
+    for key in REQUIRED.iter().chain(OPTIONAL.iter()) {
+        let (a, b) = (ours.get(key), theirs.get(key));
+        let (a_text, b_text) = (a.map(|f| f.value.raw()), b.map(|f| f.value.raw()));
+        if a_text == b_text {
+            continue;
+        }
+        let line = a.or(b).map_or(ours.open_line, |f| f.line);
+        let show = |t: Option<&str>| match t {
+            None => "nothing".to_string(),
+            Some(t) => format!("\"{}\"", t.chars().take(80).collect::<String>()),
+        };
+        findings.push(note(
+            "handover-0.4-differs",
+            Some(line),
+            format!(
+                "Handover 0.4.1 reads {key} as {} where baton reads {}",
+                show(b_text),
+                show(a_text)
+            ),
+        ));
+    }
+    let valid_here = !findings.iter().any(|f| f.severity == Severity::Error);
+    let compat = crate::rubric::compat::score(doc);
+    if compat.valid != valid_here {
+        let verdict = if compat.valid { "valid" } else { "INVALID" };
+        let why: Vec<&str> = compat
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.as_str())
+            .take(3)
+            .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", why.join("; "))
+        };
+        findings.push(note(
+            "handover-0.4-differs",
+            Some(ours.open_line),
+            format!(
+                "Handover 0.4.1 would call this header {verdict} ({}/100 on its rubric){why}",
+                compat.score
+            ),
+        ));
+    }
 }
 
 fn err(rule: &'static str, line: usize, msg: String) -> Finding {
@@ -80,13 +136,12 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
         ));
         return 0;
     };
-    if let Some((line, msg)) = &h.syntax_error {
+    for (line, msg) in &h.syntax {
         findings.push(err(
-            "header-yaml",
+            "header-syntax",
             *line,
-            format!("the header is not valid YAML: {msg} (quote a value that contains `: ` or starts with a special character)"),
+            format!("header line {line}: {msg}"),
         ));
-        return 0;
     }
     let mut bad: BTreeSet<&str> = BTreeSet::new();
     let mut lines: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -121,11 +176,9 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
                 "header-missing",
                 format!("required header key \"{key}\" is missing"),
             )),
-            Some(Value::Nested | Value::Alias) => Some((
+            Some(Value::Nested) => Some((
                 "header-type",
-                format!(
-                    "header key \"{key}\" must be a single value, not a list, mapping or alias"
-                ),
+                format!("header key \"{key}\" must be a single value, not a list or mapping"),
             )),
             Some(v) => match v.text().filter(|t| !t.is_empty()) {
                 None => Some((
@@ -160,9 +213,7 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
     for key in OPTIONAL {
         let Some(field) = h.get(key) else { continue };
         let problem = match (&field.value, field.value.text()) {
-            (Value::Nested | Value::Alias, _) => {
-                Some(format!("header key \"{key}\" must be a single value"))
-            }
+            (Value::Nested, _) => Some(format!("header key \"{key}\" must be a single value")),
             (_, None) | (_, Some("")) if key != "supersedes" => Some(format!(
                 "\"{key}\" is present but empty: fill it in or drop the key"
             )),
@@ -362,6 +413,18 @@ fn negative(body: &Body, findings: &mut Vec<Finding>) -> Vec<&'static str> {
                 continue;
             }
             if cues::substance(content, &cat.cue) >= 20 && !says_nothing(content) {
+                if !cues::specific(content) {
+                    findings.push(note(
+                        "negative-filler",
+                        None,
+                        format!(
+                            "the {} entry is filler (\"{}\"): name what was tried, left out, reverted or decided, and why",
+                            cat.id,
+                            content.trim_start_matches(':').trim().chars().take(60).collect::<String>()
+                        ),
+                    ));
+                    continue;
+                }
                 found.push(cat.id);
                 break;
             }
@@ -408,7 +471,8 @@ fn sections(doc: &Document, findings: &mut Vec<Finding>) -> (bool, bool, bool) {
 
 fn next_action(doc: &Document, findings: &mut Vec<Finding>) -> bool {
     let body = &doc.body;
-    let Some(at) = cue_block(body, |b| NEXT_ACTION.is_match(&b.text)) else {
+    let cue = |b: &Block| NEXT_ACTION.is_match(&b.text) || NEXT_STEPS.is_match(&b.text);
+    let Some(at) = cue_block(body, cue) else {
         findings.push(warn(
             "first-step-missing",
             1,
@@ -635,6 +699,19 @@ fn injection(doc: &Document, rows: &[ClaimRow], findings: &mut Vec<Finding>) -> 
     hits
 }
 
+/// A next-action heading Handover's cue misses ("Next Steps", "What to do next").
+static NEXT_STEPS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\bnext steps?\b|\bwhat to do next\b").expect("a valid pattern")
+});
+
+/// Text that ends in a word saying what a following `#123` is (`PR`, `TODO`, `issue`, …).
+static KINDED_REF: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:PRs?|MRs?|pull request|pull|issues?|tickets?|bugs?|TODO|FIXME|XXX|story|task|epic|step|item|phase|no\.?|number)\s*$",
+    )
+    .expect("a valid pattern")
+});
+
 /// Relative dates and bare references outside code spans and links; returns the hits.
 fn prose(body: &Body, findings: &mut Vec<Finding>) -> u32 {
     let mut nits = 0;
@@ -650,8 +727,16 @@ fn prose(body: &Body, findings: &mut Vec<Finding>) -> u32 {
                 ));
             }
         }
-        if let Some(c) = BARE_REF.captures(&line.prose)
-            && !line.linked
+        if line.linked {
+            continue;
+        }
+        // `PR #35`, `TODO #10`, `issue #7`: the word says what the number is.
+        let bare = BARE_REF.captures_iter(&line.prose).find(|c| {
+            // Group 1 is the number; the `#` is the byte before it.
+            let hash = c.get(1).map_or(0, |m| m.start().saturating_sub(1));
+            !KINDED_REF.is_match(line.prose.get(..hash).unwrap_or(""))
+        });
+        if let Some(c) = bare
             && seen.insert(c[1].to_string())
         {
             nits += 1;

@@ -1,14 +1,14 @@
-//! Handover 0.4.1's rubric (`--rubric handover-0.4`), reproduced on baton's parse.
+//! Handover 0.4.1's rubric (`--rubric handover-0.4`), reproduced with 0.4.1's own readers.
 //!
 //! Same cues, same weights, same validity rules: header 45 (`round(45 × ok / 7)`), negative
 //! knowledge 20 (5 per category found on one line with ≥ 20 characters of content), sections 15
 //! (5 per cue on a heading, numbered item or bullet line), self-containment 12 (−6 per chat
 //! reliance or injection hit) and prose 8 (−2 per relative date or distinct bare `#123`). It
 //! keeps 0.4.1's holes on purpose (calendar-impossible dates pass, an unknown
-//! `protocol_version` invalidates without costing points, claims earn nothing). Where 0.4.1
-//! misreads a document the scores can differ: the header is YAML here (a trailing `# comment`
-//! is a comment), and masking follows CommonMark (indented code and lazy blockquote lines are
-//! masked too).
+//! `protocol_version` invalidates without costing points, claims earn nothing). It reads what
+//! 0.4.1 reads: the header by its flat line rules ([`crate::header::flat`]: a trailing
+//! `# comment` is part of the value), the body with its line masking (fenced code blocks and
+//! lines starting with `>`), so it agrees with 0.4.1 on documents 0.4.1 misreads.
 
 use std::collections::BTreeSet;
 
@@ -24,12 +24,8 @@ use crate::structure::{Cues, Finding, Rubric, Severity, Structure, Subscores, sh
 pub fn score(doc: &Document) -> Structure {
     let mut findings = Vec::new();
     let header = header(doc, &mut findings);
-    let lines: Vec<(usize, &str)> = doc
-        .body
-        .lines
-        .iter()
-        .map(|l| (l.number, l.raw.as_str()))
-        .collect();
+    let masked = mask(doc);
+    let lines: Vec<(usize, &str)> = masked.iter().map(|(n, l)| (*n, *l)).collect();
     let (chat, nits) = prose(&lines, &mut findings);
     let injections = injection(doc, &lines, &mut findings);
     let negative = negative(&lines);
@@ -59,9 +55,48 @@ pub fn score(doc: &Document) -> Structure {
     Structure::new(Rubric::Handover04, subscores, findings, cues)
 }
 
+/// The body lines as 0.4.1 masks them: every line of a fenced code block (a fence closes on
+/// the opener's character, at least as long) and every line starting with `>` is empty.
+fn mask(doc: &Document) -> Vec<(usize, &str)> {
+    let first = doc.body.first_line;
+    let mut fence: Option<(char, usize)> = None;
+    let mut out = Vec::new();
+    for (i, line) in doc.text.split('\n').enumerate().skip(first - 1) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let number = i + 1;
+        let lead = line.trim_start();
+        let run = |c: char| lead.chars().take_while(|x| *x == c).count();
+        let opener = ['`', '~']
+            .into_iter()
+            .map(|c| (c, run(c)))
+            .find(|(_, n)| *n >= 3);
+        if let Some((c, n)) = opener {
+            match fence {
+                None => {
+                    fence = Some((c, n));
+                    out.push((number, ""));
+                    continue;
+                }
+                Some((open, len)) if open == c && n >= len => {
+                    fence = None;
+                    out.push((number, ""));
+                    continue;
+                }
+                Some(_) => {}
+            }
+        }
+        if fence.is_some() || lead.starts_with('>') {
+            out.push((number, ""));
+        } else {
+            out.push((number, line));
+        }
+    }
+    out
+}
+
 /// Header errors and advisories; returns the header points.
 fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
-    let Some(h) = &doc.header else {
+    let Some(h) = &doc.flat else {
         findings.push(Finding::new(
             "header",
             Severity::Error,
@@ -70,15 +105,6 @@ fn header(doc: &Document, findings: &mut Vec<Finding>) -> u32 {
         ));
         return 0;
     };
-    if let Some((line, msg)) = &h.syntax_error {
-        findings.push(Finding::new(
-            "header",
-            Severity::Error,
-            Some(*line),
-            format!("the header is not valid YAML: {msg}"),
-        ));
-        return 0;
-    }
     let mut bad = BTreeSet::new();
     let mut error = |key: &'static str, msg: String, bad: &mut BTreeSet<&'static str>| {
         bad.insert(key);
@@ -242,7 +268,7 @@ fn prose(lines: &[(usize, &str)], findings: &mut Vec<Finding>) -> (u32, u32) {
 
 fn injection(doc: &Document, lines: &[(usize, &str)], findings: &mut Vec<Finding>) -> u32 {
     let mut hits = 0;
-    if let Some(h) = &doc.header
+    if let Some(h) = &doc.flat
         && let Some(f) = h.get("first_action")
         && let Some(m) = cues::first_injection(f.value.raw())
     {

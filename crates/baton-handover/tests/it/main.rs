@@ -2,7 +2,9 @@
 //! verification against throwaway git repositories.
 
 mod bench;
+mod hostile;
 mod reference;
 mod structure;
 mod support;
+mod variants;
 mod verify;

@@ -15,6 +15,7 @@ fn options(level: Level, cwd: &Path) -> verify::Options {
         verify_timeout: Duration::from_secs(20),
         today: "2026-06-01".parse().unwrap(),
         cwd: cwd.to_path_buf(),
+        sandbox: Default::default(),
     }
 }
 
@@ -241,8 +242,10 @@ fn a_fabricated_anchor_fails_and_nothing_from_the_document_runs() {
     assert_eq!(l.verification.verdict, Verdict::Failed);
 }
 
+/// Without a usable anchor (`uncommitted`, a timeout, a missing tool), a claim that holds
+/// now cannot be told, but one that fails now fails the document.
 #[test]
-fn uncommitted_anchor_and_timeouts_cannot_tell() {
+fn issue_26_a_claim_failing_now_fails_whatever_the_anchor() {
     let (dir, _) = repo(FILES);
     let doc = handoff(
         "uncommitted",
@@ -258,27 +261,140 @@ fn uncommitted_anchor_and_timeouts_cannot_tell() {
     );
     assert_eq!(claim.class(), Class::CannotTell);
     assert_eq!(check(&l, "true_at_sha").status, Status::Warn);
+    assert_eq!(l.verification.verdict, Verdict::StaleOrUnproven);
 
+    let doc = handoff(
+        "uncommitted",
+        "test -f README.md",
+        "in_progress",
+        &[
+            ("Spec exists", "test -f docs/SPEC.md"),
+            ("Route is wired", "grep -q wired src/routes/guestOrder.ts"),
+            ("No stub left", "! grep -q STUB src/routes/guestOrder.ts"),
+        ],
+    );
+    let l = lint(dir.path(), &doc, Level::Claims);
+    let classes: Vec<Class> = l.verification.claims.iter().map(|c| c.class()).collect();
+    assert_eq!(classes, [Class::FailsNow; 3]);
+    assert_eq!(check(&l, "claims").status, Status::Fail);
+    assert_eq!(
+        check(&l, "claims").detail,
+        "0 held-and-holds, 0 held-now-broken, 0 never-held, 3 fails-now, 0 cannot-tell"
+    );
+    assert_eq!(l.verification.verdict, Verdict::Failed);
+    assert_eq!(
+        l.failures(baton_handover::Policy::default()),
+        ["verification failed"]
+    );
+
+    // A timeout at the anchor and now, and a tool missing at both: no answer at the anchor,
+    // a failure now.
     let (dir, anchor) = repo(FILES);
     let doc = handoff(
         &anchor,
         "test -f README.md",
         "in_progress",
-        &[("Slow", "sleep 30")],
+        &[("Slow", "sleep 30"), ("Tool", "no-such-tool-baton --check")],
     );
     let path = dir.path().join("HANDOFF.md");
     let mut opts = options(Level::Claims, dir.path());
-    opts.claim_timeout = Duration::from_millis(300);
+    opts.claim_timeout = Duration::from_millis(500);
     let start = std::time::Instant::now();
     let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&opts));
-    assert!(start.elapsed() < Duration::from_secs(10));
-    let claim = &l.verification.claims[0];
-    assert_eq!(claim.class(), Class::CannotTell);
-    assert!(
-        claim.output_tail().contains("timed out"),
-        "{}",
-        claim.output_tail()
+    assert!(start.elapsed() < Duration::from_secs(20));
+    let slow = &l.verification.claims[0];
+    assert_eq!(
+        (slow.at_anchor.status, slow.now.status, slow.class()),
+        (ClaimStatus::NotRun, ClaimStatus::Fails, Class::FailsNow)
     );
+    assert!(
+        slow.output_tail().contains("timed out"),
+        "{}",
+        slow.output_tail()
+    );
+    let tool = &l.verification.claims[1];
+    assert_eq!(
+        (tool.at_anchor.status, tool.now.status, tool.class()),
+        (ClaimStatus::NotRun, ClaimStatus::Fails, Class::FailsNow),
+        "a missing tool is never never-held"
+    );
+    assert!(
+        tool.output_tail().contains("exit 127"),
+        "{}",
+        tool.output_tail()
+    );
+    assert_eq!(l.verification.verdict, Verdict::Failed);
+}
+
+/// `verify_cmd: ! grep -q x file` is the negated check, as in Handover 0.4.1: it fails on a
+/// file holding x and passes on one without, in both rubrics.
+#[test]
+fn issue_26_a_negated_verify_cmd_fails_as_in_handover_0_4_1() {
+    let (dir, anchor) = repo(&[
+        ("notes.txt", "x marks the spot\n"),
+        ("clean.txt", "nothing\n"),
+    ]);
+    for rubric in [Rubric::Baton, Rubric::Handover04] {
+        for (file, want) in [("notes.txt", Status::Fail), ("clean.txt", Status::Ok)] {
+            let doc = handoff(&anchor, &format!("! grep -q x {file}"), "done", &[]);
+            let path = dir.path().join("HANDOFF.md");
+            let l = baton_handover::lint(
+                &doc,
+                &path,
+                rubric,
+                Some(&options(Level::Verify, dir.path())),
+            );
+            let c = check(&l, "verify_cmd");
+            assert_eq!(c.status, want, "{rubric} {file}: {}", c.detail);
+            assert!(
+                c.detail.starts_with(&format!("`! grep -q x {file}`")),
+                "{}",
+                c.detail
+            );
+            let failed = l.verification.verdict == Verdict::Failed;
+            assert_eq!(failed, want == Status::Fail, "{rubric} {file}");
+        }
+    }
+}
+
+/// Claims at the anchor see the current tree's ignored files (dependencies, `.env`), so a
+/// true claim is not reported never-held; no `git worktree` is left registered.
+#[test]
+fn issue_26_anchor_runs_see_the_current_ignored_files() {
+    let (dir, anchor) = repo(&[
+        (".gitignore", "node_modules/\n.env\n"),
+        ("src/app.js", "require('dep')\n"),
+    ]);
+    let d = dir.path();
+    write(
+        d,
+        &[
+            ("node_modules/dep/index.js", "module.exports = 1\n"),
+            (".env", "MODE=test\n"),
+        ],
+    );
+    write(d, &[("src/later.js", "added after the anchor\n")]);
+    commit(d, "later");
+    let doc = handoff(
+        &anchor,
+        "test -f src/app.js",
+        "in_progress",
+        &[
+            ("Dependency installed", "test -f node_modules/dep/index.js"),
+            ("Env file present", "grep -q MODE=test .env"),
+            ("Later file", "test -f src/later.js"),
+        ],
+    );
+    let l = lint(d, &doc, Level::Claims);
+    let classes: Vec<Class> = l.verification.claims.iter().map(|c| c.class()).collect();
+    assert_eq!(
+        classes,
+        [Class::HeldAndHolds, Class::HeldAndHolds, Class::NeverHeld],
+        "{:#?}",
+        l.verification.claims
+    );
+    let worktrees = git(d, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
 }
 
 #[test]
@@ -305,4 +421,40 @@ fn future_dates_fail_and_no_repository_is_unverified() {
         Some(&options(Level::Repo, dir.path())),
     );
     assert_eq!(l.verification.verdict, Verdict::UnverifiedNoRepo);
+}
+
+/// Commit ids named in the text are looked up: a real one passes, a made-up one is a warning
+/// naming its line; hex words without a digit (`deadbeef`-like prose) are not ids.
+#[test]
+fn issue_26_commit_ids_named_in_prose_are_checked() {
+    let (dir, anchor) = repo(FILES);
+    let d = dir.path();
+    let doc = handoff(&anchor, "test -f README.md", "in_progress", &[]).replace(
+        "## 6. Next action",
+        &format!(
+            "The migration landed in {} and was reverted by `9f8e7d6c5b4a` (see effaced).\n\n## 6. Next action",
+            &anchor[..10]
+        ),
+    );
+    let line = doc
+        .lines()
+        .position(|l| l.starts_with("The migration"))
+        .unwrap()
+        + 1;
+    let l = lint(d, &doc, Level::Repo);
+    let c = check(&l, "commits");
+    assert_eq!(c.status, Status::Warn);
+    assert_eq!(
+        c.detail,
+        format!(
+            "1 of 2 commit id(s) named in the text are not in this repository: 9f8e7d6c5b4a (L{line})"
+        )
+    );
+    assert_eq!(c.line, Some(line));
+    let ok = handoff(&anchor, "test -f README.md", "in_progress", &[]).replace(
+        "## 6. Next action",
+        &format!("Landed in {}.\n\n## 6. Next action", &anchor[..8]),
+    );
+    let l = lint(d, &ok, Level::Repo);
+    assert_eq!(check(&l, "commits").status, Status::Ok);
 }

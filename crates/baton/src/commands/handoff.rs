@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use baton_handover::bench::{self, Coverage};
+use baton_handover::input::{self, Input};
+use baton_handover::redact::redact;
+use baton_handover::report::terminal_safe;
+use baton_handover::sandbox::{Isolation, Sandbox, SandboxOptions};
 use baton_handover::verify::{self, Class, Level, Status};
 use baton_handover::{Linted, Policy, Rubric, Severity, report};
 
@@ -26,19 +30,28 @@ fn rubric(r: HandoffRubric) -> Rubric {
     }
 }
 
-fn read_all(files: &[PathBuf]) -> Result<Vec<String>> {
+/// Read every document (bounded, regular files only, see `baton_handover::input`); one error
+/// names every file that could not be read.
+fn read_all(files: &[PathBuf]) -> Result<Vec<Input>> {
     let mut texts = Vec::new();
     let mut errors = Vec::new();
     for path in files {
-        match std::fs::read_to_string(path) {
+        match input::read(path) {
             Ok(t) => texts.push(t),
-            Err(e) => errors.push(format!("cannot read {}: {e}", path.display())),
+            Err(e) => errors.push(terminal_safe(&format!("{e:#}: {}", source_of(&e)))),
         }
     }
     if !errors.is_empty() {
         bail!("{}", errors.join("\n"));
     }
     Ok(texts)
+}
+
+fn source_of(e: &baton_handover::Error) -> String {
+    use std::error::Error as _;
+    e.source()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "refused".into())
 }
 
 fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
@@ -52,6 +65,16 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         None
     };
+    let sandbox = SandboxOptions {
+        isolation: if args.no_sandbox {
+            Isolation::Host
+        } else {
+            Isolation::Sandbox
+        },
+        allow_network: args.allow_network,
+        allow_destructive: args.allow_destructive,
+        total_timeout: Duration::from_secs(args.total_timeout),
+    };
     let options = match level {
         Some(level) => Some(verify::Options {
             level,
@@ -59,10 +82,15 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
             verify_timeout: Duration::from_secs(args.verify_timeout),
             today: verify::today(),
             cwd: std::env::current_dir().context("cannot read the current folder")?,
+            sandbox: sandbox.clone(),
         }),
         None => None,
     };
     if level.is_some_and(|l| l >= Level::Verify) {
+        // A sandbox that cannot run is the machine's problem, not the document's: say so
+        // before anything runs.
+        Sandbox::new(&sandbox)
+            .map_err(|e| anyhow::anyhow!("cannot run the documents' commands: {e}"))?;
         end_checks_on_interrupt();
     }
     let rubric = rubric(args.rubric);
@@ -70,7 +98,13 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
         .files
         .iter()
         .zip(&texts)
-        .map(|(path, text)| baton_handover::lint(text, path, rubric, options.as_ref()))
+        .map(|(path, input)| {
+            let mut l = baton_handover::lint(&input.text, path, rubric, options.as_ref());
+            if let Some(f) = &input.finding {
+                l.structure.findings.insert(0, f.clone());
+            }
+            l
+        })
         .collect();
     let policy = Policy {
         min: args.min,
@@ -93,7 +127,8 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
         printer.line(&serde_json::to_string_pretty(&log)?)?;
     } else {
         for (path, l) in paths.iter().zip(&linted) {
-            printer.out(&text_report(path, l, policy, level.is_some()))?;
+            let text = text_report(path, l, policy, level.is_some());
+            printer.out(&terminal_safe(&redact(&text)))?;
         }
     }
     let failed = linted
@@ -115,7 +150,8 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
 }
 
 /// Checks run in their own process groups, which Ctrl-C does not reach: on Ctrl-C, end them,
-/// then exit 130 (temporary worktrees at the anchor are left for `git worktree prune`).
+/// remove the sandbox copies, then exit 130 (no git worktree is ever registered, so none is
+/// left behind).
 fn end_checks_on_interrupt() {
     let (ready, registered) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -133,6 +169,7 @@ fn end_checks_on_interrupt() {
             && rt.block_on(signal.recv()).is_some()
         {
             baton_handover::exec::kill_running();
+            baton_handover::sandbox::remove_scratch();
             std::process::exit(130);
         }
     });

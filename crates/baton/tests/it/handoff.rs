@@ -131,7 +131,7 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
     );
     assert!(!stdout(&out).contains("sk-test-secret"));
     let report = json(&out);
-    assert_eq!(report["schema"], 1);
+    assert_eq!(report["schema"], 2);
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&report), ["schema", "documents"]);
     let d0 = &report["documents"][0];
@@ -139,6 +139,7 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         keys(d0),
         [
             "path",
+            "rubric",
             "score",
             "valid",
             "subscores",
@@ -162,22 +163,52 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         assert_eq!(keys(f), ["rule", "severity", "line", "message"]);
     }
     let v = &d0["verification"];
-    assert_eq!(keys(v), ["verdict", "checks", "claims"]);
+    assert_eq!(keys(v), ["verdict", "checks", "claims", "drift"]);
     assert_eq!(v["verdict"], "failed");
     for c in v["checks"].as_array().unwrap() {
-        assert_eq!(keys(c), ["name", "status", "detail"]);
+        assert_eq!(keys(c), ["name", "status", "line", "detail"]);
     }
+    assert_eq!(
+        keys(&v["drift"]),
+        [
+            "anchor",
+            "ancestor",
+            "commits",
+            "handoff_only_commits",
+            "changed",
+            "uncommitted",
+            "claims"
+        ]
+    );
+    assert_eq!(v["drift"]["anchor"], sha);
+    assert_eq!(v["drift"]["ancestor"], true);
+    assert_eq!(v["drift"]["commits"], 0);
+    assert_eq!(v["drift"]["uncommitted"], serde_json::json!([]));
     let claims = v["claims"].as_array().unwrap();
     assert_eq!(
         keys(&claims[0]),
         [
+            "line",
             "label",
             "command",
+            "class",
             "status_at_anchor",
             "status_now",
             "output_tail"
         ]
     );
+    let lines: Vec<u64> = claims.iter().map(|c| c["line"].as_u64().unwrap()).collect();
+    let first = text
+        .lines()
+        .position(|l| l.starts_with("| Migration"))
+        .unwrap() as u64
+        + 1;
+    assert_eq!(lines, [first, first + 1, first + 2]);
+    let classes: Vec<&str> = claims
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(classes, ["held-and-holds", "held-and-holds", "never-held"]);
     assert_eq!(claims[0]["command"], "ls migrations/ | grep guest_orders");
     let statuses: Vec<(&str, &str)> = claims
         .iter()
@@ -358,34 +389,76 @@ fn bench_reports_each_scenario_and_document() {
     assert!(stderr(&out).contains("bench/scenarios"));
 }
 
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+        })
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Ctrl-C ends the running check (inside the sandbox), removes the sandbox copies and
+/// leaves no git worktree behind.
 #[test]
-fn ctrl_c_ends_running_checks_too() {
+fn issue_26_ctrl_c_ends_running_checks_and_leaves_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
     let (dir, sha) = repo();
     let d = dir.path();
-    let pid_file = d.join("check.pid");
-    let check = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let marker = format!("61.{}", std::process::id());
+    let check = format!("exec sleep {marker}");
     std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Slow", &check)])).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["handoff", "lint", "--claims", "HANDOFF.md"])
         .current_dir(d)
+        .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !pid_file.exists()
-        || std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .is_empty()
-    {
+    while processes_with(&format!("sleep {marker}")).is_empty() {
         assert!(start.elapsed().as_secs() < 30, "the check never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let check_pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_string();
+    let scratch = || -> Vec<PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("baton-handoff-")
+            })
+            .collect()
+    };
+    assert_eq!(
+        scratch().len(),
+        1,
+        "the sandbox copies live in one scratch folder"
+    );
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -395,14 +468,16 @@ fn ctrl_c_ends_running_checks_too() {
     assert_eq!(exit.code(), Some(130));
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
-        !Path::new(&format!("/proc/{check_pid}")).exists()
-            || std::fs::read_to_string(format!("/proc/{check_pid}/stat"))
-                .is_ok_and(|s| s.contains(") Z "))
+        processes_with(&format!("sleep {marker}")).is_empty()
     });
-    assert!(
-        gone,
-        "the check's process {check_pid} outlived the interrupt"
+    assert!(gone, "the check outlived the interrupt");
+    assert_eq!(
+        scratch(),
+        Vec::<PathBuf>::new(),
+        "sandbox copies left behind"
     );
+    let worktrees = git(d, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
     assert!(start.elapsed().as_secs() < 30);
 }
 
@@ -450,4 +525,205 @@ fn issue_12_repo_reports_an_anchor_on_another_branch_and_an_uncommitted_change()
         report["documents"][0]["verification"]["verdict"],
         "stale-or-unproven"
     );
+}
+
+/// Claims that echo secrets: the sandbox hands them none of baton's variables, and what a
+/// claim or the document prints that looks like a credential is redacted from the text,
+/// JSON and SARIF reports.
+#[test]
+fn issue_26_secrets_never_reach_the_reports() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let planted = "sk-proj-PLANTEDabcdefghijklmnop1234";
+    let text = doc(
+        &sha,
+        &[
+            (
+                "Env is clean",
+                "test -z \"$DATABASE_URL$SENTRY_DSN$NPM_CONFIG__AUTH$DOCKER_AUTH_CONFIG$OPENAI_API_KEY\"",
+            ),
+            (
+                "Leaks",
+                &format!("env; echo {planted}; echo DATABASE_URL=postgres://u:pw@h/db; false"),
+            ),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    for format in [&[][..], &["--json"], &["--sarif"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["handoff", "lint", "--claims", "HANDOFF.md"])
+            .args(format)
+            .current_dir(d)
+            .env("OPENAI_API_KEY", "sk-test-hostsecret-0123456789abcdef")
+            .env("DATABASE_URL", "postgres://app:hostpass@db/prod")
+            .env("SENTRY_DSN", "https://hostdsn@o1.ingest/1")
+            .env("NPM_CONFIG__AUTH", "aG9zdGF1dGg=")
+            .env("DOCKER_AUTH_CONFIG", "{\"auths\":{}}")
+            .output()
+            .unwrap();
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{format:?}: {all}");
+        for secret in [
+            "hostsecret",
+            "hostpass",
+            "hostdsn",
+            "aG9zdGF1dGg",
+            planted,
+            "u:pw@",
+        ] {
+            assert!(!all.contains(secret), "{format:?} leaks {secret}: {all}");
+        }
+        assert!(all.contains("[redacted]"), "{format:?}: {all}");
+        if format.is_empty() {
+            assert!(all.contains("held-and-holds"), "the env claim holds: {all}");
+        }
+    }
+}
+
+/// Bytes that are not UTF-8 are linted, with the first one's position; UTF-16 with a BOM is
+/// decoded; document text never reaches the terminal raw.
+#[test]
+fn issue_26_non_utf8_and_utf16_documents_are_linted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = doc("a1b2c3d", &[]).into_bytes();
+    let at = bytes.len();
+    bytes.extend_from_slice(b"\n- Caf\xe9 notes \x1b[2J\n");
+    std::fs::write(d.join("latin1.md"), &bytes).unwrap();
+    let out = baton(d, &["handoff", "lint", "latin1.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let line = doc("a1b2c3d", &[]).lines().count() + 2;
+    let want = format!(
+        "encoding: byte 0xe9 at line {line}, column 6 (offset {}) is not UTF-8",
+        at + 6
+    );
+    assert!(stdout(&out).contains(&want), "{want}\n{}", stdout(&out));
+    let escaped = doc("a1b2c3d", &[]).replace("iso_date: 2026-01-14", "iso_date: 2026\x1b[2J\x08x");
+    std::fs::write(d.join("escape.md"), escaped).unwrap();
+    let out = baton(d, &["handoff", "lint", "escape.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !stdout(&out).contains('\x1b'),
+        "an escape reached the terminal"
+    );
+    assert!(!stdout(&out).contains('\x08'));
+    assert!(
+        stdout(&out).contains("found \"2026\\u{1b}[2J\\u{8}x\""),
+        "{}",
+        stdout(&out)
+    );
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(
+        doc("a1b2c3d", &[])
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    std::fs::write(d.join("utf16.md"), &utf16).unwrap();
+    let out = baton(d, &["handoff", "lint", "--json", "utf16.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["documents"][0]["valid"], true);
+    assert_eq!(report["documents"][0]["findings"][0]["rule"], "encoding");
+}
+
+/// A link to /dev/zero, a FIFO and a folder exit 2 at once, naming the file.
+#[test]
+fn issue_26_devices_and_fifos_exit_2_within_2_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.md")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(d.join("fifo.md"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::fs::create_dir(d.join("folder.md")).unwrap();
+    for (name, what) in [
+        ("zero.md", "a character device"),
+        ("fifo.md", "a FIFO"),
+        ("folder.md", "a folder"),
+    ] {
+        let start = std::time::Instant::now();
+        let out = baton(d, &["handoff", "lint", name]);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            stderr(&out).contains(name) && stderr(&out).contains(what),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// A fork bomb claim (allowed) ends at its timeout inside the sandbox: a report and exit 1,
+/// never a panic (exit 101); without a working sandbox the command stops before running
+/// anything (exit 2, naming --no-sandbox), and --no-sandbox runs checks in a host copy.
+#[test]
+fn issue_26_fork_bombs_and_missing_sandboxes_never_panic() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    let text = doc(
+        &sha,
+        &[
+            ("Bomb", "bomb() { bomb \\| bomb & }; bomb; sleep 10"),
+            ("Readme", "test -f README.md"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let out = baton(
+        d,
+        &[
+            "handoff",
+            "lint",
+            "--claims",
+            "--allow-destructive",
+            "--claim-timeout",
+            "2",
+            "HANDOFF.md",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"));
+    assert!(
+        stdout(&out).contains("held-and-holds  L"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["handoff", "lint", "--claims", "HANDOFF.md"])
+        .current_dir(d)
+        .env("BATON_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--no-sandbox"), "{}", stderr(&out));
+
+    let text = doc(&sha, &[("Readme", "test -f README.md")]);
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args([
+            "handoff",
+            "lint",
+            "--claims",
+            "--no-sandbox",
+            "--json",
+            "HANDOFF.md",
+        ])
+        .current_dir(d)
+        .env("BATON_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let claims = &report["documents"][0]["verification"]["claims"];
+    assert_eq!(claims[0]["class"], "held-and-holds", "{report:#}");
 }

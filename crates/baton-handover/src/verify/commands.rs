@@ -1,0 +1,189 @@
+//! Running the document's own commands: `verify_cmd` and the claims' checks, in the sandbox.
+
+use super::{ClaimResult, ClaimRun, Class, Run, Status};
+use crate::check;
+use crate::claims;
+use crate::git::Repo;
+use crate::sandbox::Tree;
+use crate::structure::Structure;
+
+pub(super) fn verify_cmd(
+    run: &mut Run<'_>,
+    repo: &Repo,
+    structure: &Structure,
+    fabricated: bool,
+) -> Status {
+    let line = run.line("verify_cmd");
+    let skip = if !structure.valid {
+        Some("not run: the header is invalid".to_string())
+    } else if fabricated {
+        Some("not run: the anchor is not a commit of this repository".to_string())
+    } else {
+        None
+    };
+    let Some(cmd) = run.field("verify_cmd").map(str::to_string) else {
+        run.add("verify_cmd", Status::Skip, "no verify_cmd".into(), line);
+        return Status::Skip;
+    };
+    if let Some(why) = skip {
+        run.add("verify_cmd", Status::Skip, why, line);
+        return Status::Skip;
+    }
+    if !run.opts.sandbox.allow_destructive
+        && let Some(why) = check::destructive(&cmd)
+    {
+        run.add(
+            "verify_cmd",
+            Status::Warn,
+            format!(
+                "`{cmd}` was not run: {why} (pass --allow-destructive to run it in the sandbox)"
+            ),
+            line,
+        );
+        return Status::Warn;
+    }
+    let Some(timeout) = run.budget(run.opts.verify_timeout) else {
+        run.add(
+            "verify_cmd",
+            Status::Warn,
+            format!("`{cmd}` was not run: the total time limit ran out"),
+            line,
+        );
+        return Status::Warn;
+    };
+    let result = match run.now_tree(&repo.root) {
+        Ok(tree) => tree.run(&cmd, timeout),
+        Err(why) => {
+            run.add(
+                "verify_cmd",
+                Status::Fail,
+                format!("`{cmd}` could not run: {why}"),
+                line,
+            );
+            return Status::Fail;
+        }
+    };
+    let secs = result.elapsed.as_secs_f64();
+    let (status, detail) = if result.success() {
+        (Status::Ok, format!("`{cmd}` passed in {secs:.1} s"))
+    } else {
+        (
+            Status::Fail,
+            format!("`{cmd}` failed after {secs:.1} s:\n{}", result.tail()),
+        )
+    };
+    run.add("verify_cmd", status, detail, line);
+    status
+}
+
+/// Why a claim is not run: the header is invalid or the anchor fabricated.
+fn not_run_claims(claims: Vec<claims::Claim>, why: &str) -> Vec<ClaimResult> {
+    claims
+        .into_iter()
+        .map(|c| ClaimResult {
+            line: c.line,
+            label: c.label,
+            command: c.command,
+            at_anchor: ClaimRun::not_run(why),
+            now: ClaimRun::not_run(why),
+        })
+        .collect()
+}
+
+pub(super) fn run_claims(
+    run: &mut Run<'_>,
+    repo: &Repo,
+    structure: &Structure,
+    anchor: Option<&str>,
+    fabricated: bool,
+) -> Vec<ClaimResult> {
+    let (claims, more) = claims::claims(&run.doc.body);
+    if !structure.valid || fabricated {
+        let why = if fabricated {
+            "not run: the anchor is not a commit of this repository"
+        } else {
+            "not run: the header is invalid"
+        };
+        run.add("claims", Status::Skip, why.into(), None);
+        return not_run_claims(claims, why);
+    }
+    if claims.is_empty() {
+        run.add(
+            "claims",
+            Status::Warn,
+            "no claim with a check to run (a table whose last column is `Verify`, outside code blocks)".into(),
+            None,
+        );
+        return Vec::new();
+    }
+    if let Err(why) = run.sandbox() {
+        run.add("claims", Status::Fail, format!("not run: {why}"), None);
+        return not_run_claims(claims, &format!("not run: {why}"));
+    }
+    let mut at_anchor: Result<Tree, String> = match anchor {
+        Some(a) => run
+            .sandbox()
+            .and_then(|s| s.tree(&repo.root, Some(a)))
+            .map_err(|e| format!("not run at the anchor: {e}")),
+        None => Err("not run: no anchor commit (true_at_sha is not a commit)".to_string()),
+    };
+    let own = run.opts.claim_timeout;
+    let allow_destructive = run.opts.sandbox.allow_destructive;
+    let mut results = Vec::new();
+    for c in claims {
+        let destructive = check::destructive(&c.command).filter(|_| !allow_destructive);
+        let (then, now) = if let Some(why) = destructive {
+            let why = format!("skipped: {why} (pass --allow-destructive to run it in the sandbox)");
+            (ClaimRun::not_run(why.clone()), ClaimRun::not_run(why))
+        } else {
+            let then = match (&mut at_anchor, run.budget(own)) {
+                (_, None) => ClaimRun::not_run("not run: the total time limit ran out"),
+                (Ok(tree), Some(t)) => ClaimRun::at_anchor(&tree.run(&c.command, t)),
+                (Err(why), _) => ClaimRun::not_run(why.clone()),
+            };
+            let now = match run.budget(own) {
+                None => ClaimRun::not_run("not run: the total time limit ran out"),
+                Some(t) => match run.now_tree(&repo.root) {
+                    Ok(tree) => ClaimRun::now(&tree.run(&c.command, t)),
+                    Err(why) => ClaimRun::not_run(format!("not run: {why}")),
+                },
+            };
+            (then, now)
+        };
+        results.push(ClaimResult {
+            line: c.line,
+            label: c.label,
+            command: c.command,
+            at_anchor: then,
+            now,
+        });
+    }
+    drop(at_anchor);
+    let count = |class: Class| results.iter().filter(|r| r.class() == class).count();
+    let (held, broken, never, fails_now, unknown) = (
+        count(Class::HeldAndHolds),
+        count(Class::HeldNowBroken),
+        count(Class::NeverHeld),
+        count(Class::FailsNow),
+        count(Class::CannotTell),
+    );
+    let status = if broken + never + fails_now > 0 {
+        Status::Fail
+    } else if unknown > 0 {
+        Status::Warn
+    } else {
+        Status::Ok
+    };
+    let extra = if more {
+        format!(" (only the first {} ran)", claims::MAX_CLAIMS)
+    } else {
+        String::new()
+    };
+    run.add(
+        "claims",
+        status,
+        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {fails_now} fails-now, {unknown} cannot-tell{extra}"),
+        None,
+    );
+    results
+}
