@@ -76,7 +76,7 @@ pub use agent::templates::{
 };
 pub use agent::workspace::start_task_env;
 pub use check::{CheckTasksReport, TaskCheck, check_tasks};
-pub use dataset::{AgentDataset, load_dataset};
+pub use dataset::{AgentDataset, SkippedTask, load_dataset, load_dataset_lenient};
 pub use diff::unified_diff;
 pub use error::AgentError;
 pub use sample::{SAMPLE_NAME, sample_tasks};

@@ -239,16 +239,32 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 /// Every task folder directly under `dir` (folders holding a `task.toml`), sorted by name.
 pub fn load_task_set(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
+    load_task_set_with(dir, None)
+}
+
+/// [`load_task_set`], a task that does not load kept in `skips` when given.
+pub(crate) fn load_task_set_with(
+    dir: &Path,
+    mut skips: crate::dataset::Skips<'_>,
+) -> Result<Vec<AgentTask>, AgentError> {
     let mut dirs: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| AgentError::io(dir, "list folder", e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("task.toml").is_file())
         .collect();
     dirs.sort();
-    let tasks = dirs
-        .iter()
-        .map(|d| load_task_dir(d))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut tasks = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        let name = d
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        tasks.extend(crate::dataset::keep_or_skip(
+            load_task_dir(d),
+            &name,
+            &mut skips,
+        )?);
+    }
     check_unique(&dir.display().to_string(), &tasks)?;
     Ok(tasks)
 }

@@ -58,6 +58,14 @@ pub fn is_exercise_set(dir: &Path) -> bool {
 
 /// Every exercise under `dir`, sorted by name.
 pub fn load_exercises(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
+    load_exercises_with(dir, None)
+}
+
+/// [`load_exercises`], an exercise that does not load kept in `skips` when given.
+pub(crate) fn load_exercises_with(
+    dir: &Path,
+    mut skips: crate::dataset::Skips<'_>,
+) -> Result<Vec<AgentTask>, AgentError> {
     let ratings_path = dir.join(DIFFICULTY_FILE);
     let ratings: Ratings = {
         let raw = std::fs::read_to_string(&ratings_path).map_err(|e| {
@@ -83,10 +91,16 @@ pub fn load_exercises(dir: &Path) -> Result<Vec<AgentTask>, AgentError> {
         .filter(|p| p.join(".meta/config.json").is_file())
         .collect();
     exercises.sort();
-    exercises
-        .iter()
-        .map(|ex| load_exercise(ex, &ratings.difficulty, &ratings_path))
-        .collect()
+    let mut tasks = Vec::with_capacity(exercises.len());
+    for ex in &exercises {
+        let name = ex
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let task = load_exercise(ex, &ratings.difficulty, &ratings_path);
+        tasks.extend(crate::dataset::keep_or_skip(task, &name, &mut skips)?);
+    }
+    Ok(tasks)
 }
 
 fn load_exercise(

@@ -56,6 +56,14 @@ pub const MODEL_NAME: &str = "baton";
 
 /// Read a SWE-bench JSONL (or JSON array) file.
 pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
+    load_swebench_with(path, None)
+}
+
+/// [`load_swebench`], an instance that does not load kept in `skips` when given.
+pub(crate) fn load_swebench_with(
+    path: &Path,
+    mut skips: crate::dataset::Skips<'_>,
+) -> Result<Vec<AgentTask>, AgentError> {
     let text = std::fs::read_to_string(path).map_err(|e| AgentError::io(path, "read", e))?;
     let file = path.display().to_string();
     let rows: Vec<(usize, Value)> = if text.trim_start().starts_with('[') {
@@ -88,7 +96,14 @@ pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
     let mut tasks = Vec::with_capacity(rows.len());
     let mut seen = std::collections::HashSet::new();
     for (line, row) in rows {
-        let task = parse_row(&format!("{file}: line {line}"), &row)?;
+        let id = row
+            .get("instance_id")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("line {line}"), str::to_string);
+        let parsed = parse_row(&format!("{file}: line {line}"), &row);
+        let Some(task) = crate::dataset::keep_or_skip(parsed, &id, &mut skips)? else {
+            continue;
+        };
         if !seen.insert(task.id.clone()) {
             return Err(AgentError::invalid(
                 format!("{file}: line {line}"),
@@ -99,7 +114,7 @@ pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
         }
         tasks.push(task);
     }
-    if tasks.is_empty() {
+    if tasks.is_empty() && skips.as_ref().is_none_or(|s| s.is_empty()) {
         return Err(AgentError::invalid(&file, None, None, "no instances"));
     }
     Ok(tasks)

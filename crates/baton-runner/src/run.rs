@@ -182,6 +182,7 @@ impl Runner {
                 baton_version: env!("CARGO_PKG_VERSION").to_string(),
                 git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
                 simulated: spec.simulated(),
+                kind: baton_types::ExperimentKind::Chat,
             })
             .await?;
         for (task, schedule) in tasks.iter().zip(&schedules) {

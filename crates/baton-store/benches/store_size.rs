@@ -244,6 +244,7 @@ fn synthetic(episodes: usize, steps: usize) -> Contents {
         baton_version: "0".into(),
         git_revision: None,
         simulated: true,
+        kind: baton_types::ExperimentKind::Chat,
     };
     let task = TaskMeta {
         task_id: "agent/1".into(),

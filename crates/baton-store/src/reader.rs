@@ -38,10 +38,18 @@ impl Reader {
         self.conn
             .query_row(
                 "SELECT name, spec_toml, spec_sha256, price_card_sha256, eval_profile,
-                 eval_version, baton_version, git_revision, simulated, created_at
+                 eval_version, baton_version, git_revision, simulated, created_at, kind
                  FROM experiment WHERE id = 1",
                 [],
                 |r| {
+                    let kind: String = r.get(10)?;
+                    let kind = baton_types::ExperimentKind::parse(&kind).ok_or_else(|| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            10,
+                            rusqlite::types::Type::Text,
+                            format!("{kind:?} is not an experiment kind (chat, agent)").into(),
+                        )
+                    })?;
                     Ok(ExperimentRow {
                         meta: ExperimentMeta {
                             name: r.get(0)?,
@@ -53,6 +61,7 @@ impl Reader {
                             baton_version: r.get(6)?,
                             git_revision: r.get(7)?,
                             simulated: r.get(8)?,
+                            kind,
                         },
                         created_at: r.get(9)?,
                     })

@@ -29,6 +29,8 @@ pub struct ExperimentMeta {
     pub git_revision: Option<String>,
     /// Whether any model is simulated.
     pub simulated: bool,
+    /// Which study it is.
+    pub kind: baton_types::ExperimentKind,
 }
 
 /// The stored experiment.

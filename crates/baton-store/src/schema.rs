@@ -7,7 +7,9 @@
 //! Tables (version 11):
 //! * `meta(key, value)`: `schema_version`.
 //! * `experiment`: one row: name, spec (TOML text and its sha256), price-card sha256,
-//!   evaluator profile and version, baton version, git revision, creation time.
+//!   evaluator profile and version, baton version, git revision, creation time, and
+//!   (version 12) the experiment's kind, `chat` or `agent`, so a reader never has to
+//!   guess it from the file's text or from which tables hold rows.
 //! * `tasks`: task id, family, number of turns, schedule sha256, the sample as JSON.
 //! * `episodes`: one per (task, cell, replicate): seed, K, the anchor episode it forks its
 //!   prefix from (if any), schedule sha256, status, final response, extracted answer,
@@ -128,10 +130,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -440,4 +442,11 @@ CREATE TABLE spool_imports (
     sha256 TEXT PRIMARY KEY,
     imported_at TEXT NOT NULL
 );
+"#;
+
+/// Version 12: the experiment's kind, stored; an older store's is what its rows say
+/// (an agent experiment is the one with agent tasks).
+const V12: &str = r#"
+ALTER TABLE experiment ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat';
+UPDATE experiment SET kind = 'agent' WHERE EXISTS (SELECT 1 FROM agent_tasks);
 "#;

@@ -494,8 +494,9 @@ impl Db {
                     .exec(
                         &format!(
                             "INSERT INTO experiment (id, name, spec_toml, spec_sha256, price_card_sha256,
-                             eval_profile, eval_version, baton_version, git_revision, simulated, created_at)
-                             VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, {NOW})"
+                             eval_profile, eval_version, baton_version, git_revision, simulated, kind,
+                             created_at)
+                             VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {NOW})"
                         ),
                         params![
                             m.name,
@@ -506,7 +507,8 @@ impl Db {
                             m.eval_version,
                             m.baton_version,
                             m.git_revision,
-                            m.simulated
+                            m.simulated,
+                            m.kind.as_str()
                         ],
                     )
                     .map_err(&err)?;

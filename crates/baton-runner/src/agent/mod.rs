@@ -37,7 +37,7 @@ use std::sync::Arc;
 use baton_agent::{
     AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
     AgentTemplates, HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction,
-    SweBenchHarness, TaskFormat, load_dataset, start_task_env,
+    SweBenchHarness, TaskFormat, load_dataset, load_dataset_lenient, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
@@ -88,6 +88,8 @@ pub struct AgentRunOptions {
     pub observer: Arc<dyn Observer>,
     /// Run handoff prefixes live (`--independent`) whatever `[handoff]` says.
     pub independent: bool,
+    /// Leave out the tasks that do not load (`--skip-invalid`) whatever the file says.
+    pub skip_invalid: bool,
 }
 
 impl AgentRunOptions {
@@ -107,6 +109,7 @@ impl AgentRunOptions {
             max_cost: None,
             allow_changed: false,
             stop: StopSignal::default(),
+            skip_invalid: false,
             providers: Vec::new(),
             observer: Arc::new(SilentObserver),
             independent: false,
@@ -186,10 +189,18 @@ pub fn select_dataset(
             .display()
             .to_string()
     };
-    let mut dataset = load_dataset(&name).map_err(|e| RunError::Spec {
+    let load = if spec.skip_invalid || options.skip_invalid {
+        load_dataset_lenient
+    } else {
+        load_dataset
+    };
+    let mut dataset = load(&name).map_err(|e| RunError::Spec {
         source_name: name.clone(),
         message: format!("{e:#}"),
     })?;
+    for t in &dataset.skipped {
+        tracing::warn!(task = %t.id, "left out (skip_invalid): {}", t.reason);
+    }
     if !spec.tasks.is_empty() {
         for id in &spec.tasks {
             if !dataset.tasks.iter().any(|t| &t.id == id) {
@@ -284,6 +295,7 @@ impl AgentRunner {
                 baton_version: env!("CARGO_PKG_VERSION").to_string(),
                 git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
                 simulated: spec.simulated(),
+                kind: baton_types::ExperimentKind::Agent,
             })
             .await?;
         let texts = match spec.handoff.as_ref().and_then(|h| h.texts.as_ref()) {
@@ -313,6 +325,15 @@ impl AgentRunner {
                 hex::encode(Sha256::digest(prefixes))
             }));
         }
+        store
+            .record_skipped(
+                dataset
+                    .skipped
+                    .iter()
+                    .map(|t| (t.id.clone(), t.reason.clone()))
+                    .collect(),
+            )
+            .await?;
         for t in &dataset.tasks {
             let sha = t.sha256().map_err(|e| RunError::Spec {
                 source_name: t.origin.clone(),

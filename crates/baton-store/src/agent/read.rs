@@ -206,12 +206,14 @@ fn parse_status(path: &Path, id: i64, s: &str) -> Result<EpisodeStatus> {
 }
 
 impl Reader {
-    /// Whether the store holds an agent experiment (any agent task).
+    /// Whether the store holds an agent experiment (its stored kind).
     pub fn is_agent(&self) -> Result<bool> {
         self.conn
-            .row("SELECT EXISTS (SELECT 1 FROM agent_tasks)", [], |r| {
-                r.get(0)
-            })
+            .row(
+                "SELECT EXISTS (SELECT 1 FROM experiment WHERE kind = 'agent')",
+                [],
+                |r| r.get(0),
+            )
             .map_err(sqlite_err(&self.path))
     }
 

@@ -60,6 +60,7 @@ pub fn meta() -> ExperimentMeta {
         baton_version: "0.1.0".into(),
         git_revision: Some("c".repeat(40)),
         simulated: true,
+        kind: baton_types::ExperimentKind::Chat,
     }
 }
 

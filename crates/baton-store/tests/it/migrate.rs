@@ -146,3 +146,54 @@ async fn a_newer_schema_is_refused_and_left_untouched() {
     }
     assert_eq!(std::fs::read(cx.path()).unwrap(), before);
 }
+
+/// A version-11 file: every migration up to 11 applied to an empty database, with one
+/// experiment row and, when `agent`, one agent task.
+fn write_v11(path: &std::path::Path, agent: bool) {
+    let db = Connection::open(path).unwrap();
+    db.execute_batch("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+        .unwrap();
+    for m in &MIGRATIONS[..11] {
+        db.execute_batch(m).unwrap();
+    }
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', '11')",
+        [],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO experiment (id, name, spec_toml, spec_sha256, price_card_sha256, eval_profile,
+         eval_version, baton_version, git_revision, simulated, created_at)
+         VALUES (1, 'old', 'name = \"old\"', 'abc', 'def', 'lic', '1', '0.1.0', NULL, 1, '2026-11-30T10:00:00.000Z')",
+        [],
+    )
+    .unwrap();
+    if agent {
+        db.execute(
+            "INSERT INTO agent_tasks (task_id, origin, difficulty, format, task_sha256)
+             VALUES ('t1', 'agent-sample', 'easy', 'baton', 'aaa')",
+            [],
+        )
+        .unwrap();
+    }
+}
+
+// See: issue 24 (the experiment's kind is stored, not guessed from the TOML).
+#[test]
+fn issue_24_a_version_11_store_learns_its_kind_from_its_rows() {
+    for agent in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.sqlite");
+        write_v11(&path, agent);
+        drop(Store::open(&path).unwrap());
+        assert_eq!(version(&path), SCHEMA_VERSION);
+        let r = Reader::open(&path).unwrap();
+        let want = if agent {
+            baton_types::ExperimentKind::Agent
+        } else {
+            baton_types::ExperimentKind::Chat
+        };
+        assert_eq!(r.experiment().unwrap().meta.kind, want);
+        assert_eq!(r.is_agent().unwrap(), agent);
+    }
+}

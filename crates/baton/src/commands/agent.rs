@@ -64,6 +64,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     options.concurrency = args.concurrency;
     options.allow_changed = args.allow_changed;
     options.independent = args.independent;
+    options.skip_invalid = args.skip_invalid;
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),

@@ -65,8 +65,12 @@ fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
 
 pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
     let name = args.input.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.input).with_context(|| format!("cannot read {name}"))?;
+    let text = baton_types::input::read_text_bounded(
+        &args.input,
+        baton_types::input::DATASET_LIMIT,
+        "score input",
+    )
+    .with_context(|| format!("cannot read {name}"))?;
     let cases = text
         .lines()
         .enumerate()

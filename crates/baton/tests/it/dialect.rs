@@ -121,3 +121,69 @@ fn issue_24_the_chat_and_agent_examples_share_every_common_key() {
         );
     }
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+// See: issue 24 (`--skip-invalid` was silently dropped on agent runs).
+#[test]
+fn issue_24_skip_invalid_leaves_out_an_agent_task_that_does_not_load() {
+    if !sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/agent-sample");
+    copy_dir(
+        &sample.join("roman-numerals"),
+        &dir.path().join("tasks/roman-numerals"),
+    );
+    copy_dir(&sample.join("chunked"), &dir.path().join("tasks/chunked"));
+    std::fs::write(
+        dir.path().join("tasks/chunked/task.toml"),
+        "this is = = not toml",
+    )
+    .unwrap();
+    let exp = "kind = \"agent\"\nname = \"skip\"\ndataset = \"tasks\"\nseed = 1\n[agent]\nstep_limit = 20\n[models.hc]\nmodel = \"sim/hc\"\n";
+    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    let strict = baton(
+        dir.path(),
+        &["run", "exp.toml", "--out", "strict", "--quiet"],
+    );
+    assert_eq!(strict.status.code(), Some(2), "{}", stderr(&strict));
+    assert!(stderr(&strict).contains("chunked"), "{}", stderr(&strict));
+    let lenient = baton(
+        dir.path(),
+        &[
+            "run",
+            "exp.toml",
+            "--out",
+            "lenient",
+            "--quiet",
+            "--skip-invalid",
+        ],
+    );
+    assert!(
+        lenient.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&lenient)
+    );
+    let db = dir.path().join("lenient/results.sqlite");
+    assert_eq!(
+        rows(&db, "SELECT task_id FROM skipped_tasks"),
+        vec!["chunked".to_string()]
+    );
+    assert_eq!(
+        rows(&db, "SELECT DISTINCT task_id FROM episodes"),
+        vec!["roman-numerals".to_string()]
+    );
+}

@@ -5,6 +5,7 @@ mod agent_study;
 mod batch;
 mod cli;
 mod dialect;
+mod diskfull;
 mod env;
 mod handoff;
 mod litellm;

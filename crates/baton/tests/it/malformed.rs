@@ -350,6 +350,8 @@ fn issue_23_dev_zero_and_fifo_inputs_exit_2_at_once() {
         vec!["run", "/dev/zero", "--dry-run"],
         vec!["data", "check", "/dev/zero"],
         vec!["data", "stats", "fifo.toml"],
+        vec!["score", "--input", "/dev/zero"],
+        vec!["score", "--input", "fifo.toml"],
     ] {
         let t0 = Instant::now();
         let out = baton(dir.path(), &args);
