@@ -10,6 +10,14 @@ use rusqlite::Connection;
 
 use crate::{TestContext, call, meta, request_json};
 
+/// The shared experiment row, as an agent experiment's.
+fn agent_meta() -> baton_store::ExperimentMeta {
+    baton_store::ExperimentMeta {
+        kind: baton_types::ExperimentKind::Agent,
+        ..meta()
+    }
+}
+
 fn agent_task(id: &str) -> AgentTaskMeta {
     AgentTaskMeta {
         task_id: id.into(),
@@ -111,7 +119,7 @@ async fn run_steps(store: &Store, episode_id: i64, steps: u32, obs_len: usize, t
 async fn agent_calls_steps_and_the_end_round_trip() {
     let cx = TestContext::new();
     let store = Store::open(&cx.path()).unwrap();
-    store.init_experiment(meta()).await.unwrap();
+    store.init_experiment(agent_meta()).await.unwrap();
     store.agent_task(agent_task("a1")).await.unwrap();
     store.agent_task(agent_task("a1")).await.unwrap();
     let mut changed = agent_task("a1");
@@ -189,7 +197,7 @@ async fn agent_calls_steps_and_the_end_round_trip() {
 async fn a_later_verdict_replaces_only_the_verdict_of_an_ended_episode() {
     let cx = TestContext::new();
     let store = Store::open(&cx.path()).unwrap();
-    store.init_experiment(meta()).await.unwrap();
+    store.init_experiment(agent_meta()).await.unwrap();
     store.agent_task(agent_task("a1")).await.unwrap();
     let p = store.agent_episode(episode("a1")).await.unwrap();
     run_steps(&store, p.episode_id, 2, 10, "a").await;
@@ -271,7 +279,7 @@ fn message_bytes(conn: &Connection) -> i64 {
 async fn one_hundred_fifty_steps_grow_linearly() {
     let cx = TestContext::new();
     let store = Store::open(&cx.path()).unwrap();
-    store.init_experiment(meta()).await.unwrap();
+    store.init_experiment(agent_meta()).await.unwrap();
     let mut sizes = Vec::new();
     for (i, steps) in [75u32, 150].into_iter().enumerate() {
         let task = format!("a{i}");

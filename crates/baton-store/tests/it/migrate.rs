@@ -170,6 +170,12 @@ fn write_v11(path: &std::path::Path, agent: bool) {
     .unwrap();
     if agent {
         db.execute(
+            "INSERT INTO tasks (task_id, family, n_turns, schedule_sha256, sample_json)
+             VALUES ('t1', 'agent', 0, 'x', '{}')",
+            [],
+        )
+        .unwrap();
+        db.execute(
             "INSERT INTO agent_tasks (task_id, origin, difficulty, format, task_sha256)
              VALUES ('t1', 'agent-sample', 'easy', 'baton', 'aaa')",
             [],
