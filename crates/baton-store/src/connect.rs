@@ -148,6 +148,19 @@ fn configure(conn: &Connection, path: &Path) -> Result<()> {
 /// Create a new store at `path`: migrate it under `<path>.new`, close it (which folds
 /// its WAL into the file), sync it and rename it into place.
 fn create(path: &Path) -> Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = PathBuf::from(wal);
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        // SQLite would apply that log to the new file: the missing store's last writes
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            why: format!(
+                "the file is missing but its write-ahead log {} remains; restore the file or move the log away",
+                wal.display()
+            ),
+        });
+    }
     let mut name = path.as_os_str().to_owned();
     name.push(".new");
     let tmp = PathBuf::from(name);

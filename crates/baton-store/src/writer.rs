@@ -255,7 +255,7 @@ impl Answer {
 }
 
 /// Whether `e` is the disk failing rather than the command: full, an I/O error, or
-/// read-only. Retrying such a command can succeed; refusing it loses nothing of its own.
+/// read-only. The command itself is sound: retried once there is room, it can succeed.
 fn is_disk_failure(e: &StoreError) -> bool {
     use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
     matches!(e, StoreError::Sqlite { source, .. }

@@ -103,3 +103,20 @@ async fn a_new_store_appears_whole_and_reopens_with_what_it_stored() {
     let store = Store::open(&cx.path()).unwrap();
     assert_eq!(store.calls(episode.id).await.unwrap().len(), 1);
 }
+
+#[test]
+fn a_missing_store_whose_log_remains_is_not_started_afresh() {
+    let cx = TestContext::new();
+    let wal = std::path::PathBuf::from(format!("{}-wal", cx.path().display()));
+    std::fs::write(&wal, b"frames of the store that was here").unwrap();
+    let err = Store::open(&cx.path()).map(drop).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotAStore { why, .. } if why.contains("write-ahead log")),
+        "{err}"
+    );
+    assert!(!cx.path().exists(), "no store was made");
+    assert_eq!(
+        std::fs::read(&wal).unwrap(),
+        b"frames of the store that was here"
+    );
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::env::sandbox_works;
 use crate::{baton, stderr, stdout};
@@ -34,7 +34,8 @@ latency_ms = 40
 "#;
 
 fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
+    // read-only: a poll must not create the store file before the run does
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
         .unwrap_or(0)
 }

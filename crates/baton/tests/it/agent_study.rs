@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::env::sandbox_works;
 use crate::{baton, stderr, stdout};
@@ -356,7 +356,8 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
             .unwrap();
         let started = std::time::Instant::now();
         loop {
-            let done = Connection::open(&killed_db)
+            // read-only: a poll must not create the store file before the run does
+            let done = Connection::open_with_flags(&killed_db, OpenFlags::SQLITE_OPEN_READ_ONLY)
                 .and_then(|c| {
                     c.query_row(
                         "SELECT count(*) FROM calls WHERE phase != 'prefix'",

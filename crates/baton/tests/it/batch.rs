@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::money::SimServer;
@@ -66,7 +66,8 @@ fn verdicts(db: &Path) -> Vec<Verdict> {
 }
 
 fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
+    // read-only: a poll must not create the store file before the run does
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
         .unwrap_or(0)
 }

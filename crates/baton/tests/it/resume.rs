@@ -3,7 +3,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::money::SimServer;
 use crate::{baton, stderr};
@@ -32,7 +32,8 @@ high = "hc"
 "#;
 
 fn calls(db: &Path) -> i64 {
-    Connection::open(db)
+    // read-only: a poll must not create the store file before the run does
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .and_then(|c| c.query_row("SELECT count(*) FROM calls", [], |r| r.get(0)))
         .unwrap_or(0)
 }
@@ -173,7 +174,7 @@ const IN_FLIGHT: u64 = 8;
 
 /// Billed attempts stored: used replies (calls) plus unusable ones (attempts).
 fn billed(db: &Path) -> u64 {
-    Connection::open(db)
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .and_then(|c| {
             c.query_row(
                 "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
