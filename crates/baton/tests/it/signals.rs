@@ -11,8 +11,10 @@ use rusqlite::Connection;
 use crate::money::SimServer;
 use crate::{baton, stderr};
 
+/// `sql`'s count, read-only: a plain open would create the store file before the run
+/// does, which the run rightly refuses as not a baton store.
 fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
+    Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
         .unwrap_or(0)
 }
