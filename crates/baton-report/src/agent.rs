@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use baton_types::Cost;
 use serde::Serialize;
 
-use crate::format::{Align, DASH, Grid, fixed};
+use crate::format::{Align, DASH, Grid, L, R, fixed};
 use crate::html::{PAGE_END, escape, html_table, page_start};
 use crate::percentile::nearest_rank;
 
@@ -249,9 +249,6 @@ const EXITS: [&str; 5] = [
     "format_errors",
     "error",
 ];
-
-const L: Align = Align::Left;
-const R: Align = Align::Right;
 
 const MAIN_HEAD: [(&str, Align); 9] = [
     ("model", L),

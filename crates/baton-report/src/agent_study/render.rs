@@ -3,11 +3,8 @@
 
 use super::{StudyReport, StudyRow};
 use crate::agent::Section;
-use crate::format::{Align, DASH, Grid, fixed, interval, one_decimal};
+use crate::format::{Align, DASH, Grid, L, R, fixed, interval, one_decimal};
 use crate::html::{escape, html_table};
-
-const L: Align = Align::Left;
-const R: Align = Align::Right;
 
 const ROW_HEAD: [(&str, Align); 16] = [
     ("pair", L),
@@ -186,9 +183,25 @@ impl StudyReport {
         )
     }
 
+    /// What a missing value means, under the audit line.
+    fn legend(&self) -> String {
+        format!(
+            "A {DASH} is a value the rules leave out: QRec where the anchors differ by less than {} points on the row's units (`qrec_omitted_reason` in JSON), QRec or CSRet without a denominator, any value without a matched fired unit. Intervals are paired task-level bootstrap percentiles{}.",
+            crate::MIN_QUALITY_GAP,
+            match self.intervals.first() {
+                Some(_) => String::new(),
+                None => " (none: the bootstrap was off)".to_string(),
+            }
+        )
+    }
+
     /// The study as Markdown sections (to follow the agent report).
     pub fn to_markdown(&self) -> String {
-        let mut s = format!("# Handoff study\n\n{}\n\n", self.audit_line());
+        let mut s = format!(
+            "# Handoff study\n\n{}\n\n{}\n\n",
+            self.audit_line(),
+            self.legend()
+        );
         for (title, grid) in self.sections() {
             s.push_str(&format!("## {title}\n\n"));
             s.push_str(&grid.markdown());
@@ -200,8 +213,9 @@ impl StudyReport {
     /// The study as HTML sections (to go inside the agent report's page).
     pub fn to_html(&self) -> String {
         let mut s = format!(
-            "<h1>Handoff study</h1>\n<p>{}</p>\n",
-            escape(&self.audit_line())
+            "<h1>Handoff study</h1>\n<p>{}</p>\n<p>{}</p>\n",
+            escape(&self.audit_line()),
+            crate::html::inline(&self.legend())
         );
         for plot in self.plots() {
             s.push_str(&format!(
