@@ -10,14 +10,18 @@
 //!   as a SWE-bench run before the harness, is counted apart).
 //! - `$ / task` and steps average over finished episodes; cost per step is their total
 //!   paid over their total steps. Incomplete episodes' spend is in `paid_incomplete`.
-//! - Percentiles are nearest rank: the value at rank ⌈p/100 · n⌉ (at least 1) of the
-//!   sorted termination steps, [`TERMINATION_PERCENTILES`].
+//! - Percentiles are nearest rank ([`crate::nearest_rank`]): the value at rank
+//!   ⌈p/100 · n⌉ (at least 1) of the sorted termination steps, [`TERMINATION_PERCENTILES`].
 //! - Bucket `all` pools every bucket.
 
 use std::collections::BTreeMap;
 
 use baton_types::Cost;
 use serde::Serialize;
+
+use crate::format::{Align, DASH, Grid, L, R, fixed};
+use crate::html::{PAGE_END, escape, html_table, page_start};
+use crate::percentile::nearest_rank;
 
 /// The percentiles of the termination-step distribution the report shows (the handoff
 /// study's switch points).
@@ -106,16 +110,6 @@ pub struct AgentReport {
     pub incomplete: Vec<(String, String, u32, String)>,
 }
 
-/// The value at nearest rank ⌈p/100 · n⌉ (at least 1) of `sorted`.
-pub fn nearest_rank(sorted: &[u32], p: u32) -> Option<u32> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let n = sorted.len() as u64;
-    let rank = (u64::from(p) * n).div_ceil(100).max(1);
-    Some(sorted[(rank - 1) as usize])
-}
-
 fn row(model: &str, bucket: &str, eps: &[&AgentEpisodeRecord]) -> AgentRow {
     let finished: Vec<_> = eps.iter().filter(|e| e.exit.is_some()).collect();
     let scored: Vec<_> = finished.iter().filter_map(|e| e.resolved).collect();
@@ -202,7 +196,7 @@ pub fn build_agent(input: &AgentReportInput) -> AgentReport {
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "–".to_string(), f)
+    v.map_or_else(|| DASH.to_string(), f)
 }
 
 impl AgentRow {
@@ -213,10 +207,10 @@ impl AgentRow {
             format!("{}/{}", self.finished, self.episodes),
             self.incomplete.to_string(),
             format!("{}", self.resolved),
-            opt(self.resolve_rate, |r| format!("{:.1}%", 100.0 * r)),
-            opt(self.usd_per_task, |c| format!("${c:.4}")),
-            opt(self.mean_steps, |s| format!("{s:.1}")),
-            opt(self.usd_per_step, |c| format!("${c:.5}")),
+            opt(self.resolve_rate, |r| format!("{}%", fixed(100.0 * r, 1))),
+            opt(self.usd_per_task, |c| format!("${}", fixed(c, 4))),
+            opt(self.mean_steps, |s| fixed(s, 1)),
+            opt(self.usd_per_step, |c| format!("${}", fixed(c, 5))),
         ]
     }
 
@@ -232,7 +226,7 @@ impl AgentRow {
                 .iter()
                 .find(|(q, _)| *q == p)
                 .map(|(_, s)| *s);
-            out.push(s.map_or_else(|| "–".into(), |s| s.to_string()));
+            out.push(s.map_or_else(|| DASH.into(), |s| s.to_string()));
         }
         out
     }
@@ -256,86 +250,66 @@ const EXITS: [&str; 5] = [
     "error",
 ];
 
-const MAIN_HEAD: [&str; 9] = [
-    "model",
-    "bucket",
-    "finished",
-    "incomplete",
-    "resolved",
-    "resolve rate",
-    "$ / task",
-    "steps",
-    "$ / step",
+const MAIN_HEAD: [(&str, Align); 9] = [
+    ("model", L),
+    ("bucket", L),
+    ("finished", R),
+    ("incomplete", R),
+    ("resolved", R),
+    ("resolve rate", R),
+    ("$ / task", R),
+    ("steps", R),
+    ("$ / step", R),
 ];
 
-fn termination_head() -> Vec<String> {
-    let mut h: Vec<String> = ["model", "bucket", "n"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    h.extend(TERMINATION_PERCENTILES.iter().map(|p| format!("p{p}")));
-    h
-}
+const TERMINATION_HEAD: [(&str, Align); 10] = [
+    ("model", L),
+    ("bucket", L),
+    ("n", R),
+    ("p5", R),
+    ("p10", R),
+    ("p15", R),
+    ("p25", R),
+    ("p35", R),
+    ("p45", R),
+    ("p50", R),
+];
 
-fn exit_head() -> Vec<String> {
-    let mut h: Vec<String> = ["model", "bucket"].iter().map(|s| s.to_string()).collect();
-    h.extend(EXITS.iter().map(|s| s.to_string()));
-    h.push("incomplete".into());
-    h
-}
+const EXIT_HEAD: [(&str, Align); 8] = [
+    ("model", L),
+    ("bucket", L),
+    ("submitted", R),
+    ("step_limit", R),
+    ("cost_limit", R),
+    ("format_errors", R),
+    ("error", R),
+    ("incomplete", R),
+];
 
-pub(crate) fn md_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut s = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
-    for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    s
-}
-
-pub(crate) fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-pub(crate) fn html_table(head: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let th: String = head
-        .iter()
-        .map(|h| format!("<th>{}</th>", html_escape(h)))
-        .collect();
-    let mut s = format!("<table>\n<tr>{th}</tr>\n");
-    for r in rows {
-        let td: String = r
-            .iter()
-            .map(|c| format!("<td>{}</td>", html_escape(c)))
-            .collect();
-        s.push_str(&format!("<tr>{td}</tr>\n"));
-    }
-    s.push_str("</table>\n");
-    s
-}
-
-/// A titled table: title, head, rows.
-type Section = (&'static str, Vec<String>, Vec<Vec<String>>);
+/// A titled table.
+pub(crate) type Section = (String, Grid);
 
 impl AgentReport {
     fn sections(&self) -> Vec<Section> {
         vec![
             (
-                "Resolve rate and cost per model and bucket",
-                MAIN_HEAD.iter().map(|s| s.to_string()).collect(),
-                self.rows.iter().map(AgentRow::cells).collect(),
+                "Resolve rate and cost per model and bucket".into(),
+                Grid::new(&MAIN_HEAD, self.rows.iter().map(AgentRow::cells).collect()),
             ),
             (
-                "Termination step (model calls) by percentile, nearest rank, finished episodes",
-                termination_head(),
-                self.rows.iter().map(AgentRow::termination_cells).collect(),
+                "Termination step (model calls) by percentile, nearest rank, finished episodes"
+                    .into(),
+                Grid::new(
+                    &TERMINATION_HEAD,
+                    self.rows.iter().map(AgentRow::termination_cells).collect(),
+                ),
             ),
             (
-                "Exit statuses",
-                exit_head(),
-                self.rows.iter().map(AgentRow::exit_cells).collect(),
+                "Exit statuses".into(),
+                Grid::new(
+                    &EXIT_HEAD,
+                    self.rows.iter().map(AgentRow::exit_cells).collect(),
+                ),
             ),
         ]
     }
@@ -353,12 +327,17 @@ impl AgentReport {
         s
     }
 
+    /// The page title.
+    pub(crate) fn page_title(&self) -> String {
+        format!("{} (agent)", self.title)
+    }
+
     /// The report as Markdown.
     pub fn to_markdown(&self) -> String {
-        let mut s = format!("# {} (agent)\n\n{}\n", self.title, self.note());
-        for (title, head, rows) in self.sections() {
+        let mut s = format!("# {}\n\n{}\n", self.page_title(), self.note());
+        for (title, grid) in self.sections() {
             s.push_str(&format!("## {title}\n\n"));
-            s.push_str(&md_table(&head, rows.into_iter()));
+            s.push_str(&grid.markdown());
             s.push('\n');
         }
         if !self.incomplete.is_empty() {
@@ -378,49 +357,44 @@ impl AgentReport {
         v
     }
 
-    /// The report as one self-contained HTML page.
-    pub fn to_html(&self) -> String {
-        let title = html_escape(&self.title);
+    /// The report's HTML sections, without the page around them.
+    pub(crate) fn html_body(&self) -> String {
         let mut s = format!(
-            "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title} (agent)</title>\n<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin-bottom:1.5em}}td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:right}}</style></head><body>\n<h1>{title} (agent)</h1>\n<p>{}</p>\n",
-            html_escape(&self.note()).replace('\n', " ")
+            "<p>{}</p>\n",
+            escape(&self.note()).replace('\n', " ").trim_end()
         );
-        for (t, head, rows) in self.sections() {
-            s.push_str(&format!("<h2>{}</h2>\n", html_escape(t)));
-            s.push_str(&html_table(&head, rows.into_iter()));
+        for (title, grid) in self.sections() {
+            s.push_str(&format!("<h2>{}</h2>\n", escape(&title)));
+            s.push_str(&html_table(&grid));
         }
         if !self.incomplete.is_empty() {
             s.push_str("<h2>Incomplete episodes</h2>\n<ul>\n");
             for (m, t, r, why) in &self.incomplete {
                 s.push_str(&format!(
                     "<li>{} on {} (replicate {r}): {}</li>\n",
-                    html_escape(m),
-                    html_escape(t),
-                    html_escape(why)
+                    escape(m),
+                    escape(t),
+                    escape(why)
                 ));
             }
             s.push_str("</ul>\n");
         }
-        s.push_str("</body></html>\n");
         s
+    }
+
+    /// The report as one self-contained HTML page.
+    pub fn to_html(&self) -> String {
+        format!(
+            "{}{}{PAGE_END}",
+            page_start(&self.page_title()),
+            self.html_body()
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_rank_takes_the_ceiling_rank() {
-        let s: Vec<u32> = (1..=20).collect();
-        assert_eq!(nearest_rank(&s, 5), Some(1));
-        assert_eq!(nearest_rank(&s, 10), Some(2));
-        assert_eq!(nearest_rank(&s, 15), Some(3));
-        assert_eq!(nearest_rank(&s, 50), Some(10));
-        assert_eq!(nearest_rank(&[7], 5), Some(7));
-        assert_eq!(nearest_rank(&[3, 9, 12], 35), Some(9));
-        assert_eq!(nearest_rank(&[], 50), None);
-    }
 
     fn ep(
         model: &str,
@@ -471,7 +445,7 @@ mod tests {
         );
         let md = r.to_markdown();
         assert!(
-            md.contains("| p5 | p10 | p15 | p25 | p35 | p45 | p50 |"),
+            md.contains("|  p5 | p10 | p15 | p25 | p35 | p45 | p50 |"),
             "{md}"
         );
         assert!(md.contains("a on t3 (replicate 0): killed"), "{md}");

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::input::{EpisodeCalls, EpisodeRecord, PairSpec, ReportInput};
-use crate::metrics::{Means, Omission, Plan, PlanRow, Source, Sums};
+use crate::metrics::{Means, Plan, PlanRow, Recovery, Source, Sums};
 use crate::report::{
     ALL_FAMILIES, AVERAGE_K, AnchorRole, CellRow, ExtractionLine, IncompleteEntry, Report, SINGLE,
     SpendLine,
@@ -392,29 +392,20 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
     row.extraction_cost_usd = c.extraction_cost.usd();
     row.extraction_failed = c.extraction_failed;
     row.n_no_answer = counts.no_answer;
-    let handoff = !row.is_anchor();
-    let Some(m) = means else {
-        if handoff {
-            row.qrec_omitted_reason = Some(Omission::NoMatchedUnits);
-            row.csret_omitted_reason = Some(Omission::NoMatchedUnits);
+    if !row.is_anchor() {
+        let r = Recovery::of(means, min_gap);
+        (row.qrec, row.qrec_omitted_reason) = (r.qrec, r.qrec_omitted);
+        (row.csret, row.csret_omitted_reason) = (r.csret, r.csret_omitted);
+        if let Some(m) = means {
+            row.score_lc = Some(m.r_lc);
+            row.score_hc = Some(m.r_hc);
+            row.cost_lc = Some(m.c_lc);
+            row.cost_hc = Some(m.c_hc);
         }
-        return;
-    };
-    row.score = Some(m.r_m);
-    row.cost_per_task = Some(m.c_m);
-    if handoff {
-        row.score_lc = Some(m.r_lc);
-        row.score_hc = Some(m.r_hc);
-        row.cost_lc = Some(m.c_lc);
-        row.cost_hc = Some(m.c_hc);
-        match m.qrec(min_gap) {
-            Ok(q) => row.qrec = Some(q),
-            Err(why) => row.qrec_omitted_reason = Some(why),
-        }
-        match m.csret() {
-            Ok(c) => row.csret = Some(c),
-            Err(why) => row.csret_omitted_reason = Some(why),
-        }
+    }
+    if let Some(m) = means {
+        row.score = Some(m.r_m);
+        row.cost_per_task = Some(m.c_m);
     }
 }
 

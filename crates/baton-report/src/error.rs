@@ -20,6 +20,16 @@ pub enum ReportError {
         /// Its difference, dollars.
         diff_usd: f64,
     },
+    /// A report asked for in a format it is not written in.
+    #[error("the {report} report has no {format} export; it is written as {formats}")]
+    UnsupportedFormat {
+        /// Which report (`agent`).
+        report: &'static str,
+        /// The format asked for.
+        format: crate::ExportFormat,
+        /// The formats it is written in.
+        formats: &'static str,
+    },
     /// Two pairs share a name.
     #[error("pair {pair:?} is declared twice")]
     DuplicatePair {

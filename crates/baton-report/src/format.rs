@@ -47,6 +47,11 @@ pub(crate) enum Align {
     Right,
 }
 
+/// Short names for table headers.
+pub(crate) const L: Align = Align::Left;
+/// See [`L`].
+pub(crate) const R: Align = Align::Right;
+
 /// A table's headers (with alignment) and cells, rendered by each exporter.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Grid {

@@ -14,7 +14,7 @@ use crate::markdown::{
     ALL_FAMILIES_SUFFIX, INCOMPLETE_HEADING, NO_HANDOFFS, RESTART_HEADING, RESTART_INTRO,
     SIMULATED_NOTICE, SMALL_GAP_MARK, anchor_table, direction_title, handoff_table,
 };
-use crate::plot::svg::escape;
+pub(crate) use crate::plot::svg::escape;
 use crate::plot::{DIRECTIONS, pair_slugs};
 use crate::report::{CellRow, Report};
 
@@ -65,16 +65,7 @@ impl Report {
     pub fn to_html(&self) -> String {
         let slugs = pair_slugs(&self.pairs);
         let ci = self.bootstrap.is_some();
-        let mut out = String::new();
-        let _ = write!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n\
-             <h1>{}</h1>\n",
-            escape(&self.title),
-            escape(&self.title)
-        );
+        let mut out = page_start(&self.title);
         if self.simulated {
             let _ = writeln!(
                 out,
@@ -198,7 +189,8 @@ impl Report {
                 let _ = writeln!(out, "<p>{}</p>", escape(paragraph));
             }
         }
-        out.push_str("</footer>\n</main>\n</body>\n</html>\n");
+        out.push_str("</footer>\n");
+        out.push_str(PAGE_END);
         out
     }
 
@@ -232,13 +224,29 @@ impl Report {
     }
 }
 
+/// The start of a report page, both studies': the head with the one style sheet, then
+/// `<main>` and the title as `<h1>`.
+pub(crate) fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <h1>{}</h1>\n",
+        escape(title),
+        escape(title)
+    )
+}
+
+/// The end of a report page.
+pub(crate) const PAGE_END: &str = "</main>\n</body>\n</html>\n";
+
 /// `<code>` around escaped text.
 fn code(s: &str) -> String {
     format!("<code>{}</code>", escape(s))
 }
 
 /// Escapes Markdown-ish text, turning `` `x` `` spans into `<code>`.
-fn inline(s: &str) -> String {
+pub(crate) fn inline(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
     let mut out = String::new();
     for (i, part) in parts.iter().enumerate() {
@@ -257,7 +265,7 @@ fn inline(s: &str) -> String {
 
 /// A table in a scrolling frame with a sticky header; right-aligned columns get
 /// the `num` class, missing values the `na` class.
-fn html_table(grid: &Grid) -> String {
+pub(crate) fn html_table(grid: &Grid) -> String {
     let class = |a: Align| match a {
         Align::Left => "",
         Align::Right => " class=\"num\"",

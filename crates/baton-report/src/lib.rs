@@ -26,6 +26,13 @@
 //! its fired counts, the Table-1 aggregate, windows, buckets, restart controls, the
 //! step-cost decomposition, bootstrap intervals and the cost audit.
 //!
+//! Both studies' numbers come from one metrics core: per-task sums and equal-weight
+//! means, QRec and CSRet with the omission rule, the restart controls' composition
+//! (`metrics.rs`), the paired bootstrap (`bootstrap.rs`) and the percentile rules
+//! ([`nearest_rank`], linear interpolation; `percentile.rs`). Both reports are written
+//! through one trait, [`Export`] ([`Report`] and [`AgentExperimentReport`]), in the
+//! [`ExportFormat`]s each supports, with the same tables and escaping.
+//!
 //! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
 //! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
 //! [`CellRow`]s, [`RestartControl`]s and [`IncompleteEntry`]s; [`Report::plots`]
@@ -89,12 +96,14 @@ mod assemble;
 mod bootstrap;
 mod csv;
 mod error;
+mod export;
 mod format;
 mod html;
 mod input;
 mod latex;
 mod markdown;
 mod metrics;
+mod percentile;
 mod plot;
 mod protocol;
 mod report;
@@ -102,7 +111,7 @@ mod restart;
 
 pub use agent::{
     AgentEpisodeRecord, AgentReport, AgentReportInput, AgentRow, TERMINATION_PERCENTILES,
-    build_agent, nearest_rank,
+    build_agent,
 };
 pub use agent_study::{
     Audit, Decomposition, Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
@@ -111,10 +120,12 @@ pub use agent_study::{
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;
 pub use error::ReportError;
+pub use export::{AgentExperimentReport, Export, ExportFormat};
 pub use input::{
     BootstrapConfig, EpisodeCalls, EpisodeId, EpisodeRecord, PairSpec, ReportInput, SkippedTask,
 };
 pub use metrics::{MIN_QUALITY_GAP, Omission};
+pub use percentile::nearest_rank;
 pub use plot::Plot;
 pub use protocol::BaselineRow;
 pub use report::{

@@ -1,11 +1,14 @@
-//! The arithmetic: per-task sums, equal-weight means, QRec and CSRet.
+//! The metrics core of both studies: per-task sums, equal-weight means, QRec and CSRet
+//! with the omission rule, and the restart controls' composition.
 //!
-//! Every table row is a [`Source`]: either per-task sums over matched units in one
-//! family (a base row), or the equal-weight mean of earlier rows (a family
-//! aggregate or an average over switch points). A [`Plan`] evaluates all rows for
-//! one vector of task weights; the point estimate uses weight 1 for every task and
-//! each bootstrap draw uses how often the draw picked each task, so the point
-//! estimate and the intervals go through the same code.
+//! Every table row of the chat study and of the agent handoff study is a [`Source`]:
+//! either per-task sums over matched units in one stratum (a family, or the agent
+//! study's one task set: a base row), or the equal-weight mean of earlier rows (a family
+//! aggregate, an average over switch points or percentiles, a window). A [`Plan`]
+//! evaluates all rows for one vector of task weights; the point estimate uses weight 1
+//! for every task and each bootstrap draw ([`crate::bootstrap::resample`]) uses how often
+//! the draw picked each task, so the point estimate and the intervals go through the same
+//! code. A unit's score is 0..=1 (a verdict, or BLEU/100); rows are in points.
 
 use serde::Serialize;
 
@@ -41,8 +44,48 @@ pub(crate) struct Means {
     pub c_hc: f64,
 }
 
+/// The sums of one matched unit: the row's score and cost, then each anchor's.
+pub(crate) fn unit_sums(m: (f64, f64), lc: (f64, f64), hc: (f64, f64)) -> Sums {
+    [1.0, m.0, m.1, lc.0, lc.1, hc.0, hc.1]
+}
+
+/// Adds one unit's (or task's) sums to `acc`.
+pub(crate) fn add_sums(acc: &mut Sums, s: &Sums) {
+    for (a, v) in acc.iter_mut().zip(s) {
+        *a += v;
+    }
+}
+
+/// One unit of a restart control: the escalation's prefix cost through the switch (LC's
+/// calls, attributed, never estimated) and both anchors' score and cost on the unit.
+///
+/// `abort+HC` runs LC through the switch, gives up and runs HC from the start: it costs
+/// the prefix plus HC-only and scores as HC-only. `LC-full+HC-full` runs LC to the end,
+/// then HC from the start: LC-only plus HC-only, scoring as HC-only. Both are composed
+/// from stored episodes and compared with the same anchors, so their CSRet is
+/// [`Means::csret`] of the composed row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RestartUnit {
+    pub prefix: f64,
+    pub lc: (f64, f64),
+    pub hc: (f64, f64),
+}
+
+impl RestartUnit {
+    /// The unit's sums as an `abort+HC` row.
+    pub fn abort(&self) -> Sums {
+        unit_sums((self.hc.0, self.prefix + self.hc.1), self.lc, self.hc)
+    }
+
+    /// The unit's sums as an `LC-full+HC-full` row.
+    pub fn full_restart(&self) -> Sums {
+        unit_sums((self.hc.0, self.lc.1 + self.hc.1), self.lc, self.hc)
+    }
+}
+
 impl Means {
-    fn from_sums(s: &Sums) -> Option<Means> {
+    /// The means of summed units (`None` without any).
+    pub fn from_sums(s: &Sums) -> Option<Means> {
         let n = s[N];
         (n > 0.0).then(|| Means {
             r_m: 100.0 * s[R_M] / n,
@@ -54,7 +97,8 @@ impl Means {
         })
     }
 
-    fn mean_of<'a>(items: impl Iterator<Item = &'a Means>) -> Option<Means> {
+    /// The equal-weight mean of rows' means (`None` without any).
+    pub fn mean_of<'a>(items: impl Iterator<Item = &'a Means>) -> Option<Means> {
         let mut acc = [0.0; 6];
         let mut n = 0.0;
         for m in items {
@@ -96,6 +140,35 @@ impl Means {
             Err(Omission::ZeroCostGap)
         } else {
             Ok(100.0 * (self.c_hc - self.c_m) / gap)
+        }
+    }
+}
+
+/// A handoff row's QRec and CSRet, each with why it is missing when it is: the one place
+/// both studies' rows get them from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Recovery {
+    pub qrec: Option<f64>,
+    pub qrec_omitted: Option<Omission>,
+    pub csret: Option<f64>,
+    pub csret_omitted: Option<Omission>,
+}
+
+impl Recovery {
+    /// From a row's means (`None`: no matched unit); `min_gap` applies the 5-point rule.
+    pub fn of(means: Option<&Means>, min_gap: bool) -> Recovery {
+        let split = |v: Result<f64, Omission>| match v {
+            Ok(v) => (Some(v), None),
+            Err(why) => (None, Some(why)),
+        };
+        let none = Err(Omission::NoMatchedUnits);
+        let (qrec, qrec_omitted) = split(means.map_or(none, |m| m.qrec(min_gap)));
+        let (csret, csret_omitted) = split(means.map_or(none, Means::csret));
+        Recovery {
+            qrec,
+            qrec_omitted,
+            csret,
+            csret_omitted,
         }
     }
 }
@@ -179,9 +252,7 @@ impl Plan {
                     match weights {
                         None => {
                             for (_, s) in sums {
-                                for (a, v) in acc.iter_mut().zip(s) {
-                                    *a += v;
-                                }
+                                add_sums(&mut acc, s);
                             }
                         }
                         Some(w) => {
@@ -209,7 +280,17 @@ impl Plan {
     /// Percentile 95% intervals of score, QRec and CSRet per row, from a paired
     /// task-level bootstrap stratified by family.
     pub fn intervals(&self, cfg: &BootstrapConfig) -> Vec<RowIntervals> {
-        crate::bootstrap::intervals(self, cfg)
+        crate::bootstrap::resample(self, cfg, |_| {})
+    }
+
+    /// Adds a row; returns its index.
+    pub fn push(&mut self, source: Source, handoff: bool, min_gap: bool) -> usize {
+        self.rows.push(PlanRow {
+            source,
+            handoff,
+            min_gap,
+        });
+        self.rows.len() - 1
     }
 }
 

@@ -28,13 +28,12 @@
 use std::collections::BTreeMap;
 
 use baton_types::{Baseline, Cell, EpisodeStatus, Family};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::bootstrap::quantile;
 use crate::format::{Align, Grid, dollars, interval as ci_text, one_decimal};
 use crate::input::{BootstrapConfig, EpisodeRecord, PairSpec};
+use crate::metrics::{Means, Plan, Source, Sums, add_sums, unit_sums};
+use crate::percentile::quantile;
 use crate::report::{ALL_FAMILIES, CellRow};
 
 /// One baseline cell in one family (or all families), against the model's sharded
@@ -237,10 +236,8 @@ pub(crate) fn baseline_rows(
                     .collect();
                 let matched = Matched::new(&usable, &sharded);
                 row.n_matched = matched.units;
-                if let Some((b, s)) = matched.means() {
-                    row.baseline_score_matched = Some(100.0 * b);
-                    row.sharded_score = Some(100.0 * s);
-                    row.degradation = Some(100.0 * (b - s));
+                if let Some(m) = matched.means() {
+                    set_degradation(&mut row, &m);
                 }
                 if let Some(cfg) = bootstrap {
                     row.degradation_ci = interval(std::slice::from_ref(&matched), cfg);
@@ -273,14 +270,9 @@ pub(crate) fn baseline_rows(
                 .map(|(_, m)| m)
                 .filter(|m| m.units > 0)
                 .collect();
-            let means: Vec<(f64, f64)> = with_units.iter().filter_map(Matched::means).collect();
-            if !means.is_empty() {
-                let n = means.len() as f64;
-                let b = means.iter().map(|m| m.0).sum::<f64>() / n;
-                let s = means.iter().map(|m| m.1).sum::<f64>() / n;
-                row.baseline_score_matched = Some(100.0 * b);
-                row.sharded_score = Some(100.0 * s);
-                row.degradation = Some(100.0 * (b - s));
+            let means: Vec<Means> = with_units.iter().filter_map(Matched::means).collect();
+            if let Some(m) = Means::mean_of(means.iter()) {
+                set_degradation(&mut row, &m);
                 if let Some(cfg) = bootstrap {
                     row.degradation_ci = interval(&with_units, cfg);
                 }
@@ -323,22 +315,29 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
-/// Matched units of one family, as per-task sums: (units, baseline sum, sharded sum).
+/// The matched scores of a baseline row: the baseline as the row's cell, `single(M)` as
+/// its (LC) anchor, so `degradation = R_m − R_LC`, in points.
+fn set_degradation(row: &mut BaselineRow, m: &Means) {
+    row.baseline_score_matched = Some(m.r_m);
+    row.sharded_score = Some(m.r_lc);
+    row.degradation = Some(m.r_m - m.r_lc);
+}
+
+/// Matched units of one family, as per-task sums in the metrics core's layout: the
+/// baseline's score as the cell's, `single(M)`'s as the LC anchor's (no costs).
 struct Matched {
-    tasks: Vec<(f64, f64, f64)>,
+    tasks: Vec<Sums>,
     units: usize,
 }
 
 impl Matched {
     fn new(baseline: &BTreeMap<(&str, u32), f64>, sharded: &BTreeMap<(&str, u32), f64>) -> Self {
-        let mut by_task: BTreeMap<&str, (f64, f64, f64)> = BTreeMap::new();
+        let mut by_task: BTreeMap<&str, Sums> = BTreeMap::new();
         let mut units = 0;
-        for (unit, b) in baseline {
-            if let Some(s) = sharded.get(unit) {
+        for (unit, &b) in baseline {
+            if let Some(&s) = sharded.get(unit) {
                 let t = by_task.entry(unit.0).or_default();
-                t.0 += 1.0;
-                t.1 += b;
-                t.2 += s;
+                add_sums(t, &unit_sums((b, 0.0), (s, 0.0), (0.0, 0.0)));
                 units += 1;
             }
         }
@@ -348,51 +347,46 @@ impl Matched {
         }
     }
 
-    /// (baseline mean, sharded mean) over the units, weighting each draw's tasks.
-    fn weighted(&self, weights: Option<&[f64]>) -> Option<(f64, f64)> {
-        let (mut n, mut b, mut s) = (0.0, 0.0, 0.0);
-        for (i, t) in self.tasks.iter().enumerate() {
-            let w = weights.map_or(1.0, |w| w[i]);
-            n += w * t.0;
-            b += w * t.1;
-            s += w * t.2;
+    fn source(&self, stratum: usize) -> Source {
+        Source::Tasks {
+            family: stratum,
+            sums: self.tasks.iter().copied().enumerate().collect(),
         }
-        (n > 0.0).then(|| (b / n, s / n))
     }
 
-    fn means(&self) -> Option<(f64, f64)> {
-        self.weighted(None)
+    fn means(&self) -> Option<Means> {
+        let mut acc = [0.0; 7];
+        for t in &self.tasks {
+            add_sums(&mut acc, t);
+        }
+        Means::from_sums(&acc)
     }
 }
 
 /// The paired 95% interval of the equal-weight mean over `families` of (baseline −
-/// sharded) × 100, resampling each family's tasks with replacement (the draws of the
-/// report's bootstrap: same seed, same number of resamples).
+/// sharded), in points, resampling each family's tasks with replacement (the report's
+/// bootstrap: same seed, same number of resamples).
 fn interval(families: &[Matched], cfg: &BootstrapConfig) -> Option<[f64; 2]> {
     if families.iter().all(|m| m.tasks.is_empty()) {
         return None;
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let mut weights: Vec<Vec<f64>> = families.iter().map(|m| vec![0.0; m.tasks.len()]).collect();
+    let mut plan = Plan {
+        rows: Vec::new(),
+        family_sizes: families.iter().map(|m| m.tasks.len()).collect(),
+    };
+    let rows: Vec<usize> = families
+        .iter()
+        .enumerate()
+        .map(|(i, m)| plan.push(m.source(i), false, false))
+        .collect();
+    let all = plan.push(Source::Mean(rows), false, false);
     let mut draws = Vec::with_capacity(cfg.replicates);
-    for _ in 0..cfg.replicates {
-        for w in &mut weights {
-            let n = w.len();
-            w.fill(0.0);
-            for _ in 0..n {
-                w[rng.gen_range(0..n as u32) as usize] += 1.0;
-            }
+    crate::bootstrap::resample(&plan, cfg, |rows| {
+        if let Some(m) = &rows[all] {
+            draws.push(m.r_m - m.r_lc);
         }
-        let diffs: Vec<f64> = families
-            .iter()
-            .zip(&weights)
-            .filter_map(|(m, w)| m.weighted(Some(w)).map(|(b, s)| b - s))
-            .collect();
-        if !diffs.is_empty() {
-            draws.push(100.0 * diffs.iter().sum::<f64>() / diffs.len() as f64);
-        }
-    }
-    crate::bootstrap::percentile_interval(&mut draws)
+    });
+    crate::percentile::percentile_interval(&mut draws)
 }
 
 /// Heading of the baselines section.

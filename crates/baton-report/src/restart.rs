@@ -4,7 +4,9 @@
 //! cost = LC's attributed prefix cost through K + HC-only cost, quality = HC-only.
 //! `LC-full+HC-full` runs LC to the end, then HC from the start: cost = LC-only +
 //! HC-only, quality = HC-only. Both are composed from stored episodes; the prefix
-//! cost comes from the escalation episodes' `prefix_cost` and is never estimated.
+//! cost comes from the escalation episodes' `prefix_cost` and is never estimated. The
+//! composition of a unit and its CSRet are the metrics core's ([`RestartUnit`],
+//! [`Means::csret`]), shared with the agent handoff study.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,15 +14,27 @@ use baton_types::{Cell, Direction, Family};
 
 use crate::assemble::{CellData, Index, Unit, endpoints};
 use crate::input::PairSpec;
+use crate::metrics::{Means, RestartUnit, add_sums};
 use crate::report::{ALL_FAMILIES, RestartControl};
 
-/// Mean HC score (points), LC cost, HC cost and prefix cost over units.
+/// A restart control's composed rows over matched units: `abort+HC`, `LC-full+HC-full`
+/// and the mean prefix cost.
 #[derive(Debug, Clone, Copy)]
 struct Parts {
-    quality: f64,
-    cost_lc: f64,
-    cost_hc: f64,
+    abort: Means,
+    full: Means,
     prefix: f64,
+}
+
+impl Parts {
+    /// The equal-weight mean of families' parts (`None` without any).
+    fn mean_of(parts: &[Parts]) -> Option<Parts> {
+        Some(Parts {
+            abort: Means::mean_of(parts.iter().map(|p| &p.abort))?,
+            full: Means::mean_of(parts.iter().map(|p| &p.full))?,
+            prefix: parts.iter().map(|p| p.prefix).sum::<f64>() / parts.len() as f64,
+        })
+    }
 }
 
 pub(crate) fn controls(
@@ -77,13 +91,7 @@ pub(crate) fn controls(
         }
     }
     for (switch, (n_units, parts)) in by_switch {
-        let n = parts.len() as f64;
-        let mean = (n > 0.0).then(|| Parts {
-            quality: parts.iter().map(|p| p.quality).sum::<f64>() / n,
-            cost_lc: parts.iter().map(|p| p.cost_lc).sum::<f64>() / n,
-            cost_hc: parts.iter().map(|p| p.cost_hc).sum::<f64>() / n,
-            prefix: parts.iter().map(|p| p.prefix).sum::<f64>() / n,
-        });
+        let mean = Parts::mean_of(&parts);
         out.push(control(pair, ALL_FAMILIES, &switch.label(), n_units, mean));
     }
     out
@@ -95,29 +103,31 @@ fn compose(
     hc: Option<&CellData>,
 ) -> Option<(usize, Parts)> {
     let (lc, hc) = (lc?, hc?);
-    let mut acc = [0.0; 4];
+    let (mut abort, mut full) = ([0.0; 7], [0.0; 7]);
+    let mut prefix_sum = 0.0;
     let mut n = 0usize;
     for (unit, &(sum, k)) in prefix {
-        let (Some(&(_, cl)), Some(&(sh, ch))) = (lc.usable.get(unit), hc.usable.get(unit)) else {
+        let (Some(&l), Some(&h)) = (lc.usable.get(unit), hc.usable.get(unit)) else {
             continue;
         };
-        for (a, v) in acc.iter_mut().zip([100.0 * sh, cl, ch, sum / k as f64]) {
-            *a += v;
-        }
+        let u = RestartUnit {
+            prefix: sum / k as f64,
+            lc: l,
+            hc: h,
+        };
+        add_sums(&mut abort, &u.abort());
+        add_sums(&mut full, &u.full_restart());
+        prefix_sum += u.prefix;
         n += 1;
     }
-    let d = n as f64;
-    (n > 0).then(|| {
-        (
-            n,
-            Parts {
-                quality: acc[0] / d,
-                cost_lc: acc[1] / d,
-                cost_hc: acc[2] / d,
-                prefix: acc[3] / d,
-            },
-        )
-    })
+    Some((
+        n,
+        Parts {
+            abort: Means::from_sums(&abort)?,
+            full: Means::from_sums(&full)?,
+            prefix: prefix_sum / n as f64,
+        },
+    ))
 }
 
 fn control(
@@ -127,24 +137,18 @@ fn control(
     n_units: usize,
     p: Option<Parts>,
 ) -> RestartControl {
-    let csret = |p: &Parts, cost: f64| {
-        let gap = p.cost_hc - p.cost_lc;
-        (gap.abs() >= 1e-12).then(|| 100.0 * (p.cost_hc - cost) / gap)
-    };
-    let abort = p.map(|p| p.prefix + p.cost_hc);
-    let full = p.map(|p| p.cost_lc + p.cost_hc);
     RestartControl {
         pair: pair.name.clone(),
         family: family.to_owned(),
         k: k.to_owned(),
         n_units,
-        quality: p.map(|p| p.quality),
-        cost_lc: p.map(|p| p.cost_lc),
-        cost_hc: p.map(|p| p.cost_hc),
+        quality: p.map(|p| p.abort.r_m),
+        cost_lc: p.map(|p| p.abort.c_lc),
+        cost_hc: p.map(|p| p.abort.c_hc),
         prefix_cost: p.map(|p| p.prefix),
-        abort_hc_cost: abort,
-        abort_hc_csret: p.zip(abort).and_then(|(p, c)| csret(&p, c)),
-        full_restart_cost: full,
-        full_restart_csret: p.zip(full).and_then(|(p, c)| csret(&p, c)),
+        abort_hc_cost: p.map(|p| p.abort.c_m),
+        abort_hc_csret: p.and_then(|p| p.abort.csret().ok()),
+        full_restart_cost: p.map(|p| p.full.c_m),
+        full_restart_csret: p.and_then(|p| p.full.csret().ok()),
     }
 }

@@ -460,12 +460,12 @@ pub struct ReportArgs {
     /// Write to this file instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Bootstrap replicates for 95% intervals (0 turns them off).
+    /// Bootstrap replicates for 95% intervals (0 turns them off), in both studies.
     #[arg(long, default_value_t = 10_000)]
     pub bootstrap: usize,
-    /// Bootstrap seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Bootstrap seed (default 0; an agent study's own `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 /// `baton score`.

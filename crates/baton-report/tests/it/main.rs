@@ -6,6 +6,7 @@ mod exports;
 mod html;
 mod metrics;
 mod protocol;
+mod study;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};

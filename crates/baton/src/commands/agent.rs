@@ -7,9 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use baton_runner::STORE_FILE;
-use baton_runner::agent::{
-    AgentRunOptions, AgentRunSummary, AgentRunner, AgentSpec, agent_report_input,
-};
+use baton_runner::agent::{AgentRunOptions, AgentRunSummary, AgentRunner, AgentSpec};
 use baton_types::{Cost, EpisodeStatus};
 
 use crate::Outcome;
@@ -182,44 +180,12 @@ fn outcome(s: &AgentRunSummary) -> Outcome {
 /// A handoff study's store adds the study (switch calls, cells, Table 1, restart
 /// controls, …) after the cost audit passed; a failed audit is an error and prints nothing.
 pub fn report_text(path: &Path, format: Format) -> Result<String> {
-    let report = baton_report::build_agent(&agent_report_input(path)?);
-    let study = match baton_runner::agent::study_input(path, baton_runner::agent::STUDY_BOOTSTRAP)?
-    {
-        Some(input) => Some(baton_report::build_study(&input)?),
-        None => None,
-    };
-    Ok(match format {
-        Format::Md => {
-            let mut s = report.to_markdown();
-            if let Some(study) = &study {
-                s.push('\n');
-                s.push_str(&study.to_markdown());
-            }
-            s
-        }
-        Format::Json => {
-            let mut v = report.to_json();
-            if let (Some(study), Some(obj)) = (&study, v.as_object_mut())
-                && let serde_json::Value::Object(extra) = study.to_json()
-            {
-                obj.extend(extra);
-            }
-            serde_json::to_string_pretty(&v).expect("json always serializes") + "\n"
-        }
-        Format::Html => {
-            let html = report.to_html();
-            match &study {
-                Some(study) => html.replace(
-                    "</body></html>",
-                    &format!("{}</body></html>", study.to_html()),
-                ),
-                None => html,
-            }
-        }
-        Format::Csv | Format::Latex => anyhow::bail!(
-            "the agent report is written as md, json or html; --format {format:?} is for handoff experiments"
-        ),
-    })
+    let report =
+        crate::commands::report::agent_report(path, baton_runner::agent::STUDY_BOOTSTRAP, None)?;
+    Ok(baton_report::Export::export(
+        &report,
+        crate::commands::report::export_format(format),
+    )?)
 }
 
 /// Whether the store at `path` holds an agent experiment.

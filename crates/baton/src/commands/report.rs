@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use baton_report::{BootstrapConfig, Report};
+use baton_report::{AgentExperimentReport, BootstrapConfig, Export, ExportFormat, Report};
 use baton_runner::STORE_FILE;
+use baton_runner::agent::agent_report_input;
 
 use crate::Outcome;
 use crate::cli::{Format, ReportArgs};
@@ -16,18 +17,12 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         args.results.clone()
     };
-    let text = if crate::commands::agent::is_agent_store(&path) {
-        crate::commands::agent::report_text(&path, args.format)?
+    let report: Box<dyn Export> = if crate::commands::agent::is_agent_store(&path) {
+        Box::new(agent_report(&path, args.bootstrap, args.seed)?)
     } else {
-        let report = build_report(&path, args.bootstrap, args.seed)?;
-        match args.format {
-            Format::Md => report.to_markdown(),
-            Format::Csv => report.to_csv(),
-            Format::Json => report.to_json_string(),
-            Format::Latex => report.to_latex(),
-            Format::Html => report.to_html(),
-        }
+        Box::new(build_report(&path, args.bootstrap, args.seed.unwrap_or(0))?)
     };
+    let text = report.export(export_format(args.format))?;
     match &args.out {
         Some(out) => {
             write_file(out, &text)?;
@@ -36,6 +31,17 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
         None => printer.out(&text)?,
     }
     Ok(Outcome::Success)
+}
+
+/// The library's name for a `--format`.
+pub fn export_format(format: Format) -> ExportFormat {
+    match format {
+        Format::Md => ExportFormat::Markdown,
+        Format::Csv => ExportFormat::Csv,
+        Format::Json => ExportFormat::Json,
+        Format::Latex => ExportFormat::Latex,
+        Format::Html => ExportFormat::Html,
+    }
 }
 
 /// Read a store and build the report.
@@ -47,6 +53,26 @@ pub fn build_report(path: &Path, bootstrap: usize, seed: u64) -> Result<Report> 
     Ok(baton_report::build(&baton_runner::report_input(
         path, bootstrap,
     )?))
+}
+
+/// Read an agent store and build its report, with the handoff study when the experiment
+/// has one: `bootstrap` draws (0: no intervals), seeded by `seed` or else by the
+/// experiment's own seed.
+pub fn agent_report(
+    path: &Path,
+    bootstrap: usize,
+    seed: Option<u64>,
+) -> Result<AgentExperimentReport> {
+    let agent = baton_report::build_agent(&agent_report_input(path)?);
+    let study = match baton_runner::agent::study_input(path, bootstrap)? {
+        Some(mut input) => {
+            input.bootstrap = bootstrap;
+            input.seed = seed.unwrap_or(input.seed);
+            Some(baton_report::build_study(&input)?)
+        }
+        None => None,
+    };
+    Ok(AgentExperimentReport { agent, study })
 }
 
 /// Write a file atomically, creating its folder.

@@ -174,12 +174,43 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
     assert!(cells.iter().all(|c| c["p"].is_u64() && c["n"] == 4));
     assert_eq!(v["table1"].as_array().unwrap().len(), 2 * 5);
     assert_eq!(v["restart_controls"].as_array().unwrap().len(), 2);
+    // --bootstrap N sets the study's draws (default 10,000; 0: no interval)
+    let replicates = |v: &serde_json::Value| -> Vec<u64> {
+        v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["replicates"].as_u64().unwrap())
+            .collect()
+    };
+    // (a draw counts when it leaves both the interface and compact_pre a matched unit)
+    assert!(
+        replicates(&v).iter().all(|&n| n > 5_000 && n <= 10_000),
+        "{v}"
+    );
+    let report_with = |n: &str| -> serde_json::Value {
+        let out = baton(
+            dir.path(),
+            &["report", "forked", "--format", "json", "--bootstrap", n],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let few = report_with("50");
+    assert!(!replicates(&few).is_empty());
+    assert!(replicates(&few).iter().all(|&n| n > 0 && n <= 50), "{few}");
+    assert_ne!(few["intervals"], v["intervals"]);
+    assert!(few["table1"][0]["pass_rate_ci"].is_array(), "{few}");
+    let none = report_with("0");
+    assert_eq!(none["intervals"], serde_json::json!([]));
+    assert!(none["table1"][0]["pass_rate_ci"].is_null());
     let html = baton(dir.path(), &["report", "forked", "--format", "html"]);
     let html = stdout(&html);
     assert!(
-        html.contains("<h2>Table 1") && html.ends_with("</body></html>\n"),
+        html.contains("<h2>Table 1") && html.ends_with("</body>\n</html>\n"),
         "{html}"
     );
+    assert_eq!(html.matches("<body>").count(), 1, "one page: {html}");
     for plot in [
         "Pass rate by switch percentile: lc/hc, escalation",
         "Cost and quality: lc/hc, downshift",
