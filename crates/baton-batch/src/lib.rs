@@ -62,14 +62,15 @@
 mod client;
 mod factory;
 mod provider;
+mod results;
 mod service;
 mod split;
 
 pub use baton_models::{BatchJournal, JournalBatch};
-pub use client::BatchClient;
+pub use client::{BatchClient, DOWNLOAD_TIMEOUT};
 pub use factory::{BatchProviders, batch_api};
-pub use provider::{BatchOptions, BatchingProvider, MemoryJournal};
-pub use service::{BatchService, ServiceConfig, ServiceStats};
+pub use provider::{BatchOptions, BatchingProvider, MIN_POLL, MemoryJournal};
+pub use service::{BatchFaults, BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 
 use serde_json::Value;
@@ -136,6 +137,9 @@ pub struct BatchStatus {
     pub done: u64,
     /// Items in the batch.
     pub total: u64,
+    /// When the provider says it created the batch (Unix seconds), when it says: a
+    /// resumed process measures the batch's deadline from it.
+    pub created_unix: Option<i64>,
 }
 
 /// What became of one item.
@@ -155,6 +159,53 @@ pub enum Outcome {
     Expired,
     /// Not processed because the batch was cancelled.
     Canceled,
+    /// The item's result line could not be read (not JSON, over the line cap, or not
+    /// the API's shape). `billed` says whether the line stood for an answered item (an
+    /// OpenAI output-file line, any Anthropic line): such an item is paid for, so it is
+    /// one unusable billed attempt, never a lost batch.
+    Unreadable {
+        /// Whether the provider billed the item.
+        billed: bool,
+        /// What was wrong with the line (the configured key redacted).
+        message: String,
+        /// The start of the line, as text (the configured key redacted).
+        excerpt: String,
+    },
+}
+
+impl Outcome {
+    /// Whether the provider bills this item: answered, or an unreadable line that stood
+    /// for an answered item.
+    pub fn billed(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Succeeded(_) | Outcome::Unreadable { billed: true, .. }
+        )
+    }
+}
+
+/// Where a streamed results download ([`BatchClient::results_each`]) hands its items,
+/// one line at a time, so no results file is ever held whole.
+pub trait ResultSink: Send {
+    /// Whether the item is wanted: lines of other items are skipped without being
+    /// parsed further.
+    fn wants(&self, custom_id: &str) -> bool;
+    /// Takes one wanted item's result.
+    fn take(&mut self, result: ItemResult);
+}
+
+/// What a results download read besides the items it handed to its [`ResultSink`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultsRead {
+    /// Lines handed to the sink.
+    pub taken: u64,
+    /// Lines of items the sink did not want.
+    pub skipped: u64,
+    /// Lines that could not be read and name no item (each may be an answered item
+    /// whose result is lost).
+    pub unreadable: u64,
+    /// What was wrong with the first of them.
+    pub first_unreadable: Option<String>,
 }
 
 /// One item's result, by its `custom_id`.
@@ -177,6 +228,19 @@ pub enum BatchError {
         url: String,
         /// What happened.
         message: String,
+    },
+    /// The server answered with a redirect, which is never followed (the key must not
+    /// go to another host).
+    #[error(
+        "batch request to {url} was redirected (HTTP {status}) to {to}; redirects are not followed"
+    )]
+    Redirected {
+        /// The URL.
+        url: String,
+        /// The redirect status.
+        status: u16,
+        /// The host it pointed to (`elsewhere` when unreadable).
+        to: String,
     },
     /// The server answered with an error status.
     #[error("batch request to {url} was refused with HTTP {status}: {message}")]

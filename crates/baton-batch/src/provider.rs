@@ -13,8 +13,11 @@ use baton_models::{
 };
 use baton_models::{Request, Response};
 use tokio::sync::{OnceCell, oneshot};
+use tokio::time::Instant;
 
-use crate::{BatchClient, BatchError, BatchItem, Limits, Outcome, split};
+use crate::{
+    BatchClient, BatchError, BatchItem, BatchStatus, ItemResult, Limits, Outcome, ResultSink, split,
+};
 
 /// A journal in memory (for tests and for runs that need no resume).
 #[derive(Debug, Default)]
@@ -150,7 +153,23 @@ pub struct BatchOptions {
     /// Where a failed, expired or cancelled item's retry goes: a later round, or one
     /// direct request (whose reply has no batch id).
     pub retry: BatchRetry,
+    /// How long a batch may run, from its creation (by the provider's clock when it
+    /// says, else from when this process started polling it): past it the batch is
+    /// asked to cancel, and if it still has not ended after a grace (a tenth of the
+    /// deadline, ten minutes at most) its callers get an error, never a poll forever.
+    pub deadline: Duration,
 }
+
+/// The shortest poll interval, whatever `poll_min` says: 0 would be a busy loop.
+pub const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// The longest grace after a deadline's cancel request.
+const MAX_CANCEL_GRACE: Duration = Duration::from_secs(600);
+
+/// How many times in a row the provider must refuse a batch (404, 410, 401, 403, a
+/// redirect) before polling gives up on it: a batch can take a moment to show after
+/// its create request was answered.
+const REFUSALS: u32 = 3;
 
 /// What a caller gets: the item's outcome, the batch it came from and the item's id.
 type Delivered = Result<(Outcome, String, String), ProviderError>;
@@ -188,10 +207,15 @@ struct State {
 }
 
 impl State {
-    /// Takes in the journal: ids already used, and the unfinished batches' items.
-    fn load(&mut self, batches: Vec<JournalBatch>) {
+    /// Takes in the journal: ids already used, and the unfinished batches' items. Gives
+    /// the unfinished batches every item of which is stored: nothing is left to collect.
+    fn load(&mut self, batches: Vec<JournalBatch>) -> Vec<String> {
+        let mut complete = Vec::new();
         for batch in batches {
             let stored: HashSet<String> = batch.stored.into_iter().collect();
+            if !batch.finished && batch.custom_ids.iter().all(|id| stored.contains(id)) {
+                complete.push(batch.batch_id.clone());
+            }
             for id in batch.custom_ids {
                 let Some(fingerprint) = self.reserve(&id) else {
                     continue;
@@ -204,6 +228,7 @@ impl State {
                 }
             }
         }
+        complete
     }
 
     /// Never use item id `id` (`<fingerprint>-<n>`) again: its fingerprint's ids go on
@@ -290,11 +315,17 @@ impl BatchingProvider {
                 let batches = self.journal.batches().await.map_err(|e| {
                     ProviderError::Config(format!("the batch journal could not be read: {e}"))
                 })?;
-                let mut state = Self::lock(&self.state);
-                state.load(batches);
-                // ids of submissions that made no batch: sent under new ones
-                for id in &reserved {
-                    state.reserve(id);
+                let complete = {
+                    let mut state = Self::lock(&self.state);
+                    let complete = state.load(batches);
+                    // ids of submissions that made no batch: sent under new ones
+                    for id in &reserved {
+                        state.reserve(id);
+                    }
+                    complete
+                };
+                for batch_id in complete {
+                    record_finished(self.journal.as_ref(), &batch_id).await;
                 }
                 Ok(())
             })
@@ -464,6 +495,26 @@ impl BatchingProvider {
                     retry_after: None,
                 },
             )),
+            Outcome::Unreadable {
+                billed: true,
+                message,
+                excerpt,
+            } => Err(ProviderError::Unusable {
+                message: format!("batch result line unreadable: {message}"),
+                usage: None,
+                raw: (!excerpt.is_empty()).then_some(excerpt),
+                batch: Some(Box::new((batch_id, item))),
+            }),
+            Outcome::Unreadable {
+                billed: false,
+                message,
+                ..
+            } => Err(self.item_failed(
+                request,
+                ProviderError::Connection(format!(
+                    "the batch's error line for this item is unreadable: {message}"
+                )),
+            )),
             Outcome::Expired => Err(self.item_failed(
                 request,
                 ProviderError::Connection(
@@ -538,9 +589,9 @@ fn batch_error(e: &BatchError) -> ProviderError {
             message: message.clone(),
             retry_after: None,
         },
-        BatchError::InvalidId { .. } | BatchError::TooLarge { .. } => {
-            ProviderError::Config(e.to_string())
-        }
+        BatchError::InvalidId { .. }
+        | BatchError::TooLarge { .. }
+        | BatchError::Redirected { .. } => ProviderError::Config(e.to_string()),
         BatchError::Http { .. } | BatchError::Protocol { .. } => {
             ProviderError::Connection(e.to_string())
         }
@@ -641,7 +692,7 @@ async fn create(
             tracing::warn!(submission = %token, "creating a batch got no clear answer, looking for it: {e}");
             // A create still in progress when its request gave up may take a moment to
             // show in the provider's list.
-            tokio::time::sleep(options.poll_min).await;
+            tokio::time::sleep(options.poll_min.max(MIN_POLL)).await;
             let submission = InDoubtBatch {
                 token: token.clone(),
                 custom_ids: ids.to_vec(),
@@ -684,7 +735,9 @@ fn unanswered(error: &BatchError) -> bool {
     match error {
         BatchError::Http { .. } | BatchError::Protocol { .. } => true,
         BatchError::Status { status, .. } => *status >= 500,
-        BatchError::InvalidId { .. } | BatchError::TooLarge { .. } => false,
+        BatchError::InvalidId { .. }
+        | BatchError::TooLarge { .. }
+        | BatchError::Redirected { .. } => false,
     }
 }
 
@@ -696,7 +749,7 @@ async fn find_batch(
     submission: &InDoubtBatch,
     known: &HashSet<String>,
 ) -> Result<Option<String>, BatchError> {
-    let mut wait = options.poll_min;
+    let mut wait = options.poll_min.max(MIN_POLL);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -712,7 +765,7 @@ async fn find_batch(
             Err(e) if tries < RESULT_TRIES => {
                 tracing::warn!(submission = %submission.token, "looking for a batch failed, trying again: {e}");
                 tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(options.poll_max);
+                wait = (wait * 2).min(options.poll_max.max(MIN_POLL));
             }
             found => return found,
         }
@@ -762,13 +815,14 @@ struct Ending<'a> {
 }
 
 impl Ending<'_> {
-    /// Counts `answered` replies about to be handed out; true when the batch is now
-    /// finished (nothing outstanding and every item handed out).
-    fn handing_out(&self, batch_id: &str, answered: usize) -> bool {
+    /// Counts `billed` replies about to be handed out, and with `last` that every
+    /// waiter has its result; true when the batch is now finished (nothing outstanding
+    /// and every item handed out).
+    fn handing_out(&self, batch_id: &str, billed: usize, last: bool) -> bool {
         let mut state = BatchingProvider::lock(self.shared);
         let entry = state.outstanding.entry(batch_id.to_owned()).or_default();
-        entry.0 += answered;
-        entry.1 |= self.finish;
+        entry.0 += billed;
+        entry.1 |= last && self.finish;
         let done = *entry == (0, true);
         if done {
             state.outstanding.remove(batch_id);
@@ -785,13 +839,161 @@ async fn record_finished(journal: &dyn BatchJournal, batch_id: &str) {
     }
 }
 
-/// How many times the results of an ended batch are fetched before its items are
-/// given up as errors (they were answered, so this only guards against a dead link).
-const RESULT_TRIES: u32 = 5;
+/// How many times the results of an ended batch are downloaded before its callers are
+/// given an error (with backoff from the first poll interval). A results file that was
+/// produced is the provider's bill, so its items are never submitted again: the batch
+/// stays recorded and a resume downloads it again.
+const RESULT_TRIES: u32 = 10;
 
-/// Polls one batch with backoff until it ends, then hands each waiter its item's result;
-/// the batch is journaled as finished once `end` says so and every answered item was
-/// acknowledged.
+/// What a caller whose batch is left recorded is told: the call fails (no retry sends
+/// its item again) and a resume collects the batch.
+fn left_recorded(batch_id: &str, why: &str) -> ProviderError {
+    ProviderError::Config(format!(
+        "batch {batch_id}: {why}; nothing of it is submitted again: the batch stays recorded and resuming the run (--resume) collects it"
+    ))
+}
+
+/// Whether the provider refuses a batch outright (it does not know it, the key may not
+/// see it, or the answer points elsewhere), as opposed to a passing fault.
+fn refused(error: &BatchError) -> bool {
+    match error {
+        BatchError::Status { status, .. } => matches!(status, 401 | 403 | 404 | 410),
+        BatchError::Redirected { .. } | BatchError::InvalidId { .. } => true,
+        BatchError::Http { .. } | BatchError::Protocol { .. } | BatchError::TooLarge { .. } => {
+            false
+        }
+    }
+}
+
+/// Polls batch `batch_id` with backoff (never faster than [`MIN_POLL`]) until it ends,
+/// within [`BatchOptions::deadline`]; an error is what its callers get.
+async fn wait_until_ended(
+    client: &BatchClient,
+    options: &BatchOptions,
+    batch_id: &str,
+) -> Result<BatchStatus, ProviderError> {
+    let start = Instant::now();
+    let mut deadline = start + options.deadline;
+    let grace = (options.deadline / 10).min(MAX_CANCEL_GRACE);
+    let poll_max = options.poll_max.max(MIN_POLL);
+    let mut interval = options.poll_min.clamp(MIN_POLL, poll_max);
+    let mut refusals = 0;
+    let mut last: String;
+    let mut cancelled: Option<Instant> = None;
+    loop {
+        match client.status(batch_id).await {
+            Ok(status) if status.ended => return Ok(status),
+            Ok(status) => {
+                refusals = 0;
+                // A batch made long ago (a resumed one) has less time left.
+                if let Some(created) = status.created_unix {
+                    let age = Duration::from_secs(u64::try_from(now_unix() - created).unwrap_or(0));
+                    let by_provider = Instant::now() + options.deadline.saturating_sub(age);
+                    deadline = deadline.min(by_provider.max(start));
+                }
+                last = format!(
+                    "{:?}, {} of {} items done",
+                    status.status, status.done, status.total
+                );
+            }
+            Err(e) if refused(&e) => {
+                refusals += 1;
+                tracing::warn!(batch = %batch_id, refusals, "the provider refused the batch: {e}");
+                if refusals >= REFUSALS {
+                    return Err(left_recorded(
+                        batch_id,
+                        &format!(
+                            "polling stopped after the provider refused the batch {refusals} times in a row ({e})"
+                        ),
+                    ));
+                }
+                last = e.to_string();
+            }
+            Err(e) => {
+                refusals = 0;
+                tracing::warn!(batch = %batch_id, "polling failed, trying again: {e}");
+                last = e.to_string();
+            }
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            match cancelled {
+                None => {
+                    tracing::warn!(batch = %batch_id, deadline = ?options.deadline, "the batch is past its deadline; asking the provider to cancel it");
+                    if let Err(e) = client.cancel(batch_id).await {
+                        tracing::warn!(batch = %batch_id, "cancelling failed: {e}");
+                    }
+                    cancelled = Some(Instant::now());
+                }
+                Some(at) if at.elapsed() >= grace => {
+                    return Err(left_recorded(
+                        batch_id,
+                        &format!(
+                            "it did not end within batch_deadline ({:?}) and a cancel request (last seen: {last})",
+                            options.deadline
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        // never sleep past the deadline or the end of the grace
+        let until = match cancelled {
+            Some(at) => at + grace,
+            None => deadline,
+        };
+        let wait = interval.min(
+            until
+                .saturating_duration_since(Instant::now())
+                .max(MIN_POLL),
+        );
+        tokio::time::sleep(wait).await;
+        interval = (interval * 2).min(poll_max);
+    }
+}
+
+/// The callers of one batch, handed their items as its results stream in.
+struct Delivery<'a, 'b> {
+    end: &'a Ending<'b>,
+    batch_id: &'a str,
+    waiters: HashMap<String, Waiter>,
+}
+
+impl Delivery<'_, '_> {
+    fn deliver(&mut self, custom_id: String, outcome: Outcome) {
+        let Some(waiter) = self.waiters.remove(&custom_id) else {
+            return;
+        };
+        // counted before it is handed out, so no acknowledgement comes first; a caller
+        // gone (the run stopped) never acknowledges, so the batch stays unfinished and
+        // a resume collects the reply
+        if outcome.billed() {
+            self.end.handing_out(self.batch_id, 1, false);
+        }
+        let _ = waiter.send(Ok((outcome, self.batch_id.to_owned(), custom_id)));
+    }
+
+    fn fail_all(&mut self, error: &ProviderError) {
+        for (_, waiter) in self.waiters.drain() {
+            let _ = waiter.send(Err(error.clone()));
+        }
+    }
+}
+
+impl ResultSink for Delivery<'_, '_> {
+    fn wants(&self, custom_id: &str) -> bool {
+        self.waiters.contains_key(custom_id)
+    }
+
+    fn take(&mut self, result: ItemResult) {
+        self.deliver(result.custom_id, result.outcome);
+    }
+}
+
+/// Polls one batch until it ends, then streams its results to the waiters; the batch
+/// is journaled as finished once `end` says so and every billed item was acknowledged.
+/// A batch whose polling or download gives up stays unfinished (so a resume collects
+/// it), and its callers get an error no retry resubmits.
 async fn poll_and_deliver(
     client: &BatchClient,
     end: &Ending<'_>,
@@ -799,79 +1001,78 @@ async fn poll_and_deliver(
     batch_id: &str,
     waiters: Vec<(String, Waiter)>,
 ) {
-    let mut interval = options.poll_min;
-    let ended = loop {
-        match client.status(batch_id).await {
-            Ok(status) if status.ended => break Ok(status),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(batch = %batch_id, "polling failed, trying again: {e}"),
-        }
-        tokio::time::sleep(interval).await;
-        interval = (interval * 2).min(options.poll_max);
+    let mut delivery = Delivery {
+        end,
+        batch_id,
+        waiters: waiters.into_iter().collect(),
     };
-    let results = match ended {
-        Ok(status) if status.failed.is_some() => Err(ProviderError::Status {
+    let status = match wait_until_ended(client, options, batch_id).await {
+        Ok(status) => status,
+        Err(error) => return delivery.fail_all(&error),
+    };
+    if let Some(why) = status.failed {
+        // failed validation: nothing ran, nothing is billed, there is nothing to collect
+        delivery.fail_all(&ProviderError::Status {
             status: 400,
             kind: "batch_failed".into(),
-            message: status.failed.unwrap_or_default(),
+            message: why,
             retry_after: None,
-        }),
-        Ok(_) => {
-            let mut tries = 0;
-            let mut wait = options.poll_min;
-            loop {
-                tries += 1;
-                match client.results(batch_id).await {
-                    Ok(results) => break Ok(results),
-                    Err(e) if tries >= RESULT_TRIES => break Err(batch_error(&e)),
-                    Err(e) => {
-                        tracing::warn!(batch = %batch_id, "fetching results failed, trying again: {e}");
-                        tokio::time::sleep(wait).await;
-                        wait = (wait * 2).min(options.poll_max);
-                    }
-                }
+        });
+        if end.handing_out(batch_id, 0, true) {
+            record_finished(end.journal.as_ref(), batch_id).await;
+        }
+        return;
+    }
+    let mut wait = options
+        .poll_min
+        .clamp(MIN_POLL, options.poll_max.max(MIN_POLL));
+    let mut tries = 0;
+    let read = loop {
+        tries += 1;
+        match client.results_each(batch_id, &mut delivery).await {
+            Ok(read) => break read,
+            Err(e) if tries >= RESULT_TRIES || refused(&e) => {
+                let why = format!(
+                    "it ended, but its results could not be downloaded ({tries} tries; last: {e})"
+                );
+                return delivery.fail_all(&left_recorded(batch_id, &why));
+            }
+            Err(e) => {
+                tracing::warn!(batch = %batch_id, tries, "downloading results failed, trying again: {e}");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(options.poll_max.max(MIN_POLL));
             }
         }
-        Err(e) => Err(e),
     };
-    match results {
-        Ok(results) => {
-            let mut by_id: HashMap<String, Outcome> = results
-                .into_iter()
-                .map(|r| (r.custom_id, r.outcome))
-                .collect();
-            let deliveries: Vec<(Waiter, Delivered)> = waiters
-                .into_iter()
-                .map(|(id, waiter)| {
-                    let outcome = by_id
-                        .remove(&id)
-                        .map(|outcome| (outcome, batch_id.to_owned(), id.clone()))
-                        .ok_or_else(|| {
-                            ProviderError::Connection(format!(
-                                "batch {batch_id} returned no result for item {id}"
-                            ))
-                        });
-                    (waiter, outcome)
-                })
-                .collect();
-            let answered = deliveries
-                .iter()
-                .filter(|(_, o)| matches!(o, Ok((Outcome::Succeeded(_), ..))))
-                .count();
-            // counted before they are handed out, so no acknowledgement comes first
-            let finished = end.handing_out(batch_id, answered);
-            for (waiter, outcome) in deliveries {
-                let _ = waiter.send(outcome);
-            }
-            if finished {
-                record_finished(end.journal.as_ref(), batch_id).await;
-            }
+    if read.skipped > 0 {
+        tracing::debug!(batch = %batch_id, skipped = read.skipped, "result lines of items no caller waits for");
+    }
+    // Items without a line: when some lines could not be read, each may be one of
+    // them, so it is an unusable billed item; else the provider has no result for it.
+    let missing: Vec<String> = delivery.waiters.keys().cloned().collect();
+    for custom_id in missing {
+        if read.unreadable > 0 {
+            let message = format!(
+                "no readable result line for this item; {} line(s) of the results could not be read (first: {})",
+                read.unreadable,
+                read.first_unreadable.as_deref().unwrap_or("?")
+            );
+            delivery.deliver(
+                custom_id,
+                Outcome::Unreadable {
+                    billed: true,
+                    message,
+                    excerpt: String::new(),
+                },
+            );
+        } else if let Some(waiter) = delivery.waiters.remove(&custom_id) {
+            let _ = waiter.send(Err(ProviderError::Connection(format!(
+                "batch {batch_id} returned no result for item {custom_id}"
+            ))));
         }
-        Err(error) => {
-            for (_, waiter) in waiters {
-                let _ = waiter.send(Err(error.clone()));
-            }
-        }
+    }
+    if end.handing_out(batch_id, 0, true) {
+        record_finished(end.journal.as_ref(), batch_id).await;
     }
 }
 
@@ -895,6 +1096,10 @@ impl Provider for BatchingProvider {
 
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         self.direct.classify(error)
+    }
+
+    fn retries_direct(&self) -> bool {
+        self.options.retry == BatchRetry::Direct
     }
 
     fn abandonable(&self, request: &Request) -> bool {

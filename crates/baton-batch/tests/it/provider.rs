@@ -32,6 +32,7 @@ fn options() -> BatchOptions {
         poll_max: Duration::from_millis(100),
         limits: BatchApi::OpenAiChat.limits(),
         retry: baton_models::BatchRetry::Round,
+        deadline: Duration::from_secs(60),
     }
 }
 
