@@ -1,6 +1,7 @@
 //! The batch client against the in-memory service and against hostile servers, all over
 //! real HTTP on 127.0.0.1.
 
+mod hostile;
 mod provider;
 
 use std::sync::Arc;

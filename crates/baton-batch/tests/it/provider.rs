@@ -67,7 +67,7 @@ fn provider_for(
     Arc::new(BatchingProvider::new(direct, client, journal, options))
 }
 
-fn request(i: usize) -> Request {
+pub(crate) fn request(i: usize) -> Request {
     Request {
         model: "m".into(),
         messages: vec![Message::user(format!("hello {i}"))],
