@@ -42,8 +42,8 @@ pub struct ServiceConfig {
 /// sim-server --batch-faults`). Each applies to every batch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchFaults {
-    /// The first answered line of a batch's results is cut in half, so it is not JSON
-    /// (`malformed-line`).
+    /// The first answered line of the first batch's results is cut in half, so it is
+    /// not JSON (`malformed-line`).
     pub malformed_line: bool,
     /// The first this many results downloads of a batch answer 503
     /// (`failed-downloads=N`).
@@ -60,8 +60,8 @@ pub struct BatchFaults {
     /// Every request about a created batch is redirected to another host: HTTP 307
     /// (`redirect`).
     pub redirect: bool,
-    /// A batch's results start with this many bytes of lines of items in no batch
-    /// (`padding-mb=N`): a results file larger than a client should hold.
+    /// The first batch's results start with this many bytes of lines of items in no
+    /// batch (`padding-mb=N`): a results file larger than a client should hold.
     pub padding_bytes: u64,
     /// An errored item's message echoes the key its batch was created with, as some
     /// servers echo a bad key (`echo-key`).
@@ -134,6 +134,8 @@ pub struct ServiceStats {
     pub answered: u64,
     /// Per `custom_id`, how many times it was submitted.
     pub submitted: HashMap<String, u64>,
+    /// Bytes of [`BatchFaults::padding_bytes`] sent so far.
+    pub padding_sent: u64,
 }
 
 struct Batch {
@@ -151,6 +153,9 @@ struct Batch {
     key: Option<String>,
     /// Results downloads so far.
     downloads: u32,
+    /// The service's first batch (the one [`BatchFaults::malformed_line`] and
+    /// [`BatchFaults::padding_bytes`] apply to).
+    first: bool,
 }
 
 #[derive(Default)]
@@ -166,6 +171,7 @@ pub struct BatchService {
     answer: Answer,
     inner: Mutex<Inner>,
     next_id: AtomicU64,
+    padding_sent: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for BatchService {
@@ -188,12 +194,15 @@ impl BatchService {
             answer,
             inner: Mutex::new(Inner::default()),
             next_id: AtomicU64::new(1),
+            padding_sent: Arc::new(AtomicU64::new(0)),
         })
     }
 
     /// What the service has seen so far.
     pub fn stats(&self) -> ServiceStats {
-        self.lock().stats.clone()
+        let mut stats = self.lock().stats.clone();
+        stats.padding_sent = self.padding_sent.load(Ordering::Relaxed);
+        stats
     }
 
     /// The routes: OpenAI's `POST /v1/files`, `GET /v1/files/{id}/content`,
@@ -263,6 +272,7 @@ impl BatchService {
         for (custom_id, _) in &items {
             *inner.stats.submitted.entry(custom_id.clone()).or_default() += 1;
         }
+        let first = inner.stats.batches == 1;
         inner.batches.insert(
             id.clone(),
             Batch {
@@ -276,6 +286,7 @@ impl BatchService {
                 metadata,
                 key,
                 downloads: 0,
+                first,
             },
         );
         id
@@ -534,12 +545,12 @@ impl BatchService {
         if !answered {
             return jsonl(body);
         }
-        let download = {
+        let (download, first) = {
             let mut inner = self.lock();
             match inner.batches.get_mut(id) {
                 Some(batch) => {
                     batch.downloads += 1;
-                    batch.downloads
+                    (batch.downloads, batch.first)
                 }
                 None => return not_found(id),
             }
@@ -551,6 +562,7 @@ impl BatchService {
             );
         }
         if faults.malformed_line
+            && first
             && let Some(end) = body.iter().position(|&b| b == b'\n')
         {
             body.drain(end / 2..end);
@@ -558,7 +570,12 @@ impl BatchService {
         let stall = faults
             .stalled_download
             .filter(|_| download == faults.failed_downloads + 1);
-        let padding = padding(faults.padding_bytes);
+        let sent = Arc::clone(&self.padding_sent);
+        let padding = padding(if first { faults.padding_bytes } else { 0 }).map(|chunks| {
+            chunks.inspect(move |chunk| {
+                sent.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            })
+        });
         if stall.is_none() && padding.is_none() {
             return jsonl(body);
         }
@@ -631,6 +648,7 @@ async fn stats(State(service): Shared) -> Response {
         "items": st.items,
         "answered": st.answered,
         "distinct_ids": st.submitted.len(),
+        "padding_sent": st.padding_sent,
         "resubmitted": resubmitted,
     }))
     .into_response()
