@@ -527,6 +527,22 @@ impl ExperimentSpec {
     }
 }
 
+/// A duration written as a number with `ms`, `s`, `m` or `h` (`"24h"`, `"90s"`,
+/// `"1.5h"`), above zero and at most a year.
+fn parse_deadline(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let (number, scale) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(unit, scale)| {
+            let number = text.strip_suffix(unit)?;
+            // "ms" also ends in "s"
+            (!number.ends_with('m')).then_some((number, *scale))
+        })?;
+    let seconds = number.trim().parse::<f64>().ok()? * scale;
+    (seconds.is_finite() && seconds > 0.0 && seconds <= 366.0 * 86400.0)
+        .then(|| std::time::Duration::from_secs_f64(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,20 +594,4 @@ mod tests {
         b.seed = 3;
         assert_ne!(a.sha256(), b.sha256());
     }
-}
-
-/// A duration written as a number with `ms`, `s`, `m` or `h` (`"24h"`, `"90s"`,
-/// `"1.5h"`), above zero and at most a year.
-fn parse_deadline(text: &str) -> Option<std::time::Duration> {
-    let text = text.trim();
-    let (number, scale) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
-        .iter()
-        .find_map(|(unit, scale)| {
-            let number = text.strip_suffix(unit)?;
-            // "ms" also ends in "s"
-            (!number.ends_with('m')).then_some((number, *scale))
-        })?;
-    let seconds = number.trim().parse::<f64>().ok()? * scale;
-    (seconds.is_finite() && seconds > 0.0 && seconds <= 366.0 * 86400.0)
-        .then(|| std::time::Duration::from_secs_f64(seconds))
 }

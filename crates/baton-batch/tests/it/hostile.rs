@@ -487,3 +487,33 @@ async fn issue_23_each_result_line_is_read_on_its_own() {
         ]
     );
 }
+
+/// Under `batch_retry = "direct"` a call's retry is billed at the direct rates, so the
+/// model reserves at those; under `"round"` every attempt pays batch rates.
+#[tokio::test]
+async fn issue_23_a_model_that_may_retry_directly_reserves_at_the_direct_rates() {
+    let card = baton_models::PriceCard::embedded();
+    let batch = card.get_batch("sim/lc").unwrap();
+    let direct = card.get("sim/lc").unwrap();
+    assert_ne!(batch, direct);
+    for (retry, reserved) in [(BatchRetry::Direct, direct), (BatchRetry::Round, batch)] {
+        let mut options = options(Duration::from_secs(30));
+        options.retry = retry;
+        let provider = provider(
+            BatchApi::OpenAiChat,
+            "http://127.0.0.1:9/v1",
+            Arc::new(MemoryJournal::default()),
+            options,
+            Duration::from_secs(5),
+        );
+        assert_eq!(provider.retries_direct(), retry == BatchRetry::Direct);
+        let model = baton_models::Model::new("lc", provider, "lc", "sim/lc", batch, 8)
+            .with_direct_price(direct);
+        assert_eq!(model.reservation_price(), &reserved, "{retry:?}");
+        assert_eq!(
+            model.price(),
+            &batch,
+            "replies from a batch pay batch rates"
+        );
+    }
+}

@@ -293,3 +293,34 @@ fn issue_23_a_300_mb_results_file_is_read_in_under_300_mb() {
         peak >> 20
     );
 }
+
+#[test]
+fn issue_23_a_bad_batch_deadline_is_refused_naming_the_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["\"2d\"", "\"0s\"", "\"-1h\"", "\"soon\""] {
+        std::fs::write(
+            dir.path().join("exp.toml"),
+            experiment(
+                "http://127.0.0.1:9/v1",
+                &format!("batch_deadline = {bad}"),
+                "",
+            ),
+        )
+        .unwrap();
+        let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("exp.toml") && err.contains("batch_deadline") && err.contains(bad),
+            "{bad}: {err}"
+        );
+    }
+    // a good one runs (dry)
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment("http://127.0.0.1:9/v1", "batch_deadline = \"90m\"", ""),
+    )
+    .unwrap();
+    let o = baton(dir.path(), &["run", "exp.toml", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
