@@ -21,6 +21,10 @@ const MAX_CONTROL_BYTES: usize = 1 << 20;
 /// as it streams, so it may take far longer than one call's timeout (which bounds each
 /// read instead).
 pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The longest a download waits for room in a full [`ResultSink`] before it reads on.
+const MAX_PAUSE: Duration = Duration::from_secs(30);
+/// How often a paused download looks for room.
+const PAUSE_STEP: Duration = Duration::from_millis(2);
 /// The key of OpenAI's batch `metadata` under which a batch carries baton's submission
 /// token, so a resume can find it.
 pub const SUBMISSION_KEY: &str = "baton_submission";
@@ -387,7 +391,19 @@ impl BatchClient {
         let mut response = self.send(request, url).await?;
         let mut reader = LineReader::new(file, self.key.as_ref(), sink, read);
         while let Some(chunk) = self.chunk(&mut response, url).await? {
-            reader.push(&chunk);
+            let mut rest = &chunk[..];
+            loop {
+                rest = &rest[reader.push(rest)..];
+                if rest.is_empty() {
+                    break;
+                }
+                // the sink is full: wait for room, a while at most (a result no one
+                // stores must not stall the download for ever)
+                let paused = tokio::time::Instant::now();
+                while reader.full() && paused.elapsed() < MAX_PAUSE {
+                    tokio::time::sleep(PAUSE_STEP).await;
+                }
+            }
         }
         reader.end();
         Ok(())

@@ -69,7 +69,7 @@ mod split;
 pub use baton_models::{BatchJournal, JournalBatch};
 pub use client::{BatchClient, DOWNLOAD_TIMEOUT};
 pub use factory::{BatchProviders, batch_api};
-pub use provider::{BatchOptions, BatchingProvider, MIN_POLL, MemoryJournal};
+pub use provider::{BatchOptions, BatchingProvider, MIN_POLL, MemoryJournal, UNSTORED_REPLIES};
 pub use service::{BatchFaults, BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 
@@ -192,6 +192,12 @@ pub trait ResultSink: Send {
     fn wants(&self, custom_id: &str) -> bool;
     /// Takes one wanted item's result.
     fn take(&mut self, result: ItemResult);
+    /// Whether the sink holds as many results as it should until some are used: the
+    /// download then pauses (for a while at most) before the next line, so results are
+    /// read no faster than they are stored.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// What a results download read besides the items it handed to its [`ResultSink`].

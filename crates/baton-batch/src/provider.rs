@@ -160,6 +160,11 @@ pub struct BatchOptions {
     pub deadline: Duration,
 }
 
+/// Replies of one batch handed to their callers and not yet stored
+/// ([`Provider::acknowledge`]) at which its results download pauses: results are read
+/// no faster than they are stored, so a large results file is never held in memory.
+pub const UNSTORED_REPLIES: usize = 256;
+
 /// The shortest poll interval, whatever `poll_min` says: 0 would be a busy loop.
 pub const MIN_POLL: Duration = Duration::from_millis(10);
 
@@ -987,6 +992,14 @@ impl ResultSink for Delivery<'_, '_> {
 
     fn take(&mut self, result: ItemResult) {
         self.deliver(result.custom_id, result.outcome);
+    }
+
+    fn full(&self) -> bool {
+        let state = BatchingProvider::lock(self.end.shared);
+        state
+            .outstanding
+            .get(self.batch_id)
+            .is_some_and(|(unstored, _)| *unstored >= UNSTORED_REPLIES)
     }
 }
 

@@ -74,14 +74,26 @@ impl<'a, S: ResultSink + ?Sized> LineReader<'a, S> {
         }
     }
 
-    /// Takes the next bytes of the body.
-    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
-        while let Some(at) = chunk.iter().position(|&b| b == b'\n') {
-            self.append(&chunk[..at]);
+    /// Takes the next bytes of the body, and gives how many it used: all of them, or
+    /// fewer when the sink became full after a line ([`ResultSink::full`]); the caller
+    /// passes the rest once there is room.
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> usize {
+        let mut used = 0;
+        while let Some(at) = chunk[used..].iter().position(|&b| b == b'\n') {
+            self.append(&chunk[used..used + at]);
             self.finish_line();
-            chunk = &chunk[at + 1..];
+            used += at + 1;
+            if self.sink.full() {
+                return used;
+            }
         }
-        self.append(chunk);
+        self.append(&chunk[used..]);
+        chunk.len()
+    }
+
+    /// Whether the sink is full ([`ResultSink::full`]).
+    pub(crate) fn full(&self) -> bool {
+        self.sink.full()
     }
 
     /// The body ended: reads its last line.

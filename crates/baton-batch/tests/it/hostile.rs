@@ -517,3 +517,48 @@ async fn issue_23_a_model_that_may_retry_directly_reserves_at_the_direct_rates()
         );
     }
 }
+
+/// Results are read no faster than they are stored: with callers slow to store their
+/// replies, no more than [`baton_batch::UNSTORED_REPLIES`] of one batch are ever handed
+/// out and unstored, so a results file of any size is never held in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_results_are_read_no_faster_than_they_are_stored() {
+    let (service, url, _) = start(faulty(BatchFaults::default())).await;
+    let provider = provider(
+        BatchApi::OpenAiChat,
+        &url,
+        Arc::new(MemoryJournal::default()),
+        options(Duration::from_secs(60)),
+        Duration::from_secs(5),
+    );
+    let unstored = Arc::new(AtomicU64::new(0));
+    let most = Arc::new(AtomicU64::new(0));
+    let n = 1000;
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            let (provider, unstored, most) = (
+                Arc::clone(&provider),
+                Arc::clone(&unstored),
+                Arc::clone(&most),
+            );
+            tokio::spawn(async move {
+                let reply = provider.generate(&request(i)).await.unwrap();
+                let now = unstored.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                // a slow store
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                unstored.fetch_sub(1, Ordering::SeqCst);
+                provider.acknowledge(reply.batch_id.as_deref().unwrap());
+            })
+        })
+        .collect();
+    for call in calls {
+        call.await.unwrap();
+    }
+    assert_eq!(service.stats().items, n as u64);
+    let most = most.load(Ordering::SeqCst);
+    assert!(
+        most <= baton_batch::UNSTORED_REPLIES as u64 && most > 10,
+        "{most} replies handed out and unstored at once"
+    );
+}
