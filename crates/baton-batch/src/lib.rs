@@ -3,8 +3,10 @@
 //! within an hour, 24 hours at most).
 //!
 //! * [`BatchClient`] submits a list of [`BatchItem`]s (a `custom_id` and the request body
-//!   baton would have sent directly), polls a batch ([`BatchStatus`]), downloads its
-//!   results ([`ItemResult`], one [`Outcome`] per item) and cancels it. OpenAI: the items
+//!   baton would have sent directly), polls a batch ([`BatchStatus`]), streams its
+//!   results into a [`ResultSink`] ([`ItemResult`], one [`Outcome`] per item, read line
+//!   by line: a results file is never held whole, and a line that cannot be read is
+//!   that item's [`Outcome::Unreadable`], never the whole batch's loss) and cancels it. OpenAI: the items
 //!   go up as a JSONL file (`POST /v1/files`, purpose `batch`), then `POST /v1/batches`
 //!   for `/v1/chat/completions` or `/v1/responses`; results come from the output and error
 //!   files. Anthropic: `POST /v1/messages/batches` with the items inline; results from
@@ -29,7 +31,22 @@
 //!   whose [`BatchJournal`] the runner gives it (the store's `batches` table).
 //! * [`BatchService`] is an in-memory implementation of both APIs for the simulated
 //!   server, with a configurable turnaround, deterministic partial failures and expiry
-//!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
+//!   ([`ServiceConfig`]), and a hostile provider's faults ([`BatchFaults`]: a malformed
+//!   line, failed and stalled downloads, stuck, unknown and redirected batches, a
+//!   padded results file, an echoed key); a closure answers each item as the direct
+//!   route would.
+//!
+//! A results file that was produced is the provider's bill, so no item of an ended batch
+//! is ever submitted again: its download is retried with backoff (a 5xx, a broken-off
+//! or stalled body: each read has the call timeout, the whole download an hour), and
+//! when every try failed the callers get an error no retry resubmits while the batch
+//! stays recorded, so resuming the run collects it. Polling is bounded: never faster
+//! than [`MIN_POLL`], past [`BatchOptions::deadline`] (the experiment's
+//! `batch_deadline`, 24 hours by default) the batch is asked to cancel and then given
+//! up on, and a batch the provider refuses (404, 410, 401, 403, a redirect) three times
+//! in a row is given up on at once, the same way. A download pauses while
+//! [`UNSTORED_REPLIES`] of its replies wait to be stored, so results are read no faster
+//! than they are stored.
 //!
 //! What this crate does not do: decide what goes in a batch, store results or price them
 //! (the runner and the store do), or decide when to retry (a failed or expired item is
@@ -56,7 +73,8 @@
 //! resumed call gets the other item.
 //!
 //! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
-//! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.
+//! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error,
+//! and from every item's error message and unreadable line a results file carries.
 #![deny(missing_docs)]
 
 mod client;
