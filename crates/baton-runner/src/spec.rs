@@ -123,7 +123,8 @@ pub struct ExperimentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_gather_ms: Option<u64>,
     /// The first poll of a submitted batch after this many milliseconds, doubling up to
-    /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]). E.g. `batch_poll_ms = 5000`.
+    /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]); never under 10 (0 would be a
+    /// busy loop). E.g. `batch_poll_ms = 5000`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_poll_ms: Option<u64>,
     /// Where a batched model retries a call whose batch item failed, expired or was

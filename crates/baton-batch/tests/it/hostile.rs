@@ -562,3 +562,35 @@ async fn issue_23_results_are_read_no_faster_than_they_are_stored() {
         "{most} replies handed out and unstored at once"
     );
 }
+
+/// A batch left unfinished whose every item is stored (its replies came in, the process
+/// stopped before recording it finished) is recorded finished by the next process,
+/// not reported as running for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_23_a_batch_whose_every_item_is_stored_is_finished_on_resume() {
+    let (service, url, _) = start(faulty(BatchFaults::default())).await;
+    let journal = Arc::new(MemoryJournal::default());
+    let ids = vec!["a-0".to_string(), "b-0".to_string()];
+    baton_batch::BatchJournal::submitting(journal.as_ref(), "t", &ids)
+        .await
+        .unwrap();
+    baton_batch::BatchJournal::submitted(journal.as_ref(), "t", "batch_old", &ids)
+        .await
+        .unwrap();
+    for id in &ids {
+        journal.store_item("batch_old", id);
+    }
+    assert_eq!(journal.pending().len(), 1);
+    let provider = provider(
+        BatchApi::OpenAiChat,
+        &url,
+        journal.clone(),
+        options(Duration::from_secs(30)),
+        Duration::from_secs(5),
+    );
+    let replies = round(&provider, 1).await;
+    assert!(replies[0].is_ok(), "{replies:?}");
+    settle().await;
+    assert!(journal.pending().is_empty(), "{:?}", journal.pending());
+    assert_eq!(service.stats().items, 1);
+}
