@@ -79,6 +79,7 @@
 
 mod client;
 mod factory;
+mod poll;
 mod provider;
 mod results;
 mod service;
@@ -87,7 +88,8 @@ mod split;
 pub use baton_models::{BatchJournal, JournalBatch};
 pub use client::{BatchClient, DOWNLOAD_TIMEOUT};
 pub use factory::{BatchProviders, batch_api};
-pub use provider::{BatchOptions, BatchingProvider, MIN_POLL, MemoryJournal, UNSTORED_REPLIES};
+pub use poll::{MIN_POLL, UNSTORED_REPLIES};
+pub use provider::{BatchOptions, BatchingProvider, MemoryJournal};
 pub use service::{BatchFaults, BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 
