@@ -12,8 +12,9 @@ use crate::provider::{BatchingProvider, State, Waiter, now_unix};
 use crate::{BatchClient, BatchError, BatchOptions, BatchStatus, ItemResult, Outcome, ResultSink};
 
 /// Replies of one batch handed to their callers and not yet stored
-/// ([`baton_models::Provider::acknowledge`]) at which its results download pauses: results are read
-/// no faster than they are stored, so a large results file is never held in memory.
+/// ([`baton_models::Provider::acknowledge`]) at which its results download pauses:
+/// results are read no faster than they are stored, so a large results file is never
+/// held in memory.
 pub const UNSTORED_REPLIES: usize = 256;
 
 /// The shortest poll interval, whatever `poll_min` says: 0 would be a busy loop.
