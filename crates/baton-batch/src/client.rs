@@ -3,18 +3,28 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use baton_http::{ApiKey, MAX_BODY_BYTES};
+use baton_http::ApiKey;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::{BatchApi, BatchError, BatchItem, BatchStatus, ItemResult, Outcome, check_custom_id};
+use crate::results::{LineReader, ResultsFile};
+use crate::{
+    BatchApi, BatchError, BatchItem, BatchStatus, ItemResult, ResultSink, ResultsRead,
+    check_custom_id,
+};
 
 /// Anthropic's API version header, as the direct provider sends it.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Bytes of a control response (a file or batch object) that are read.
 const MAX_CONTROL_BYTES: usize = 1 << 20;
-/// Bytes of one result line that are read: a direct body's cap plus the wrapper.
-const MAX_LINE_BYTES: usize = MAX_BODY_BYTES + (64 << 10);
+/// How long one results download may take in all, by default: a results file is read
+/// as it streams, so it may take far longer than one call's timeout (which bounds each
+/// read instead).
+pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The longest a download waits for room in a full [`ResultSink`] before it reads on.
+const MAX_PAUSE: Duration = Duration::from_secs(30);
+/// How often a paused download looks for room.
+const PAUSE_STEP: Duration = Duration::from_millis(2);
 /// The key of OpenAI's batch `metadata` under which a batch carries baton's submission
 /// token, so a resume can find it.
 pub const SUBMISSION_KEY: &str = "baton_submission";
@@ -33,12 +43,15 @@ pub struct BatchClient {
     base_url: String,
     key: Option<ApiKey>,
     http: reqwest::Client,
+    timeout: Duration,
+    download_timeout: Duration,
 }
 
 impl BatchClient {
     /// A client for `api` at `base_url` (for example `https://api.openai.com/v1`), with
     /// the key if the server needs one. Redirects are never followed; every request has
-    /// `timeout`.
+    /// `timeout`, except a results download: each of its reads has `timeout`, the whole
+    /// download [`DOWNLOAD_TIMEOUT`] ([`Self::with_download_timeout`]).
     pub fn new(
         api: BatchApi,
         base_url: &str,
@@ -47,7 +60,8 @@ impl BatchClient {
     ) -> Result<Self, BatchError> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout)
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
             .build()
             .map_err(|e| BatchError::Http {
                 url: base_url.to_owned(),
@@ -58,7 +72,15 @@ impl BatchClient {
             base_url: base_url.trim_end_matches('/').to_owned(),
             key,
             http,
+            timeout,
+            download_timeout: DOWNLOAD_TIMEOUT.max(timeout),
         })
+    }
+
+    /// The same client, with results downloads bounded by `limit` in all.
+    pub fn with_download_timeout(mut self, limit: Duration) -> Self {
+        self.download_timeout = limit;
+        self
     }
 
     /// The API this client speaks.
@@ -232,34 +254,58 @@ impl BatchClient {
     }
 
     /// The results of an ended batch, in the provider's order. Items with no line at all
-    /// are simply absent; the caller compares with what it submitted.
+    /// are simply absent, as are lines that name no item; the caller compares with what
+    /// it submitted. The whole file is held: [`Self::results_each`] streams it.
     pub async fn results(&self, id: &str) -> Result<Vec<ItemResult>, BatchError> {
+        struct All(Vec<ItemResult>);
+        impl ResultSink for All {
+            fn wants(&self, _: &str) -> bool {
+                true
+            }
+            fn take(&mut self, result: ItemResult) {
+                self.0.push(result);
+            }
+        }
+        let mut all = All(Vec::new());
+        self.results_each(id, &mut all).await?;
+        Ok(all.0)
+    }
+
+    /// Streams the results of an ended batch into `sink`, one line at a time: only the
+    /// line being read is held, lines of items the sink does not want are skipped, and
+    /// a line that cannot be read is that item's [`crate::Outcome::Unreadable`] (or,
+    /// when it names no item, counted in [`ResultsRead::unreadable`]). An error means
+    /// the download broke off: what was handed over stays handed over, and a retry
+    /// reads the file again from the start.
+    pub async fn results_each<S: ResultSink + ?Sized>(
+        &self,
+        id: &str,
+        sink: &mut S,
+    ) -> Result<ResultsRead, BatchError> {
         let segment = path_segment(id)?;
+        let mut read = ResultsRead::default();
         match self.api {
             BatchApi::Anthropic => {
                 let url = format!("{}/{segment}/results", self.batches_url());
-                let lines = self.send_lines(&url).await?;
-                lines
-                    .iter()
-                    .map(|line| anthropic_result(line, &url))
-                    .collect()
+                self.stream_lines(&url, ResultsFile::Anthropic, sink, &mut read)
+                    .await?;
             }
             BatchApi::OpenAiChat | BatchApi::OpenAiResponses => {
                 let url = format!("{}/{segment}", self.batches_url());
                 let batch = self.send_json(self.http.get(&url), &url).await?;
-                let mut results = Vec::new();
-                for field in ["output_file_id", "error_file_id"] {
+                for (field, file) in [
+                    ("output_file_id", ResultsFile::OpenAiOutput),
+                    ("error_file_id", ResultsFile::OpenAiErrors),
+                ] {
                     let Some(file_id) = batch.get(field).and_then(Value::as_str) else {
                         continue;
                     };
                     let url = format!("{}/files/{}/content", self.base_url, path_segment(file_id)?);
-                    for line in self.send_lines(&url).await? {
-                        results.push(openai_result(&line, &url)?);
-                    }
+                    self.stream_lines(&url, file, sink, &mut read).await?;
                 }
-                Ok(results)
             }
         }
+        Ok(read)
     }
 
     fn batches_url(&self) -> String {
@@ -314,7 +360,7 @@ impl BatchClient {
         request: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<Value, BatchError> {
-        let mut response = self.send(request, url).await?;
+        let mut response = self.send(request.timeout(self.timeout), url).await?;
         let mut body = Vec::new();
         while let Some(chunk) = self.chunk(&mut response, url).await? {
             body.extend_from_slice(&chunk);
@@ -333,44 +379,34 @@ impl BatchClient {
         Ok(value)
     }
 
-    /// Sends a GET and reads a JSONL body line by line, each line at most
-    /// [`MAX_LINE_BYTES`]; blank lines are skipped.
-    async fn send_lines(&self, url: &str) -> Result<Vec<Value>, BatchError> {
-        let mut response = self.send(self.http.get(url), url).await?;
-        let mut lines = Vec::new();
-        let mut pending: Vec<u8> = Vec::new();
-        let mut take = |pending: &mut Vec<u8>, end: usize| -> Result<(), BatchError> {
-            let line = &pending[..end];
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                let value = serde_json::from_slice(line).map_err(|e| {
-                    protocol(
-                        url,
-                        format!("result line {} is not JSON ({e})", lines.len() + 1),
-                    )
-                })?;
-                lines.push(value);
-            }
-            pending.drain(..(end + 1).min(pending.len()));
-            Ok(())
-        };
+    /// Sends a GET and streams its JSONL body, line by line, into `sink`.
+    async fn stream_lines<S: ResultSink + ?Sized>(
+        &self,
+        url: &str,
+        file: ResultsFile,
+        sink: &mut S,
+        read: &mut ResultsRead,
+    ) -> Result<(), BatchError> {
+        let request = self.http.get(url).timeout(self.download_timeout);
+        let mut response = self.send(request, url).await?;
+        let mut reader = LineReader::new(file, self.key.as_ref(), sink, read);
         while let Some(chunk) = self.chunk(&mut response, url).await? {
-            // Only the new bytes can hold a newline the buffer did not have.
-            let mut searched = pending.len();
-            pending.extend_from_slice(&chunk);
-            while let Some(at) = pending[searched..].iter().position(|&b| b == b'\n') {
-                take(&mut pending, searched + at)?;
-                searched = 0;
-            }
-            if pending.len() > MAX_LINE_BYTES {
-                return Err(protocol(
-                    url,
-                    format!("a result line is over {MAX_LINE_BYTES} bytes"),
-                ));
+            let mut rest = &chunk[..];
+            loop {
+                rest = &rest[reader.push(rest)..];
+                if rest.is_empty() {
+                    break;
+                }
+                // the sink is full: wait for room, a while at most (a result no one
+                // stores must not stall the download for ever)
+                let paused = tokio::time::Instant::now();
+                while reader.full() && paused.elapsed() < MAX_PAUSE {
+                    tokio::time::sleep(PAUSE_STEP).await;
+                }
             }
         }
-        let end = pending.len();
-        take(&mut pending, end)?;
-        Ok(lines)
+        reader.end();
+        Ok(())
     }
 
     async fn send(
@@ -396,12 +432,10 @@ impl BatchClient {
                 .and_then(|l| reqwest::Url::parse(l).ok())
                 .and_then(|u| u.host_str().map(str::to_owned))
                 .unwrap_or_else(|| "elsewhere".into());
-            return Err(BatchError::Http {
+            return Err(BatchError::Redirected {
                 url: url.to_owned(),
-                message: format!(
-                    "redirected (HTTP {}) to {to}; redirects are not followed",
-                    status.as_u16()
-                ),
+                status: status.as_u16(),
+                to,
             });
         }
         if !status.is_success() {
@@ -500,6 +534,7 @@ fn parse_status(api: BatchApi, batch: &Value, url: &str) -> Result<BatchStatus, 
                 .map(|k| count(batch, &format!("/request_counts/{k}")))
                 .sum::<u64>();
             Ok(BatchStatus {
+                created_unix: created_unix(api, batch, url).ok(),
                 ended: status == "ended",
                 failed: None,
                 done,
@@ -517,6 +552,7 @@ fn parse_status(api: BatchApi, batch: &Value, url: &str) -> Result<BatchStatus, 
                     .to_owned()
             });
             Ok(BatchStatus {
+                created_unix: created_unix(api, batch, url).ok(),
                 ended: matches!(
                     status.as_str(),
                     "completed" | "failed" | "expired" | "cancelled"
@@ -529,92 +565,4 @@ fn parse_status(api: BatchApi, batch: &Value, url: &str) -> Result<BatchStatus, 
             })
         }
     }
-}
-
-fn custom_id(line: &Value, url: &str) -> Result<String, BatchError> {
-    string_field(line, "custom_id", url)
-}
-
-/// One line of OpenAI's output or error file.
-fn openai_result(line: &Value, url: &str) -> Result<ItemResult, BatchError> {
-    let custom_id = custom_id(line, url)?;
-    let status = line
-        .pointer("/response/status_code")
-        .and_then(Value::as_u64)
-        .and_then(|s| u16::try_from(s).ok());
-    let error_code = line.pointer("/error/code").and_then(Value::as_str);
-    let outcome = match (status, error_code) {
-        (_, Some("batch_expired")) => Outcome::Expired,
-        (_, Some("batch_cancelled")) => Outcome::Canceled,
-        (Some(200..=299), None) => match line.pointer("/response/body") {
-            Some(body) if body.is_object() => Outcome::Succeeded(body.clone()),
-            _ => Outcome::Errored {
-                status,
-                message: "a success line without a response body".into(),
-            },
-        },
-        _ => Outcome::Errored {
-            status,
-            message: line
-                .pointer("/error/message")
-                .or_else(|| line.pointer("/response/body/error/message"))
-                .and_then(Value::as_str)
-                .unwrap_or("no message")
-                .to_owned(),
-        },
-    };
-    Ok(ItemResult { custom_id, outcome })
-}
-
-/// One line of Anthropic's results.
-fn anthropic_result(line: &Value, url: &str) -> Result<ItemResult, BatchError> {
-    let custom_id = custom_id(line, url)?;
-    let kind = line.pointer("/result/type").and_then(Value::as_str);
-    let outcome = match kind {
-        Some("succeeded") => match line.pointer("/result/message") {
-            Some(message) if message.is_object() => Outcome::Succeeded(message.clone()),
-            _ => Outcome::Errored {
-                status: None,
-                message: "a succeeded result without a message".into(),
-            },
-        },
-        Some("expired") => Outcome::Expired,
-        Some("canceled") => Outcome::Canceled,
-        Some("errored") => {
-            let error_type = line
-                .pointer("/result/error/error/type")
-                .and_then(Value::as_str)
-                .unwrap_or("error");
-            Outcome::Errored {
-                status: anthropic_status(error_type),
-                message: line
-                    .pointer("/result/error/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or(error_type)
-                    .to_owned(),
-            }
-        }
-        other => {
-            return Err(protocol(
-                url,
-                format!("result type {other:?} for {custom_id:?}"),
-            ));
-        }
-    };
-    Ok(ItemResult { custom_id, outcome })
-}
-
-/// The HTTP status a direct call would have had for an Anthropic error type.
-fn anthropic_status(error_type: &str) -> Option<u16> {
-    Some(match error_type {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "api_error" => 500,
-        "overloaded_error" => 529,
-        _ => return None,
-    })
 }

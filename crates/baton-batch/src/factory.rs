@@ -63,6 +63,7 @@ impl ProviderFactory for BatchProviders {
             poll_max: batch.poll_max,
             limits: api.limits(),
             retry: batch.retry,
+            deadline: batch.deadline,
         };
         Ok(Arc::new(BatchingProvider::new(
             Arc::new(direct),

@@ -3,8 +3,10 @@
 //! within an hour, 24 hours at most).
 //!
 //! * [`BatchClient`] submits a list of [`BatchItem`]s (a `custom_id` and the request body
-//!   baton would have sent directly), polls a batch ([`BatchStatus`]), downloads its
-//!   results ([`ItemResult`], one [`Outcome`] per item) and cancels it. OpenAI: the items
+//!   baton would have sent directly), polls a batch ([`BatchStatus`]), streams its
+//!   results into a [`ResultSink`] ([`ItemResult`], one [`Outcome`] per item, read line
+//!   by line: a results file is never held whole, and a line that cannot be read is
+//!   that item's [`Outcome::Unreadable`], never the whole batch's loss) and cancels it. OpenAI: the items
 //!   go up as a JSONL file (`POST /v1/files`, purpose `batch`), then `POST /v1/batches`
 //!   for `/v1/chat/completions` or `/v1/responses`; results come from the output and error
 //!   files. Anthropic: `POST /v1/messages/batches` with the items inline; results from
@@ -29,7 +31,22 @@
 //!   whose [`BatchJournal`] the runner gives it (the store's `batches` table).
 //! * [`BatchService`] is an in-memory implementation of both APIs for the simulated
 //!   server, with a configurable turnaround, deterministic partial failures and expiry
-//!   ([`ServiceConfig`]); a closure answers each item as the direct route would.
+//!   ([`ServiceConfig`]), and a hostile provider's faults ([`BatchFaults`]: a malformed
+//!   line, failed and stalled downloads, stuck, unknown and redirected batches, a
+//!   padded results file, an echoed key); a closure answers each item as the direct
+//!   route would.
+//!
+//! A results file that was produced is the provider's bill, so no item of an ended batch
+//! is ever submitted again: its download is retried with backoff (a 5xx, a broken-off
+//! or stalled body: each read has the call timeout, the whole download an hour), and
+//! when every try failed the callers get an error no retry resubmits while the batch
+//! stays recorded, so resuming the run collects it. Polling is bounded: never faster
+//! than [`MIN_POLL`], past [`BatchOptions::deadline`] (the experiment's
+//! `batch_deadline`, 24 hours by default) the batch is asked to cancel and then given
+//! up on, and a batch the provider refuses (404, 410, 401, 403, a redirect) three times
+//! in a row is given up on at once, the same way. A download pauses while
+//! [`UNSTORED_REPLIES`] of its replies wait to be stored, so results are read no faster
+//! than they are stored.
 //!
 //! What this crate does not do: decide what goes in a batch, store results or price them
 //! (the runner and the store do), or decide when to retry (a failed or expired item is
@@ -56,20 +73,24 @@
 //! resumed call gets the other item.
 //!
 //! Like `baton-http`, the client never follows a redirect, caps every body it reads, and
-//! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error.
+//! keeps the key in an [`baton_http::ApiKey`] whose value is redacted from every error,
+//! and from every item's error message and unreadable line a results file carries.
 #![deny(missing_docs)]
 
 mod client;
 mod factory;
+mod poll;
 mod provider;
+mod results;
 mod service;
 mod split;
 
 pub use baton_models::{BatchJournal, JournalBatch};
-pub use client::BatchClient;
+pub use client::{BatchClient, DOWNLOAD_TIMEOUT};
 pub use factory::{BatchProviders, batch_api};
+pub use poll::{MIN_POLL, UNSTORED_REPLIES};
 pub use provider::{BatchOptions, BatchingProvider, MemoryJournal};
-pub use service::{BatchService, ServiceConfig, ServiceStats};
+pub use service::{BatchFaults, BatchService, ServiceConfig, ServiceStats};
 pub use split::{Limits, split};
 
 use serde_json::Value;
@@ -136,6 +157,9 @@ pub struct BatchStatus {
     pub done: u64,
     /// Items in the batch.
     pub total: u64,
+    /// When the provider says it created the batch (Unix seconds), when it says: a
+    /// resumed process measures the batch's deadline from it.
+    pub created_unix: Option<i64>,
 }
 
 /// What became of one item.
@@ -155,6 +179,59 @@ pub enum Outcome {
     Expired,
     /// Not processed because the batch was cancelled.
     Canceled,
+    /// The item's result line could not be read (not JSON, over the line cap, or not
+    /// the API's shape). `billed` says whether the line stood for an answered item (an
+    /// OpenAI output-file line, any Anthropic line): such an item is paid for, so it is
+    /// one unusable billed attempt, never a lost batch.
+    Unreadable {
+        /// Whether the provider billed the item.
+        billed: bool,
+        /// What was wrong with the line (the configured key redacted).
+        message: String,
+        /// The start of the line, as text (the configured key redacted).
+        excerpt: String,
+    },
+}
+
+impl Outcome {
+    /// Whether the provider bills this item: answered, or an unreadable line that stood
+    /// for an answered item.
+    pub fn billed(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Succeeded(_) | Outcome::Unreadable { billed: true, .. }
+        )
+    }
+}
+
+/// Where a streamed results download ([`BatchClient::results_each`]) hands its items,
+/// one line at a time, so no results file is ever held whole.
+pub trait ResultSink: Send {
+    /// Whether the item is wanted: lines of other items are skipped without being
+    /// parsed further.
+    fn wants(&self, custom_id: &str) -> bool;
+    /// Takes one wanted item's result.
+    fn take(&mut self, result: ItemResult);
+    /// Whether the sink holds as many results as it should until some are used: the
+    /// download then pauses (for a while at most) before the next line, so results are
+    /// read no faster than they are stored.
+    fn full(&self) -> bool {
+        false
+    }
+}
+
+/// What a results download read besides the items it handed to its [`ResultSink`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultsRead {
+    /// Lines handed to the sink.
+    pub taken: u64,
+    /// Lines of items the sink did not want.
+    pub skipped: u64,
+    /// Lines that could not be read and name no item (each may be an answered item
+    /// whose result is lost).
+    pub unreadable: u64,
+    /// What was wrong with the first of them.
+    pub first_unreadable: Option<String>,
 }
 
 /// One item's result, by its `custom_id`.
@@ -177,6 +254,19 @@ pub enum BatchError {
         url: String,
         /// What happened.
         message: String,
+    },
+    /// The server answered with a redirect, which is never followed (the key must not
+    /// go to another host).
+    #[error(
+        "batch request to {url} was redirected (HTTP {status}) to {to}; redirects are not followed"
+    )]
+    Redirected {
+        /// The URL.
+        url: String,
+        /// The redirect status.
+        status: u16,
+        /// The host it pointed to (`elsewhere` when unreadable).
+        to: String,
     },
     /// The server answered with an error status.
     #[error("batch request to {url} was refused with HTTP {status}: {message}")]

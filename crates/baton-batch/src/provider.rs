@@ -14,6 +14,7 @@ use baton_models::{
 use baton_models::{Request, Response};
 use tokio::sync::{OnceCell, oneshot};
 
+use crate::poll::{Ending, MIN_POLL, RESULT_TRIES, poll_and_deliver, record_finished};
 use crate::{BatchClient, BatchError, BatchItem, Limits, Outcome, split};
 
 /// A journal in memory (for tests and for runs that need no resume).
@@ -150,17 +151,22 @@ pub struct BatchOptions {
     /// Where a failed, expired or cancelled item's retry goes: a later round, or one
     /// direct request (whose reply has no batch id).
     pub retry: BatchRetry,
+    /// How long a batch may run, from its creation (by the provider's clock when it
+    /// says, else from when this process started polling it): past it the batch is
+    /// asked to cancel, and if it still has not ended after a grace (a tenth of the
+    /// deadline, ten minutes at most) its callers get an error, never a poll forever.
+    pub deadline: Duration,
 }
 
 /// What a caller gets: the item's outcome, the batch it came from and the item's id.
-type Delivered = Result<(Outcome, String, String), ProviderError>;
-type Waiter = oneshot::Sender<Delivered>;
+pub(crate) type Delivered = Result<(Outcome, String, String), ProviderError>;
+pub(crate) type Waiter = oneshot::Sender<Delivered>;
 
 /// Characters of the request fingerprint an item id starts with.
 const FINGERPRINT_CHARS: usize = 48;
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     /// Calls waiting for the next round: (item, who waits).
     queue: Vec<(BatchItem, Waiter)>,
     /// A gatherer task is running for the queue.
@@ -180,7 +186,7 @@ struct State {
     /// is journaled as finished only when both say so, so a crash between a reply's
     /// delivery and its commit leaves the batch unfinished and a resume fetches that
     /// reply again instead of paying for it twice.
-    outstanding: HashMap<String, (usize, bool)>,
+    pub(crate) outstanding: HashMap<String, (usize, bool)>,
     /// Under [`BatchRetry::Direct`]: per request fingerprint, how many retries of failed
     /// items are owed a direct request (the [`baton_models::Model`]'s next attempt of
     /// that request takes one).
@@ -188,10 +194,15 @@ struct State {
 }
 
 impl State {
-    /// Takes in the journal: ids already used, and the unfinished batches' items.
-    fn load(&mut self, batches: Vec<JournalBatch>) {
+    /// Takes in the journal: ids already used, and the unfinished batches' items. Gives
+    /// the unfinished batches every item of which is stored: nothing is left to collect.
+    fn load(&mut self, batches: Vec<JournalBatch>) -> Vec<String> {
+        let mut complete = Vec::new();
         for batch in batches {
             let stored: HashSet<String> = batch.stored.into_iter().collect();
+            if !batch.finished && batch.custom_ids.iter().all(|id| stored.contains(id)) {
+                complete.push(batch.batch_id.clone());
+            }
             for id in batch.custom_ids {
                 let Some(fingerprint) = self.reserve(&id) else {
                     continue;
@@ -204,6 +215,7 @@ impl State {
                 }
             }
         }
+        complete
     }
 
     /// Never use item id `id` (`<fingerprint>-<n>`) again: its fingerprint's ids go on
@@ -277,7 +289,7 @@ impl BatchingProvider {
         }
     }
 
-    fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    pub(crate) fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
         state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -290,11 +302,17 @@ impl BatchingProvider {
                 let batches = self.journal.batches().await.map_err(|e| {
                     ProviderError::Config(format!("the batch journal could not be read: {e}"))
                 })?;
-                let mut state = Self::lock(&self.state);
-                state.load(batches);
-                // ids of submissions that made no batch: sent under new ones
-                for id in &reserved {
-                    state.reserve(id);
+                let complete = {
+                    let mut state = Self::lock(&self.state);
+                    let complete = state.load(batches);
+                    // ids of submissions that made no batch: sent under new ones
+                    for id in &reserved {
+                        state.reserve(id);
+                    }
+                    complete
+                };
+                for batch_id in complete {
+                    record_finished(self.journal.as_ref(), &batch_id).await;
                 }
                 Ok(())
             })
@@ -464,6 +482,26 @@ impl BatchingProvider {
                     retry_after: None,
                 },
             )),
+            Outcome::Unreadable {
+                billed: true,
+                message,
+                excerpt,
+            } => Err(ProviderError::Unusable {
+                message: format!("batch result line unreadable: {message}"),
+                usage: None,
+                raw: (!excerpt.is_empty()).then_some(excerpt),
+                batch: Some(Box::new((batch_id, item))),
+            }),
+            Outcome::Unreadable {
+                billed: false,
+                message,
+                ..
+            } => Err(self.item_failed(
+                request,
+                ProviderError::Connection(format!(
+                    "the batch's error line for this item is unreadable: {message}"
+                )),
+            )),
             Outcome::Expired => Err(self.item_failed(
                 request,
                 ProviderError::Connection(
@@ -538,9 +576,9 @@ fn batch_error(e: &BatchError) -> ProviderError {
             message: message.clone(),
             retry_after: None,
         },
-        BatchError::InvalidId { .. } | BatchError::TooLarge { .. } => {
-            ProviderError::Config(e.to_string())
-        }
+        BatchError::InvalidId { .. }
+        | BatchError::TooLarge { .. }
+        | BatchError::Redirected { .. } => ProviderError::Config(e.to_string()),
         BatchError::Http { .. } | BatchError::Protocol { .. } => {
             ProviderError::Connection(e.to_string())
         }
@@ -641,7 +679,7 @@ async fn create(
             tracing::warn!(submission = %token, "creating a batch got no clear answer, looking for it: {e}");
             // A create still in progress when its request gave up may take a moment to
             // show in the provider's list.
-            tokio::time::sleep(options.poll_min).await;
+            tokio::time::sleep(options.poll_min.max(MIN_POLL)).await;
             let submission = InDoubtBatch {
                 token: token.clone(),
                 custom_ids: ids.to_vec(),
@@ -684,7 +722,9 @@ fn unanswered(error: &BatchError) -> bool {
     match error {
         BatchError::Http { .. } | BatchError::Protocol { .. } => true,
         BatchError::Status { status, .. } => *status >= 500,
-        BatchError::InvalidId { .. } | BatchError::TooLarge { .. } => false,
+        BatchError::InvalidId { .. }
+        | BatchError::TooLarge { .. }
+        | BatchError::Redirected { .. } => false,
     }
 }
 
@@ -696,7 +736,7 @@ async fn find_batch(
     submission: &InDoubtBatch,
     known: &HashSet<String>,
 ) -> Result<Option<String>, BatchError> {
-    let mut wait = options.poll_min;
+    let mut wait = options.poll_min.max(MIN_POLL);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -712,7 +752,7 @@ async fn find_batch(
             Err(e) if tries < RESULT_TRIES => {
                 tracing::warn!(submission = %submission.token, "looking for a batch failed, trying again: {e}");
                 tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(options.poll_max);
+                wait = (wait * 2).min(options.poll_max.max(MIN_POLL));
             }
             found => return found,
         }
@@ -746,133 +786,10 @@ fn submission_token(ids: &[String]) -> String {
     hex
 }
 
-fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
-}
-
-/// Where a polled batch's results go besides its waiters.
-struct Ending<'a> {
-    shared: &'a Arc<Mutex<State>>,
-    journal: &'a Arc<dyn BatchJournal>,
-    /// These waiters are the batch's last: it is finished once their replies are
-    /// acknowledged.
-    finish: bool,
-}
-
-impl Ending<'_> {
-    /// Counts `answered` replies about to be handed out; true when the batch is now
-    /// finished (nothing outstanding and every item handed out).
-    fn handing_out(&self, batch_id: &str, answered: usize) -> bool {
-        let mut state = BatchingProvider::lock(self.shared);
-        let entry = state.outstanding.entry(batch_id.to_owned()).or_default();
-        entry.0 += answered;
-        entry.1 |= self.finish;
-        let done = *entry == (0, true);
-        if done {
-            state.outstanding.remove(batch_id);
-        }
-        done
-    }
-}
-
-/// Tries to record that a batch is finished (a late record is harmless: it only tells
-/// a resume that the batch needs no polling).
-async fn record_finished(journal: &dyn BatchJournal, batch_id: &str) {
-    if let Err(e) = journal.finished(batch_id).await {
-        tracing::warn!(batch = %batch_id, "could not record the batch as finished: {e}");
-    }
-}
-
-/// How many times the results of an ended batch are fetched before its items are
-/// given up as errors (they were answered, so this only guards against a dead link).
-const RESULT_TRIES: u32 = 5;
-
-/// Polls one batch with backoff until it ends, then hands each waiter its item's result;
-/// the batch is journaled as finished once `end` says so and every answered item was
-/// acknowledged.
-async fn poll_and_deliver(
-    client: &BatchClient,
-    end: &Ending<'_>,
-    options: &BatchOptions,
-    batch_id: &str,
-    waiters: Vec<(String, Waiter)>,
-) {
-    let mut interval = options.poll_min;
-    let ended = loop {
-        match client.status(batch_id).await {
-            Ok(status) if status.ended => break Ok(status),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(batch = %batch_id, "polling failed, trying again: {e}"),
-        }
-        tokio::time::sleep(interval).await;
-        interval = (interval * 2).min(options.poll_max);
-    };
-    let results = match ended {
-        Ok(status) if status.failed.is_some() => Err(ProviderError::Status {
-            status: 400,
-            kind: "batch_failed".into(),
-            message: status.failed.unwrap_or_default(),
-            retry_after: None,
-        }),
-        Ok(_) => {
-            let mut tries = 0;
-            let mut wait = options.poll_min;
-            loop {
-                tries += 1;
-                match client.results(batch_id).await {
-                    Ok(results) => break Ok(results),
-                    Err(e) if tries >= RESULT_TRIES => break Err(batch_error(&e)),
-                    Err(e) => {
-                        tracing::warn!(batch = %batch_id, "fetching results failed, trying again: {e}");
-                        tokio::time::sleep(wait).await;
-                        wait = (wait * 2).min(options.poll_max);
-                    }
-                }
-            }
-        }
-        Err(e) => Err(e),
-    };
-    match results {
-        Ok(results) => {
-            let mut by_id: HashMap<String, Outcome> = results
-                .into_iter()
-                .map(|r| (r.custom_id, r.outcome))
-                .collect();
-            let deliveries: Vec<(Waiter, Delivered)> = waiters
-                .into_iter()
-                .map(|(id, waiter)| {
-                    let outcome = by_id
-                        .remove(&id)
-                        .map(|outcome| (outcome, batch_id.to_owned(), id.clone()))
-                        .ok_or_else(|| {
-                            ProviderError::Connection(format!(
-                                "batch {batch_id} returned no result for item {id}"
-                            ))
-                        });
-                    (waiter, outcome)
-                })
-                .collect();
-            let answered = deliveries
-                .iter()
-                .filter(|(_, o)| matches!(o, Ok((Outcome::Succeeded(_), ..))))
-                .count();
-            // counted before they are handed out, so no acknowledgement comes first
-            let finished = end.handing_out(batch_id, answered);
-            for (waiter, outcome) in deliveries {
-                let _ = waiter.send(outcome);
-            }
-            if finished {
-                record_finished(end.journal.as_ref(), batch_id).await;
-            }
-        }
-        Err(error) => {
-            for (_, waiter) in waiters {
-                let _ = waiter.send(Err(error.clone()));
-            }
-        }
-    }
 }
 
 #[async_trait]
@@ -895,6 +812,10 @@ impl Provider for BatchingProvider {
 
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         self.direct.classify(error)
+    }
+
+    fn retries_direct(&self) -> bool {
+        self.options.retry == BatchRetry::Direct
     }
 
     fn abandonable(&self, request: &Request) -> bool {

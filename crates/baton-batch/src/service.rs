@@ -34,6 +34,80 @@ pub struct ServiceConfig {
     /// How long a create request waits for its answer after the batch was made, like a
     /// slow gateway: the window in which a client that dies has a batch it never heard of.
     pub create_latency: Duration,
+    /// Faults of a hostile or broken provider.
+    pub faults: BatchFaults,
+}
+
+/// Faults the service injects, as a hostile or broken provider would (`baton
+/// sim-server --batch-faults`). Each applies to every batch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BatchFaults {
+    /// The first answered line of the first batch's results is cut in half, so it is
+    /// not JSON (`malformed-line`).
+    pub malformed_line: bool,
+    /// The first this many results downloads of a batch answer 503
+    /// (`failed-downloads=N`).
+    pub failed_downloads: u32,
+    /// The first results download of a batch sends half its body, then nothing for this
+    /// long before the rest (`stalled-download-ms=N`): longer than a client's read
+    /// timeout, it breaks the download off.
+    pub stalled_download: Option<Duration>,
+    /// Batches never end, and cancel requests change nothing (`stuck`).
+    pub stuck: bool,
+    /// A batch, once created, is unknown to every request about it: HTTP 404
+    /// (`not-found`).
+    pub not_found: bool,
+    /// Every request about a created batch is redirected to another host: HTTP 307
+    /// (`redirect`).
+    pub redirect: bool,
+    /// The first batch's results start with this many bytes of lines of items in no
+    /// batch (`padding-mb=N`): a results file larger than a client should hold.
+    pub padding_bytes: u64,
+    /// An errored item's message echoes the key its batch was created with, as some
+    /// servers echo a bad key (`echo-key`).
+    pub echo_key: bool,
+}
+
+impl std::str::FromStr for BatchFaults {
+    type Err = String;
+
+    /// Comma-separated names: `malformed-line`, `failed-downloads=N`,
+    /// `stalled-download-ms=N`, `stuck`, `not-found`, `redirect`, `padding-mb=N`,
+    /// `echo-key`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut faults = BatchFaults::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = match part.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (part, None),
+            };
+            let number = || -> Result<u64, String> {
+                value
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| format!("batch fault {name:?} needs a number, as {name}=N"))
+            };
+            match name {
+                "malformed-line" => faults.malformed_line = true,
+                "failed-downloads" => {
+                    faults.failed_downloads = u32::try_from(number()?).unwrap_or(u32::MAX);
+                }
+                "stalled-download-ms" => {
+                    faults.stalled_download = Some(Duration::from_millis(number()?));
+                }
+                "stuck" => faults.stuck = true,
+                "not-found" => faults.not_found = true,
+                "redirect" => faults.redirect = true,
+                "padding-mb" => faults.padding_bytes = number()?.saturating_mul(1_000_000),
+                "echo-key" => faults.echo_key = true,
+                other => {
+                    return Err(format!(
+                        "unknown batch fault {other:?} (known: malformed-line, failed-downloads=N, stalled-download-ms=N, stuck, not-found, redirect, padding-mb=N, echo-key)"
+                    ));
+                }
+            }
+        }
+        Ok(faults)
+    }
 }
 
 impl Default for ServiceConfig {
@@ -44,6 +118,7 @@ impl Default for ServiceConfig {
             expire_rate: 0.0,
             seed: 0,
             create_latency: Duration::ZERO,
+            faults: BatchFaults::default(),
         }
     }
 }
@@ -59,6 +134,8 @@ pub struct ServiceStats {
     pub answered: u64,
     /// Per `custom_id`, how many times it was submitted.
     pub submitted: HashMap<String, u64>,
+    /// Bytes of [`BatchFaults::padding_bytes`] sent so far.
+    pub padding_sent: u64,
 }
 
 struct Batch {
@@ -72,6 +149,13 @@ struct Batch {
     input_file_id: Option<String>,
     /// OpenAI's `metadata` (an object of strings), as created.
     metadata: Option<Value>,
+    /// The key the batch was created with (for [`BatchFaults::echo_key`]).
+    key: Option<String>,
+    /// Results downloads so far.
+    downloads: u32,
+    /// The service's first batch (the one [`BatchFaults::malformed_line`] and
+    /// [`BatchFaults::padding_bytes`] apply to).
+    first: bool,
 }
 
 #[derive(Default)]
@@ -87,6 +171,7 @@ pub struct BatchService {
     answer: Answer,
     inner: Mutex<Inner>,
     next_id: AtomicU64,
+    padding_sent: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for BatchService {
@@ -109,12 +194,15 @@ impl BatchService {
             answer,
             inner: Mutex::new(Inner::default()),
             next_id: AtomicU64::new(1),
+            padding_sent: Arc::new(AtomicU64::new(0)),
         })
     }
 
     /// What the service has seen so far.
     pub fn stats(&self) -> ServiceStats {
-        self.lock().stats.clone()
+        let mut stats = self.lock().stats.clone();
+        stats.padding_sent = self.padding_sent.load(Ordering::Relaxed);
+        stats
     }
 
     /// The routes: OpenAI's `POST /v1/files`, `GET /v1/files/{id}/content`,
@@ -171,6 +259,7 @@ impl BatchService {
         items: Vec<(String, Value)>,
         input_file_id: Option<String>,
         metadata: Option<Value>,
+        key: Option<String>,
     ) -> String {
         let id = self.id(if api == BatchApi::Anthropic {
             "msgbatch"
@@ -183,6 +272,7 @@ impl BatchService {
         for (custom_id, _) in &items {
             *inner.stats.submitted.entry(custom_id.clone()).or_default() += 1;
         }
+        let first = inner.stats.batches == 1;
         inner.batches.insert(
             id.clone(),
             Batch {
@@ -194,6 +284,9 @@ impl BatchService {
                 results: None,
                 input_file_id,
                 metadata,
+                key,
+                downloads: 0,
+                first,
             },
         );
         id
@@ -205,10 +298,15 @@ impl BatchService {
             return;
         };
         if batch.results.is_some()
+            || self.config.faults.stuck
             || (!batch.cancelled && batch.created.elapsed() < self.config.turnaround)
         {
             return;
         }
+        let echo = match (&batch.key, self.config.faults.echo_key) {
+            (Some(key), true) => format!(" (request made with key {key})"),
+            _ => String::new(),
+        };
         let cancelled = batch.cancelled;
         let api = batch.api;
         let mut answered = 0;
@@ -223,7 +321,7 @@ impl BatchService {
                 } else if self.draw("fail", custom_id) < self.config.fail_rate {
                     Outcome::Errored {
                         status: Some(500),
-                        message: "simulated batch item failure".into(),
+                        message: format!("simulated batch item failure{echo}"),
                     }
                 } else {
                     answered += 1;
@@ -231,7 +329,7 @@ impl BatchService {
                         Ok(body) => Outcome::Succeeded(body),
                         Err((status, message)) => Outcome::Errored {
                             status: Some(status),
-                            message,
+                            message: format!("{message}{echo}"),
                         },
                     }
                 };
@@ -297,7 +395,7 @@ impl BatchService {
                 for (_, outcome) in results {
                     let key = match outcome {
                         Outcome::Succeeded(_) => "succeeded",
-                        Outcome::Errored { .. } => "errored",
+                        Outcome::Errored { .. } | Outcome::Unreadable { .. } => "errored",
                         Outcome::Canceled => "canceled",
                         Outcome::Expired => "expired",
                     };
@@ -408,6 +506,9 @@ impl BatchService {
                 }}),
                 Outcome::Expired => json!({"type": "expired"}),
                 Outcome::Canceled => json!({"type": "canceled"}),
+                Outcome::Unreadable { message, .. } => json!({"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": message},
+                }}),
             };
             serde_json::to_writer(&mut out, &json!({"custom_id": custom_id, "result": result}))
                 .expect("a JSON value serializes");
@@ -416,11 +517,94 @@ impl BatchService {
         Some(out)
     }
 
+    /// The answer a request about batch `id` gets instead of the batch, under
+    /// [`BatchFaults::not_found`] or [`BatchFaults::redirect`].
+    fn refusal(&self, id: &str) -> Option<Response> {
+        let faults = &self.config.faults;
+        if !(faults.not_found || faults.redirect) || !self.lock().batches.contains_key(id) {
+            return None;
+        }
+        Some(if faults.redirect {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(
+                    "location",
+                    format!("http://elsewhere.example/v1/batches/{id}"),
+                )],
+            )
+                .into_response()
+        } else {
+            not_found(id)
+        })
+    }
+
+    /// A results body of batch `id` (its answered lines: OpenAI's output file or
+    /// Anthropic's results, which take the faults; OpenAI's error file does not).
+    fn results_response(&self, id: &str, mut body: Vec<u8>, answered: bool) -> Response {
+        let faults = &self.config.faults;
+        if !answered {
+            return jsonl(body);
+        }
+        let (download, first) = {
+            let mut inner = self.lock();
+            match inner.batches.get_mut(id) {
+                Some(batch) => {
+                    batch.downloads += 1;
+                    (batch.downloads, batch.first)
+                }
+                None => return not_found(id),
+            }
+        };
+        if download <= faults.failed_downloads {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("results download {download} of {id} failed (simulated)"),
+            );
+        }
+        if faults.malformed_line
+            && first
+            && let Some(end) = body.iter().position(|&b| b == b'\n')
+        {
+            body.drain(end / 2..end);
+        }
+        let stall = faults
+            .stalled_download
+            .filter(|_| download == faults.failed_downloads + 1);
+        let sent = Arc::clone(&self.padding_sent);
+        let padding = padding(if first { faults.padding_bytes } else { 0 }).map(|chunks| {
+            chunks.inspect(move |chunk| {
+                sent.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            })
+        });
+        if stall.is_none() && padding.is_none() {
+            return jsonl(body);
+        }
+        let body = bytes::Bytes::from(body);
+        let half = body.slice(..body.len() / 2);
+        let rest = body.slice(body.len() / 2..);
+        let head = futures::stream::iter(padding.into_iter().flatten().chain([half]));
+        let tail = futures::stream::once(async move {
+            if let Some(stall) = stall {
+                tokio::time::sleep(stall).await;
+            }
+            rest
+        });
+        let stream = futures::StreamExt::map(
+            futures::StreamExt::chain(head, tail),
+            Ok::<_, std::io::Error>,
+        );
+        (
+            [("content-type", "application/jsonl")],
+            axum::body::Body::from_stream(stream),
+        )
+            .into_response()
+    }
+
     fn cancel(&self, id: &str) -> bool {
         let mut inner = self.lock();
         match inner.batches.get_mut(id) {
             Some(batch) => {
-                if batch.results.is_none() {
+                if batch.results.is_none() && !self.config.faults.stuck {
                     batch.cancelled = true;
                 }
                 true
@@ -428,6 +612,24 @@ impl BatchService {
             None => false,
         }
     }
+}
+
+/// Chunks of `bytes` bytes (rounded up to whole lines) of result lines of items in no
+/// batch, made as they are sent.
+fn padding(bytes: u64) -> Option<impl Iterator<Item = bytes::Bytes> + Send> {
+    if bytes == 0 {
+        return None;
+    }
+    let line = format!(
+        "{}\n",
+        json!({"custom_id": "padding-0", "result": {"type": "succeeded", "message": {
+            "id": "msg_pad", "type": "message", "role": "assistant", "model": "pad",
+            "content": [{"type": "text", "text": "x".repeat(900)}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}}})
+    );
+    let chunk = bytes::Bytes::from(line.repeat((64 << 10) / line.len() + 1));
+    let chunks = bytes.div_ceil(chunk.len() as u64);
+    Some((0..chunks).map(move |_| chunk.clone()))
 }
 
 type Shared = State<Arc<BatchService>>;
@@ -446,6 +648,7 @@ async fn stats(State(service): Shared) -> Response {
         "items": st.items,
         "answered": st.answered,
         "distinct_ids": st.submitted.len(),
+        "padding_sent": st.padding_sent,
         "resubmitted": resubmitted,
     }))
     .into_response()
@@ -506,21 +709,33 @@ async fn upload(State(service): Shared, mut form: Multipart) -> Response {
 }
 
 async fn file_content(State(service): Shared, Path(id): Path<String>) -> Response {
-    if let Some(batch) = id.strip_prefix("file-out-") {
-        return service
-            .openai_file(batch, false)
-            .map_or_else(|| not_found(&id), jsonl);
-    }
-    if let Some(batch) = id.strip_prefix("file-err-") {
-        return service
-            .openai_file(batch, true)
-            .map_or_else(|| not_found(&id), jsonl);
+    for (prefix, errors) in [("file-out-", false), ("file-err-", true)] {
+        if let Some(batch) = id.strip_prefix(prefix) {
+            return match service.openai_file(batch, errors) {
+                Some(body) => service.results_response(batch, body, !errors),
+                None => not_found(&id),
+            };
+        }
     }
     let file = service.lock().files.get(&id).cloned();
     file.map_or_else(|| not_found(&id), jsonl)
 }
 
-async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Value>) -> Response {
+/// The key a request was made with (`authorization: Bearer …` or `x-api-key`).
+fn request_key(headers: &axum::http::HeaderMap) -> Option<String> {
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let anthropic = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    bearer.or(anthropic).map(str::to_owned)
+}
+
+async fn openai_create(
+    State(service): Shared,
+    headers: axum::http::HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
     let api = match body.get("endpoint").and_then(Value::as_str) {
         Some("/v1/chat/completions") => BatchApi::OpenAiChat,
         Some("/v1/responses") => BatchApi::OpenAiResponses,
@@ -598,7 +813,13 @@ async fn openai_create(State(service): Shared, axum::Json(body): axum::Json<Valu
     if items.is_empty() {
         return error(StatusCode::BAD_REQUEST, "the input file has no requests");
     }
-    let id = service.create(api, items, Some(file_id.to_owned()), metadata);
+    let id = service.create(
+        api,
+        items,
+        Some(file_id.to_owned()),
+        metadata,
+        request_key(&headers),
+    );
     tokio::time::sleep(service.config.create_latency).await;
     service
         .openai_object(&id)
@@ -654,19 +875,29 @@ async fn anthropic_list(
 }
 
 async fn openai_get(State(service): Shared, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = service.refusal(&id) {
+        return refusal;
+    }
     service
         .openai_object(&id)
         .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
 }
 
 async fn openai_cancel(State(service): Shared, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = service.refusal(&id) {
+        return refusal;
+    }
     if !service.cancel(&id) {
         return not_found(&id);
     }
     openai_get(State(service), Path(id)).await
 }
 
-async fn anthropic_create(State(service): Shared, axum::Json(body): axum::Json<Value>) -> Response {
+async fn anthropic_create(
+    State(service): Shared,
+    headers: axum::http::HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
     let Some(requests) = body.get("requests").and_then(Value::as_array) else {
         return error(StatusCode::BAD_REQUEST, "requests: an array is required");
     };
@@ -701,7 +932,13 @@ async fn anthropic_create(State(service): Shared, axum::Json(body): axum::Json<V
             "requests: at least one is required",
         );
     }
-    let id = service.create(BatchApi::Anthropic, items, None, None);
+    let id = service.create(
+        BatchApi::Anthropic,
+        items,
+        None,
+        None,
+        request_key(&headers),
+    );
     tokio::time::sleep(service.config.create_latency).await;
     service
         .anthropic_object(&id)
@@ -709,18 +946,28 @@ async fn anthropic_create(State(service): Shared, axum::Json(body): axum::Json<V
 }
 
 async fn anthropic_get(State(service): Shared, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = service.refusal(&id) {
+        return refusal;
+    }
     service
         .anthropic_object(&id)
         .map_or_else(|| not_found(&id), |v| axum::Json(v).into_response())
 }
 
 async fn anthropic_results(State(service): Shared, Path(id): Path<String>) -> Response {
-    service
-        .anthropic_results(&id)
-        .map_or_else(|| not_found(&id), jsonl)
+    if let Some(refusal) = service.refusal(&id) {
+        return refusal;
+    }
+    match service.anthropic_results(&id) {
+        Some(body) => service.results_response(&id, body, true),
+        None => not_found(&id),
+    }
 }
 
 async fn anthropic_cancel(State(service): Shared, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = service.refusal(&id) {
+        return refusal;
+    }
     if !service.cancel(&id) {
         return not_found(&id);
     }

@@ -72,6 +72,10 @@ pub const BATCH_POLL_MS: u64 = 1_000;
 /// The longest interval between two polls of a batch (one minute).
 pub const BATCH_POLL_MAX_MS: u64 = 60_000;
 
+/// How long a batch may run when the experiment sets no `batch_deadline`: 24 hours,
+/// the providers' own window (OpenAI's `completion_window`, Anthropic's expiry).
+pub const BATCH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Calls in flight at once for a batched model: unbounded in effect, since a round is
 /// every episode waiting on the model and the provider queues a batch's items itself.
 pub const BATCH_CONCURRENCY: usize = 1 << 20;

@@ -354,6 +354,17 @@ impl Model {
         }
     }
 
+    /// The highest rates an attempt of this model may be billed at, which a spending
+    /// cap reserves at: the direct rates ([`Model::with_direct_price`]) when its
+    /// provider may send a batched call's retry directly
+    /// ([`Provider::retries_direct`], `batch_retry = "direct"`), else [`Model::price`].
+    pub fn reservation_price(&self) -> &Price {
+        match &self.direct_price {
+            Some(direct) if self.provider.retries_direct() => direct,
+            _ => &self.price,
+        }
+    }
+
     /// What `usage` would have cost at the direct rates, for a model priced at batch
     /// rates whose card has them (`None` otherwise, or when it cannot be computed).
     pub fn direct_cost(&self, usage: &Usage) -> Option<Cost> {

@@ -280,6 +280,14 @@ pub trait Provider: Send + Sync + 'static {
         let _ = batch_id;
     }
 
+    /// Whether an attempt may go out as a direct request although the model is batched
+    /// (`batch_retry = "direct"`: a failed item's retry). Such an attempt is billed at
+    /// the direct rates, so a spending cap reserves at those
+    /// ([`crate::Model::reservation_price`]). False by default.
+    fn retries_direct(&self) -> bool {
+        false
+    }
+
     /// Whether a call may be abandoned when the run is stopped (Ctrl-C): true for a
     /// batching provider, whose request is journaled and keeps running at the provider,
     /// so a resume collects its reply. A direct call is never abandoned, since its
@@ -407,6 +415,9 @@ pub struct BatchSetup {
     pub poll_max: Duration,
     /// Where the retry of a failed, expired or cancelled item goes.
     pub retry: BatchRetry,
+    /// How long a batch may run before it is cancelled and its callers get an error
+    /// (the experiment's `batch_deadline`, [`crate::defaults::BATCH_DEADLINE`]).
+    pub deadline: Duration,
 }
 
 /// Where a batched model retries a call whose batch item failed, expired or was

@@ -522,6 +522,7 @@ pub(crate) struct BatchContext {
     gather: Duration,
     poll_min: Duration,
     retry: BatchRetry,
+    deadline: Duration,
 }
 
 impl BatchContext {
@@ -533,6 +534,8 @@ impl BatchContext {
             ),
             poll_min: Duration::from_millis(spec.batch_poll_ms.unwrap_or(defaults::BATCH_POLL_MS)),
             retry: spec.batch_retry.unwrap_or_default(),
+            // checked with the spec; the default if not
+            deadline: spec.batch_deadline().unwrap_or(defaults::BATCH_DEADLINE),
         }
     }
 
@@ -550,6 +553,7 @@ impl BatchContext {
             poll_min: self.poll_min,
             poll_max,
             retry: self.retry,
+            deadline: self.deadline,
         }
     }
 }

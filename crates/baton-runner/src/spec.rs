@@ -140,7 +140,8 @@ pub struct ExperimentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_gather_ms: Option<u64>,
     /// The first poll of a submitted batch after this many milliseconds, doubling up to
-    /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]). E.g. `batch_poll_ms = 5000`.
+    /// a minute; default 1,000 ([`defaults::BATCH_POLL_MS`]); never under 10 (0 would be a
+    /// busy loop). E.g. `batch_poll_ms = 5000`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_poll_ms: Option<u64>,
     /// Where a batched model retries a call whose batch item failed, expired or was
@@ -150,6 +151,13 @@ pub struct ExperimentSpec {
     /// The mode a batch ran under is stored with it. E.g. `batch_retry = "direct"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_retry: Option<BatchRetry>,
+    /// How long a batch may run before baton asks the provider to cancel it and, if it
+    /// still has not ended, stops polling it with an error (the batch stays recorded, so
+    /// a resume collects it): a number with `ms`, `s`, `m` or `h`; default `"24h"`
+    /// ([`defaults::BATCH_DEADLINE`]), the providers' own window. E.g.
+    /// `batch_deadline = "2h"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_deadline: Option<String>,
     /// The Spider test-suite folder (`<db_id>/*.sqlite`); default
     /// `datasets/spider/databases`, or the bundled sample databases for `dataset = "sample"`.
     #[serde(default)]
@@ -570,7 +578,20 @@ impl ExperimentSpec {
                 ));
             }
         }
+        self.batch_deadline()?;
         Ok(())
+    }
+
+    /// The experiment's `batch_deadline`, or the default; an error names the key.
+    pub fn batch_deadline(&self) -> Result<std::time::Duration, String> {
+        match &self.batch_deadline {
+            None => Ok(defaults::BATCH_DEADLINE),
+            Some(text) => parse_deadline(text).ok_or_else(|| {
+                format!(
+                    "batch_deadline = {text:?}: not a duration above zero; write a number with ms, s, m or h, e.g. \"24h\""
+                )
+            }),
+        }
     }
 
     /// The sha256 of the spec's canonical JSON form: what identifies an experiment's
@@ -583,6 +604,7 @@ impl ExperimentSpec {
         canonical.batch_gather_ms = None;
         canonical.batch_poll_ms = None;
         canonical.batch_retry = None;
+        canonical.batch_deadline = None;
         if let Some(e) = canonical.extractor.as_mut() {
             e.batch = false;
         }
@@ -610,6 +632,22 @@ impl ExperimentSpec {
             .chain(&self.extractor)
             .any(|m| m.provider_and_id().0 == "sim")
     }
+}
+
+/// A duration written as a number with `ms`, `s`, `m` or `h` (`"24h"`, `"90s"`,
+/// `"1.5h"`), above zero and at most a year.
+fn parse_deadline(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let (number, scale) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(unit, scale)| {
+            let number = text.strip_suffix(unit)?;
+            // "ms" also ends in "s"
+            (!number.ends_with('m')).then_some((number, *scale))
+        })?;
+    let seconds = number.trim().parse::<f64>().ok()? * scale;
+    (seconds.is_finite() && seconds > 0.0 && seconds <= 366.0 * 86400.0)
+        .then(|| std::time::Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]

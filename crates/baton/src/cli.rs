@@ -374,6 +374,12 @@ pub struct SimServerArgs {
     /// in milliseconds (a slow gateway).
     #[arg(long, default_value_t = 0)]
     pub batch_create_latency_ms: u64,
+    /// Faults of a hostile batch provider, comma-separated: `malformed-line`,
+    /// `failed-downloads=N`, `stalled-download-ms=N`, `stuck`, `not-found`, `redirect`,
+    /// `padding-mb=N` (results files padded with lines of no item), `echo-key` (errored
+    /// items echo the key).
+    #[arg(long)]
+    pub batch_faults: Option<String>,
 }
 
 /// `baton demo`.

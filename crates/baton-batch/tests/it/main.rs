@@ -1,6 +1,7 @@
 //! The batch client against the in-memory service and against hostile servers, all over
 //! real HTTP on 127.0.0.1.
 
+mod hostile;
 mod provider;
 
 use std::sync::Arc;
@@ -257,12 +258,9 @@ async fn hostile_servers_never_get_the_key_elsewhere_or_a_crash() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not JSON"), "{err}");
-    let err = anthropic
-        .results("msgbatch_1")
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("over"), "{err}");
+    // a line over the cap is one unreadable line, not a lost download
+    let results = anthropic.results("msgbatch_1").await.unwrap();
+    assert!(results.is_empty(), "{results:?}");
     let openai = client(BatchApi::OpenAiChat, &url);
     let err = openai.status("batch_1").await.unwrap_err().to_string();
     assert!(

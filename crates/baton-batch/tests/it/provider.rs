@@ -32,6 +32,7 @@ fn options() -> BatchOptions {
         poll_max: Duration::from_millis(100),
         limits: BatchApi::OpenAiChat.limits(),
         retry: baton_models::BatchRetry::Round,
+        deadline: Duration::from_secs(60),
     }
 }
 
@@ -66,7 +67,7 @@ fn provider_for(
     Arc::new(BatchingProvider::new(direct, client, journal, options))
 }
 
-fn request(i: usize) -> Request {
+pub(crate) fn request(i: usize) -> Request {
     Request {
         model: "m".into(),
         messages: vec![Message::user(format!("hello {i}"))],

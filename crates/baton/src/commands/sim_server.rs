@@ -59,6 +59,12 @@ pub fn sim_server(args: SimServerArgs, printer: &Printer) -> Result<Outcome> {
         expire_rate: args.batch_expire_rate,
         seed: args.seed,
         create_latency: Duration::from_millis(args.batch_create_latency_ms),
+        faults: match &args.batch_faults {
+            Some(faults) => faults
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--batch-faults: {e}"))?,
+            None => Default::default(),
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

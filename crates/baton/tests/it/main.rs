@@ -3,6 +3,7 @@
 mod agent;
 mod agent_study;
 mod batch;
+mod batch_hostile;
 mod cli;
 mod dialect;
 mod diskfull;
