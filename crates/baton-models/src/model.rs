@@ -190,9 +190,6 @@ pub struct Model {
     price_key: String,
     price: Price,
     direct_price: Option<Price>,
-    /// Whether a reply can be billed at [`Model::direct_price`] rather than
-    /// [`Model::price`] (a batched model whose failed items are retried directly).
-    bills_direct: bool,
     limit: Concurrency,
     requests: Option<TokenBucket>,
     tokens: Option<TokenBucket>,
@@ -235,7 +232,6 @@ impl Model {
             price_key: price_key.into(),
             price,
             direct_price: None,
-            bills_direct: false,
             limit: Concurrency::new(concurrency, true),
             requests: None,
             tokens: None,
@@ -326,23 +322,11 @@ impl Model {
         self
     }
 
-    /// A batched model's failed items are retried as direct requests
-    /// (`batch_retry = "direct"`), so any attempt can be billed at the direct rates
-    /// ([`Model::with_direct_price`]); [`Model::billed_upper_bound`] reserves at them.
-    pub fn with_direct_retries(mut self) -> Self {
-        self.bills_direct = true;
-        self
-    }
-
-    /// The most one attempt with `input_tokens` in and `output_tokens` out can be billed:
-    /// at [`Model::price`], or at the dearer of it and the direct rates when an attempt
-    /// can be billed directly ([`Model::with_direct_retries`]).
+    /// The most one attempt with `input_tokens` in and `output_tokens` out can be billed,
+    /// at the rates it can be billed at ([`Model::reservation_price`]).
     pub fn billed_upper_bound(&self, input_tokens: u64, output_tokens: u64) -> Cost {
-        let own = self.price.upper_bound(input_tokens, output_tokens);
-        match (&self.direct_price, self.bills_direct) {
-            (Some(direct), true) => own.max(direct.upper_bound(input_tokens, output_tokens)),
-            _ => own,
-        }
+        self.reservation_price()
+            .upper_bound(input_tokens, output_tokens)
     }
 
     /// The rates a reply is priced at: [`Model::price`], except that a reply from no

@@ -356,7 +356,8 @@ pub(crate) fn billed_attempts(model: &Model) -> i64 {
 
 /// The most one call of `model` with these messages can cost, over every attempt it can
 /// be billed for, each at the dearest rate it can be billed at (a batched model whose
-/// failed items are retried directly can pay the direct rates).
+/// failed items are retried directly can pay the direct rates:
+/// [`Model::reservation_price`]).
 pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
     let one = model.billed_upper_bound(prompt_tokens_upper_bound(messages), output_cap(model));
     Cost(one.0.saturating_mul(billed_attempts(model)))
@@ -408,54 +409,6 @@ mod tests {
         let b = Budget::new(Some(Cost(one.0 * 2)), Cost::ZERO);
         assert!(!b.reserve(call_upper_bound(&model(2, Some(1000)), &messages)));
         assert!(b.reserve(call_upper_bound(&model(0, Some(1000)), &messages)));
-    }
-
-    // See: issue 23 (reserved at batch rates, billed at direct: a $0.03 cap ended at $0.0441).
-    #[test]
-    fn issue_23_a_batched_model_retried_directly_reserves_at_the_direct_rates() {
-        let card = PriceCard::embedded();
-        let (batch, direct) = (
-            card.get_batch("sim/lc").unwrap(),
-            card.get("sim/lc").unwrap(),
-        );
-        let batched = |retries_direct: bool| {
-            let m = Model::new(
-                "lc",
-                Arc::new(ScriptedProvider::new()),
-                "lc",
-                "sim/lc",
-                batch,
-                1,
-            )
-            .with_direct_price(direct)
-            .with_config(GenerateConfig {
-                max_tokens: Some(1000),
-                ..GenerateConfig::default()
-            })
-            .with_retry(RetryPolicy {
-                max_unusable_retries: 0,
-                ..RetryPolicy::default()
-            });
-            if retries_direct {
-                m.with_direct_retries()
-            } else {
-                m
-            }
-        };
-        let messages = [Message::user("What is 2 + 2?")];
-        // sim/lc's batch rates are half its direct ones
-        assert_eq!(
-            batch.upper_bound(22, 1000).0 * 2,
-            direct.upper_bound(22, 1000).0
-        );
-        assert_eq!(
-            call_upper_bound(&batched(false), &messages),
-            batch.upper_bound(22, 1000)
-        );
-        assert_eq!(
-            call_upper_bound(&batched(true), &messages),
-            direct.upper_bound(22, 1000)
-        );
     }
 
     #[test]

@@ -639,11 +639,9 @@ pub(crate) fn build_model_with(
             .check(&price_key, provider.token_classes(), prompt_bound(cap))
             .map_err(|e| err(format!("{e} ({why})")))?;
     }
-    let retries_direct = m.batch && batch.is_some_and(|b| b.retry == BatchRetry::Direct);
     let direct = direct.ok();
     let model = Model::new(name, provider, id, price_key, price, m.concurrency());
     let model = match direct {
-        Some(direct) if retries_direct => model.with_direct_price(direct).with_direct_retries(),
         Some(direct) if m.batch => model.with_direct_price(direct),
         _ => model,
     };
