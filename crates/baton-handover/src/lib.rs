@@ -37,8 +37,11 @@
 //!
 //! How it was checked: `--rubric handover-0.4` is compared with what handover-lint 0.4.1
 //! printed for each of its eight fixtures (score, validity, subscores, cues, prose findings
-//! and their lines); verification is tested in throwaway git repositories (branches,
-//! uncommitted changes, fabricated anchors, timeouts, a check that escapes its process group).
+//! and their lines) and with 0.4.1's verdicts on 17 one-line header variants of its example;
+//! verification is tested in throwaway git repositories (branches, uncommitted changes,
+//! fabricated anchors, timeouts, ignored dependencies at the anchor) and with hostile claims
+//! in the real sandbox (deleting folders, writing outside the tree and into HOME, changing git
+//! config, tags and branches, fork bombs, printing secrets), checking the host is unchanged.
 //!
 //! ```
 //! use baton_handover::{Document, Rubric};

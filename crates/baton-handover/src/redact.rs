@@ -52,10 +52,17 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r#"(?i)(\b[A-Z0-9_.\-]*(?:api[_\-]?key|access[_\-]?key|secret|token|passw(?:or)?d|passwd"#,
-        r#"|credential|auth|private[_\-]?key|database_url|dsn|cookie|session)[A-Z0-9_.\-]*"#,
+        r#"|credential|_auth|auth[_\-]?token|authorization|private[_\-]?key|database_url|dsn)[A-Z0-9_.\-]*"#,
         r#"["']?\s*[:=]\s*["']?)([^\s"'\\,;&]{4,})"#,
     ))
     .expect("a valid built-in pattern")
+});
+
+/// A JSON `"auth": "…"` field (Docker and npm configs) and a whole `DOCKER_AUTH_CONFIG`
+/// value: group 1 keeps the name.
+static AUTH_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)("auth"\s*:\s*")[^"]{4,}|(\bDOCKER_AUTH_CONFIG\s*[=:]\s*)\S+"#)
+        .expect("a valid built-in pattern")
 });
 
 /// `password secret` as `.netrc` writes it: group 1 keeps the word.
@@ -95,6 +102,17 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         out = Cow::Owned(
             URL_PASSWORD
                 .replace_all(&out, format!("${{1}}{REDACTED}@").as_str())
+                .into_owned(),
+        );
+    }
+    if AUTH_FIELD.is_match(&out) {
+        out = Cow::Owned(
+            AUTH_FIELD
+                .replace_all(&out, |c: &regex::Captures<'_>| match (c.get(1), c.get(2)) {
+                    (Some(name), _) => format!("{}{REDACTED}", name.as_str()),
+                    (_, Some(name)) => format!("{}{REDACTED}", name.as_str()),
+                    _ => REDACTED.to_string(),
+                })
                 .into_owned(),
         );
     }
@@ -148,7 +166,11 @@ mod tests {
             ),
             (
                 r#"DOCKER_AUTH_CONFIG={"auths":{"r":{"auth":"dXNlcjpwYXNzd29yZA=="}}}"#,
-                r#"DOCKER_AUTH_CONFIG={"auths":{"r":{"auth":"[redacted]"}}}"#,
+                "DOCKER_AUTH_CONFIG=[redacted]",
+            ),
+            (
+                r#"{"auths":{"r":{"auth":"dXNlcjpwYXNzd29yZA=="}}}"#,
+                r#"{"auths":{"r":{"auth":"[redacted]"}}}"#,
             ),
             (
                 "Authorization: Bearer abcdefghijklmnop",
@@ -171,6 +193,8 @@ mod tests {
             "commit a1b2c3d4e5f6 exists",
             "tokens: 12",
             "the session ended",
+            "relative date \"this session\": write an ISO date (H3)",
+            "auth: the login flow",
         ] {
             assert_eq!(redact(plain), plain);
         }

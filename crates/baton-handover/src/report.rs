@@ -201,7 +201,10 @@ pub fn terminal_safe(text: &str) -> String {
 pub fn describe(rule: &str) -> &'static str {
     match rule {
         "header" | "header-missing" => "The header has every required key",
-        "header-yaml" => "The header is valid YAML",
+        "header-syntax" => "Every header line is a `key: value` line",
+        "handover-0.4-differs" => "Where Handover 0.4.1 reads or judges the header differently",
+        "negative-filler" => "Negative knowledge names something specific",
+        "encoding" => "The document is UTF-8",
         "header-duplicate" => "Each header key appears once",
         "header-unknown-key" => "Header keys are known",
         "header-type" => "Header values are single values",

@@ -192,6 +192,14 @@ impl Sandbox {
 
     /// A copy of `source` in the sandbox, checked out at `anchor` when given.
     pub fn tree(&self, source: &Path, anchor: Option<&str>) -> Result<Tree, String> {
+        if let Err(seen) = within(source, MAX_TREE_BYTES) {
+            return Err(format!(
+                "{} holds more than {} MiB ({} MiB counted before stopping) and the sandbox copies the tree whole; remove build output or verify from a smaller checkout",
+                source.display(),
+                MAX_TREE_BYTES >> 20,
+                seen >> 20
+            ));
+        }
         if anchor.is_some() && source.join(".git").is_file() {
             return Err(format!(
                 "{} is a linked worktree or submodule (its .git is a file pointing outside the tree), so the anchor cannot be checked out in the sandbox",
@@ -239,6 +247,36 @@ impl Sandbox {
             note,
         })
     }
+}
+
+/// The largest working tree copied into the sandbox (a build folder of several GiB would
+/// fill the scratch disk and outlast any deadline).
+pub const MAX_TREE_BYTES: u64 = 2 << 30;
+
+/// `Ok` when the files under `root` (links not followed) hold at most `limit` bytes; else
+/// the bytes counted when the walk stopped.
+fn within(root: &Path, limit: u64) -> Result<(), u64> {
+    let mut total = 0u64;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(md) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if md.is_dir() {
+                stack.push(entry.path());
+            } else if md.is_file() {
+                total += md.len();
+                if total > limit {
+                    return Err(total);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn tempfile_in(dir: &Path) -> Result<PathBuf, String> {

@@ -56,11 +56,11 @@ pub(super) fn verify_cmd(
         Err(why) => {
             run.add(
                 "verify_cmd",
-                Status::Fail,
-                format!("`{cmd}` could not run: {why}"),
+                Status::Warn,
+                format!("`{cmd}` was not run: {why}"),
                 line,
             );
-            return Status::Fail;
+            return Status::Warn;
         }
     };
     let secs = result.elapsed.as_secs_f64();

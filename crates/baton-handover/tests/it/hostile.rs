@@ -294,3 +294,31 @@ fn issue_26_the_network_is_off_unless_allowed() {
         claim.output_tail()
     );
 }
+
+/// A tree too large to copy (a sparse 3 GiB build file here) is refused before copying:
+/// nothing runs, nothing is called never-held, and the reason is given.
+#[test]
+fn issue_26_a_tree_too_large_to_copy_is_refused_not_copied() {
+    let (dir, sha) = repo(&[(".gitignore", "target/\n"), ("README.md", "x\n")]);
+    let d = dir.path();
+    std::fs::create_dir(d.join("target")).unwrap();
+    let big = std::fs::File::create(d.join("target/huge.bin")).unwrap();
+    big.set_len(3 << 30).unwrap();
+    let doc = handoff(
+        &sha,
+        "test -f README.md",
+        &[("Readme", "test -f README.md")],
+    );
+    let path = d.join("HANDOFF.md");
+    let start = Instant::now();
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(d, false)));
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let claim = &l.verification.claims[0];
+    assert_eq!(claim.class(), Class::CannotTell);
+    assert!(
+        claim.now.tail.contains("holds more than 2048 MiB"),
+        "{}",
+        claim.now.tail
+    );
+    assert_eq!(verify_check(&l, "verify_cmd").status, Status::Warn);
+}

@@ -311,6 +311,9 @@ fn hostile_documents_never_panic() {
         "\u{feff}---\nhandoff: \u{0}\u{7f}\n---\n\u{202e}text".into(),
         "---\n&a [*a, *a]\n---\n".into(),
         "---\n? [complex, key]\n: value\n---\n".into(),
+        "---\na: \"é\\\nb: 'é''\nc: \"\nd: '\ne: |\n---\n".into(),
+        "---\nf: >-9\n  é\n\n  ü\ng:\n- é\nh: \"x\" trailing\ni: 'x' # ok\n---\n".into(),
+        "---\nk\u{2028}: v\nl: v\u{2029}\n\u{feff}m: v\né: v\n---\n".into(),
     ];
     for text in &inputs {
         for rubric in [Rubric::Baton, Rubric::Handover04] {

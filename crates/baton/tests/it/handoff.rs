@@ -727,3 +727,65 @@ fn issue_26_fork_bombs_and_missing_sandboxes_never_panic() {
     let claims = &report["documents"][0]["verification"]["claims"];
     assert_eq!(claims[0]["class"], "held-and-holds", "{report:#}");
 }
+
+/// The issue's "done when", end to end: `verify_cmd: ! grep -q x file` on a file holding x
+/// fails (exit 1) in both rubrics, as in Handover 0.4.1, and three claims failing now with
+/// `true_at_sha: uncommitted` exit 1.
+#[test]
+fn issue_26_negated_verify_cmd_and_failing_claims_exit_1() {
+    let (dir, sha) = repo();
+    let d = dir.path();
+    // (0.4.1 keeps a trailing comment in the value, which would invalidate its header.)
+    let negated = doc(&sha, &[])
+        .replace(
+            "verify_cmd: test -f README.md",
+            "verify_cmd: ! grep -q store README.md",
+        )
+        .replace(
+            "protocol_version: 1   # the contract",
+            "protocol_version: 1",
+        );
+    std::fs::write(d.join("HANDOFF.md"), &negated).unwrap();
+    for rubric in ["baton", "handover-0.4"] {
+        let out = baton(
+            d,
+            &[
+                "handoff",
+                "lint",
+                "--verify",
+                "--rubric",
+                rubric,
+                "--json",
+                "HANDOFF.md",
+            ],
+        );
+        let report = json(&out);
+        let v = &report["documents"][0]["verification"];
+        let check = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "verify_cmd")
+            .unwrap();
+        assert_eq!(check["status"], "fail", "{rubric}: {check}");
+        assert_eq!(v["verdict"], "failed", "{rubric}");
+        assert_eq!(out.status.code(), Some(1), "{rubric}");
+    }
+    let failing = doc(
+        "uncommitted",
+        &[
+            ("Spec", "test -f docs/SPEC.md"),
+            ("Route", "test -f src/routes/guestOrder.ts"),
+            ("Wired", "grep -q wired README.md"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &failing).unwrap();
+    let out = baton(d, &["handoff", "lint", "--claims", "HANDOFF.md"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out).matches("fails-now       L").count(),
+        3,
+        "{}",
+        stdout(&out)
+    );
+}
