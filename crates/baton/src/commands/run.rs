@@ -185,7 +185,7 @@ fn execute(
         .unwrap_or(0);
     if running > 0 {
         printer.error(&format!(
-            "{running} provider batch(es) are still running and are left to run: run the same command with --resume to collect their replies (they are recorded in {}, so nothing is submitted again)",
+            "{running} provider batch(es) are not collected yet (still running, or given up on this run: past batch_deadline, refused with 401/403/404 or redirected; the episodes' reasons say which): they are recorded in {}, so run the same command with --resume to collect their replies, and nothing is submitted again",
             summary.store_path.display()
         ));
     }
