@@ -6,7 +6,8 @@
 //! [`Phase`] of a call, how answers are found ([`Extraction`]), normalized token [`Usage`], money as exact integer picodollars
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
-//! [`ToolSpec`] of a tool. It does no I/O and depends only on serde (and serde_json, for a
+//! [`ToolSpec`] of a tool, and in [`agent`] the coding agent's exit status, difficulty,
+//! command status and switch. It does no I/O and depends only on serde (and serde_json, for a
 //! tool's argument schema).
 //!
 //! It is not the place for behaviour: loading lives in `baton-data`, model calls in
@@ -20,6 +21,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agent;
 mod cell;
 mod cost;
 mod extraction;

@@ -400,13 +400,9 @@ impl AgentRunner {
         };
         let paid = reader.episode_paid(episode_id)?;
         match outcome {
-            Ok(o) if o.exit != AgentExit::Error => {
+            Ok(o) => {
                 self.finish(task, episode_id, o, forked_prefix + paid, paid)
                     .await
-            }
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await
             }
             Err(why) => self.leave_incomplete(episode_id, why, paid).await,
         }
@@ -455,12 +451,7 @@ impl AgentRunner {
         };
         let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
         let o = match outcome {
-            Ok(o) if o.exit != AgentExit::Error => o,
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await?;
-                return Ok(Prefix::Ended);
-            }
+            Ok(o) => o,
             Err(why) => {
                 self.leave_incomplete(episode_id, why, paid).await?;
                 return Ok(Prefix::Ended);

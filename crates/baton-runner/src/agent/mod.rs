@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use baton_agent::{
-    AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
-    AgentTemplates, HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction,
-    SweBenchHarness, TaskFormat, load_dataset, start_task_env,
+    AgentConfig, AgentDataset, AgentError, AgentLoop, AgentOutcome, AgentTask, AgentTemplates,
+    HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction, SweBenchHarness,
+    TaskFormat, load_dataset, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
@@ -281,7 +281,13 @@ impl AgentRunner {
         let dataset = select_dataset(&spec, &options)?;
         let config = agent_config(&spec, &options)?;
         let card = price_card(&spec, &options)?;
-        let models = models::build(&spec, &dataset.tasks, &card, &options)?;
+        let models = models::build(
+            &spec,
+            &dataset.tasks,
+            &card,
+            &options,
+            &config.templates.model_kwargs,
+        )?;
         let env = spec.environment.clone().with_env_overrides();
         let harness = spec.swebench_python.as_ref().map(|python| {
             Arc::new(SweBenchHarness::new(
@@ -513,13 +519,8 @@ impl AgentRunner {
         };
         let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
         match outcome {
-            Ok(o) if o.exit != AgentExit::Error => {
-                self.finish(task, episode_id, o, paid, paid).await
-            }
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await
-            }
+            // every exit finishes the episode, `error` (a model-side refusal) included
+            Ok(o) => self.finish(task, episode_id, o, paid, paid).await,
             Err(why) => self.leave_incomplete(episode_id, why, paid).await,
         }
     }

@@ -11,7 +11,8 @@ use baton_store::{NewAgentCall, NewAgentStep, NewAttempt, NewCall};
 use baton_types::{Cost, Message, Phase};
 
 use crate::agent::AgentShared as Shared;
-use crate::budget::{output_cap, over_every_attempt};
+use crate::agent::models::output_bound;
+use crate::budget::over_every_attempt;
 
 /// Writes one agent episode's events through the store.
 pub(crate) struct StoreSink<'a> {
@@ -101,8 +102,8 @@ impl StoreSink<'_> {
 }
 
 /// The most one call with `messages` can cost: a token per byte of every message,
-/// tool-call arguments included, plus framing, and a full output cap, for every attempt
-/// the call can be billed for.
+/// tool-call arguments included, plus framing, and a full output cap (an uncapped agent
+/// call's reserve), for every attempt the call can be billed for.
 fn upper_bound(model: &Model, messages: &[Message]) -> Cost {
     let prompt: u64 = messages
         .iter()
@@ -115,7 +116,10 @@ fn upper_bound(model: &Model, messages: &[Message]) -> Cost {
             m.content.len() as u64 + 8 + calls
         })
         .sum();
-    over_every_attempt(model, model.price().upper_bound(prompt, output_cap(model)))
+    over_every_attempt(
+        model,
+        model.price().upper_bound(prompt, output_bound(model)),
+    )
 }
 
 /// A message as the JSON text a request carries (the form the store interns).

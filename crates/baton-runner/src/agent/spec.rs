@@ -32,8 +32,9 @@
 //! ```
 //!
 //! What baton fills in itself: for `sim/` models without `[sim]`, the preset of that
-//! name ([`SimAgentSettings::preset`]); temperature and output cap as for chat models
-//! ([`ModelSpec::generate_config`]); the templates' version. All of it is stored with the
+//! name ([`SimAgentSettings::preset`]); the templates' version. Unlike a chat call, an
+//! agent call sends no output cap unless `max_tokens` (or the templates' `model_kwargs`)
+//! sets one. All of it is stored with the
 //! run (the spec text, and the inputs' hashes).
 
 use std::collections::BTreeMap;
