@@ -7,6 +7,7 @@
 mod agent_loop;
 mod docker;
 mod loaders;
+mod mini_parity;
 mod scoring;
 mod swebench;
 
