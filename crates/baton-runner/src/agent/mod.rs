@@ -140,6 +140,11 @@ pub struct AgentRunSummary {
     pub spent_now: Cost,
     /// What every run of this experiment paid for.
     pub spend: baton_types::Spend,
+    /// Anchors (single-model episodes) that ended with exit `error`.
+    pub error_anchors: usize,
+    /// Per handoff cell (its label), the summaries that came back unusable (a tool call,
+    /// no text) and were paid for and retried.
+    pub summary_retries: BTreeMap<String, usize>,
 }
 
 impl AgentRunSummary {
@@ -446,6 +451,21 @@ impl AgentRunner {
         };
         summary.calls_new = summary.calls_total - calls_before;
         for e in reader.agent_episodes()? {
+            let single = matches!(e.cell, AgentCell::Single { .. });
+            if single && e.end.as_ref().is_some_and(|end| end.exit == "error") {
+                summary.error_anchors += 1;
+            }
+            if !single {
+                let retried = reader
+                    .agent_progress(e.id)?
+                    .unusable
+                    .iter()
+                    .filter(|a| a.phase == baton_types::Phase::Handoff)
+                    .count();
+                if retried > 0 {
+                    *summary.summary_retries.entry(e.cell.label()).or_default() += retried;
+                }
+            }
             *summary.episodes.entry(e.outcome.status).or_default() += 1;
             if let Some(end) = &e.end {
                 *summary.exits.entry(end.exit.clone()).or_default() += 1;
