@@ -175,6 +175,25 @@ pub struct EnvConfig {
     /// Where working trees live on the host while an environment is open. Default: the
     /// system temporary folder. Example: `work_dir = "/var/tmp/baton"`.
     pub work_dir: Option<PathBuf>,
+    /// Variables every command sees, under a task's own (a dataset's `environment.env`,
+    /// as mini-SWE-agent's SWE-bench config sets them); `BASH_ENV` here makes each
+    /// command's shell source that file first (the images' `conda activate testbed`
+    /// through `/root/.bashrc`). Default none. Example:
+    /// `env = { PAGER = "cat", BASH_ENV = "/root/.bashrc" }`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Shell text run before every command in the same shell, so what it sets is in
+    /// force (an activation), e.g. `env_startup_command = "source /opt/miniconda3/bin/activate testbed"`.
+    /// Its output is part of the command's. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env_startup_command: Option<String>,
+    /// Whether commands reach the network. Default false: bwrap gives each command a
+    /// network namespace of its own with only loopback, Docker runs the container with
+    /// `--network none`. True: bwrap shares the host's network (`--share-net`), Docker
+    /// uses its default network, as mini-SWE-agent's containers do. `local` has no
+    /// isolation either way. Example: `network = true`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
 }
 
 impl EnvConfig {
