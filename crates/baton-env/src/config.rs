@@ -83,7 +83,15 @@ pub struct Limits {
     /// Largest working tree a snapshot accepts, in bytes. Default 2 GiB.
     /// Example: `snapshot_bytes = 536870912`.
     pub snapshot_bytes: u64,
+    /// New bytes one episode's snapshots may add to the snapshot store, over all its
+    /// steps (content already stored, by this episode or another, is free). Default
+    /// [`DEFAULT_EPISODE_SNAPSHOT_BYTES`]. Example: `episode_snapshot_bytes = 1073741824`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episode_snapshot_bytes: Option<u64>,
 }
+
+/// The per-episode snapshot cap when none is configured: 4 GiB.
+pub const DEFAULT_EPISODE_SNAPSHOT_BYTES: u64 = 4 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -95,6 +103,7 @@ impl Default for Limits {
             file_size_bytes: 1 << 30,
             output_bytes: 1 << 20,
             snapshot_bytes: 2 << 30,
+            episode_snapshot_bytes: None,
         }
     }
 }
@@ -103,6 +112,13 @@ impl Limits {
     /// The per-command wall-clock limit.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.timeout_secs.max(0.001))
+    }
+
+    /// The per-episode snapshot cap: the configured value or
+    /// [`DEFAULT_EPISODE_SNAPSHOT_BYTES`].
+    pub fn episode_snapshot_cap(&self) -> u64 {
+        self.episode_snapshot_bytes
+            .unwrap_or(DEFAULT_EPISODE_SNAPSHOT_BYTES)
     }
 
     /// CPU seconds per process: the configured value or the timeout rounded up.

@@ -30,7 +30,9 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_env::{BlobStore, Environment, Exec, ExecOutput, ExitStatus, SnapshotId};
+use baton_env::{
+    BlobStore, CappedBlobs, EnvError, Environment, Exec, ExecOutput, ExitStatus, SnapshotId,
+};
 use baton_models::{BilledAttempt, Completion, Model, ModelError, ProviderError};
 use baton_types::{Cost, Message};
 use serde::{Deserialize, Serialize};
@@ -88,6 +90,11 @@ pub struct AgentState {
     pub format_errors_in_a_row: u32,
     /// Actions of the last reply not run yet, with their index in that reply.
     pub pending: VecDeque<(u32, Action)>,
+    /// New bytes this episode's snapshots added to the snapshot store (counted against
+    /// the environment's `limits.episode_snapshot_bytes`). A resume starts the count at
+    /// zero: what earlier runs of the episode stored is not counted again.
+    #[serde(default)]
+    pub snapshot_bytes: u64,
 }
 
 impl AgentState {
@@ -246,9 +253,12 @@ impl AgentLoop<'_> {
                         })
                     }
                 };
-                let snapshot = match self.blobs {
-                    Some(blobs) => Some(self.snapshot(env, blobs).await?),
-                    None => None,
+                let (snapshot, capped) = match self.blobs {
+                    Some(blobs) => match self.snapshot(env, blobs, state)? {
+                        Ok(id) => (Some(id), None),
+                        Err(why) => (None, Some(why)),
+                    },
+                    None => (None, None),
                 };
                 if let Some(m) = &observation {
                     state.messages.push(m.clone());
@@ -266,6 +276,12 @@ impl AgentLoop<'_> {
                 if let Some(s) = submission {
                     state.pending.clear();
                     return Ok(outcome(state, AgentExit::Submitted, Some(s), None));
+                }
+                if let Some(why) = capped {
+                    // the command ran and is stored; its tree is not, so the run ends here
+                    state.pending.clear();
+                    let why = format!("task {:?}: {why}", self.task_id);
+                    return Ok(outcome(state, AgentExit::SnapshotLimit, None, Some(why)));
                 }
                 continue;
             }
@@ -430,20 +446,31 @@ impl AgentLoop<'_> {
         })
     }
 
-    async fn snapshot(
+    /// Snapshot the tree within the episode's snapshot cap. `Ok(Err(why))`: the tree
+    /// is over the per-snapshot limit or its new content over what the cap leaves.
+    fn snapshot(
         &self,
         env: &mut Option<Box<dyn Environment>>,
         blobs: &dyn BlobStore,
-    ) -> Result<SnapshotId, AgentError> {
+        state: &mut AgentState,
+    ) -> Result<Result<SnapshotId, String>, AgentError> {
         // The tree walk is quick for task-sized trees; it runs here, not on a thread,
         // because the blob store is borrowed.
         let e = env.as_mut().expect("the loop holds an environment");
-        e.snapshot(blobs)
-            .map(|s| s.id)
-            .map_err(|source| AgentError::Env {
+        let cap = e.info().limits.episode_snapshot_cap();
+        let capped = CappedBlobs::new(blobs, cap, state.snapshot_bytes);
+        let result = e.snapshot(&capped);
+        state.snapshot_bytes = capped.written();
+        match result {
+            Ok(s) => Ok(Ok(s.id)),
+            Err(e @ (EnvError::SnapshotCap { .. } | EnvError::TreeTooLarge { .. })) => {
+                Ok(Err(e.to_string()))
+            }
+            Err(source) => Err(AgentError::Env {
                 task_id: self.task_id.to_string(),
                 source,
-            })
+            }),
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod docker;
 mod loaders;
 mod mini_parity;
 mod scoring;
+mod snapshots;
 mod swebench;
 
 use std::path::{Path, PathBuf};

@@ -145,6 +145,24 @@ pub struct AgentRunSummary {
     /// Per handoff cell (its label), the summaries that came back unusable (a tool call,
     /// no text) and were paid for and retried.
     pub summary_retries: BTreeMap<String, usize>,
+    /// Bytes the snapshot store beside the store holds (every episode's trees,
+    /// deduplicated by content).
+    pub snapshot_store_bytes: u64,
+}
+
+/// The bytes of the files under `dir` (0 when it cannot be read).
+fn folder_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(md) if md.is_dir() => folder_bytes(&e.path()),
+            Ok(md) => md.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 impl AgentRunSummary {
@@ -450,6 +468,7 @@ impl AgentRunner {
             ..AgentRunSummary::default()
         };
         summary.calls_new = summary.calls_total - calls_before;
+        summary.snapshot_store_bytes = folder_bytes(runner.blobs.root());
         for e in reader.agent_episodes()? {
             let single = matches!(e.cell, AgentCell::Single { .. });
             if single && e.end.as_ref().is_some_and(|end| end.exit == "error") {
