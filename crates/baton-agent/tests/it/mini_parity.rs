@@ -240,3 +240,83 @@ async fn issue_25_requests_equal_mini_swe_agents_message_by_message() {
     );
     assert_eq!(state.messages, mini);
 }
+
+/// Every call the loop makes, with the messages it added.
+#[derive(Default)]
+struct Calls(Vec<(Option<String>, Vec<Message>)>);
+
+#[async_trait::async_trait]
+impl AgentSink for Calls {
+    async fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {
+        self.0
+            .push((e.format_error.map(str::to_string), e.added.to_vec()));
+        Ok(())
+    }
+    async fn action(&mut self, _: &ActionEvent<'_>) -> Result<(), AgentError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_25_a_text_protocol_format_error_under_minis_backticks_yaml_is_stored() {
+    let Some(scorer) = scorer() else { return };
+    let Some(dir) = baton_fixture::shared_dir("agent") else {
+        return;
+    };
+    let templates =
+        AgentTemplates::load(&dir.join("mini-swe-agent/swebench_backticks.yaml")).unwrap();
+    assert_eq!(templates.fence, "mswea_bash_command");
+    let fenced = |cmd: &str| format!("THOUGHT: go.\n\n```mswea_bash_command\n{cmd}\n```\n");
+    let provider = ScriptedProvider::new()
+        .then_ok(ScriptedProvider::reply("THOUGHT: no block at all."))
+        .then_ok(ScriptedProvider::reply(&format!(
+            "{}{}",
+            fenced("ls"),
+            fenced("pwd")
+        )))
+        .then_ok(ScriptedProvider::reply(&fenced(
+            "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && echo done",
+        )));
+    let price = PriceCard::embedded().get("sim/hc").unwrap();
+    let model = Model::new(
+        "scripted",
+        Arc::new(provider),
+        "scripted",
+        "sim/hc",
+        price,
+        1,
+    );
+    let task = task(&fixture());
+    let cfg = AgentConfig {
+        protocol: Protocol::Text,
+        templates,
+        ..AgentConfig::default()
+    };
+    let mut env = Some(start_task_env(&task, &scorer.env).unwrap());
+    let mut state = AgentState::start(&cfg, &task).unwrap();
+    let mut calls = Calls::default();
+    let lp = AgentLoop {
+        config: &cfg,
+        task_id: &task.id,
+        seed: None,
+        blobs: None,
+        prior_unusable: 0,
+    };
+    let out = lp
+        .run(&model, &mut env, &mut state, &mut calls)
+        .await
+        .unwrap();
+    env.take().unwrap().close().unwrap();
+    assert_eq!(out.exit, AgentExit::Submitted);
+    assert_eq!(out.submission.as_deref(), Some("done\n"));
+    // three calls answered, three handed to the sink (so stored), the first two as
+    // format errors answered in mini's words
+    assert_eq!(calls.0.len(), 3);
+    assert_eq!(
+        calls.0[0].0.as_deref(),
+        Some("Expected exactly 1 action, found 0.")
+    );
+    assert!(calls.0[0].1[0].content.contains("found 0 actions"));
+    assert!(calls.0[1].1[0].content.contains("found 2 actions"));
+    assert_eq!(calls.0[0].1.len(), 1, "the malformed reply is not kept");
+}
