@@ -34,7 +34,7 @@ pub enum AgentError {
         source: std::io::Error,
     },
     /// The environment failed (not the task's code: the sandbox itself).
-    #[error("task {task_id:?}: environment")]
+    #[error("task {task_id:?}: environment: {source}")]
     Env {
         /// The task being scored.
         task_id: String,
@@ -66,6 +66,18 @@ pub enum AgentError {
         call: u32,
         /// Why.
         reason: String,
+    },
+    /// A model call failed in a way a later run may not repeat (retries exhausted on a
+    /// connection, a rate limit or a server error, a stop, a missing key): the run stops
+    /// with what is stored, and a resume makes the call again.
+    #[error("task {task_id:?}, call {call}: {message}")]
+    Model {
+        /// The task.
+        task_id: String,
+        /// The call's index.
+        call: u32,
+        /// The model's error.
+        message: String,
     },
     /// The sink could not record an event (the store failed).
     #[error("task {task_id:?}: cannot record the run: {message}")]

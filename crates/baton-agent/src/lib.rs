@@ -64,11 +64,11 @@ pub use agent::handoff::{
     DEFAULT_HANDOFF_TEXTS_VERSION, HandoffTexts, rewrite as rewrite_trajectory, summarises,
     summary_messages,
 };
-pub use agent::protocol::{Action, BASH_TOOL, Protocol, bash_tool, parse_actions};
+pub use agent::protocol::{Action, BASH_TOOL, FormatError, Protocol, bash_tool, parse_actions};
 pub use agent::run::{
     ActionEvent, AgentConfig, AgentExit, AgentLoop, AgentOutcome, AgentSink, AgentState, CallEvent,
     DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, GIT_BASELINE, MAX_FORMAT_ERRORS, NoSink,
-    submission_of,
+    model_side_terminal, submission_of,
 };
 pub use agent::sim::{SimAgent, SimAgentSettings};
 pub use agent::templates::{

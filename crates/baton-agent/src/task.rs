@@ -9,57 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
 
-/// A difficulty bucket. The handoff study computes switch points per bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Difficulty {
-    /// Easy.
-    Easy,
-    /// Medium.
-    Medium,
-    /// Hard.
-    Hard,
-}
-
-impl Difficulty {
-    /// Every bucket, easiest first.
-    pub const ALL: [Difficulty; 3] = [Difficulty::Easy, Difficulty::Medium, Difficulty::Hard];
-
-    /// Exercism's 1-10 rating: 3 or less is easy, 4-5 medium, 6 or more hard.
-    pub fn from_exercism(rating: u32) -> Self {
-        match rating {
-            0..=3 => Difficulty::Easy,
-            4..=5 => Difficulty::Medium,
-            _ => Difficulty::Hard,
-        }
-    }
-
-    /// SWE-bench Verified's annotated fix time: `<15 min fix` is easy, `15 min - 1 hour`
-    /// medium, `1-4 hours` and `>4 hours` (the two longest, merged) hard.
-    pub fn from_swebench(label: &str) -> Option<Self> {
-        match label.trim() {
-            "<15 min fix" => Some(Difficulty::Easy),
-            "15 min - 1 hour" => Some(Difficulty::Medium),
-            "1-4 hours" | ">4 hours" => Some(Difficulty::Hard),
-            _ => None,
-        }
-    }
-
-    /// `easy`, `medium` or `hard`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Difficulty::Easy => "easy",
-            Difficulty::Medium => "medium",
-            Difficulty::Hard => "hard",
-        }
-    }
-}
-
-impl std::fmt::Display for Difficulty {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use baton_types::agent::Difficulty;
 
 /// Where a task came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

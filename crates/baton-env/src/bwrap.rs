@@ -55,6 +55,8 @@ pub(crate) struct Bwrap {
     /// `setpriv`, found on `PATH`, to drop from root to the host user in an exec rather
     /// than in a forked copy of baton (see [`Launcher::command`]).
     setpriv: Option<PathBuf>,
+    /// Share the host's network (`network = true`).
+    network: bool,
 }
 
 /// The bubblewrap backend; see the module docs.
@@ -90,8 +92,13 @@ impl BwrapEnv {
             limits: config.limits.clone(),
             isolation: format!(
                 "bubblewrap ({}): new user/mount/pid/net/ipc/uts namespaces, no capabilities, \
-                 /usr read-only, synthetic /etc, no network; runs as uid {SANDBOX_UID} inside{}",
+                 /usr read-only, synthetic /etc, {}; runs as uid {SANDBOX_UID} inside{}",
                 program.display(),
+                if config.network {
+                    "the host's network shared"
+                } else {
+                    "no network"
+                },
                 host_user.map_or(String::new(), |u| format!(", host uid {u}"))
             ),
             image: None,
@@ -103,6 +110,7 @@ impl BwrapEnv {
                 etc,
                 host_user,
                 setpriv,
+                network: config.network,
             },
             ulimits: UlimitValues::from_limits(&config.limits).clamped_to_own(),
             limits: config.limits.clone(),
@@ -127,6 +135,9 @@ impl Bwrap {
             "--hostname",
             "sandbox",
         ]);
+        if self.network {
+            push(&["--share-net"]);
+        }
         let id = SANDBOX_UID.to_string();
         push(&["--uid", &id, "--gid", &id]);
         for d in SYSTEM_DIRS {

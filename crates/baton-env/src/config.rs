@@ -83,7 +83,15 @@ pub struct Limits {
     /// Largest working tree a snapshot accepts, in bytes. Default 2 GiB.
     /// Example: `snapshot_bytes = 536870912`.
     pub snapshot_bytes: u64,
+    /// New bytes one episode's snapshots may add to the snapshot store, over all its
+    /// steps (content already stored, by this episode or another, is free). Default
+    /// [`DEFAULT_EPISODE_SNAPSHOT_BYTES`]. Example: `episode_snapshot_bytes = 1073741824`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episode_snapshot_bytes: Option<u64>,
 }
+
+/// The per-episode snapshot cap when none is configured: 4 GiB.
+pub const DEFAULT_EPISODE_SNAPSHOT_BYTES: u64 = 4 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -95,6 +103,7 @@ impl Default for Limits {
             file_size_bytes: 1 << 30,
             output_bytes: 1 << 20,
             snapshot_bytes: 2 << 30,
+            episode_snapshot_bytes: None,
         }
     }
 }
@@ -103,6 +112,13 @@ impl Limits {
     /// The per-command wall-clock limit.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.timeout_secs.max(0.001))
+    }
+
+    /// The per-episode snapshot cap: the configured value or
+    /// [`DEFAULT_EPISODE_SNAPSHOT_BYTES`].
+    pub fn episode_snapshot_cap(&self) -> u64 {
+        self.episode_snapshot_bytes
+            .unwrap_or(DEFAULT_EPISODE_SNAPSHOT_BYTES)
     }
 
     /// CPU seconds per process: the configured value or the timeout rounded up.
@@ -175,6 +191,25 @@ pub struct EnvConfig {
     /// Where working trees live on the host while an environment is open. Default: the
     /// system temporary folder. Example: `work_dir = "/var/tmp/baton"`.
     pub work_dir: Option<PathBuf>,
+    /// Variables every command sees, under a task's own (a dataset's `environment.env`,
+    /// as mini-SWE-agent's SWE-bench config sets them); `BASH_ENV` here makes each
+    /// command's shell source that file first (the images' `conda activate testbed`
+    /// through `/root/.bashrc`). Default none. Example:
+    /// `env = { PAGER = "cat", BASH_ENV = "/root/.bashrc" }`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Shell text run before every command in the same shell, so what it sets is in
+    /// force (an activation), e.g. `env_startup_command = "source /opt/miniconda3/bin/activate testbed"`.
+    /// Its output is part of the command's. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env_startup_command: Option<String>,
+    /// Whether commands reach the network. Default false: bwrap gives each command a
+    /// network namespace of its own with only loopback, Docker runs the container with
+    /// `--network none`. True: bwrap shares the host's network (`--share-net`), Docker
+    /// uses its default network, as mini-SWE-agent's containers do. `local` has no
+    /// isolation either way. Example: `network = true`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
 }
 
 impl EnvConfig {

@@ -69,7 +69,11 @@ impl DockerEnv {
         );
         let mut cmd = Command::new(&program);
         cmd.args(["run", "-d", "--name", &name, "--label", "org.baton.env=1"])
-            .args(["--network", "none"])
+            .args(if config.network {
+                &[][..]
+            } else {
+                &["--network", "none"][..]
+            })
             .args(["--pids-limit", &limits.processes.to_string()])
             .args(["--memory", &limits.memory_bytes.to_string()])
             .args(["--memory-swap", &limits.memory_bytes.to_string()])
@@ -92,8 +96,13 @@ impl DockerEnv {
             env: env.clone(),
             limits: limits.clone(),
             isolation: format!(
-                "docker container from {image} ({}): --network none, --pids-limit {}, --memory {}",
+                "docker container from {image} ({}): {}, --pids-limit {}, --memory {}",
                 program.display(),
+                if config.network {
+                    "default network"
+                } else {
+                    "--network none"
+                },
                 limits.processes,
                 limits.memory_bytes
             ),

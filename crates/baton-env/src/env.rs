@@ -59,11 +59,63 @@ pub struct EnvInfo {
     pub image: Option<String>,
 }
 
-/// Start an environment for `setup` with the backend `config` names.
+/// Start an environment for `setup` with the backend `config` names: the config's
+/// variables under the setup's own, and its startup command before every command.
 pub fn start(config: &EnvConfig, setup: &Setup) -> Result<Box<dyn Environment>, EnvError> {
-    Ok(match config.backend {
+    let mut setup = setup.clone();
+    for (k, v) in &config.env {
+        setup.env.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    let setup = &setup;
+    let env: Box<dyn Environment> = match config.backend {
         BackendKind::Bwrap => Box::new(crate::bwrap::BwrapEnv::start(config, setup)?),
         BackendKind::Local => Box::new(crate::local::LocalEnv::start(config, setup)?),
         BackendKind::Docker => Box::new(crate::docker::DockerEnv::start(config, setup)?),
+    };
+    Ok(match config.env_startup_command.as_deref() {
+        Some(startup) if !startup.trim().is_empty() => Box::new(Activated {
+            inner: env,
+            startup: startup.to_string(),
+        }),
+        _ => env,
     })
+}
+
+/// An environment whose every command runs after a startup command in the same shell.
+struct Activated {
+    inner: Box<dyn Environment>,
+    startup: String,
+}
+
+impl Environment for Activated {
+    fn info(&self) -> &EnvInfo {
+        self.inner.info()
+    }
+
+    fn exec(&mut self, exec: &Exec) -> Result<ExecOutput, EnvError> {
+        let mut e = exec.clone();
+        e.command = format!("{}\n{}", self.startup, exec.command);
+        self.inner.exec(&e)
+    }
+
+    fn write_file(
+        &mut self,
+        path: &str,
+        contents: &[u8],
+        executable: bool,
+    ) -> Result<(), EnvError> {
+        self.inner.write_file(path, contents, executable)
+    }
+
+    fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
+        self.inner.snapshot(blobs)
+    }
+
+    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
+        self.inner.restore(blobs, id)
+    }
+
+    fn close(self: Box<Self>) -> Result<(), EnvError> {
+        self.inner.close()
+    }
 }

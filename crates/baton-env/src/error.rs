@@ -86,6 +86,14 @@ pub enum EnvError {
         /// The configured limit.
         limit: u64,
     },
+    /// An episode's snapshots would store more new bytes than its cap allows.
+    #[error(
+        "the episode's snapshots reached their cap of {cap} bytes (limits.episode_snapshot_bytes); snapshot refused"
+    )]
+    SnapshotCap {
+        /// The configured cap.
+        cap: u64,
+    },
     /// A tar stream from a container did not parse.
     #[error("{backend} backend: malformed tar stream from the container: {message}")]
     Tar {

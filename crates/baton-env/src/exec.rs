@@ -46,45 +46,8 @@ impl Exec {
     }
 }
 
-/// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
-pub enum ExitStatus {
-    /// It exited with this code (a shell reports a command killed by signal `n` as
-    /// `128 + n`).
-    Exited(i32),
-    /// The process baton started was killed by this signal.
-    Signaled(i32),
-    /// It ran past the timeout and its whole process tree was killed.
-    TimedOut,
-}
-
-impl ExitStatus {
-    /// The shell-style return code: the exit code, or `128 + signal`; `None` after a
-    /// timeout.
-    pub fn return_code(self) -> Option<i32> {
-        match self {
-            ExitStatus::Exited(c) => Some(c),
-            ExitStatus::Signaled(s) => Some(128 + s),
-            ExitStatus::TimedOut => None,
-        }
-    }
-
-    /// Exited with code 0.
-    pub fn success(self) -> bool {
-        self == ExitStatus::Exited(0)
-    }
-}
-
-impl std::fmt::Display for ExitStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExitStatus::Exited(c) => write!(f, "return code {c}"),
-            ExitStatus::Signaled(s) => write!(f, "killed by signal {s}"),
-            ExitStatus::TimedOut => f.write_str("timed out (killed)"),
-        }
-    }
-}
+/// How a command ended (the shared type, [`baton_types::agent::CommandStatus`]).
+pub use baton_types::agent::CommandStatus as ExitStatus;
 
 /// What one command did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

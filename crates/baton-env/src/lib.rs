@@ -84,6 +84,7 @@
 #![deny(missing_docs)]
 
 mod bwrap;
+mod capped;
 mod check;
 mod config;
 mod docker;
@@ -99,10 +100,11 @@ pub mod snapshot;
 mod tree;
 
 pub use bwrap::SANDBOX_UID;
+pub use capped::CappedBlobs;
 pub use check::{CheckItem, CheckReport, CheckStatus, check};
 pub use config::{
-    BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_WORKDIR, DOCKER_ENV, DockerConfig, EnvConfig,
-    Limits, Setup,
+    BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_EPISODE_SNAPSHOT_BYTES, DEFAULT_WORKDIR,
+    DOCKER_ENV, DockerConfig, EnvConfig, Limits, Setup,
 };
 pub use env::{EnvInfo, Environment, start};
 pub use error::EnvError;

@@ -245,6 +245,8 @@ pub struct Blob {
     pub digest: String,
     /// Bytes.
     pub size: u64,
+    /// Whether this put stored it (false: a blob with that digest was there already).
+    pub fresh: bool,
 }
 
 /// Where snapshot contents are kept, keyed by sha256. [`DirBlobStore`] is the file-system
@@ -308,15 +310,16 @@ const IN_MEMORY_BYTES: usize = 1 << 20;
 impl DirBlobStore {
     /// Store `bytes` under `digest` unless already present: written to a temporary file in
     /// the root and renamed into place, so the blob appears whole or not at all.
-    fn put_bytes(&self, digest: &str, bytes: &[u8]) -> Result<(), EnvError> {
+    fn put_bytes(&self, digest: &str, bytes: &[u8]) -> Result<bool, EnvError> {
         let path = self.path_of(digest)?;
         if path.exists() {
-            return Ok(());
+            return Ok(false);
         }
         let mut tmp = self.temp()?;
         tmp.write_all(bytes)
             .map_err(|e| EnvError::io(tmp.path(), "write blob", e))?;
-        self.persist(tmp, &path)
+        self.persist(tmp, &path)?;
+        Ok(true)
     }
 
     fn temp(&self) -> Result<tempfile::NamedTempFile, EnvError> {
@@ -355,10 +358,11 @@ impl BlobStore for DirBlobStore {
         let mut head = Vec::new();
         if fill(data, &mut head, IN_MEMORY_BYTES).map_err(read_err)? {
             let digest = sha256_hex(&head);
-            self.put_bytes(&digest, &head)?;
+            let fresh = self.put_bytes(&digest, &head)?;
             return Ok(Blob {
                 digest,
                 size: head.len() as u64,
+                fresh,
             });
         }
         // Too large to hold: hash while streaming into a temporary file, which is kept
@@ -384,10 +388,15 @@ impl BlobStore for DirBlobStore {
         }
         let digest = hex::encode(hasher.finalize());
         let path = self.path_of(&digest)?;
-        if !path.exists() {
+        let fresh = !path.exists();
+        if fresh {
             self.persist(tmp, &path)?;
         }
-        Ok(Blob { digest, size })
+        Ok(Blob {
+            digest,
+            size,
+            fresh,
+        })
     }
 
     fn open(&self, digest: &str) -> Result<Box<dyn Read + Send>, EnvError> {

@@ -241,14 +241,17 @@ impl AgentRow {
     }
 }
 
-/// Exit statuses in report order.
-const EXITS: [&str; 5] = [
-    "submitted",
-    "step_limit",
-    "cost_limit",
-    "format_errors",
-    "error",
-];
+/// Exit statuses in report order (one spelling, `baton_types::agent::AgentExit`).
+const EXITS: [&str; 6] = {
+    use baton_types::agent::AgentExit as E;
+    let mut names = [""; 6];
+    let mut i = 0;
+    while i < E::ALL.len() {
+        names[i] = E::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 const MAIN_HEAD: [(&str, Align); 9] = [
     ("model", L),

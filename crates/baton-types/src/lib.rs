@@ -6,7 +6,8 @@
 //! [`Phase`] of a call, how answers are found ([`Extraction`]), normalized token [`Usage`], money as exact integer picodollars
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
-//! [`ToolSpec`] of a tool. It does no I/O but one rule every loader shares: [`input`]
+//! [`ToolSpec`] of a tool, and in [`agent`] the coding agent's exit status, difficulty,
+//! command status and switch. It does no I/O but one rule every loader shares: [`input`]
 //! reads a user's file whole only when it is a regular file under its size bound. It
 //! depends on serde (and serde_json, for a tool's argument schema) and thiserror.
 //!
@@ -21,6 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agent;
 mod cell;
 mod cost;
 mod extraction;

@@ -1,13 +1,16 @@
-//! The two ways a model names its commands, and reading a reply into actions.
+//! The two ways a model names its commands, and reading a reply into actions, by
+//! mini-SWE-agent 2.4.6's rules and in its words (so a run with its templates sends what
+//! it sends).
 //!
 //! * [`Protocol::ToolCalls`]: native tool calls of one `bash` tool whose arguments are
-//!   `{"command": "…"}` ([`bash_tool`]). A reply may make several calls; they run in order.
-//!   A reply with no call, a call of another tool, or arguments that are not an object
-//!   with a string `command` is a format error.
+//!   `{"command": "…"}` ([`bash_tool`], mini's schema). A reply may make several calls;
+//!   they run in order. A reply with no call, a call of another tool, or arguments that
+//!   are not a JSON object with a `command` is a format error (the first bad call's
+//!   messages, joined as mini joins them). An empty command is a command: it runs.
 //! * [`Protocol::Text`]: exactly one fenced block tagged with the fence word (`bash` by
 //!   default) holding the command, as mini-SWE-agent's text mode reads it (a block is
-//!   "```tag", optional spaces, a newline, the command, a newline and "```"). None, or
-//!   more than one, is a format error.
+//!   "```tag", optional whitespace, a newline, the command, a newline and "```"; the
+//!   command is stripped). None, or more than one, is a format error.
 
 use baton_types::{ToolCall, ToolSpec};
 use serde::{Deserialize, Serialize};
@@ -37,19 +40,17 @@ impl Protocol {
 /// The name of the one tool.
 pub const BASH_TOOL: &str = "bash";
 
-/// The `bash` tool as sent to the model.
+/// The `bash` tool as sent to the model (mini-SWE-agent's `BASH_TOOL`, word for word).
 pub fn bash_tool() -> ToolSpec {
     ToolSpec {
         name: BASH_TOOL.into(),
-        description: "Run one shell command with bash in the repository and return its \
-                      return code and output. Each call starts a fresh shell in the \
-                      repository's folder."
-            .into(),
+        description: "Execute a bash command".into(),
         parameters: json!({
             "type": "object",
-            "properties": {"command": {"type": "string", "description": "The command to run."}},
-            "required": ["command"],
-            "additionalProperties": false
+            "properties": {
+                "command": {"type": "string", "description": "The bash command to execute"}
+            },
+            "required": ["command"]
         }),
     }
 }
@@ -63,56 +64,85 @@ pub struct Action {
     pub call_id: Option<String>,
 }
 
+/// Why a reply has no command that can run: the error text the format-error template
+/// shows, and the commands that were found (the text protocol's blocks, for `actions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError {
+    /// What is wrong, in mini-SWE-agent's words.
+    pub error: String,
+    /// The commands found (none under the tool-call protocol, as mini reports it).
+    pub actions: Vec<String>,
+}
+
 /// Read a reply's actions, or say why it has none that can run.
 pub fn parse_actions(
     protocol: Protocol,
     fence: &str,
     text: &str,
     calls: &[ToolCall],
-) -> Result<Vec<Action>, String> {
+) -> Result<Vec<Action>, FormatError> {
+    let error = |error: String, actions: Vec<String>| FormatError { error, actions };
     match protocol {
         Protocol::ToolCalls => {
             if calls.is_empty() {
-                return Err("the reply made no tool call".into());
+                return Err(error(
+                    "No tool calls found in the response. Every response MUST include at least one tool call.".into(),
+                    Vec::new(),
+                ));
             }
             calls
                 .iter()
                 .map(|c| {
+                    let mut why = String::new();
+                    let args: Option<Value> = match serde_json::from_str(&c.arguments) {
+                        Ok(v) => Some(v),
+                        Err(e) => {
+                            why.push_str(&format!("Error parsing tool call arguments: {e}."));
+                            None
+                        }
+                    };
                     if c.name != BASH_TOOL {
-                        return Err(format!("unknown tool {:?}; the only tool is bash", c.name));
+                        why.push_str(&format!("Unknown tool '{}'.", c.name));
                     }
-                    let args: Value = serde_json::from_str(&c.arguments).map_err(|e| {
-                        format!("the arguments of tool call {:?} are not JSON: {e}", c.id)
-                    })?;
-                    let command = args
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .filter(|c| !c.trim().is_empty())
-                        .ok_or_else(|| {
-                            format!(
-                                "tool call {:?} has no non-empty string argument \"command\"",
-                                c.id
-                            )
-                        })?;
+                    let command = args.as_ref().and_then(|a| a.as_object()?.get("command"));
+                    if command.is_none() {
+                        why.push_str("Missing 'command' argument in bash tool call.");
+                    }
+                    if !why.is_empty() {
+                        return Err(error(why.trim().to_string(), Vec::new()));
+                    }
+                    let command = match command {
+                        Some(Value::String(s)) => s.clone(),
+                        // mini passes any JSON value on to the shell; a string is the
+                        // only one a shell can run as written
+                        _ => {
+                            return Err(error(
+                                "The 'command' argument of the bash tool call must be a string."
+                                    .into(),
+                                Vec::new(),
+                            ));
+                        }
+                    };
                     Ok(Action {
-                        command: command.to_string(),
+                        command,
                         call_id: Some(c.id.clone()),
                     })
                 })
                 .collect()
         }
         Protocol::Text => {
-            let blocks = fenced_blocks(text, fence);
+            let blocks: Vec<String> = fenced_blocks(text, fence)
+                .into_iter()
+                .map(|b| b.trim().to_string())
+                .collect();
             match blocks.as_slice() {
-                [one] if !one.trim().is_empty() => Ok(vec![Action {
+                [one] => Ok(vec![Action {
                     command: one.clone(),
                     call_id: None,
                 }]),
-                [_] => Err(format!("the ```{fence} block is empty")),
-                [] => Err(format!("the reply has no ```{fence} block")),
-                many => Err(format!(
-                    "the reply has {} ```{fence} blocks; send exactly one",
-                    many.len()
+                _ => Err(error(
+                    format!("Expected exactly 1 action, found {}.", blocks.len()),
+                    blocks,
                 )),
             }
         }
@@ -126,12 +156,13 @@ fn fenced_blocks(text: &str, tag: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(i) = rest.find(&open) {
         let after = &rest[i + open.len()..];
-        // the tag must end here: spaces, then a newline
-        let trimmed = after.trim_start_matches([' ', '\t']);
-        let Some(body) = trimmed.strip_prefix('\n') else {
+        // the tag must end here: whitespace, then a newline (mini's `\s*\n`)
+        let ws = after.len() - after.trim_start().len();
+        let Some(nl) = after[..ws].rfind('\n') else {
             rest = after;
             continue;
         };
+        let body = &after[nl + 1..];
         match body.find("\n```") {
             Some(end) => {
                 out.push(body[..end].to_string());
@@ -166,18 +197,32 @@ mod tests {
         .unwrap();
         assert_eq!(ok[0].command, "ls");
         assert_eq!(ok[0].call_id.as_deref(), Some("c1"));
-        for bad in [
-            r#"{"cmd":"ls"}"#,
-            "ls",
-            r#"{"command":""}"#,
-            r#"{"command":3}"#,
-        ] {
+        for bad in [r#"{"cmd":"ls"}"#, "ls", r#"{"command":3}"#] {
             assert!(
                 parse_actions(Protocol::ToolCalls, "bash", "", &[call(bad)]).is_err(),
                 "{bad}"
             );
         }
-        assert!(parse_actions(Protocol::ToolCalls, "bash", "text only", &[]).is_err());
+        assert_eq!(
+            parse_actions(Protocol::ToolCalls, "bash", "", &[call(r#"{"cmd":"ls"}"#)])
+                .unwrap_err()
+                .error,
+            "Missing 'command' argument in bash tool call."
+        );
+        // an empty command runs, as mini runs it
+        let empty = parse_actions(
+            Protocol::ToolCalls,
+            "bash",
+            "",
+            &[call(r#"{"command":""}"#)],
+        );
+        assert_eq!(empty.unwrap()[0].command, "");
+        assert!(
+            parse_actions(Protocol::ToolCalls, "bash", "text only", &[])
+                .unwrap_err()
+                .error
+                .starts_with("No tool calls found")
+        );
     }
 
     #[test]
@@ -188,11 +233,9 @@ mod tests {
             "ls -la"
         );
         let two = format!("{one}\n```bash\npwd\n```");
-        assert!(
-            parse_actions(Protocol::Text, "bash", &two, &[])
-                .unwrap_err()
-                .contains("2 ")
-        );
+        let err = parse_actions(Protocol::Text, "bash", &two, &[]).unwrap_err();
+        assert_eq!(err.error, "Expected exactly 1 action, found 2.");
+        assert_eq!(err.actions, vec!["ls -la", "pwd"]);
         assert!(parse_actions(Protocol::Text, "bash", "```python\nx\n```", &[]).is_err());
         // a longer tag is a different tag
         assert!(parse_actions(Protocol::Text, "bash", "```bashful\nx\n```", &[]).is_err());

@@ -4,9 +4,12 @@
 //! One *step* is one model call. Before every call the step limit and then the cost limit
 //! are checked (`calls >= step_limit` ends with `step_limit`, `cost >= cost_limit` with
 //! `cost_limit`), so a run never makes a call past either. A reply with no runnable
-//! command is a *format error*: it was billed and counts as a step, it is answered with
-//! the format-error template, and three in a row end the run with `format_errors`. A
-//! model call that fails for good (retries exhausted, no quota) ends it with `error`.
+//! command is a *format error*: it was billed, counts as a step and is stored, but it is
+//! not kept in the conversation (as mini-SWE-agent drops it); only the format-error
+//! template's answer is. Three in a row end the run with `format_errors`. A model call
+//! the provider refuses for good ([`model_side_terminal`]: HTTP 400, e.g. a context too
+//! long) ends it with `error`; any other failed call stops the run with
+//! [`AgentError::Model`], so a resume makes the call again.
 //!
 //! A command whose output (leading whitespace skipped) has the submission marker as its
 //! first line, and which exits 0, ends the run with `submitted`; the submission is the rest
@@ -27,8 +30,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use baton_env::{BlobStore, Environment, Exec, ExecOutput, ExitStatus, SnapshotId};
-use baton_models::{BilledAttempt, Completion, Model};
+use baton_env::{
+    BlobStore, CappedBlobs, EnvError, Environment, Exec, ExecOutput, ExitStatus, SnapshotId,
+};
+use baton_models::{BilledAttempt, Completion, Model, ModelError, ProviderError};
 use baton_types::{Cost, Message};
 use serde::{Deserialize, Serialize};
 
@@ -70,48 +75,7 @@ impl Default for AgentConfig {
     }
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentExit {
-    /// A command printed the submission marker.
-    Submitted,
-    /// The step limit was reached.
-    StepLimit,
-    /// The cost limit was reached.
-    CostLimit,
-    /// Three format errors in a row.
-    FormatErrors,
-    /// A model call failed for good, or the environment did.
-    Error,
-}
-
-impl AgentExit {
-    /// `submitted`, `step_limit`, `cost_limit`, `format_errors` or `error`.
-    pub fn name(self) -> &'static str {
-        match self {
-            AgentExit::Submitted => "submitted",
-            AgentExit::StepLimit => "step_limit",
-            AgentExit::CostLimit => "cost_limit",
-            AgentExit::FormatErrors => "format_errors",
-            AgentExit::Error => "error",
-        }
-    }
-
-    /// Every status, in report order.
-    pub const ALL: [AgentExit; 5] = [
-        AgentExit::Submitted,
-        AgentExit::StepLimit,
-        AgentExit::CostLimit,
-        AgentExit::FormatErrors,
-        AgentExit::Error,
-    ];
-
-    /// Parse a stored name.
-    pub fn parse(s: &str) -> Option<Self> {
-        AgentExit::ALL.into_iter().find(|e| e.name() == s)
-    }
-}
+pub use baton_types::agent::AgentExit;
 
 /// Where a run stands: everything needed to take the next step.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -126,6 +90,11 @@ pub struct AgentState {
     pub format_errors_in_a_row: u32,
     /// Actions of the last reply not run yet, with their index in that reply.
     pub pending: VecDeque<(u32, Action)>,
+    /// New bytes this episode's snapshots added to the snapshot store (counted against
+    /// the environment's `limits.episode_snapshot_bytes`). A resume starts the count at
+    /// zero: what earlier runs of the episode stored is not counted again.
+    #[serde(default)]
+    pub snapshot_bytes: u64,
 }
 
 impl AgentState {
@@ -158,8 +127,8 @@ pub struct CallEvent<'a> {
     pub actions: &'a [Action],
     /// Why the reply could not be run, when it could not.
     pub format_error: Option<&'a str>,
-    /// The messages this call added to the conversation: the reply, and on a format
-    /// error the answers to it.
+    /// The messages this call added to the conversation: the reply, or on a format
+    /// error only the answer to it.
     pub added: &'a [Message],
 }
 
@@ -274,16 +243,22 @@ impl AgentLoop<'_> {
                 let observation = match &submission {
                     Some(_) => None,
                     None => {
-                        let text = self.observation(&output)?;
+                        let timeout = env
+                            .as_ref()
+                            .map_or(Duration::ZERO, |e| e.info().limits.timeout());
+                        let text = self.observation(&action.command, &output, timeout)?;
                         Some(match &action.call_id {
                             Some(id) => Message::tool(id.clone(), text),
                             None => Message::user(text),
                         })
                     }
                 };
-                let snapshot = match self.blobs {
-                    Some(blobs) => Some(self.snapshot(env, blobs).await?),
-                    None => None,
+                let (snapshot, capped) = match self.blobs {
+                    Some(blobs) => match self.snapshot(env, blobs, state)? {
+                        Ok(id) => (Some(id), None),
+                        Err(why) => (None, Some(why)),
+                    },
+                    None => (None, None),
                 };
                 if let Some(m) = &observation {
                     state.messages.push(m.clone());
@@ -301,6 +276,12 @@ impl AgentLoop<'_> {
                 if let Some(s) = submission {
                     state.pending.clear();
                     return Ok(outcome(state, AgentExit::Submitted, Some(s), None));
+                }
+                if let Some(why) = capped {
+                    // the command ran and is stored; its tree is not, so the run ends here
+                    state.pending.clear();
+                    let why = format!("task {:?}: {why}", self.task_id);
+                    return Ok(outcome(state, AgentExit::SnapshotLimit, None, Some(why)));
                 }
                 continue;
             }
@@ -338,7 +319,14 @@ impl AgentLoop<'_> {
                         return Err(self.unpriced(index, reason));
                     }
                     let message = format!("task {:?}: {e}", self.task_id);
-                    return Ok(outcome(state, AgentExit::Error, None, Some(message)));
+                    if model_side_terminal(&e) {
+                        return Ok(outcome(state, AgentExit::Error, None, Some(message)));
+                    }
+                    return Err(AgentError::Model {
+                        task_id: self.task_id.to_string(),
+                        call: index,
+                        message: e.to_string(),
+                    });
                 }
             };
             if let Err(why) = &completion.cost {
@@ -348,36 +336,35 @@ impl AgentLoop<'_> {
             state.cost += completion.cost.clone().unwrap_or_default();
             let r = &completion.response;
             let t = &self.config.templates;
-            let reply = Message::assistant_with_calls(r.text.clone(), r.tool_calls.clone());
-            let mut added = vec![reply];
             let parsed = parse_actions(self.config.protocol, &t.fence, &r.text, &r.tool_calls);
-            let (actions, format_error) = match parsed {
+            // A reply that cannot run is not kept in the conversation (mini-SWE-agent drops
+            // it too): only the answer to it is. The call itself, paid, is always stored.
+            let (actions, format_error, added, render_error) = match parsed {
                 Ok(actions) => {
                     state.format_errors_in_a_row = 0;
-                    (actions, None)
+                    let reply = Message::assistant_with_calls(r.text.clone(), r.tool_calls.clone());
+                    (actions, None, vec![reply], None)
                 }
-                Err(error) => {
+                Err(e) => {
                     state.format_errors_in_a_row += 1;
-                    let text = t.render(
+                    let rendered = t.render(
                         "model.format_error_template",
                         minijinja::context! {
-                            error => &error,
+                            error => &e.error,
+                            actions => &e.actions,
                             finish_reason => &r.finish_reason,
                             has_tool_calls => !r.tool_calls.is_empty(),
                             submit_marker => &t.submit_marker,
                             fence => &t.fence,
                             protocol => self.config.protocol.name(),
+                            n_model_calls => state.calls,
+                            step_limit => self.config.step_limit,
                         },
-                    )?;
-                    // Every tool call must be answered for the next request to be valid.
-                    if r.tool_calls.is_empty() {
-                        added.push(Message::user(text));
-                    } else {
-                        for c in &r.tool_calls {
-                            added.push(Message::tool(c.id.clone(), text.clone()));
-                        }
+                    );
+                    match rendered {
+                        Ok(text) => (Vec::new(), Some(e.error), vec![Message::user(text)], None),
+                        Err(render) => (Vec::new(), Some(e.error), Vec::new(), Some(render)),
                     }
-                    (Vec::new(), Some(error))
                 }
             };
             state.messages.extend(added.iter().cloned());
@@ -391,6 +378,10 @@ impl AgentLoop<'_> {
             .await?;
             if let Some(reason) = unpriced {
                 return Err(self.unpriced(index, reason));
+            }
+            if let Some(e) = render_error {
+                // the paid reply is stored above; the template is the user's to fix
+                return Err(e);
             }
             state.pending = actions
                 .into_iter()
@@ -408,13 +399,20 @@ impl AgentLoop<'_> {
         }
     }
 
-    fn observation(&self, output: &ExecOutput) -> Result<String, AgentError> {
+    /// The observation of `command`'s `output`. A timeout is reported in
+    /// mini-SWE-agent's words (`timeout` is the environment's limit).
+    fn observation(
+        &self,
+        command: &str,
+        output: &ExecOutput,
+        timeout: Duration,
+    ) -> Result<String, AgentError> {
         let exception = match output.status {
-            ExitStatus::TimedOut => Some(format!(
-                "the command ran past its time limit ({:?}) and was killed",
-                output.duration.max(Duration::from_secs(1))
-            )),
-            _ => None,
+            ExitStatus::TimedOut => format!(
+                "An error occurred while executing the command: Command '{command}' timed out after {} seconds",
+                seconds(timeout)
+            ),
+            _ => String::new(),
         };
         self.config.templates.render(
             "model.observation_template",
@@ -448,20 +446,31 @@ impl AgentLoop<'_> {
         })
     }
 
-    async fn snapshot(
+    /// Snapshot the tree within the episode's snapshot cap. `Ok(Err(why))`: the tree
+    /// is over the per-snapshot limit or its new content over what the cap leaves.
+    fn snapshot(
         &self,
         env: &mut Option<Box<dyn Environment>>,
         blobs: &dyn BlobStore,
-    ) -> Result<SnapshotId, AgentError> {
+        state: &mut AgentState,
+    ) -> Result<Result<SnapshotId, String>, AgentError> {
         // The tree walk is quick for task-sized trees; it runs here, not on a thread,
         // because the blob store is borrowed.
         let e = env.as_mut().expect("the loop holds an environment");
-        e.snapshot(blobs)
-            .map(|s| s.id)
-            .map_err(|source| AgentError::Env {
+        let cap = e.info().limits.episode_snapshot_cap();
+        let capped = CappedBlobs::new(blobs, cap, state.snapshot_bytes);
+        let result = e.snapshot(&capped);
+        state.snapshot_bytes = capped.written();
+        match result {
+            Ok(s) => Ok(Ok(s.id)),
+            Err(e @ (EnvError::SnapshotCap { .. } | EnvError::TreeTooLarge { .. })) => {
+                Ok(Err(e.to_string()))
+            }
+            Err(source) => Err(AgentError::Env {
                 task_id: self.task_id.to_string(),
                 source,
-            })
+            }),
+        }
     }
 }
 
@@ -475,6 +484,35 @@ pub fn submission_of(output: &ExecOutput, marker: &str) -> Option<String> {
     let text = text.trim_start();
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     (first.trim() == marker).then(|| rest.to_string())
+}
+
+/// Whether a failed model call ended on the model's side for good: the provider refused
+/// the request as it stands (HTTP 400, 413 or 422: a context too long, a request the
+/// model will not take) or kept answering with replies that cannot be used. Sending the
+/// same conversation again would fail the same way, so the run ends with `error` (and
+/// counts as unresolved) instead of staying incomplete. Anything else (a connection, a
+/// rate limit or server error whose retries ran out, a stop, a missing key) is the
+/// infrastructure's, and a resume tries again.
+pub fn model_side_terminal(e: &ModelError) -> bool {
+    match e {
+        ModelError::Provider { source, .. } => match source.as_ref() {
+            ProviderError::Status { status, .. } => matches!(status, 400 | 413 | 422),
+            ProviderError::Unusable { .. } => true,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whole seconds as an integer, else as a decimal (Python's `str` of the configured
+/// timeout, as mini-SWE-agent prints it).
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s}")
+    }
 }
 
 /// The commands that make the task's working directory a git repository with one commit

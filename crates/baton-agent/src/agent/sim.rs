@@ -624,7 +624,19 @@ fn draw(request: &Request, task_id: &str, purpose: &str) -> f64 {
 fn trajectory(messages: &[Message]) -> String {
     let mut out = String::new();
     let mut step = 0usize;
-    for m in messages {
+    for (i, m) in messages.iter().enumerate() {
+        // the loop keeps no malformed reply, only the answer to it: that answer stands
+        // for the reply it answered
+        let answers_dropped_reply = m.role == Role::User
+            && i >= 2
+            && messages[i - 1].role != Role::Assistant
+            && return_code_in(&m.content).is_none()
+            && is_format_error_answer(&m.content);
+        if answers_dropped_reply {
+            out.push_str(&format!("\n{step}\t1\t-\t?"));
+            step += 1;
+            continue;
+        }
         match m.role {
             Role::Assistant => {
                 let cmd = command_of(m).unwrap_or_else(|| "-".into());
@@ -639,6 +651,22 @@ fn trajectory(messages: &[Message]) -> String {
         }
     }
     out
+}
+
+/// Whether `text` answers a reply that ran nothing: it carries one of the loop's
+/// format-error texts ([`crate::parse_actions`]) or the output-limit note.
+fn is_format_error_answer(text: &str) -> bool {
+    [
+        "No tool calls found in the response",
+        "Unknown tool '",
+        "Missing 'command' argument",
+        "Error parsing tool call arguments",
+        "Expected exactly 1 action, found",
+        "argument of the bash tool call must be a string",
+        "reached the output token limit",
+    ]
+    .iter()
+    .any(|e| text.contains(e))
 }
 
 /// The return code an observation reports (`<returncode>N</returncode>`, the format of

@@ -49,6 +49,10 @@ pub struct AgentTemplates {
     pub submit_marker: String,
     /// The text protocol's fence tag.
     pub fence: String,
+    /// The file's `model.model_kwargs`: request settings its harness sends with every
+    /// call (the runner merges them under the experiment's own model settings).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub model_kwargs: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -69,6 +73,8 @@ struct AgentPart {
 struct ModelPart {
     observation_template: Option<String>,
     format_error_template: Option<String>,
+    #[serde(default)]
+    model_kwargs: serde_json::Map<String, serde_json::Value>,
 }
 
 fn parse_file(text: &str, origin: &str) -> Result<File, AgentError> {
@@ -92,6 +98,7 @@ impl Default for AgentTemplates {
                 .expect("format_error_template"),
             submit_marker: DEFAULT_SUBMIT_MARKER.into(),
             fence: DEFAULT_FENCE.into(),
+            model_kwargs: f.model.model_kwargs,
         }
     }
 }
@@ -126,17 +133,53 @@ impl AgentTemplates {
             instance: f.agent.instance_template.unwrap_or(base.instance),
             observation: f.model.observation_template.unwrap_or(base.observation),
             format_error: f.model.format_error_template.unwrap_or(base.format_error),
+            model_kwargs: f.model.model_kwargs,
         };
         t.compile()?;
         Ok(t)
     }
 
-    /// Check that every template compiles, naming the key that does not.
+    /// Check that every template compiles and renders with the variables the loop
+    /// gives it, naming the key that does not, so a broken file fails before any call.
     pub fn compile(&self) -> Result<(), AgentError> {
         let env = Environment::new();
         for (key, text) in self.keys() {
             env.template_from_str(text)
                 .map_err(|e| AgentError::invalid(&self.source, None, Some(key), e.to_string()))?;
+        }
+        for protocol in ["tool_calls", "text"] {
+            let common = minijinja::context! {
+                task => "task",
+                submit_marker => &self.submit_marker,
+                fence => &self.fence,
+                protocol => protocol,
+            };
+            self.render("agent.system_template", &common)?;
+            self.render("agent.instance_template", &common)?;
+            for finish_reason in ["stop", "length", "tool_calls"] {
+                self.render(
+                    "model.format_error_template",
+                    minijinja::context! {
+                        error => "error",
+                        actions => Vec::<String>::new(),
+                        finish_reason => finish_reason,
+                        has_tool_calls => false,
+                        n_model_calls => 1,
+                        step_limit => 1,
+                        ..common.clone()
+                    },
+                )?;
+            }
+        }
+        for (code, text, exception) in [(0, "x", ""), (-1, &"x".repeat(10_001)[..], "timeout")] {
+            self.render(
+                "model.observation_template",
+                minijinja::context! {
+                    output => minijinja::context! {
+                        returncode => code, output => text, exception_info => exception,
+                    },
+                },
+            )?;
         }
         Ok(())
     }
@@ -163,9 +206,16 @@ impl AgentTemplates {
             .map(|(_, t)| t)
             .expect("a known template key");
         let env = Environment::new();
-        env.render_str(text, ctx)
-            .map(|s| s.trim_end().to_string())
-            .map_err(|e| AgentError::invalid(&self.source, None, Some(key), e.to_string()))
+        let rendered = env
+            .render_str(text, ctx)
+            .map_err(|e| AgentError::invalid(&self.source, None, Some(key), e.to_string()))?;
+        // A user's file renders exactly as Jinja renders it (one trailing newline
+        // dropped, as here); baton's own texts are also trimmed of trailing spaces.
+        Ok(if self.source == DEFAULT_TEMPLATES_VERSION {
+            rendered.trim_end().to_string()
+        } else {
+            rendered
+        })
     }
 }
 

@@ -7,7 +7,9 @@
 mod agent_loop;
 mod docker;
 mod loaders;
+mod mini_parity;
 mod scoring;
+mod snapshots;
 mod swebench;
 
 use std::path::{Path, PathBuf};

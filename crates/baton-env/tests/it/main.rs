@@ -12,6 +12,7 @@
 
 mod boundary;
 mod local;
+mod settings;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ use std::sync::OnceLock;
 use baton_env::{BackendKind, EnvConfig, Environment, Exec, ExecOutput, Setup, start};
 
 /// Whether bubblewrap works here; decided once.
-fn bwrap_works() -> bool {
+pub fn bwrap_works() -> bool {
     static WORKS: OnceLock<Result<(), String>> = OnceLock::new();
     let result = WORKS.get_or_init(|| {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;

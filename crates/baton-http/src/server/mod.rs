@@ -593,6 +593,17 @@ async fn handle(
     };
     let answer = match answer {
         Ok(r) => r,
+        // a served provider's own error status goes out as that status (a 400 for a
+        // context that is too long, as a real API sends it)
+        Err(baton_models::ProviderError::Status {
+            status,
+            kind,
+            message,
+            ..
+        }) if (400..600).contains(&status) => {
+            let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return json_response(code, &api::error(api, &kind, None, &message));
+        }
         Err(e) => {
             return json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,

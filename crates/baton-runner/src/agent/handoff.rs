@@ -36,9 +36,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use baton_agent::{
-    AgentConfig, AgentExit, AgentSink, AgentTask, HandoffTexts, Protocol, bash_tool,
-    rewrite_trajectory, summarises, summary_messages,
+    AgentConfig, AgentExit, AgentOutcome, AgentSink, AgentTask, HandoffTexts, Protocol, bash_tool,
+    model_side_terminal, rewrite_trajectory, summarises, summary_messages,
 };
+use baton_models::BilledAttempt;
 use baton_report::nearest_rank;
 use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, NewAgentSwitch, Outcome,
@@ -338,9 +339,24 @@ impl AgentRunner {
                     .await?
                 {
                     Ok(sw) => sw,
-                    Err(why) => {
+                    Err(SwitchFailed::Retry(why)) => {
                         let paid = reader.episode_paid(episode_id)?;
                         return self.leave_incomplete(episode_id, why, paid).await;
+                    }
+                    Err(SwitchFailed::Refused(why)) => {
+                        // the summariser gave no usable summary: the handoff ended on the
+                        // model's side, an `error` exit that counts as unresolved
+                        let paid = reader.episode_paid(episode_id)?;
+                        let o = AgentOutcome {
+                            exit: AgentExit::Error,
+                            submission: None,
+                            calls: s,
+                            cost: forked_prefix + paid,
+                            error: Some(why),
+                        };
+                        return self
+                            .finish(task, episode_id, o, forked_prefix + paid, paid)
+                            .await;
                     }
                 }
             }
@@ -393,13 +409,9 @@ impl AgentRunner {
         };
         let paid = reader.episode_paid(episode_id)?;
         match outcome {
-            Ok(o) if o.exit != AgentExit::Error => {
+            Ok(o) => {
                 self.finish(task, episode_id, o, forked_prefix + paid, paid)
                     .await
-            }
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await
             }
             Err(why) => self.leave_incomplete(episode_id, why, paid).await,
         }
@@ -448,12 +460,7 @@ impl AgentRunner {
         };
         let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
         let o = match outcome {
-            Ok(o) if o.exit != AgentExit::Error => o,
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await?;
-                return Ok(Prefix::Ended);
-            }
+            Ok(o) => o,
             Err(why) => {
                 self.leave_incomplete(episode_id, why, paid).await?;
                 return Ok(Prefix::Ended);
@@ -530,7 +537,7 @@ impl AgentRunner {
         prefix_context: i64,
         snapshot: Option<String>,
         seed: u64,
-    ) -> Result<Result<baton_store::AgentSwitchRow, String>, RunError> {
+    ) -> Result<Result<baton_store::AgentSwitchRow, SwitchFailed>, RunError> {
         let store = &self.shared.store;
         let trajectory = resume::messages_of(task, store, prefix_context).await?;
         let texts: &HandoffTexts = &self.texts;
@@ -542,12 +549,17 @@ impl AgentRunner {
                         Interface::CompactPre => &cell.sender,
                         _ => &cell.receiver,
                     };
+                    let prior = progress
+                        .unusable
+                        .iter()
+                        .filter(|a| a.phase == Phase::Handoff && a.call_index == s)
+                        .count() as u32;
                     match self
-                        .summary_call(task, who, progress.episode_id, s, &trajectory, seed)
+                        .summary_call(task, who, progress.episode_id, s, &trajectory, seed, prior)
                         .await?
                     {
                         Ok(text) => Some(text),
-                        Err(why) => return Ok(Err(why)),
+                        Err(failed) => return Ok(Err(failed)),
                     }
                 }
             }
@@ -584,6 +596,13 @@ impl AgentRunner {
 
     /// The compaction's one paid call: the trajectory and the summary request to `who`,
     /// stored as phase `handoff` at turn s with its unusable billed attempts.
+    ///
+    /// A summary must be text: the call offers the bash tool (a conversation with tool
+    /// calls is only valid with it) but forbids using it (`tool_choice` none), and a
+    /// reply that still makes a tool call, or has no text, is an unusable billed attempt
+    /// (stored, counted per cell) retried like any unusable reply, up to the model's
+    /// `unusable_retries` with the attempts stored by earlier runs (`prior`) counted.
+    #[allow(clippy::too_many_arguments)]
     async fn summary_call(
         &self,
         task: &Arc<AgentTask>,
@@ -592,47 +611,114 @@ impl AgentRunner {
         s: u32,
         trajectory: &[baton_types::Message],
         seed: u64,
-    ) -> Result<Result<String, String>, RunError> {
+        prior: u32,
+    ) -> Result<Result<String, SwitchFailed>, RunError> {
         let model = &self.models[who];
         let messages = summary_messages(&self.texts, trajectory);
         let mut sink = StoreSink::new(&self.shared, model, &task.id, episode_id, Phase::Handoff, 0);
-        if let Err(e) = sink.before_call(s, &messages).await {
-            return Ok(Err(format!("{e:#}")));
-        }
-        let prior = sink.prior_unusable().await?;
-        let mut request = model.request(messages, Some(seed));
-        // a conversation with tool calls is only valid with the tool offered
-        if self.config.protocol == Protocol::ToolCalls {
-            request.tools = vec![bash_tool()];
-        }
-        let generation = model.generate(request, prior).await;
-        if let Err(e) = sink.unusable(s, &generation.unusable).await {
-            return Err(sink.run_error(e));
-        }
-        let result = match generation.result {
-            Ok(c) => {
+        let limit = model.retry_policy().max_unusable_retries.saturating_add(1);
+        let mut seen = prior;
+        loop {
+            if seen >= limit {
+                return Ok(Err(SwitchFailed::Refused(format!(
+                    "task {:?}: model {who:?} gave no usable summary in {seen} answered attempt(s) of the handoff call (call {s})",
+                    task.id
+                ))));
+            }
+            if let Err(e) = sink.before_call(s, &messages).await {
+                return Ok(Err(SwitchFailed::Retry(format!("{e:#}"))));
+            }
+            let mut request = model.request(messages.clone(), Some(seed));
+            if self.config.protocol == Protocol::ToolCalls {
+                request.tools = vec![bash_tool()];
+                let kind = self
+                    .spec
+                    .model(who)
+                    .map(|m| m.spec.provider_and_id().0.to_string())
+                    .unwrap_or_default();
+                request
+                    .config
+                    .extra
+                    .insert("tool_choice".into(), tools_off(&kind));
+            }
+            let generation = model.generate(request, seen).await;
+            seen += generation.unusable.len() as u32;
+            if let Err(e) = sink.unusable(s, &generation.unusable).await {
+                return Err(sink.run_error(e));
+            }
+            let c = match generation.result {
+                Ok(c) => c,
+                Err(e) => {
+                    sink.settle();
+                    let why = format!("task {:?}: the handoff call to {who:?}: {e}", task.id);
+                    return Ok(Err(if model_side_terminal(&e) {
+                        SwitchFailed::Refused(why)
+                    } else {
+                        SwitchFailed::Retry(why)
+                    }));
+                }
+            };
+            if let Err(why) = &c.cost {
                 if let Err(e) = sink.record_plain(s, &c).await {
                     return Err(sink.run_error(e));
                 }
-                match &c.cost {
-                    Ok(_) => Ok(c.response.text.clone()),
-                    Err(why) => {
-                        let why = format!(
-                            "model {who:?}: the cost of the handoff call (task {:?}, call {s}) cannot be computed: {why}",
-                            task.id
-                        );
-                        self.shared.block(who, why.clone());
-                        Err(why)
-                    }
-                }
+                sink.settle();
+                let why = format!(
+                    "model {who:?}: the cost of the handoff call (task {:?}, call {s}) cannot be computed: {why}",
+                    task.id
+                );
+                self.shared.block(who, why.clone());
+                return Ok(Err(SwitchFailed::Retry(why)));
             }
-            Err(e) => Err(format!(
-                "task {:?}: the handoff call to {who:?}: {e}",
-                task.id
-            )),
-        };
-        sink.settle();
-        Ok(result)
+            let r = &c.response;
+            let unusable = if !r.tool_calls.is_empty() {
+                Some("a summary must be text, and the reply made a tool call")
+            } else if r.text.trim().is_empty() {
+                Some("a summary must be text, and the reply has none")
+            } else {
+                None
+            };
+            let Some(reason) = unusable else {
+                if let Err(e) = sink.record_plain(s, &c).await {
+                    return Err(sink.run_error(e));
+                }
+                sink.settle();
+                return Ok(Ok(r.text.clone()));
+            };
+            let attempt = BilledAttempt {
+                attempt: c.attempts,
+                reason: reason.to_string(),
+                usage: Some(r.usage),
+                cost: c.cost.clone(),
+                raw: r.raw.as_ref().map(|v| v.to_string()),
+                latency: c.latency,
+                batch_id: r.batch_id.clone(),
+                batch_item: r.batch_item.clone(),
+            };
+            if let Err(e) = sink.unusable(s, std::slice::from_ref(&attempt)).await {
+                return Err(sink.run_error(e));
+            }
+            sink.settle();
+            seen += 1;
+        }
+    }
+}
+
+/// Why a fired handoff could not make its switch.
+pub(crate) enum SwitchFailed {
+    /// The handoff call failed in a way a resume may not repeat; the episode stays
+    /// incomplete.
+    Retry(String),
+    /// The summariser refused for good or gave no usable summary: the episode ends
+    /// with exit `error`.
+    Refused(String),
+}
+
+/// The `tool_choice` that forbids tool use, in the provider's dialect.
+fn tools_off(provider_kind: &str) -> serde_json::Value {
+    match provider_kind {
+        "anthropic" => serde_json::json!({"type": "none"}),
+        _ => serde_json::json!("none"),
     }
 }
 

@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton_agent::{
-    AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
-    AgentTemplates, HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction,
-    SweBenchHarness, TaskFormat, load_dataset, load_dataset_lenient, start_task_env,
+    AgentConfig, AgentDataset, AgentError, AgentLoop, AgentOutcome, AgentTask, AgentTemplates,
+    HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction, SweBenchHarness,
+    TaskFormat, load_dataset, load_dataset_lenient, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
@@ -144,6 +144,29 @@ pub struct AgentRunSummary {
     pub spent_now: Cost,
     /// What every run of this experiment paid for.
     pub spend: baton_types::Spend,
+    /// Anchors (single-model episodes) that ended with exit `error`.
+    pub error_anchors: usize,
+    /// Per handoff cell (its label), the summaries that came back unusable (a tool call,
+    /// no text) and were paid for and retried.
+    pub summary_retries: BTreeMap<String, usize>,
+    /// Bytes the snapshot store beside the store holds (every episode's trees,
+    /// deduplicated by content).
+    pub snapshot_store_bytes: u64,
+}
+
+/// The bytes of the files under `dir` (0 when it cannot be read).
+fn folder_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(md) if md.is_dir() => folder_bytes(&e.path()),
+            Ok(md) => md.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 impl AgentRunSummary {
@@ -264,7 +287,13 @@ impl AgentRunner {
         let dataset = select_dataset(&spec, &options)?;
         let config = agent_config(&spec, &options)?;
         let card = price_card(&spec, &options)?;
-        let models = models::build(&spec, &dataset.tasks, &card, &options)?;
+        let models = models::build(
+            &spec,
+            &dataset.tasks,
+            &card,
+            &options,
+            &config.templates.model_kwargs,
+        )?;
         let env = spec.environment.clone().with_env_overrides();
         let harness = spec.swebench_python.as_ref().map(|python| {
             Arc::new(SweBenchHarness::new(
@@ -434,7 +463,23 @@ impl AgentRunner {
             ..AgentRunSummary::default()
         };
         summary.calls_new = summary.calls_total - calls_before;
+        summary.snapshot_store_bytes = folder_bytes(runner.blobs.root());
         for e in reader.agent_episodes()? {
+            let single = matches!(e.cell, AgentCell::Single { .. });
+            if single && e.end.as_ref().is_some_and(|end| end.exit == "error") {
+                summary.error_anchors += 1;
+            }
+            if !single {
+                let retried = reader
+                    .agent_progress(e.id)?
+                    .unusable
+                    .iter()
+                    .filter(|a| a.phase == baton_types::Phase::Handoff)
+                    .count();
+                if retried > 0 {
+                    *summary.summary_retries.entry(e.cell.label()).or_default() += retried;
+                }
+            }
             *summary.episodes.entry(e.outcome.status).or_default() += 1;
             if let Some(end) = &e.end {
                 *summary.exits.entry(end.exit.clone()).or_default() += 1;
@@ -508,13 +553,8 @@ impl AgentRunner {
         };
         let paid = Reader::open(&self.store_path)?.episode_paid(episode_id)?;
         match outcome {
-            Ok(o) if o.exit != AgentExit::Error => {
-                self.finish(task, episode_id, o, paid, paid).await
-            }
-            Ok(o) => {
-                let why = o.error.unwrap_or_else(|| "the model call failed".into());
-                self.leave_incomplete(episode_id, why, paid).await
-            }
+            // every exit finishes the episode, `error` (a model-side refusal) included
+            Ok(o) => self.finish(task, episode_id, o, paid, paid).await,
             Err(why) => self.leave_incomplete(episode_id, why, paid).await,
         }
     }

@@ -126,6 +126,7 @@ pub(crate) async fn restore(
         cost,
         format_errors_in_a_row,
         pending: VecDeque::new(),
+        snapshot_bytes: 0,
     };
     if let Some(s) = done.iter().find(|s| s.step.submission.is_some()) {
         let ended = AgentOutcome {

@@ -129,14 +129,6 @@ impl<'a> StoreSink<'a> {
         }
     }
 
-    /// How many billed-but-unusable attempts of the reserved call earlier runs stored.
-    pub async fn prior_unusable(&mut self) -> Result<u32, crate::RunError> {
-        match &self.reserved {
-            Some(r) => Ok(r.prior_unusable().await?),
-            None => Ok(0),
-        }
-    }
-
     /// Settle the reservation of the call in flight (what it paid is known).
     pub fn settle(&mut self) {
         self.reserved = None;

@@ -29,6 +29,11 @@
 //!
 //! [environment]                # baton_env::EnvConfig; default bwrap
 //! backend = "bwrap"
+//! network = false              # true: commands reach the network (mini's containers do)
+//! env = { PAGER = "cat", BASH_ENV = "/root/.bashrc" }   # every command's variables
+//! env_startup_command = "source /opt/miniconda3/bin/activate testbed"  # before each
+//! [environment.limits]
+//! episode_snapshot_bytes = 4294967296   # new snapshot bytes per episode (exit snapshot_limit)
 //!
 //! [models.lc]
 //! model = "sim/lc"             # provider/model; every key of a chat model is allowed
@@ -41,8 +46,9 @@
 //! `[handoff] pairs = [["lc", "hc"]]`, still reads, with a warning.
 //!
 //! What baton fills in itself: for `sim/` models without `[sim]`, the preset of that
-//! name ([`SimAgentSettings::preset`]); temperature and output cap as for chat models
-//! ([`ModelSpec::generate_config`]); the templates' version. All of it is stored with the
+//! name ([`SimAgentSettings::preset`]); the templates' version. Unlike a chat call, an
+//! agent call sends no output cap unless `max_tokens` (or the templates' `model_kwargs`)
+//! sets one. All of it is stored with the
 //! run (the spec text, and the inputs' hashes).
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! Runner behaviour on real stores, with the simulated models; and the simulated
 //! models on the sample set.
 
+mod agent_study;
 mod answer_key;
 mod baselines;
 mod extraction;

@@ -145,9 +145,10 @@ fn summary_line(s: &AgentRunSummary, printer: &Printer) -> Result<()> {
     let statuses: Vec<String> = s.episodes.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let exits: Vec<String> = s.exits.iter().map(|(k, v)| format!("{v} {k}")).collect();
     printer.line(&format!(
-        "agent episodes: {} (exits: {}); resolved {}; calls: {} new, {} stored; spent now {}, paid in total {}; billed attempts {} ({} unusable); store: {}",
+        "agent episodes: {} (exits: {}; anchors ended with error: {}); resolved {}; calls: {} new, {} stored; spent now {}, paid in total {}; billed attempts {} ({} unusable); snapshots: {} bytes; store: {}",
         statuses.join(", "),
         exits.join(", "),
+        s.error_anchors,
         s.resolved,
         s.calls_new,
         s.calls_total,
@@ -155,8 +156,15 @@ fn summary_line(s: &AgentRunSummary, printer: &Printer) -> Result<()> {
         s.spend.paid,
         s.spend.billed_attempts,
         s.spend.unusable_attempts,
+        s.snapshot_store_bytes,
         s.store_path.display()
     ))?;
+    for (cell, n) in &s.summary_retries {
+        printer.line(&format!(
+            "{cell}: {n} summary repl{} made a tool call or had no text (paid, stored, retried)",
+            if *n == 1 { "y" } else { "ies" }
+        ))?;
+    }
     if !s.spend.is_exact() {
         printer.error(&format!(
             "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
