@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use baton_types::input::{DATASET_LIMIT, read_bounded};
+use baton_types::input::{DATASET_LIMIT, InputError, read_bounded};
 use baton_types::{Family, Shard, Task};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -56,13 +56,22 @@ impl Dataset {
     }
 }
 
+/// The bytes of a dataset file, under [`DATASET_LIMIT`]; an operating-system error
+/// stays [`DataError::Io`].
+fn read_dataset(path: &Path) -> Result<Vec<u8>, DataError> {
+    read_bounded(path, DATASET_LIMIT, "dataset").map_err(|e| match e {
+        InputError::Io { path, source } => DataError::Io { path, source },
+        other => DataError::Input(other),
+    })
+}
+
 /// Read and validate a dataset file.
 ///
 /// The format is decided by content: a file whose first non-space character
 /// is `[` is one JSON array of objects (LiC's own format); anything else is
 /// JSON Lines, one object per line (blank lines are ignored).
 pub fn load(path: &Path) -> Result<Dataset, DataError> {
-    let bytes = read_bounded(path, DATASET_LIMIT, "dataset")?;
+    let bytes = read_dataset(path)?;
     let name = path.display().to_string();
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -87,7 +96,7 @@ pub fn load(path: &Path) -> Result<Dataset, DataError> {
 /// [`Dataset::invalid`] with their problems. Problems of the file as a whole (not
 /// UTF-8, not JSON, no items) are still errors.
 pub fn load_lenient(path: &Path) -> Result<Dataset, DataError> {
-    let bytes = read_bounded(path, DATASET_LIMIT, "dataset")?;
+    let bytes = read_dataset(path)?;
     let name = path.display().to_string();
     let text = String::from_utf8(bytes).map_err(|err| {
         let mut problems = Problems::default();
