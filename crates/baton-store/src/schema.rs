@@ -445,8 +445,29 @@ CREATE TABLE spool_imports (
 "#;
 
 /// Version 12: the experiment's kind, stored; an older store's is what its rows say
-/// (an agent experiment is the one with agent tasks).
+/// (an agent experiment is the one with agent tasks). The columns that hold one of a
+/// fixed set of names are typed: the experiment's kind, an agent task's difficulty and
+/// an agent run's exit status refuse any other value (SQLite cannot add a CHECK to a
+/// table, so triggers do it). A new exit status or bucket is a migration.
 const V12: &str = r#"
 ALTER TABLE experiment ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat';
 UPDATE experiment SET kind = 'agent' WHERE EXISTS (SELECT 1 FROM agent_tasks);
+CREATE TRIGGER experiment_kind_insert BEFORE INSERT ON experiment
+WHEN NEW.kind NOT IN ('chat', 'agent')
+BEGIN SELECT RAISE(ABORT, 'experiment.kind must be chat or agent'); END;
+CREATE TRIGGER experiment_kind_update BEFORE UPDATE OF kind ON experiment
+WHEN NEW.kind NOT IN ('chat', 'agent')
+BEGIN SELECT RAISE(ABORT, 'experiment.kind must be chat or agent'); END;
+CREATE TRIGGER agent_tasks_difficulty_insert BEFORE INSERT ON agent_tasks
+WHEN NEW.difficulty NOT IN ('easy', 'medium', 'hard')
+BEGIN SELECT RAISE(ABORT, 'agent_tasks.difficulty must be easy, medium or hard'); END;
+CREATE TRIGGER agent_tasks_difficulty_update BEFORE UPDATE OF difficulty ON agent_tasks
+WHEN NEW.difficulty NOT IN ('easy', 'medium', 'hard')
+BEGIN SELECT RAISE(ABORT, 'agent_tasks.difficulty must be easy, medium or hard'); END;
+CREATE TRIGGER agent_outcomes_exit_insert BEFORE INSERT ON agent_outcomes
+WHEN NEW.exit NOT IN ('submitted', 'step_limit', 'cost_limit', 'format_errors', 'error', 'snapshot_limit')
+BEGIN SELECT RAISE(ABORT, 'agent_outcomes.exit is not an exit status'); END;
+CREATE TRIGGER agent_outcomes_exit_update BEFORE UPDATE OF exit ON agent_outcomes
+WHEN NEW.exit NOT IN ('submitted', 'step_limit', 'cost_limit', 'format_errors', 'error', 'snapshot_limit')
+BEGIN SELECT RAISE(ABORT, 'agent_outcomes.exit is not an exit status'); END;
 "#;

@@ -143,7 +143,10 @@ pub(crate) fn thresholds(
             }
             let mut by_bucket: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
             for e in &anchors {
-                by_bucket.entry(&e.difficulty).or_default().push(e.calls);
+                by_bucket
+                    .entry(e.difficulty.name())
+                    .or_default()
+                    .push(e.calls);
             }
             for (bucket, mut steps) in by_bucket {
                 steps.sort_unstable();
@@ -511,7 +514,7 @@ impl AgentRunner {
             ..row.outcome.clone()
         };
         let end = row.end.clone().unwrap_or(AgentEnd {
-            exit: "error".into(),
+            exit: AgentExit::Error,
             calls: row.calls,
             error: None,
         });

@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton_agent::{
-    AgentConfig, AgentDataset, AgentError, AgentLoop, AgentOutcome, AgentTask, AgentTemplates,
-    HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction, SweBenchHarness,
-    TaskFormat, load_dataset, load_dataset_lenient, start_task_env,
+    AgentConfig, AgentDataset, AgentError, AgentExit, AgentLoop, AgentOutcome, AgentTask,
+    AgentTemplates, HandoffTexts, HarnessStatus, HarnessVerdict, LocalScorer, Prediction,
+    SweBenchHarness, TaskFormat, load_dataset, load_dataset_lenient, start_task_env,
 };
 use baton_env::{DirBlobStore, SnapshotId};
 use baton_models::{Model, PriceCard};
@@ -372,7 +372,7 @@ impl AgentRunner {
                 .agent_task(AgentTaskMeta {
                     task_id: t.id.clone(),
                     origin: t.origin.clone(),
-                    difficulty: t.difficulty.name().to_string(),
+                    difficulty: t.difficulty,
                     format: t.format.name().to_string(),
                     task_sha256: sha.clone(),
                 })
@@ -466,7 +466,11 @@ impl AgentRunner {
         summary.snapshot_store_bytes = folder_bytes(runner.blobs.root());
         for e in reader.agent_episodes()? {
             let single = matches!(e.cell, AgentCell::Single { .. });
-            if single && e.end.as_ref().is_some_and(|end| end.exit == "error") {
+            if single
+                && e.end
+                    .as_ref()
+                    .is_some_and(|end| end.exit == AgentExit::Error)
+            {
                 summary.error_anchors += 1;
             }
             if !single {
@@ -482,7 +486,10 @@ impl AgentRunner {
             }
             *summary.episodes.entry(e.outcome.status).or_default() += 1;
             if let Some(end) = &e.end {
-                *summary.exits.entry(end.exit.clone()).or_default() += 1;
+                *summary
+                    .exits
+                    .entry(end.exit.name().to_string())
+                    .or_default() += 1;
             }
             if e.outcome.verdict.as_ref().and_then(|v| v.is_correct) == Some(true) {
                 summary.resolved += 1;
@@ -732,7 +739,7 @@ impl AgentRunner {
             cost_paid: paid,
         };
         let end = AgentEnd {
-            exit: o.exit.name().to_string(),
+            exit: o.exit,
             calls: o.calls,
             error: o.error,
         };

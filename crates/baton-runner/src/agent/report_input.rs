@@ -31,9 +31,12 @@ pub fn agent_report_input(store_path: &Path) -> Result<AgentReportInput, RunErro
             AgentEpisodeRecord {
                 task_id: e.task_id,
                 model: e.model,
-                bucket: e.difficulty,
+                bucket: e.difficulty.name().to_string(),
                 replicate: e.replicate,
-                exit: e.end.filter(|_| finished).map(|end| end.exit),
+                exit: e
+                    .end
+                    .filter(|_| finished)
+                    .map(|end| end.exit.name().to_string()),
                 resolved: e
                     .outcome
                     .verdict
@@ -110,7 +113,7 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
             };
             StudyEpisode {
                 task_id: e.task_id,
-                bucket: e.difficulty,
+                bucket: e.difficulty.name().to_string(),
                 replicate: e.replicate,
                 cell,
                 finished,

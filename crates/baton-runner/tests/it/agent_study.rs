@@ -167,7 +167,7 @@ interfaces = ["compact_pre", "compact_suf"]
         .collect();
     assert_eq!(refused.len(), 1);
     let end = refused[0].end.as_ref().unwrap();
-    assert_eq!(end.exit, "error");
+    assert_eq!(end.exit, baton_types::agent::AgentExit::Error);
     assert!(
         end.error
             .as_deref()

@@ -2,7 +2,9 @@
 //! rows.
 
 use std::path::Path;
+use std::str::FromStr;
 
+use baton_types::agent::{AgentExit, Difficulty};
 use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
 use rusqlite::{Connection, params};
 
@@ -130,7 +132,7 @@ pub(super) fn progress(
         [id],
         |r| {
             Ok(AgentEnd {
-                exit: r.get(0)?,
+                exit: named(r, 0)?,
                 calls: r.get(1)?,
                 error: r.get(2)?,
             })
@@ -197,6 +199,27 @@ pub(super) fn read_thresholds(conn: &Connection, path: &Path) -> Result<Vec<Thre
     )
 }
 
+/// Column `i` of `r`, a name that parses as `T` (an exit status, a difficulty): a name
+/// no version of baton writes is a conversion failure, which [`read_err`] names as
+/// `table.column`.
+fn named<T: FromStr<Err = String>>(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let text: String = r.get(i)?;
+    text.parse().map_err(|e: String| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+/// [`named`], of a column that may be NULL (an episode that has not ended).
+fn named_opt<T: FromStr<Err = String>>(
+    r: &rusqlite::Row<'_>,
+    i: usize,
+) -> rusqlite::Result<Option<T>> {
+    match r.get::<_, Option<String>>(i)? {
+        None => Ok(None),
+        Some(_) => named(r, i).map(Some),
+    }
+}
+
 fn parse_status(path: &Path, id: i64, s: &str) -> Result<EpisodeStatus> {
     s.parse().map_err(|message| StoreError::Decode {
         path: path.to_path_buf(),
@@ -231,7 +254,7 @@ impl Reader {
             Ok(AgentTaskMeta {
                 task_id: r.get(0)?,
                 origin: r.get(1)?,
-                difficulty: r.get(2)?,
+                difficulty: named(r, 2)?,
                 format: r.get(3)?,
                 task_sha256: r.get(4)?,
             })
@@ -277,10 +300,17 @@ impl Reader {
         let columns = column_names(&stmt);
         let err = read_err(&self.path, "episodes", &columns, "");
         type Raw = (
-            (i64, String, String, String, u32, String),
+            (i64, String, Difficulty, String, u32, String),
             (Option<String>, Option<String>, Option<f64>, Option<bool>),
             (Option<String>, Option<String>, Option<String>, i64, i64),
-            (Option<String>, Option<u32>, Option<String>, u32, u32, i64),
+            (
+                Option<AgentExit>,
+                Option<u32>,
+                Option<String>,
+                u32,
+                u32,
+                i64,
+            ),
             (Option<u32>, Option<i64>),
         );
         let rows: Vec<Raw> = stmt
@@ -289,7 +319,7 @@ impl Reader {
                     (
                         r.get(0)?,
                         r.get(1)?,
-                        r.get(2)?,
+                        named(r, 2)?,
                         r.get(3)?,
                         r.get(4)?,
                         r.get(5)?,
@@ -297,7 +327,7 @@ impl Reader {
                     (r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
                     (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?),
                     (
-                        r.get(15)?,
+                        named_opt(r, 15)?,
                         r.get(16)?,
                         r.get(17)?,
                         r.get(18)?,

@@ -1,5 +1,6 @@
 //! The agent rows: what an agent episode stores and what is read back of it.
 
+use baton_types::agent::{AgentExit, Difficulty};
 use baton_types::{Cost, EpisodeStatus, Interface, Phase, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -16,8 +17,8 @@ pub struct AgentTaskMeta {
     pub task_id: String,
     /// Where it was loaded from (a folder, a JSONL line, the bundled sample).
     pub origin: String,
-    /// Difficulty bucket (`easy`, `medium`, `hard`).
-    pub difficulty: String,
+    /// Difficulty bucket.
+    pub difficulty: Difficulty,
     /// Task format (`baton`, `polyglot`, `swebench`).
     pub format: String,
     /// The sha256 of what the task is; a changed task refuses to resume.
@@ -175,8 +176,8 @@ pub struct AgentStepRow {
 /// How an agent episode ended (beside the episode's own outcome and verdict).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentEnd {
-    /// `submitted`, `step_limit`, `cost_limit`, `format_errors` or `error`.
-    pub exit: String,
+    /// How the run ended.
+    pub exit: AgentExit,
     /// Model calls made.
     pub calls: u32,
     /// What went wrong, for `error`.
@@ -354,7 +355,7 @@ pub struct AgentEpisodeRow {
     /// Task id.
     pub task_id: String,
     /// The task's difficulty bucket.
-    pub difficulty: String,
+    pub difficulty: Difficulty,
     /// The first call's model (the prefix model of a handoff).
     pub model: String,
     /// The cell.

@@ -166,7 +166,13 @@ impl Db {
         tx.exec(
             "INSERT INTO agent_tasks (task_id, origin, difficulty, format, task_sha256)
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![t.task_id, t.origin, t.difficulty, t.format, t.task_sha256],
+            params![
+                t.task_id,
+                t.origin,
+                t.difficulty.name(),
+                t.format,
+                t.task_sha256
+            ],
         )
         .map_err(&err)?;
         tx.commit().map_err(&err)
@@ -298,7 +304,7 @@ impl Db {
         tx.exec(
             "INSERT OR REPLACE INTO agent_outcomes (episode_id, exit, calls, error)
              VALUES (?1, ?2, ?3, ?4)",
-            params![id, e.exit, e.calls, e.error],
+            params![id, e.exit.name(), e.calls, e.error],
         )
         .map_err(&err)?;
         tx.commit().map_err(&err)

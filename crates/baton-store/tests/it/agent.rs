@@ -6,6 +6,7 @@ use baton_store::{
     Outcome, Reader, Store,
 };
 use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
+use baton_types::agent::{AgentExit, Difficulty};
 use rusqlite::Connection;
 
 use crate::{TestContext, call, meta, request_json};
@@ -22,7 +23,7 @@ fn agent_task(id: &str) -> AgentTaskMeta {
     AgentTaskMeta {
         task_id: id.into(),
         origin: "datasets/agent-sample/x".into(),
-        difficulty: "hard".into(),
+        difficulty: Difficulty::Hard,
         format: "baton".into(),
         task_sha256: "e".repeat(64),
     }
@@ -171,7 +172,7 @@ async fn agent_calls_steps_and_the_end_round_trip() {
         cost_paid: paid,
     };
     let end = AgentEnd {
-        exit: "submitted".into(),
+        exit: AgentExit::Submitted,
         calls: 3,
         error: None,
     };
@@ -184,7 +185,7 @@ async fn agent_calls_steps_and_the_end_round_trip() {
     let rows = reader.agent_episodes().unwrap();
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
-    assert_eq!((r.model.as_str(), r.difficulty.as_str()), ("lc", "hard"));
+    assert_eq!((r.model.as_str(), r.difficulty), ("lc", Difficulty::Hard));
     assert_eq!((r.calls, r.commands, r.paid), (3, 3, paid));
     assert_eq!(r.outcome, outcome);
     assert_eq!(r.end.as_ref(), Some(&end));
@@ -232,7 +233,7 @@ async fn a_later_verdict_replaces_only_the_verdict_of_an_ended_episode() {
         cost_paid: paid,
     };
     let end = AgentEnd {
-        exit: "submitted".into(),
+        exit: AgentExit::Submitted,
         calls: 2,
         error: None,
     };
@@ -314,4 +315,43 @@ async fn one_hundred_fifty_steps_grow_linearly() {
         .unwrap();
     assert!(cost > 0);
     let _ = Cost(cost);
+}
+
+// See: issue 24 (exit status and difficulty crossed layers as strings).
+#[tokio::test]
+async fn issue_24_exit_status_and_difficulty_are_typed_columns() {
+    let cx = TestContext::new();
+    let store = Store::open(&cx.path()).unwrap();
+    store.init_experiment(agent_meta()).await.unwrap();
+    store.agent_task(agent_task("a1")).await.unwrap();
+    drop(store);
+    let conn = Connection::open(cx.path()).unwrap();
+    // the database refuses a name no version of baton writes
+    let err = conn
+        .execute(
+            "UPDATE agent_tasks SET difficulty = 'brutal' WHERE task_id = 'a1'",
+            [],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("agent_tasks.difficulty must be easy, medium or hard"), "{err}");
+    let err = conn
+        .execute("UPDATE experiment SET kind = 'agents'", [])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("experiment.kind must be chat or agent"), "{err}");
+    // and a value that got past it anyway (the trigger dropped) reads as a decode
+    // error naming the table and column, not as a string the report guesses at
+    conn.execute_batch(
+        "DROP TRIGGER agent_tasks_difficulty_update;
+         UPDATE agent_tasks SET difficulty = 'brutal' WHERE task_id = 'a1';",
+    )
+    .unwrap();
+    drop(conn);
+    let err = Reader::open(&cx.path())
+        .unwrap()
+        .agent_tasks()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown difficulty \"brutal\""), "{err}");
 }
