@@ -5,8 +5,8 @@ use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, AgentVerdict, NewAgentCall, NewAgentStep,
     Outcome, Reader, Store,
 };
-use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
 use baton_types::agent::{AgentExit, Difficulty};
+use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
 use rusqlite::Connection;
 
 use crate::{TestContext, call, meta, request_json};
@@ -334,12 +334,18 @@ async fn issue_24_exit_status_and_difficulty_are_typed_columns() {
         )
         .unwrap_err()
         .to_string();
-    assert!(err.contains("agent_tasks.difficulty must be easy, medium or hard"), "{err}");
+    assert!(
+        err.contains("agent_tasks.difficulty must be easy, medium or hard"),
+        "{err}"
+    );
     let err = conn
         .execute("UPDATE experiment SET kind = 'agents'", [])
         .unwrap_err()
         .to_string();
-    assert!(err.contains("experiment.kind must be chat or agent"), "{err}");
+    assert!(
+        err.contains("experiment.kind must be chat or agent"),
+        "{err}"
+    );
     // and a value that got past it anyway (the trigger dropped) reads as a decode
     // error naming the table and column, not as a string the report guesses at
     conn.execute_batch(
