@@ -430,7 +430,8 @@ mod tests {
         let store = DirBlobStore::new(dir.path().join("blobs")).unwrap();
         let a = store.put(&mut b"hello".as_slice()).unwrap();
         let b = store.put(&mut b"hello".as_slice()).unwrap();
-        assert_eq!(a, b);
+        assert_eq!((&a.digest, a.size), (&b.digest, b.size));
+        assert!(a.fresh && !b.fresh, "the second put stored nothing");
         assert_eq!(a.size, 5);
         assert_eq!(store.get_bytes(&a.digest).unwrap(), b"hello");
         assert!(store.contains(&a.digest));
@@ -473,7 +474,13 @@ mod tests {
         );
 
         let again = store.put(&mut b"print(1)\n".as_slice()).unwrap();
-        assert_eq!(again, small);
+        assert_eq!(
+            again,
+            Blob {
+                fresh: false,
+                ..small.clone()
+            }
+        );
         assert_eq!(files_under(store.root()), before);
         assert_eq!(
             std::fs::metadata(&path).unwrap().ino(),
@@ -491,7 +498,13 @@ mod tests {
         assert_eq!(b1.digest, sha256_hex(&big));
         let with_big = files_under(store.root());
         assert_eq!(with_big.len(), 2);
-        assert_eq!(store.put(&mut big.as_slice()).unwrap(), b1);
+        assert_eq!(
+            store.put(&mut big.as_slice()).unwrap(),
+            Blob {
+                fresh: false,
+                ..b1.clone()
+            }
+        );
         assert_eq!(files_under(store.root()), with_big);
         assert_eq!(store.get_bytes(&b1.digest).unwrap(), big);
 
