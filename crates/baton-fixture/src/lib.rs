@@ -18,6 +18,7 @@
 //!   the official OpenAI and Anthropic SDKs) that `.ci/python-env` installs under `target/`;
 //! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
 //! - [`SplitMix`] generates reproducible test inputs.
+//! - [`Tmpfs`] mounts a small real file system (root only), for full-disk tests.
 //!
 //! It is not for anything a test can build itself (temporary stores, HTTP servers on
 //! 127.0.0.1:0): those belong in the test. It is a dev-dependency only, and has no dependencies.
@@ -310,6 +311,50 @@ pub fn cpython_with_unicode(unicode: &str) -> Option<Python> {
 #[must_use]
 pub fn run_python(script: &str, input: &str) -> Option<String> {
     python3().map(|python| python.run(script, input))
+}
+
+/// A tmpfs of a given size mounted at `<parent>/small` (root only), unmounted on drop:
+/// a real file system that fills up, for the tests of what happens when the disk is full.
+#[derive(Debug)]
+pub struct Tmpfs {
+    /// Where it is mounted.
+    pub mnt: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mount one of `size` (`3m`) under `parent`, or `None` where this process may not
+    /// mount (not root); the caller decides whether that is a [`skip`].
+    pub fn mount(parent: &std::path::Path, size: &str) -> Option<Tmpfs> {
+        let mnt = parent.join("small");
+        std::fs::create_dir_all(&mnt).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs { mnt })
+    }
+
+    /// Bytes free on it.
+    pub fn available(&self) -> u64 {
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&self.mnt)
+            .output()
+            .expect("df runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .expect("df prints the free bytes")
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
+    }
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub use answer_key::{
 pub use limit::RateLimits;
 pub use model::{
     BilledAttempt, Completion, Generation, Interrupt, Model, ModelObserver, RetryBudget,
-    RetryPolicy,
+    RetryPolicy, redact_secrets,
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{

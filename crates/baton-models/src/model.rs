@@ -181,6 +181,19 @@ pub struct Completion {
     pub request: Request,
 }
 
+/// `text` with every one of `secrets` (key values) replaced by `****`: the one rule for
+/// keeping a key out of what is stored or sent on, used by [`Model::with_secrets`] and by
+/// the runner for every text it stores.
+pub fn redact_secrets(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| !s.is_empty()) {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "****");
+        }
+    }
+    out
+}
+
 /// One model role: a provider, a provider-side model id, settings, rates and limits.
 pub struct Model {
     name: String,
@@ -409,13 +422,7 @@ impl Model {
     }
 
     fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "****");
-            }
-        }
-        out
+        redact_secrets(text, &self.secrets)
     }
 
     fn redact_response(&self, r: &mut Response) {

@@ -99,13 +99,7 @@ impl RunContext {
 
     /// `text` with every configured API key replaced by `****`.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "****");
-            }
-        }
-        out
+        baton_models::redact_secrets(text, &self.secrets)
     }
 
     fn redact_opt(&self, text: Option<&str>) -> Option<String> {

@@ -4,40 +4,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use baton_store::{NewCall, Reader, Store, StoreError};
 use baton_types::Phase;
 
 use crate::{call, conversation, init, meta, request_json, task};
-
-/// A tmpfs mounted in a temp folder, unmounted on drop.
-struct Tmpfs {
-    _dir: tempfile::TempDir,
-    mnt: PathBuf,
-}
-
-impl Tmpfs {
-    /// Mount one of `size` (`3m`), or none where this process may not mount (not root).
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let dir = tempfile::tempdir().unwrap();
-        let mnt = dir.path().join("small");
-        std::fs::create_dir(&mnt).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&mnt)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(Tmpfs { _dir: dir, mnt })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
-    }
-}
 
 /// Fill the file system of `dir` to the last byte; returns the filler file.
 fn fill(dir: &Path) -> PathBuf {
@@ -71,7 +42,8 @@ fn big_call(episode: i64, turn: u32, kb: usize) -> NewCall {
     reason = "a skipped disk test must say so loudly"
 )]
 async fn issue_23_a_full_disk_keeps_every_answered_reply_and_stops_the_store() {
-    let Some(fs) = Tmpfs::mount("3m") else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = baton_fixture::Tmpfs::mount(dir.path(), "3m") else {
         eprintln!("skipped: cannot mount a tmpfs here (needs root)");
         return;
     };

@@ -3,56 +3,12 @@
 //! resume imports the spool and pays for no reply twice.
 // See: issue 23 (30 paid replies lost across two full-disk events on a 3 MB tmpfs).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use rusqlite::Connection;
 
 use crate::money::SimServer;
 use crate::{baton, stderr};
-
-/// A tmpfs of `size` mounted in a temp folder (root only), unmounted on drop.
-struct Tmpfs {
-    _dir: tempfile::TempDir,
-    mnt: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let dir = tempfile::tempdir().unwrap();
-        let mnt = dir.path().join("small");
-        std::fs::create_dir(&mnt).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&mnt)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(Tmpfs { _dir: dir, mnt })
-    }
-
-    /// Bytes free.
-    fn available(&self) -> u64 {
-        let out = Command::new("df")
-            .args(["-B1", "--output=avail"])
-            .arg(&self.mnt)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .nth(1)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
-    }
-}
 
 fn billed(db: &Path) -> i64 {
     Connection::open(db)
@@ -69,7 +25,8 @@ fn billed(db: &Path) -> i64 {
 #[test]
 fn issue_23_a_full_disk_loses_no_answered_reply_and_the_resume_pays_none_twice() {
     // room for the whole run once the filler is gone; the filler leaves it a little
-    let Some(fs) = Tmpfs::mount("32m") else {
+    let mount_dir = tempfile::tempdir().unwrap();
+    let Some(fs) = baton_fixture::Tmpfs::mount(mount_dir.path(), "32m") else {
         baton_fixture::skip("cannot mount a tmpfs here (not root)");
         return;
     };
