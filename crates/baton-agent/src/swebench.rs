@@ -3,12 +3,15 @@
 //!
 //! # Loading
 //!
-//! One JSON object per line (a JSON array is accepted too) with SWE-bench's keys:
+//! One JSON object per line (a JSON array is accepted too), or a Parquet file as Hugging
+//! Face exports a split (`data/test-00000-of-00001.parquet`; read row by row with the
+//! `parquet` crate, every column as JSON), each row with SWE-bench's keys:
 //! `instance_id`, `repo`, `base_commit`, `problem_statement`, `patch` (the gold patch, the
 //! reference), `test_patch`, `FAIL_TO_PASS` and `PASS_TO_PASS` (JSON lists, or strings
 //! holding JSON lists as on Hugging Face), and `difficulty` (Verified's annotated fix
 //! time, bucketed by [`Difficulty::from_swebench`]). The environment is the instance's
-//! image, `image_name` when the row has one, else SWE-bench's naming
+//! image: `image` when the row has one (`swebench` 5.0.2's instances do, and its harness
+//! scores in that image), else `image_name` (mini-SWE-agent's key), else SWE-bench's naming
 //! (`docker.io/swebench/sweb.eval.x86_64.<id with __ as _1776_>:latest`, lower case), with
 //! the repository at `/testbed`.
 //!
@@ -64,49 +67,22 @@ pub(crate) fn load_swebench_with(
     path: &Path,
     mut skips: crate::dataset::Skips<'_>,
 ) -> Result<Vec<AgentTask>, AgentError> {
-    let text = std::fs::read_to_string(path).map_err(|e| AgentError::io(path, "read", e))?;
     let file = path.display().to_string();
-    let rows: Vec<(usize, Value)> = if text.trim_start().starts_with('[') {
-        let items: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
-            AgentError::invalid(&file, None, None, format!("not a JSON array: {e}"))
-        })?;
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i + 1, v))
-            .collect()
-    } else {
-        let mut rows = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line).map_err(|e| {
-                AgentError::invalid(
-                    format!("{file}: line {}", i + 1),
-                    None,
-                    None,
-                    format!("not JSON: {e}"),
-                )
-            })?;
-            rows.push((i + 1, v));
-        }
-        rows
-    };
+    let rows = read_rows(path)?;
     let mut tasks = Vec::with_capacity(rows.len());
     let mut seen = std::collections::HashSet::new();
-    for (line, row) in rows {
+    for (at, row) in rows {
         let id = row
             .get("instance_id")
             .and_then(Value::as_str)
-            .map_or_else(|| format!("line {line}"), str::to_string);
-        let parsed = parse_row(&format!("{file}: line {line}"), &row);
+            .map_or_else(|| at.clone(), str::to_string);
+        let parsed = parse_row(&format!("{file}: {at}"), &row);
         let Some(task) = crate::dataset::keep_or_skip(parsed, &id, &mut skips)? else {
             continue;
         };
         if !seen.insert(task.id.clone()) {
             return Err(AgentError::invalid(
-                format!("{file}: line {line}"),
+                format!("{file}: {at}"),
                 Some(&task.id),
                 Some("instance_id"),
                 "appears twice",
@@ -118,6 +94,78 @@ pub(crate) fn load_swebench_with(
         return Err(AgentError::invalid(&file, None, None, "no instances"));
     }
     Ok(tasks)
+}
+
+/// The rows of a SWE-bench file, each with where it is: `line N` (JSON Lines), `item N`
+/// (a JSON array) or `row N` (Parquet, as Hugging Face exports a dataset).
+fn read_rows(path: &Path) -> Result<Vec<(String, Value)>, AgentError> {
+    let bytes = std::fs::read(path).map_err(|e| AgentError::io(path, "read", e))?;
+    let file = path.display().to_string();
+    if bytes.starts_with(PARQUET_MAGIC) {
+        return parquet_rows(&file, bytes);
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| AgentError::invalid(&file, None, None, format!("not UTF-8: {e}")))?;
+    if text.trim_start().starts_with('[') {
+        let items: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
+            AgentError::invalid(&file, None, None, format!("not a JSON array: {e}"))
+        })?;
+        return Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("item {}", i + 1), v))
+            .collect());
+    }
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("line {}", i + 1);
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            AgentError::invalid(
+                format!("{file}: {at}"),
+                None,
+                None,
+                format!("not JSON: {e}"),
+            )
+        })?;
+        rows.push((at, v));
+    }
+    Ok(rows)
+}
+
+/// The first (and last) bytes of a Parquet file.
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// The rows of a Parquet file as JSON objects (strings stay strings, lists become arrays),
+/// the form `datasets`' `to_parquet` and the Hub's exports take. A malformed file is an
+/// error naming the file; the reader's panics on a corrupt file are caught as errors too.
+fn parquet_rows(file: &str, bytes: Vec<u8>) -> Result<Vec<(String, Value)>, AgentError> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let read = || -> Result<Vec<(String, Value)>, parquet::errors::ParquetError> {
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes))?;
+        let mut rows = Vec::new();
+        for (i, row) in reader.get_row_iter(None)?.enumerate() {
+            rows.push((format!("row {}", i + 1), row?.to_json_value()));
+        }
+        Ok(rows)
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+        Ok(Ok(rows)) => Ok(rows),
+        Ok(Err(e)) => Err(AgentError::invalid(
+            file,
+            None,
+            None,
+            format!("not a readable Parquet file: {e}"),
+        )),
+        Err(_) => Err(AgentError::invalid(
+            file,
+            None,
+            None,
+            "not a readable Parquet file (its reader gave up on it)",
+        )),
+    }
 }
 
 fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
@@ -194,10 +242,7 @@ fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
             format!("{label:?} is not one of \"<15 min fix\", \"15 min - 1 hour\", \"1-4 hours\", \">4 hours\""),
         )
     })?;
-    let image = match obj.get("image_name").and_then(Value::as_str) {
-        Some(name) if !name.is_empty() => name.to_string(),
-        _ => image_name(&id),
-    };
+    let image = named_image(obj).map_or_else(|| image_name(&id), |(_, name)| name.to_string());
     Ok(AgentTask {
         id,
         format: TaskFormat::SweBench,
@@ -215,6 +260,84 @@ fn parse_row(at: &str, row: &Value) -> Result<AgentTask, AgentError> {
         },
         reference: Some(Reference::Patch(gold)),
     })
+}
+
+/// The image a row names, with the key it is under: `image` (the key `swebench` 5.0.2's
+/// instances carry and its harness evaluates in) before `image_name` (mini-SWE-agent's).
+fn named_image(obj: &serde_json::Map<String, Value>) -> Option<(&'static str, &str)> {
+    ["image", "image_name"].into_iter().find_map(|key| {
+        obj.get(key)
+            .and_then(Value::as_str)
+            .filter(|name| !name.trim().is_empty())
+            .map(|name| (key, name))
+    })
+}
+
+/// The keys `swebench` 5.0.2's harness reads from each instance to score it, beyond the
+/// ones loading needs (its `make_test_spec`).
+pub const HARNESS_KEYS: [&str; 5] = ["image", "version", "eval_script", "log_parser", "eval_type"];
+
+/// What `baton data swebench` says of a file: every row loaded and checked as for a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweBenchSummary {
+    /// The file.
+    pub file: String,
+    /// sha256 of its bytes.
+    pub sha256: String,
+    /// Instances (each one loaded).
+    pub instances: usize,
+    /// Instances per repository (`repo`).
+    pub repos: BTreeMap<String, usize>,
+    /// Instances per difficulty label, as the file spells it.
+    pub difficulty: BTreeMap<String, usize>,
+    /// Each instance's image, in file order: (instance, image, where it came from:
+    /// `image`, `image_name`, or `naming` for SWE-bench's convention).
+    pub images: Vec<(String, String, String)>,
+    /// For each of [`HARNESS_KEYS`], the instances that lack it (the harness cannot
+    /// score those).
+    pub missing_harness_keys: BTreeMap<String, Vec<String>>,
+}
+
+/// Load every instance of a SWE-bench file (errors as [`load_swebench`]'s) and describe it.
+pub fn summarize_swebench(path: &Path) -> Result<SweBenchSummary, AgentError> {
+    let tasks = load_swebench(path)?;
+    let bytes = std::fs::read(path).map_err(|e| AgentError::io(path, "read", e))?;
+    let mut summary = SweBenchSummary {
+        file: path.display().to_string(),
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        instances: tasks.len(),
+        repos: BTreeMap::new(),
+        difficulty: BTreeMap::new(),
+        images: Vec::new(),
+        missing_harness_keys: BTreeMap::new(),
+    };
+    for (_, row) in read_rows(path)? {
+        let Some(obj) = row.as_object() else { continue };
+        let field = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or_default();
+        let id = field("instance_id").to_string();
+        *summary.repos.entry(field("repo").to_string()).or_default() += 1;
+        *summary
+            .difficulty
+            .entry(field("difficulty").to_string())
+            .or_default() += 1;
+        let (from, image) = named_image(obj)
+            .map_or_else(|| ("naming", image_name(&id)), |(k, n)| (k, n.to_string()));
+        for key in HARNESS_KEYS {
+            let present = match key {
+                "image" => from == "image",
+                _ => obj.get(key).is_some_and(|v| !v.is_null()),
+            };
+            if !present {
+                summary
+                    .missing_harness_keys
+                    .entry(key.to_string())
+                    .or_default()
+                    .push(id.clone());
+            }
+        }
+        summary.images.push((id, image, from.to_string()));
+    }
+    Ok(summary)
 }
 
 /// SWE-bench's image name for an instance.

@@ -547,6 +547,16 @@ pub enum DataCommand {
         #[arg(long, default_value = "datasets/spider/databases")]
         spider_dir: PathBuf,
     },
+    /// Load a SWE-bench (Verified) export (JSON Lines, a JSON array, or the Hub's Parquet)
+    /// as a run would, and list its instances per repository and difficulty, each
+    /// instance's image, and the keys the pinned harness needs to score it.
+    Swebench {
+        /// The export (`.jsonl`, `.json`, or `.parquet`).
+        file: PathBuf,
+        /// Print the description as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// A count of at least one.

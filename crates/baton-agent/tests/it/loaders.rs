@@ -288,3 +288,70 @@ fn swebench_jsonl_loads_and_validates() {
         .to_string();
     assert!(err.contains("line 1: not JSON"), "{err}");
 }
+
+#[test]
+fn the_hubs_parquet_and_jsonl_exports_load_to_the_same_instances() {
+    let dir = crate::fixtures().join("swebench");
+    let parquet = load_dataset(dir.join("verified-sample.parquet").to_str().unwrap()).unwrap();
+    let jsonl = load_dataset(dir.join("verified-sample.jsonl").to_str().unwrap()).unwrap();
+    assert_eq!(parquet.format, TaskFormat::SweBench);
+    let origins = |ds: &baton_agent::AgentDataset| -> Vec<String> {
+        ds.tasks.iter().map(|t| t.origin.clone()).collect()
+    };
+    let parquet_file = dir.join("verified-sample.parquet").display().to_string();
+    assert_eq!(
+        origins(&parquet),
+        [
+            format!("{parquet_file}: row 1"),
+            format!("{parquet_file}: row 2")
+        ]
+    );
+    let same_origin = |ds: &baton_agent::AgentDataset| -> Vec<baton_agent::AgentTask> {
+        let mut tasks = ds.tasks.clone();
+        tasks.iter_mut().for_each(|t| t.origin.clear());
+        tasks
+    };
+    assert_eq!(same_origin(&parquet), same_origin(&jsonl));
+    let ids: Vec<_> = parquet.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["demo__calc-1", "demo__words-7"]);
+    let words = &parquet.tasks[1];
+    assert_eq!(words.difficulty, Difficulty::Hard);
+    assert_eq!(
+        words.tests.pass_to_pass,
+        ["test_words.py::test_ascii", "test_words.py::test_empty"]
+    );
+    assert!(
+        words
+            .instruction
+            .contains("café is split in two — see “words()”")
+    );
+    assert_eq!(
+        words.repository,
+        Repository::Image("docker.io/swebench/sweb.eval.x86_64.demo_1776_words-7:latest".into())
+    );
+
+    let bad = dir.join("verified-bad-difficulty.parquet");
+    let err = load_dataset(bad.to_str().unwrap()).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!(
+            "{}: row 2: task \"demo__words-7\": key \"difficulty\": ",
+            bad.display()
+        )),
+        "{err}"
+    );
+
+    // cut short (a download that stopped): an error naming the file, not a panic
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(dir.join("verified-sample.parquet")).unwrap();
+    for cut in [bytes.len() / 2, 4] {
+        let short = tmp.path().join("short.parquet");
+        std::fs::write(&short, &bytes[..cut]).unwrap();
+        let err = load_dataset(short.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("{}: not a readable Parquet file", short.display())),
+            "{err}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! `baton data check` and `baton data stats`.
+//! `baton data check`, `baton data stats` and `baton data swebench`.
 
 use std::path::Path;
 
@@ -38,6 +38,64 @@ pub fn data(cmd: DataCommand, printer: &Printer) -> Result<Outcome> {
             };
             printer.out(&format!("{}\n", ds.stats(Some(&spider_dir))))?;
         }
+        DataCommand::Swebench { file, json } => {
+            let summary = baton_agent::summarize_swebench(&file)?;
+            if json {
+                printer.out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+            } else {
+                printer.out(&swebench_text(&summary))?;
+            }
+        }
     }
     Ok(Outcome::Success)
+}
+
+/// The text form of `baton data swebench`.
+fn swebench_text(s: &baton_agent::SweBenchSummary) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: ok, {} SWE-bench instances; sha256 {}",
+        s.file, s.instances, s.sha256
+    );
+    let counts = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "repositories: {}", counts(&s.repos));
+    let _ = writeln!(out, "difficulty: {}", counts(&s.difficulty));
+    let _ = writeln!(
+        out,
+        "images (the agent works in each, the repository at /testbed):"
+    );
+    for (id, image, from) in &s.images {
+        let from = match from.as_str() {
+            "naming" => "SWE-bench's naming",
+            key => key,
+        };
+        let _ = writeln!(out, "  {id}  {image}  ({from})");
+    }
+    if s.missing_harness_keys.is_empty() {
+        let _ = writeln!(
+            out,
+            "harness: every instance has {} (what swebench {} scores with)",
+            baton_agent::HARNESS_KEYS.join(", "),
+            baton_agent::SWEBENCH_VERSION
+        );
+    } else {
+        for (key, ids) in &s.missing_harness_keys {
+            let _ = writeln!(
+                out,
+                "harness: {} of {} instances lack {key:?}; swebench {} cannot score them ({})",
+                ids.len(),
+                s.instances,
+                baton_agent::SWEBENCH_VERSION,
+                ids.join(", ")
+            );
+        }
+    }
+    out
 }

@@ -436,3 +436,106 @@ fn swebench_eval_judges_every_cell_once_and_stores_the_verdicts() {
     let out = lab.baton(&down, &["swebench", "eval", "out", "--python", "py/python"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn data_swebench_describes_an_export_and_refuses_a_bad_one_by_row_task_and_key() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../baton-agent/tests/fixtures/swebench");
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = fixtures.join("verified-sample.parquet");
+    let out = crate::baton(dir.path(), &["data", "swebench", parquet.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // sha256sum's, not baton's own hashing
+    let sha = Command::new("sha256sum").arg(&parquet).output().unwrap();
+    let sha = String::from_utf8(sha.stdout).unwrap();
+    let sha = sha.split_whitespace().next().unwrap();
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{}: ok, 2 SWE-bench instances; sha256 {sha}",
+                parquet.display()
+            )
+            .as_str(),
+            "repositories: demo/calc 1, demo/words 1",
+            "difficulty: 1-4 hours 1, <15 min fix 1",
+            "images (the agent works in each, the repository at /testbed):",
+            "  demo__calc-1  docker.io/swebench/sweb.eval.x86_64.demo_1776_calc-1:latest  (SWE-bench's naming)",
+            "  demo__words-7  docker.io/swebench/sweb.eval.x86_64.demo_1776_words-7:latest  (SWE-bench's naming)",
+            "harness: 2 of 2 instances lack \"eval_script\"; swebench 5.0.2 cannot score them (demo__calc-1, demo__words-7)",
+            "harness: 2 of 2 instances lack \"eval_type\"; swebench 5.0.2 cannot score them (demo__calc-1, demo__words-7)",
+            "harness: 2 of 2 instances lack \"image\"; swebench 5.0.2 cannot score them (demo__calc-1, demo__words-7)",
+            "harness: 2 of 2 instances lack \"log_parser\"; swebench 5.0.2 cannot score them (demo__calc-1, demo__words-7)",
+        ]
+    );
+
+    // a harness-ready JSONL: `image` wins over `image_name`, which wins over the naming
+    let mut rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(fixtures.join("verified-sample.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    for row in &mut rows {
+        row["eval_script"] = "pytest".into();
+        row["log_parser"] = "parse_log_pytest".into();
+        row["eval_type"] = "pass_and_fail".into();
+        row["image_name"] = "mini/calc:1".into();
+    }
+    rows[0]["image"] = "local/calc:1".into();
+    let file = dir.path().join("ready.jsonl");
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::baton(dir.path(), &["data", "swebench", "ready.jsonl", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(summary["instances"], 2);
+    assert_eq!(
+        summary["images"],
+        serde_json::json!([
+            ["demo__calc-1", "local/calc:1", "image"],
+            ["demo__words-7", "mini/calc:1", "image_name"]
+        ])
+    );
+    assert_eq!(
+        summary["missing_harness_keys"],
+        serde_json::json!({"image": ["demo__words-7"]})
+    );
+    rows[1]["image"] = "local/words:1".into();
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::baton(dir.path(), &["data", "swebench", "ready.jsonl"]);
+    assert!(
+        stdout(&out).ends_with(
+            "harness: every instance has image, version, eval_script, log_parser, eval_type (what swebench 5.0.2 scores with)\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+
+    // a bad row: exit 2, the file, row, instance and key named, nothing on stdout
+    let bad = fixtures.join("verified-bad-difficulty.parquet");
+    let out = crate::baton(dir.path(), &["data", "swebench", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{}: row 2: task \"demo__words-7\": key \"difficulty\"",
+            bad.display()
+        )),
+        "{err}"
+    );
+    rows[1]["FAIL_TO_PASS"] = "not a list".into();
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::baton(dir.path(), &["data", "swebench", "ready.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("ready.jsonl: line 2: task \"demo__words-7\": key \"FAIL_TO_PASS\""),
+        "{}",
+        stderr(&out)
+    );
+}
