@@ -225,12 +225,15 @@ pub fn cell_slug(cell: &AgentCell) -> String {
         .collect()
 }
 
-/// The dataset file of a task origin (`path: line 3`).
+/// The dataset file of a task origin (`path: line 3`, `path: item 3`, `path: row 3`).
 fn origin_file(origin: &str) -> &str {
-    match origin.rsplit_once(": line ") {
-        Some((file, line)) if line.chars().all(|c| c.is_ascii_digit()) => file,
-        _ => origin,
-    }
+    [": line ", ": item ", ": row "]
+        .into_iter()
+        .find_map(|sep| {
+            let (file, n) = origin.rsplit_once(sep)?;
+            (!n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).then_some(file)
+        })
+        .unwrap_or(origin)
 }
 
 /// The folder the experiment file was in: the dataset path as loaded, less the spec's
@@ -549,6 +552,12 @@ mod tests {
             "runs/x/verified.jsonl"
         );
         assert_eq!(origin_file("a: line b"), "a: line b");
+        assert_eq!(origin_file("a: line "), "a: line ");
+        assert_eq!(
+            origin_file("d/verified.parquet: row 7"),
+            "d/verified.parquet"
+        );
+        assert_eq!(origin_file("d/v.json: item 2"), "d/v.json");
         assert_eq!(
             experiment_dir(Path::new("exp/data/v.jsonl"), "data/v.jsonl"),
             Some(PathBuf::from("exp"))

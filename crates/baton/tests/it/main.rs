@@ -22,6 +22,7 @@ mod settings;
 mod show;
 mod signals;
 mod swebench;
+mod swebench_docker;
 
 use std::path::Path;
 use std::process::{Command, Output};
