@@ -130,10 +130,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -470,4 +470,12 @@ BEGIN SELECT RAISE(ABORT, 'agent_outcomes.exit is not an exit status'); END;
 CREATE TRIGGER agent_outcomes_exit_update BEFORE UPDATE OF exit ON agent_outcomes
 WHEN NEW.exit NOT IN ('submitted', 'step_limit', 'cost_limit', 'format_errors', 'error', 'snapshot_limit')
 BEGIN SELECT RAISE(ABORT, 'agent_outcomes.exit is not an exit status'); END;
+"#;
+
+/// Version 13: each agent step stores the episode's running count of new snapshot bytes
+/// (what its cap, `limits.episode_snapshot_bytes`, is counted against), so a resumed
+/// episode goes on counting from where it stopped instead of from zero. Steps stored
+/// before have none.
+const V13: &str = r#"
+ALTER TABLE agent_steps ADD COLUMN snapshot_bytes INTEGER;
 "#;

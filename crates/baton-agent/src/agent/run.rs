@@ -91,8 +91,8 @@ pub struct AgentState {
     /// Actions of the last reply not run yet, with their index in that reply.
     pub pending: VecDeque<(u32, Action)>,
     /// New bytes this episode's snapshots added to the snapshot store (counted against
-    /// the environment's `limits.episode_snapshot_bytes`). A resume starts the count at
-    /// zero: what earlier runs of the episode stored is not counted again.
+    /// the environment's `limits.episode_snapshot_bytes`). A resume starts from the count
+    /// its last stored step recorded.
     #[serde(default)]
     pub snapshot_bytes: u64,
 }
@@ -149,6 +149,10 @@ pub struct ActionEvent<'a> {
     pub submission: Option<&'a str>,
     /// The working tree after it, when the loop has a blob store.
     pub snapshot: Option<&'a SnapshotId>,
+    /// New bytes the episode's snapshots have added to the blob store so far (this one
+    /// included): the running count its cap is checked against, stored so that a resume
+    /// goes on from it.
+    pub snapshot_bytes: u64,
 }
 
 /// Receives every call and every command as it happens. An error stops the run (with the
@@ -271,6 +275,7 @@ impl AgentLoop<'_> {
                     observation: observation.as_ref(),
                     submission: submission.as_deref(),
                     snapshot: snapshot.as_ref(),
+                    snapshot_bytes: state.snapshot_bytes,
                 })
                 .await?;
                 if let Some(s) = submission {

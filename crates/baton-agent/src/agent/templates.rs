@@ -3,15 +3,19 @@
 //!
 //! Templates are Jinja, rendered with `minijinja`, so a mini-SWE-agent file renders as it
 //! does there. The keys read are `agent.system_template`, `agent.instance_template`,
-//! `model.observation_template` and `model.format_error_template`; every other key of
-//! such a file (its limits, environment, model) is ignored: baton's limits and sandbox
-//! come from the experiment file. A file may leave keys out; baton's own fill them.
+//! `model.observation_template` and `model.format_error_template`, with `model.model_kwargs`
+//! (request settings) and `environment.env` (every command's variables: mini-SWE-agent's
+//! SWE-bench config sets `PAGER`, `BASH_ENV` and others there), which the runner merges
+//! under the experiment's own. Every other key of such a file (its limits, the rest of its
+//! environment, its model) is ignored: baton's limits and sandbox come from the experiment
+//! file. A file may leave keys out; baton's own fill them.
 //!
 //! From a user's file, baton also learns the two protocol strings its text names: the
 //! submission marker (the word after `echo` in an `echo WORD && …` line of the instance
 //! template) and the fence tag of the text protocol (the first "```tag" in the system
 //! template). Both can be set in the experiment file instead.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use minijinja::Environment;
@@ -53,6 +57,12 @@ pub struct AgentTemplates {
     /// call (the runner merges them under the experiment's own model settings).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub model_kwargs: serde_json::Map<String, serde_json::Value>,
+    /// The file's `environment.env`: variables its harness gives every command (the
+    /// runner merges them under the experiment's `[environment] env`). A number or a
+    /// boolean is written as Python writes it (`1`, `True`), as mini-SWE-agent passes
+    /// it on.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -61,6 +71,50 @@ struct File {
     agent: AgentPart,
     #[serde(default)]
     model: ModelPart,
+    #[serde(default)]
+    environment: EnvironmentPart,
+}
+
+#[derive(Deserialize, Default)]
+struct EnvironmentPart {
+    #[serde(default)]
+    env: BTreeMap<String, serde_json::Value>,
+}
+
+/// `environment.env` as strings, the way Python's `f"{key}={value}"` writes each value.
+fn env_strings(
+    env: BTreeMap<String, serde_json::Value>,
+    origin: &str,
+) -> Result<BTreeMap<String, String>, AgentError> {
+    use serde_json::Value;
+    env.into_iter()
+        .map(|(key, value)| {
+            let text = match value {
+                Value::String(s) => s,
+                Value::Bool(true) => "True".into(),
+                Value::Bool(false) => "False".into(),
+                Value::Number(n) => n.to_string(),
+                Value::Null => "None".into(),
+                Value::Array(_) | Value::Object(_) => {
+                    return Err(AgentError::invalid(
+                        origin,
+                        None,
+                        Some(&format!("environment.env.{key}")),
+                        "a list or map, where a variable's value goes",
+                    ));
+                }
+            };
+            if key.is_empty() || key.contains('=') || key.contains('\0') || text.contains('\0') {
+                return Err(AgentError::invalid(
+                    origin,
+                    None,
+                    Some(&format!("environment.env.{key}")),
+                    "not a variable (a name with no \"=\", values without NUL)",
+                ));
+            }
+            Ok((key, text))
+        })
+        .collect()
 }
 
 #[derive(Deserialize, Default)]
@@ -99,6 +153,7 @@ impl Default for AgentTemplates {
             submit_marker: DEFAULT_SUBMIT_MARKER.into(),
             fence: DEFAULT_FENCE.into(),
             model_kwargs: f.model.model_kwargs,
+            env: BTreeMap::new(),
         }
     }
 }
@@ -134,6 +189,7 @@ impl AgentTemplates {
             observation: f.model.observation_template.unwrap_or(base.observation),
             format_error: f.model.format_error_template.unwrap_or(base.format_error),
             model_kwargs: f.model.model_kwargs,
+            env: env_strings(f.environment.env, origin)?,
         };
         t.compile()?;
         Ok(t)
@@ -245,6 +301,41 @@ pub(crate) fn fence_in(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_environment_env_is_read_as_python_writes_it() {
+        let t = AgentTemplates::from_yaml(
+            "environment:\n  cwd: /testbed\n  env:\n    PAGER: cat\n    TQDM_DISABLE: 1\n    FLAG: true\n    PIP_PROGRESS_BAR: 'off'\n",
+            "mini.yaml",
+        )
+        .unwrap();
+        let env: Vec<(&str, &str)> = t
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("FLAG", "True"),
+                ("PAGER", "cat"),
+                ("PIP_PROGRESS_BAR", "off"),
+                ("TQDM_DISABLE", "1")
+            ]
+        );
+        assert!(AgentTemplates::default().env.is_empty());
+        let err = AgentTemplates::from_yaml("environment:\n  env:\n    PATHS: [a, b]\n", "m.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("m.yaml: key \"environment.env.PATHS\": "),
+            "{err}"
+        );
+        let err = AgentTemplates::from_yaml("environment:\n  env:\n    \"A=B\": x\n", "m.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("environment.env.A=B"), "{err}");
+    }
 
     #[test]
     fn baton_templates_render_both_protocols() {

@@ -115,6 +115,23 @@ async fn issue_25_requests_equal_mini_swe_agents_message_by_message() {
     );
     // the YAML's model_kwargs are read (the runner sends them under the model's settings)
     assert_eq!(templates.model_kwargs["parallel_tool_calls"], true);
+    // and its environment.env, which every command sees (under the experiment's env)
+    let env: Vec<(&str, &str)> = templates
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("BASH_ENV", "/root/.bashrc"),
+            ("LESS", "-R"),
+            ("MANPAGER", "cat"),
+            ("PAGER", "cat"),
+            ("PIP_PROGRESS_BAR", "off"),
+            ("TQDM_DISABLE", "1"),
+        ]
+    );
 
     let mut provider = ScriptedProvider::new();
     for r in f["replies"].as_array().unwrap() {

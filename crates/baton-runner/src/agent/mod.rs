@@ -261,6 +261,17 @@ pub fn agent_config(spec: &AgentSpec, options: &AgentRunOptions) -> Result<Agent
     })
 }
 
+/// The environment every episode opens: the experiment's `[environment]` (with the
+/// `BATON_BWRAP` / `BATON_DOCKER` overrides), its `env` over the templates file's
+/// `environment.env` (mini-SWE-agent's SWE-bench config sets `PAGER`, `BASH_ENV`, …).
+fn environment(spec: &AgentSpec, templates: &AgentTemplates) -> baton_env::EnvConfig {
+    let mut env = spec.environment.clone().with_env_overrides();
+    for (key, value) in &templates.env {
+        env.env.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    env
+}
+
 /// The price card: embedded, with the experiment's overrides.
 pub fn price_card(spec: &AgentSpec, options: &AgentRunOptions) -> Result<PriceCard, RunError> {
     let card = PriceCard::embedded();
@@ -294,7 +305,7 @@ impl AgentRunner {
             &options,
             &config.templates.model_kwargs,
         )?;
-        let env = spec.environment.clone().with_env_overrides();
+        let env = environment(&spec, &config.templates);
         let harness = spec.swebench_python.as_ref().map(|python| {
             Arc::new(SweBenchHarness::new(
                 options.resolve(python),
@@ -813,6 +824,40 @@ mod tests {
             error: error.map(str::to_string),
             cached: false,
         }
+    }
+
+    #[test]
+    fn the_experiments_env_goes_over_the_templates_files() {
+        let spec = AgentSpec::parse(
+            "t.toml",
+            r#"
+            kind = "agent"
+            name = "t"
+            dataset = "agent-sample"
+            [environment]
+            env = { PAGER = "less", EXTRA = "1" }
+            [models.lc]
+            model = "sim/lc"
+            "#,
+        )
+        .unwrap();
+        let templates = AgentTemplates::from_yaml(
+            "environment:\n  env:\n    PAGER: cat\n    TQDM_DISABLE: 1\n    BASH_ENV: /root/.bashrc\n",
+            "mini.yaml",
+        )
+        .unwrap();
+        let env = environment(&spec, &templates).env;
+        let want: BTreeMap<String, String> = [
+            ("BASH_ENV", "/root/.bashrc"),
+            ("EXTRA", "1"),
+            ("PAGER", "less"),
+            ("TQDM_DISABLE", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(env, want);
+        assert!(environment(&spec, &AgentTemplates::default()).env.len() == 2);
     }
 
     #[test]

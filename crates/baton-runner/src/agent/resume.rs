@@ -126,7 +126,14 @@ pub(crate) async fn restore(
         cost,
         format_errors_in_a_row,
         pending: VecDeque::new(),
-        snapshot_bytes: 0,
+        // what the episode's snapshots had stored when its last step was recorded (a
+        // step stored before the count was kept has none: it starts from zero)
+        snapshot_bytes: progress
+            .steps
+            .iter()
+            .filter_map(|s| s.step.snapshot_bytes)
+            .max()
+            .unwrap_or(0),
     };
     if let Some(s) = done.iter().find(|s| s.step.submission.is_some()) {
         let ended = AgentOutcome {

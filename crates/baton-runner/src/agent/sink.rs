@@ -203,6 +203,7 @@ impl AgentSink for StoreSink<'_> {
             observation: e.observation.map(message_json),
             submission: e.submission.map(str::to_string),
             snapshot: e.snapshot.map(|s| s.as_str().to_string()),
+            snapshot_bytes: Some(e.snapshot_bytes),
         };
         let stored = self
             .shared

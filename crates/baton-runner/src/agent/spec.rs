@@ -30,7 +30,8 @@
 //! [environment]                # baton_env::EnvConfig; default bwrap
 //! backend = "bwrap"
 //! network = false              # true: commands reach the network (mini's containers do)
-//! env = { PAGER = "cat", BASH_ENV = "/root/.bashrc" }   # every command's variables
+//! env = { PAGER = "cat", BASH_ENV = "/root/.bashrc" }   # every command's variables, over
+//!                              # the agent_templates file's environment.env
 //! env_startup_command = "source /opt/miniconda3/bin/activate testbed"  # before each
 //! [environment.limits]
 //! episode_snapshot_bytes = 4294967296   # new snapshot bytes per episode (exit snapshot_limit)

@@ -68,7 +68,7 @@ pub(super) fn progress(
         ("agent_steps", &of),
         "SELECT s.call_index, s.action_index, s.command, s.tool_call_id, s.status_json,
          s.return_code, s.duration_ms, s.output_bytes, m.json AS \"messages.json\",
-         s.submission, s.snapshot, s.context, s.created_at
+         s.submission, s.snapshot, s.context, s.created_at, s.snapshot_bytes
          FROM agent_steps s LEFT JOIN messages m ON m.id = s.observation
          WHERE s.episode_id = ?1 ORDER BY s.call_index, s.action_index",
         [id],
@@ -87,6 +87,9 @@ pub(super) fn progress(
                     observation: r.get(8)?,
                     submission: r.get(9)?,
                     snapshot: r.get(10)?,
+                    snapshot_bytes: r
+                        .get::<_, Option<i64>>(13)?
+                        .map(|b| u64::try_from(b).unwrap_or(0)),
                 },
                 context: r.get(11)?,
                 created_at: r.get(12)?,

@@ -160,6 +160,10 @@ pub struct NewAgentStep {
     pub submission: Option<String>,
     /// The snapshot of the working tree after it.
     pub snapshot: Option<String>,
+    /// New bytes the episode's snapshots had added to the snapshot store once this one
+    /// was taken (the running count its cap is checked against); none in a step stored
+    /// before schema 13.
+    pub snapshot_bytes: Option<u64>,
 }
 
 /// A stored command.

@@ -273,8 +273,8 @@ impl Db {
             &format!(
                 "INSERT INTO agent_steps (episode_id, call_index, action_index, command,
                  tool_call_id, status_json, return_code, duration_ms, output_bytes,
-                 observation, submission, snapshot, context, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {NOW})"
+                 observation, submission, snapshot, context, snapshot_bytes, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, {NOW})"
             ),
             params![
                 s.episode_id,
@@ -289,7 +289,9 @@ impl Db {
                 message,
                 s.submission,
                 s.snapshot,
-                node
+                node,
+                s.snapshot_bytes
+                    .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
             ],
         )
         .map_err(&err)?;

@@ -101,6 +101,7 @@ async fn run_steps(store: &Store, episode_id: i64, steps: u32, obs_len: usize, t
                     observation: Some(json(&obs)),
                     submission: None,
                     snapshot: Some(format!("{q:064x}")),
+                    snapshot_bytes: Some(u64::from(q) * 1000),
                 },
                 node,
             )
@@ -139,6 +140,8 @@ async fn agent_calls_steps_and_the_end_round_trip() {
     assert_eq!(p.context(), context);
     assert_eq!(p.last_snapshot(), Some(format!("{:064x}", 2).as_str()));
     assert_eq!(p.steps[1].step.command, "cat f1.py");
+    let counts: Vec<_> = p.steps.iter().map(|s| s.step.snapshot_bytes).collect();
+    assert_eq!(counts, [Some(0), Some(1000), Some(2000)]);
     assert!(
         p.steps[2]
             .step

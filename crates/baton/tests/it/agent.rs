@@ -33,6 +33,23 @@ skill = 0.85
 latency_ms = 40
 "#;
 
+/// Each episode's steps' running snapshot-byte counts, in step order.
+fn snapshot_counts(db: &Path) -> BTreeMap<i64, Vec<Option<i64>>> {
+    let c = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut s = c
+        .prepare(
+            "SELECT episode_id, snapshot_bytes FROM agent_steps
+             ORDER BY episode_id, call_index, action_index",
+        )
+        .unwrap();
+    let mut out: BTreeMap<i64, Vec<Option<i64>>> = BTreeMap::new();
+    for row in s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap() {
+        let (episode, bytes) = row.unwrap();
+        out.entry(episode).or_default().push(bytes);
+    }
+    out
+}
+
 fn count(db: &Path, sql: &str) -> i64 {
     // read-only: a poll must not create the store file before the run does
     Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -142,6 +159,21 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
     // the same results as the uninterrupted run: exits, calls, verdicts, and every
     // command with its return code, in order (so no stored step ran again)
     assert_eq!(results(&killed_db), results(&clean_db));
+    // each episode's snapshot count (what its cap is checked against) goes on from where
+    // the killed run left it: it never falls back, and no step lacks one
+    let counts = snapshot_counts(&killed_db);
+    assert!(counts.values().flatten().all(Option::is_some), "{counts:?}");
+    for (episode, seq) in &counts {
+        assert!(
+            seq.windows(2).all(|w| w[0] <= w[1]),
+            "episode {episode}: {seq:?}"
+        );
+    }
+    assert!(
+        counts
+            .values()
+            .any(|seq| seq.last().copied().flatten() > Some(0))
+    );
     for db in [&killed_db, &clean_db] {
         // every call stored once; every billed attempt is a call or an attempt row
         assert_eq!(
