@@ -1,5 +1,7 @@
 //! The per-episode snapshot cap: an agent writing megabytes of random data per step
 //! ends with exit `snapshot_limit`, and the snapshot store stays under the cap.
+//! `BATON_SNAPSHOT_TEST_MB` sets the megabytes per step (default 1; e.g. 500 to measure
+//! the issue's case, with about 3.5 GB of free disk).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +32,12 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_25_random_files_per_step_stay_under_the_episode_snapshot_cap() {
     let Some(scorer) = scorer() else { return };
-    const MB: u64 = 1 << 20;
+    let step: u64 = std::env::var("BATON_SNAPSHOT_TEST_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        << 20;
+    let started = std::time::Instant::now();
     let mut provider = ScriptedProvider::new();
     for i in 0..10 {
         let mut reply = ScriptedProvider::reply("Write more data.");
@@ -38,10 +45,7 @@ async fn issue_25_random_files_per_step_stay_under_the_episode_snapshot_cap() {
         reply.tool_calls = vec![ToolCall {
             id: format!("call_{i}"),
             name: "bash".into(),
-            arguments: format!(
-                r#"{{"command": "head -c {} /dev/urandom > data{i}.bin"}}"#,
-                MB
-            ),
+            arguments: format!(r#"{{"command": "head -c {step} /dev/urandom > data{i}.bin"}}"#),
         }];
         provider = provider.then_ok(reply);
     }
@@ -66,7 +70,7 @@ async fn issue_25_random_files_per_step_stay_under_the_episode_snapshot_cap() {
         protocol: Protocol::ToolCalls,
         ..AgentConfig::default()
     };
-    let cap = 3 * MB + MB / 2;
+    let cap = 3 * step + step / 2;
     let mut env_config = scorer.env.clone();
     env_config.limits.episode_snapshot_bytes = Some(cap);
     let blob_dir = tempfile::tempdir().unwrap();
@@ -102,6 +106,17 @@ async fn issue_25_random_files_per_step_stay_under_the_episode_snapshot_cap() {
         stored <= cap,
         "the store holds {stored} bytes, the cap is {cap}"
     );
-    assert!(stored >= 3 * MB, "three steps' data were stored: {stored}");
-    assert!(state.snapshot_bytes <= cap && state.snapshot_bytes >= 3 * MB);
+    assert!(
+        stored >= 3 * step,
+        "three steps' data were stored: {stored}"
+    );
+    assert!(state.snapshot_bytes <= cap && state.snapshot_bytes >= 3 * step);
+    let line = format!(
+        "\nsnapshot cap: {} MB per step, cap {cap} bytes: exit {:?} after {} calls, {stored} bytes stored, {:.1} s\n",
+        step >> 20,
+        out.exit,
+        out.calls,
+        started.elapsed().as_secs_f64()
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
