@@ -1,6 +1,7 @@
 //! Tests of the sandbox boundary with the real backends: bubblewrap, and the docker backend
 //! driven through a shim client (`tests/fixtures/docker-shim`, which runs each `exec` under
-//! bubblewrap, since no Docker engine is assumed).
+//! bubblewrap, since no Docker engine is assumed), and against a real engine where
+//! `.ci/docker-engine` started one (`docker_engine`).
 //!
 //! Without a working `bwrap` these tests print a loud SKIPPED line and pass, unless
 //! `BATON_REQUIRE_CONFORMANCE=1` (set in CI), in which case they fail.
@@ -11,6 +12,7 @@
 )]
 
 mod boundary;
+mod docker_engine;
 mod local;
 mod settings;
 

@@ -325,15 +325,9 @@ fn a_swebench_run_in_real_containers_is_scored_by_the_official_harness() {
     let out = e.docker(&["ps", "-aq", "--filter", "label=org.baton.env=1"]);
     assert_eq!(stdout(&out).trim(), "", "containers left behind");
 
-    let out = baton(&[
-        "swebench",
-        "eval",
-        "out",
-        "--python",
-        e.python.to_str().unwrap(),
-        "--max-workers",
-        "2",
-    ]);
+    let python = e.python.to_str().unwrap();
+    let eval = ["swebench", "eval", "out", "--python", python];
+    let out = baton(&[&eval[..], &["--max-workers", "2"]].concat());
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("episodes newly scored 8"), "{text}");
@@ -386,13 +380,7 @@ fn a_swebench_run_in_real_containers_is_scored_by_the_official_harness() {
         .map(|r| r["resolved"].as_u64().unwrap())
         .sum();
     assert_eq!(reported, anchors_resolved, "{report}");
-    let out = baton(&[
-        "swebench",
-        "eval",
-        "out",
-        "--python",
-        e.python.to_str().unwrap(),
-    ]);
+    let out = baton(&eval);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("nothing new to evaluate"),

@@ -1,0 +1,133 @@
+//! The docker backend against a real Docker engine (`.ci/docker-engine` starts one and
+//! names it in `BATON_CI_DOCKER_HOST`, with its base image in `BATON_CI_DOCKER_BASE` and
+//! client in `BATON_CI_DOCKER_CLIENT`): a container from the image with a tree copied in,
+//! the dataset's variables, `BASH_ENV` and startup command in every command, no network
+//! by default, and no container left once the environment is closed. Without an engine it
+//! prints a `SKIPPED:` line and passes.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use baton_env::{BackendKind, EnvConfig, Exec, Setup, start};
+
+struct Engine {
+    /// A client that always talks to the engine (`docker -H HOST "$@"`).
+    client: PathBuf,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+fn engine() -> Option<Engine> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let (Some(host), Some(base), Some(client)) = (
+        var("BATON_CI_DOCKER_HOST"),
+        var("BATON_CI_DOCKER_BASE"),
+        var("BATON_CI_DOCKER_CLIENT"),
+    ) else {
+        let line = "\nSKIPPED: no Docker engine (BATON_CI_DOCKER_HOST is set by .ci/docker-engine); the real-Docker backend test did not run\n";
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("docker");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {client} -H {host} \"$@\"\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(Engine {
+        client: wrapper,
+        base,
+        _dir: dir,
+    })
+}
+
+impl Engine {
+    fn config(&self) -> EnvConfig {
+        let mut config = EnvConfig::for_backend(BackendKind::Docker);
+        config.docker.executable = self.client.clone();
+        config
+    }
+
+    fn setup(&self, tree: &Path) -> Setup {
+        let mut setup = Setup::image(&self.base);
+        setup.tree = Some(tree.to_path_buf());
+        setup
+    }
+
+    /// The containers baton started that still exist.
+    fn containers(&self) -> String {
+        let out = Command::new(&self.client)
+            .args(["ps", "-aq", "--filter", "label=org.baton.env=1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+fn run(config: &EnvConfig, setup: &Setup, command: &str) -> String {
+    let mut env = start(config, setup).unwrap();
+    let out = env.exec(&Exec::new(command)).unwrap();
+    assert!(out.status.success(), "{command}: {}", out.output.text());
+    env.close().unwrap();
+    out.output.text()
+}
+
+#[test]
+fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
+    let Some(e) = engine() else { return };
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("activate.sh"), "export ACTIVE=testbed\n").unwrap();
+    std::fs::write(tree.path().join("hello.txt"), "hello from the tree\n").unwrap();
+
+    let mut config = e.config();
+    config.env = BTreeMap::from([
+        ("PAGER".to_string(), "cat".to_string()),
+        ("BASH_ENV".to_string(), "/testbed/activate.sh".to_string()),
+    ]);
+    let setup = e.setup(tree.path());
+    assert_eq!(
+        run(
+            &config,
+            &setup,
+            "echo $PAGER $ACTIVE $PWD; cat hello.txt; python3 -c 'import sys; print(sys.version_info[0])'"
+        ),
+        "cat testbed /testbed\nhello from the tree\n3\n"
+    );
+    // off by default: the container has loopback only
+    assert!(!config.network);
+    let interfaces = run(
+        &config,
+        &setup,
+        "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+    );
+    assert_eq!(interfaces, "lo\n");
+
+    let mut config = e.config();
+    config.env_startup_command = Some("source /testbed/activate.sh; cd /tmp".into());
+    assert_eq!(run(&config, &setup, "echo $ACTIVE $PWD"), "testbed /tmp\n");
+
+    // a command's changes stay in its container; each environment starts from the image
+    let mut env = start(&config, &setup).unwrap();
+    let out = env
+        .exec(&Exec::new(
+            "cd /testbed && echo changed > hello.txt && cat hello.txt",
+        ))
+        .unwrap();
+    assert_eq!(out.output.text(), "changed\n");
+    env.close().unwrap();
+    assert_eq!(
+        run(&e.config(), &setup, "cat hello.txt"),
+        "hello from the tree\n"
+    );
+    assert_eq!(
+        e.containers(),
+        "",
+        "a closed environment's container is gone"
+    );
+}
