@@ -1,16 +1,17 @@
 //! Reading a document from disk without trusting it: bounded, regular files only, any
 //! encoding a handoff is likely to be saved in.
 //!
-//! The file is opened with `O_NONBLOCK` and its type checked on the open handle before a
-//! byte is read, so a FIFO, a device (`/dev/zero`, a link to it) or a folder is refused at
-//! once instead of hanging or reading until memory runs out; at most [`MAX_BYTES`] are read.
+//! The file is read as every input of baton is (`baton_types::input::read_bounded`): a
+//! FIFO, a device (`/dev/zero`, a link to it) or a folder is refused at once instead of
+//! hanging or reading until memory runs out, checked before the open and again on the open
+//! handle; at most [`MAX_BYTES`] are read.
 //! A UTF-8 byte-order mark is dropped; UTF-16 with a byte-order mark (little or big endian)
 //! is decoded; bytes that are not UTF-8 are read as U+FFFD, as Handover 0.4.1 (Node's
 //! `utf8` decoding) does, and the first one's line, column and offset are reported.
 
-use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+use baton_types::input::{InputError, read_bounded};
 
 use crate::error::Error;
 use crate::structure::{Finding, Severity};
@@ -27,47 +28,17 @@ pub struct Input {
     pub finding: Option<Finding>,
 }
 
-/// Read the document at `path`.
+/// Read the document at `path` (with baton's bounded reader, `baton_types::input`).
 pub fn read(path: &Path) -> Result<Input, Error> {
-    let io = |source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(io)?;
-    let kind = file.metadata().map_err(io)?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a folder"
-        } else if kind.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if kind.is_char_device() {
-            "a character device (such as /dev/zero)"
-        } else if kind.is_block_device() {
-            "a block device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(Error::NotAFile {
+    let bytes = read_bounded(path, MAX_BYTES, "handoff document").map_err(|e| match e {
+        InputError::NotAFile { path, kind } => Error::NotAFile { path, what: kind },
+        InputError::TooLarge { path, limit, .. } => Error::TooLarge { path, limit },
+        InputError::Io { path, source } => Error::Read { path, source },
+        other => Error::Read {
             path: path.to_path_buf(),
-            what,
-        });
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(Error::TooLarge {
-            path: path.to_path_buf(),
-            limit: MAX_BYTES,
-        });
-    }
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
     Ok(decode(&bytes))
 }
 

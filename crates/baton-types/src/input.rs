@@ -1,13 +1,17 @@
 //! Reading a user's input file under a size bound.
 //!
-//! Every file baton reads whole (an experiment, a dataset, a price card, a score input)
-//! goes through [`read_bounded`]: a path that is not a regular file (`/dev/zero`, a FIFO,
-//! a folder) is refused before it is opened for reading, so it can neither fill memory
-//! nor hang the process, and a file past its bound is refused from its size, before a
-//! byte is read. This is the one piece of I/O in the crate, kept here because every
-//! crate that loads input needs the same rule.
+//! Every file baton reads whole (an experiment, a dataset, a price card, a score input, a
+//! handoff document) goes through [`read_bounded`]: a path that is not a regular file
+//! (`/dev/zero`, a FIFO, a folder) is refused before it is opened, so it can neither fill
+//! memory nor hang the process, and a file past its bound is refused from its size,
+//! before a byte is read. The file is then opened with `O_NONBLOCK` and its type checked
+//! again on the open handle, so a FIFO or device put in its place between the check and
+//! the open is refused too instead of blocking the open or the read. This is the one piece
+//! of I/O in the crate, kept here because every crate that loads input needs the same
+//! rule.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Why an input file could not be read.
@@ -68,25 +72,33 @@ pub fn read_bounded(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u
         path: path.to_path_buf(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    let ft = meta.file_type();
-    if !ft.is_file() {
-        return Err(InputError::NotAFile {
-            path: path.to_path_buf(),
-            kind: file_kind(&ft),
-        });
-    }
     let too_large = |size| InputError::TooLarge {
         path: path.to_path_buf(),
         size,
         limit,
         what,
     };
-    if meta.len() > limit {
-        return Err(too_large(meta.len()));
-    }
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let regular = |meta: &std::fs::Metadata| -> Result<u64, InputError> {
+        let ft = meta.file_type();
+        if !ft.is_file() {
+            return Err(InputError::NotAFile {
+                path: path.to_path_buf(),
+                kind: file_kind(&ft),
+            });
+        }
+        if meta.len() > limit {
+            return Err(too_large(meta.len()));
+        }
+        Ok(meta.len())
+    };
+    regular(&std::fs::metadata(path).map_err(io)?)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(io)?;
+    let size = regular(&file.metadata().map_err(io)?)?;
+    let mut bytes = Vec::with_capacity(size as usize);
     // one byte past the bound tells a file that grew since it was measured
     file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > limit {
