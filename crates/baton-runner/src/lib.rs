@@ -108,9 +108,9 @@ pub enum RunError {
         /// What is wrong with it.
         message: String,
     },
-    /// The price card could not be read.
-    #[error("{0}")]
-    Prices(String),
+    /// The price card (the experiment's `prices` override) could not be read.
+    #[error(transparent)]
+    Prices(baton_models::ModelError),
     /// The dataset or templates could not be loaded.
     #[error(transparent)]
     Data(#[from] baton_data::DataError),

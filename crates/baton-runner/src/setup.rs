@@ -158,9 +158,9 @@ impl Setup {
             check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
-            card = card.with_override_file(&resolve(p)).map_err(|e| {
-                setting(&format!("prices = {p:?}"))(RunError::Prices(e.to_string()))
-            })?;
+            card = card
+                .with_override_file(&resolve(p))
+                .map_err(|e| setting(&format!("prices = {p:?}"))(RunError::Prices(e)))?;
         }
         let max_prompt = max_prompt_bytes(&schedules, &baselines, &interfaces);
         let prompts = match (spec.extraction, &spec.lic_dir) {

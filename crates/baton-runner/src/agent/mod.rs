@@ -70,6 +70,8 @@ pub struct AgentRunOptions {
     pub base_dir: PathBuf,
     /// The experiment file's text, stored with the run.
     pub spec_text: String,
+    /// The experiment file's name in messages. Default `the experiment`.
+    pub source_name: String,
     /// Require an existing store.
     pub resume: bool,
     /// Override the spec's task limit.
@@ -103,6 +105,7 @@ impl AgentRunOptions {
             out_dir: out_dir.into(),
             base_dir: base_dir.into(),
             spec_text: spec_text.into(),
+            source_name: "the experiment".into(),
             resume: false,
             limit: None,
             concurrency: None,
@@ -121,6 +124,15 @@ impl AgentRunOptions {
             p.to_path_buf()
         } else {
             self.base_dir.join(p)
+        }
+    }
+
+    /// `cause` as the error of the experiment's setting `key`.
+    fn setting(&self, key: String, cause: RunError) -> RunError {
+        RunError::Setting {
+            source_name: self.source_name.clone(),
+            key,
+            cause: Box::new(cause),
         }
     }
 }
@@ -278,10 +290,7 @@ pub fn price_card(spec: &AgentSpec, options: &AgentRunOptions) -> Result<PriceCa
     match &spec.prices {
         Some(p) => card
             .with_override_file(&options.resolve(p))
-            .map_err(|e| RunError::Model {
-                name: "*".into(),
-                message: e.to_string(),
-            }),
+            .map_err(|e| options.setting(format!("prices = {p:?}"), RunError::Prices(e))),
         None => Ok(card),
     }
 }

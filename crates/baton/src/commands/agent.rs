@@ -57,6 +57,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let mut options = AgentRunOptions::new(&out, base, text);
+    options.source_name = args.experiment.display().to_string();
     options.resume = args.resume;
     options.limit = args.limit;
     options.concurrency = args.concurrency;

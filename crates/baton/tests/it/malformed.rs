@@ -361,3 +361,30 @@ fn issue_23_dev_zero_and_fifo_inputs_exit_2_at_once() {
         assert!(t0.elapsed() < Duration::from_secs(5), "{args:?}");
     }
 }
+
+/// An agent experiment's price card is refused as a chat experiment's is: exit 2 naming
+/// the experiment, the `prices` key and the card, before any store is made.
+#[test]
+fn an_agent_experiments_bad_price_card_names_the_experiment_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    fixtures(dir.path());
+    for (card, word) in [
+        ("huge.json", "output_cost_per_token"),
+        ("nope.json", "nope.json"),
+        ("/dev/zero", "not a regular file"),
+    ] {
+        let text = format!(
+            "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\nprices = {card:?}\n[models.lc]\nmodel = \"sim/lc\"\n"
+        );
+        std::fs::write(dir.path().join("exp.toml"), text).unwrap();
+        let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{card}: {err}");
+        assert!(
+            err.contains(&format!("experiment exp.toml: prices = {card:?}: "))
+                && err.contains(word),
+            "{card}: {err}"
+        );
+        assert!(!dir.path().join("out/results.sqlite").exists(), "{card}");
+    }
+}
