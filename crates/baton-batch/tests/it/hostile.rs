@@ -90,6 +90,18 @@ async fn start(config: ServiceConfig) -> (Arc<BatchService>, String, Arc<AtomicU
     (service, url, polls)
 }
 
+/// A service with `faults` behind a real server, an empty journal, and the batching
+/// provider for `api` in front of them (batches given up after `deadline`, each HTTP call
+/// after `timeout`).
+type Lab = (Arc<BatchService>, Arc<MemoryJournal>, Arc<BatchingProvider>);
+
+async fn lab(api: BatchApi, faults: BatchFaults, deadline: Duration, timeout: Duration) -> Lab {
+    let (service, url, _) = start(faulty(faults)).await;
+    let journal = Arc::new(MemoryJournal::default());
+    let provider = provider(api, &url, journal.clone(), options(deadline), timeout);
+    (service, journal, provider)
+}
+
 /// Sends `n` different calls at once (one round) and gives each outcome, acknowledging
 /// every billed reply as the runner does once it is stored.
 async fn round(
@@ -131,15 +143,8 @@ async fn issue_23_a_malformed_result_line_is_one_unusable_billed_item_not_a_lost
             malformed_line: true,
             ..BatchFaults::default()
         };
-        let (service, url, _) = start(faulty(faults)).await;
-        let journal = Arc::new(MemoryJournal::default());
-        let provider = provider(
-            api,
-            &url,
-            journal.clone(),
-            options(Duration::from_secs(30)),
-            Duration::from_secs(5),
-        );
+        let (service, journal, provider) =
+            lab(api, faults, Duration::from_secs(30), Duration::from_secs(5)).await;
         let outcomes = round(&provider, 6).await;
         let ok = outcomes.iter().filter(|o| o.is_ok()).count();
         let unusable: Vec<_> = outcomes
@@ -180,15 +185,8 @@ async fn issue_23_five_failed_results_downloads_are_retried_and_nothing_is_resub
             failed_downloads: 5,
             ..BatchFaults::default()
         };
-        let (service, url, _) = start(faulty(faults)).await;
-        let journal = Arc::new(MemoryJournal::default());
-        let provider = provider(
-            api,
-            &url,
-            journal.clone(),
-            options(Duration::from_secs(30)),
-            Duration::from_secs(5),
-        );
+        let (service, journal, provider) =
+            lab(api, faults, Duration::from_secs(30), Duration::from_secs(5)).await;
         let outcomes = round(&provider, 6).await;
         for (i, o) in outcomes.iter().enumerate() {
             assert_eq!(
@@ -275,15 +273,13 @@ async fn issue_23_a_download_slower_than_the_timeout_is_retried_and_nothing_is_r
             stalled_download: Some(Duration::from_millis(1500)),
             ..BatchFaults::default()
         };
-        let (service, url, _) = start(faulty(faults)).await;
-        let journal = Arc::new(MemoryJournal::default());
-        let provider = provider(
+        let (service, journal, provider) = lab(
             api,
-            &url,
-            journal.clone(),
-            options(Duration::from_secs(30)),
+            faults,
+            Duration::from_secs(30),
             Duration::from_millis(400),
-        );
+        )
+        .await;
         let started = Instant::now();
         let outcomes = round(&provider, 8).await;
         assert!(outcomes.iter().all(Result::is_ok), "{api:?}: {outcomes:?}");
@@ -318,15 +314,13 @@ async fn issue_23_polling_ends_on_a_stuck_an_unknown_and_a_redirected_batch() {
             (unknown.clone(), "404"),
             (redirected.clone(), "redirect"),
         ] {
-            let (service, url, _) = start(faulty(faults)).await;
-            let journal = Arc::new(MemoryJournal::default());
-            let provider = provider(
+            let (service, journal, provider) = lab(
                 api,
-                &url,
-                journal.clone(),
-                options(Duration::from_millis(800)),
+                faults,
+                Duration::from_millis(800),
                 Duration::from_secs(5),
-            );
+            )
+            .await;
             let started = Instant::now();
             let outcomes = round(&provider, 3).await;
             assert!(
@@ -523,14 +517,13 @@ async fn issue_23_a_model_that_may_retry_directly_reserves_at_the_direct_rates()
 /// out and unstored, so a results file of any size is never held in memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_23_results_are_read_no_faster_than_they_are_stored() {
-    let (service, url, _) = start(faulty(BatchFaults::default())).await;
-    let provider = provider(
+    let (service, _, provider) = lab(
         BatchApi::OpenAiChat,
-        &url,
-        Arc::new(MemoryJournal::default()),
-        options(Duration::from_secs(60)),
+        BatchFaults::default(),
+        Duration::from_secs(60),
         Duration::from_secs(5),
-    );
+    )
+    .await;
     let unstored = Arc::new(AtomicU64::new(0));
     let most = Arc::new(AtomicU64::new(0));
     let n = 1000;
