@@ -2,7 +2,7 @@
 //! and run each episode (an anchor or a handoff) through the turn loop.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton_data::Schedule;
@@ -25,7 +25,9 @@ use crate::setup::{Extractor, Setup};
 use crate::spec::ExperimentSpec;
 use crate::{RunError, STORE_FILE};
 
-/// How to run an experiment.
+/// How to run an experiment, chat ([`Runner`]) or agent ([`crate::agent::AgentRunner`]).
+/// Two options are the chat study's alone: `batch` (an agent run refuses it) and
+/// `evaluators` (an agent run scores with the tasks' tests or the SWE-bench harness).
 pub struct RunOptions {
     /// Where the store and reports go.
     pub out_dir: PathBuf,
@@ -37,7 +39,7 @@ pub struct RunOptions {
     pub source_name: String,
     /// Require an existing store.
     pub resume: bool,
-    /// Override the spec's per-family task limit.
+    /// Override the spec's task limit (per family for a chat experiment).
     pub limit: Option<usize>,
     /// Override the spec's concurrency.
     pub concurrency: Option<usize>,
@@ -89,6 +91,24 @@ impl RunOptions {
             providers: Vec::new(),
             evaluators: Arc::new(LicEvaluators),
             observer: Arc::new(SilentObserver),
+        }
+    }
+
+    /// `p` as given when absolute, else under [`base_dir`](Self::base_dir).
+    pub(crate) fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    /// `cause` as the error of the experiment's setting `key`.
+    pub(crate) fn setting(&self, key: String, cause: RunError) -> RunError {
+        RunError::Setting {
+            source_name: self.source_name.clone(),
+            key,
+            cause: Box::new(cause),
         }
     }
 }

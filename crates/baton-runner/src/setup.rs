@@ -90,25 +90,14 @@ impl Setup {
                 m.batch = true;
             }
         }
-        let resolve = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                options.base_dir.join(p)
-            }
-        };
+        let resolve = |p: &Path| options.resolve(p);
         if options.skip_invalid {
             spec.skip_invalid = true;
         }
         let sample = spec.dataset == "sample";
         let setting = |key: &str| {
-            let source_name = options.source_name.clone();
             let key = key.to_string();
-            move |e: RunError| RunError::Setting {
-                source_name,
-                key,
-                cause: Box::new(e),
-            }
+            move |e: RunError| options.setting(key, e)
         };
         let dataset_key = format!("dataset = {:?}", spec.dataset);
         let mut dataset = if sample {

@@ -50,92 +50,16 @@ pub use report_input::{STUDY_BOOTSTRAP, agent_report_input, study_input};
 pub use spec::{AGENT_KIND, AgentModel, AgentSpec, BATCH_REFUSED, is_agent_experiment};
 
 use crate::budget::Budget;
-use crate::control::{Observer, SilentObserver, StopSignal};
 use crate::ledger::{self, RunContext};
 use crate::lock::FolderLock;
 use crate::schedule;
-use crate::{ProviderFactory, RunError, STORE_FILE};
+use crate::{RunError, RunOptions, STORE_FILE};
 
 /// The folder beside the store that holds working-tree snapshots (content-addressed).
 pub const BLOB_DIR: &str = "blobs";
 
 /// The evaluator profile an agent store records.
 pub const AGENT_EVAL_PROFILE: &str = "agent-tests";
-
-/// How to run an agent experiment.
-pub struct AgentRunOptions {
-    /// Where the store, snapshots and reports go.
-    pub out_dir: PathBuf,
-    /// The folder relative paths are taken from.
-    pub base_dir: PathBuf,
-    /// The experiment file's text, stored with the run.
-    pub spec_text: String,
-    /// The experiment file's name in messages. Default `the experiment`.
-    pub source_name: String,
-    /// Require an existing store.
-    pub resume: bool,
-    /// Override the spec's task limit.
-    pub limit: Option<usize>,
-    /// Override the spec's concurrency.
-    pub concurrency: Option<usize>,
-    /// Stop scheduling calls before the experiment's total spend would pass this cap.
-    pub max_cost: Option<Cost>,
-    /// Continue a resume whose inputs changed (the change is recorded).
-    pub allow_changed: bool,
-    /// Stop request.
-    pub stop: StopSignal,
-    /// Extra provider kinds (HTTP providers); `sim` is built in.
-    pub providers: Vec<Arc<dyn ProviderFactory>>,
-    /// Progress events.
-    pub observer: Arc<dyn Observer>,
-    /// Run handoff prefixes live (`--independent`) whatever `[handoff]` says.
-    pub independent: bool,
-    /// Leave out the tasks that do not load (`--skip-invalid`) whatever the file says.
-    pub skip_invalid: bool,
-}
-
-impl AgentRunOptions {
-    /// Options with defaults.
-    pub fn new(
-        out_dir: impl Into<PathBuf>,
-        base_dir: impl Into<PathBuf>,
-        spec_text: impl Into<String>,
-    ) -> Self {
-        AgentRunOptions {
-            out_dir: out_dir.into(),
-            base_dir: base_dir.into(),
-            spec_text: spec_text.into(),
-            source_name: "the experiment".into(),
-            resume: false,
-            limit: None,
-            concurrency: None,
-            max_cost: None,
-            allow_changed: false,
-            stop: StopSignal::default(),
-            skip_invalid: false,
-            providers: Vec::new(),
-            observer: Arc::new(SilentObserver),
-            independent: false,
-        }
-    }
-
-    fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.base_dir.join(p)
-        }
-    }
-
-    /// `cause` as the error of the experiment's setting `key`.
-    fn setting(&self, key: String, cause: RunError) -> RunError {
-        RunError::Setting {
-            source_name: self.source_name.clone(),
-            key,
-            cause: Box::new(cause),
-        }
-    }
-}
 
 /// What an agent run did.
 #[derive(Debug, Clone, Default)]
@@ -212,10 +136,7 @@ pub struct AgentRunner {
 }
 
 /// The dataset of `spec` with its task selection and the command-line limit applied.
-pub fn select_dataset(
-    spec: &AgentSpec,
-    options: &AgentRunOptions,
-) -> Result<AgentDataset, RunError> {
+pub fn select_dataset(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDataset, RunError> {
     let name = if spec.dataset == baton_agent::SAMPLE_NAME {
         spec.dataset.clone()
     } else {
@@ -254,7 +175,7 @@ pub fn select_dataset(
 }
 
 /// The loop's configuration: protocol, limits and templates.
-pub fn agent_config(spec: &AgentSpec, options: &AgentRunOptions) -> Result<AgentConfig, RunError> {
+pub fn agent_config(spec: &AgentSpec, options: &RunOptions) -> Result<AgentConfig, RunError> {
     let templates = match &spec.agent_templates {
         Some(p) => {
             let path = options.resolve(p);
@@ -285,7 +206,7 @@ fn environment(spec: &AgentSpec, templates: &AgentTemplates) -> baton_env::EnvCo
 }
 
 /// The price card: embedded, with the experiment's overrides.
-pub fn price_card(spec: &AgentSpec, options: &AgentRunOptions) -> Result<PriceCard, RunError> {
+pub fn price_card(spec: &AgentSpec, options: &RunOptions) -> Result<PriceCard, RunError> {
     let card = PriceCard::embedded();
     match &spec.prices {
         Some(p) => card
@@ -298,7 +219,13 @@ pub fn price_card(spec: &AgentSpec, options: &AgentRunOptions) -> Result<PriceCa
 impl AgentRunner {
     /// Load the tasks, build every model with its price (an error here, before any
     /// call), lock the folder and open the store.
-    pub async fn prepare(spec: AgentSpec, options: AgentRunOptions) -> Result<Self, RunError> {
+    pub async fn prepare(spec: AgentSpec, options: RunOptions) -> Result<Self, RunError> {
+        if options.batch {
+            return Err(RunError::Spec {
+                source_name: options.source_name.clone(),
+                message: format!("--batch: {BATCH_REFUSED}"),
+            });
+        }
         let store_path = options.out_dir.join(STORE_FILE);
         if options.resume && !store_path.exists() {
             return Err(RunError::NothingToResume(store_path));

@@ -24,8 +24,9 @@ use baton_agent::{AgentTask, SimAgent, SimAgentSettings};
 use baton_models::{GenerateConfig, Model, PriceCard, Provider, RetryBudget, defaults};
 use serde_json::{Map, Value};
 
-use super::{AgentRunOptions, AgentSpec};
+use super::AgentSpec;
 use crate::RunError;
+use crate::RunOptions;
 use crate::setup::{ModelContext, RetryEvents, build_model};
 use crate::spec::ModelSpec;
 
@@ -78,7 +79,7 @@ pub(crate) fn build(
     spec: &AgentSpec,
     tasks: &[AgentTask],
     card: &PriceCard,
-    options: &AgentRunOptions,
+    options: &RunOptions,
     kwargs: &Map<String, Value>,
 ) -> Result<BTreeMap<String, Arc<Model>>, RunError> {
     let budget = RetryBudget::new(Duration::from_secs(spec.retry_budget_secs));

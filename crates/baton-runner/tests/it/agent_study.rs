@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use baton_agent::{SimAgent, SimAgentSettings, sample_tasks};
 use baton_http::{HttpProviders, ServedProvider, SimServerConfig, serve};
 use baton_models::{Provider, ProviderError, Request, Response};
-use baton_runner::agent::{AgentRunOptions, AgentRunner, AgentSpec, agent_report_input};
+use baton_runner::RunOptions;
+use baton_runner::agent::{AgentRunner, AgentSpec, agent_report_input};
 use baton_store::{AgentCell, Reader};
 use baton_types::{EpisodeStatus, Role, ToolCall};
 
@@ -143,7 +144,7 @@ interfaces = ["compact_pre", "compact_suf"]
     );
     let dir = tempfile::tempdir().unwrap();
     let spec = AgentSpec::parse("issue-25.toml", &text).unwrap();
-    let mut options = AgentRunOptions::new(dir.path().join("out"), dir.path(), text.clone());
+    let mut options = RunOptions::new(dir.path().join("out"), dir.path(), text.clone());
     options.providers = vec![Arc::new(
         HttpProviders::new(Duration::from_secs(30)).keys_optional(),
     )];
@@ -268,4 +269,25 @@ interfaces = ["compact_pre", "compact_suf"]
         2 * handoff_calls,
         "each summary was asked twice"
     );
+}
+
+/// The options are one type for both studies; the chat study's `batch` is refused by an
+/// agent run before anything is stored.
+#[tokio::test]
+async fn an_agent_run_refuses_the_batch_option_before_anything_is_stored() {
+    let text = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n[models.lc]\nmodel = \"sim/lc\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let spec = AgentSpec::parse("a.toml", text).unwrap();
+    let mut options = RunOptions::new(dir.path().join("out"), dir.path(), text);
+    options.source_name = "a.toml".into();
+    options.batch = true;
+    let err = AgentRunner::prepare(spec, options).await.err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "experiment a.toml: --batch: {}",
+            baton_runner::agent::BATCH_REFUSED
+        )
+    );
+    assert!(!dir.path().join("out").exists());
 }

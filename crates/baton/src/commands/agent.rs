@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use baton_runner::RunOptions;
 use baton_runner::STORE_FILE;
-use baton_runner::agent::{AgentRunOptions, AgentRunSummary, AgentRunner, AgentSpec};
+use baton_runner::agent::{AgentRunSummary, AgentRunner, AgentSpec};
 use baton_types::{Cost, EpisodeStatus};
 
 use crate::Outcome;
@@ -56,7 +57,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut options = AgentRunOptions::new(&out, base, text);
+    let mut options = RunOptions::new(&out, base, text);
     options.source_name = args.experiment.display().to_string();
     options.resume = args.resume;
     options.limit = args.limit;
@@ -85,7 +86,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
 
 /// What an agent run would do, without keys or calls: tasks, models, and the bounds
 /// the limits set.
-fn dry_run(spec: &AgentSpec, options: &AgentRunOptions) -> Result<String> {
+fn dry_run(spec: &AgentSpec, options: &RunOptions) -> Result<String> {
     let dataset = baton_runner::agent::select_dataset(spec, options)?;
     let card = baton_runner::agent::price_card(spec, options)?;
     let mut s = format!(
@@ -127,7 +128,7 @@ fn dry_run(spec: &AgentSpec, options: &AgentRunOptions) -> Result<String> {
 
 fn execute(
     spec: AgentSpec,
-    mut options: AgentRunOptions,
+    mut options: RunOptions,
     show_progress: bool,
     printer: &Printer,
 ) -> Result<AgentRunSummary> {
@@ -245,7 +246,7 @@ pub fn demo(out: &Path, printer: &Printer) -> Result<Outcome> {
         }
     }
     let started = Instant::now();
-    let options = AgentRunOptions::new(&dir, ".", DEMO_AGENT_EXPERIMENT);
+    let options = RunOptions::new(&dir, ".", DEMO_AGENT_EXPERIMENT);
     let summary = execute(spec, options, true, printer)?;
     let md = report_text(&summary.store_path, Format::Md)?;
     write_file(&dir.join("report.md"), &md)?;
