@@ -82,7 +82,7 @@ pub use error::AgentError;
 pub use sample::{SAMPLE_NAME, sample_tasks};
 pub use score::{Expectation, LocalScorer, PatchOutcome, TestOutcome, TestResult, Verdict};
 pub use swebench::{
-    HARNESS_KEYS, HarnessStatus, HarnessVerdict, Prediction, SWEBENCH_VERSION, SweBenchHarness,
-    SweBenchSummary, TestLists, summarize_swebench,
+    HARNESS_KEYS, HarnessStatus, HarnessVerdict, InstanceImage, Prediction, SWEBENCH_VERSION,
+    SweBenchHarness, SweBenchSummary, TestLists, summarize_swebench,
 };
 pub use task::{AgentTask, Difficulty, HiddenTests, Reference, Repository, TaskFormat, TreeFile};

@@ -290,12 +290,23 @@ pub struct SweBenchSummary {
     pub repos: BTreeMap<String, usize>,
     /// Instances per difficulty label, as the file spells it.
     pub difficulty: BTreeMap<String, usize>,
-    /// Each instance's image, in file order: (instance, image, where it came from:
-    /// `image`, `image_name`, or `naming` for SWE-bench's convention).
-    pub images: Vec<(String, String, String)>,
+    /// Each instance's image, in file order.
+    pub images: Vec<InstanceImage>,
     /// For each of [`HARNESS_KEYS`], the instances that lack it (the harness cannot
     /// score those).
     pub missing_harness_keys: BTreeMap<String, Vec<String>>,
+}
+
+/// The image one instance runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstanceImage {
+    /// The instance.
+    pub instance_id: String,
+    /// The image.
+    pub image: String,
+    /// Where the name came from: the row's `image` or `image_name`, or `naming` for
+    /// SWE-bench's convention ([`image_name`]).
+    pub from: &'static str,
 }
 
 /// Load every instance of a SWE-bench file (errors as [`load_swebench`]'s) and describe it.
@@ -335,7 +346,11 @@ pub fn summarize_swebench(path: &Path) -> Result<SweBenchSummary, AgentError> {
                     .push(id.clone());
             }
         }
-        summary.images.push((id, image, from.to_string()));
+        summary.images.push(InstanceImage {
+            instance_id: id,
+            image,
+            from,
+        });
     }
     Ok(summary)
 }

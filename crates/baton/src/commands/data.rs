@@ -71,12 +71,12 @@ fn swebench_text(s: &baton_agent::SweBenchSummary) -> String {
         out,
         "images (the agent works in each, the repository at /testbed):"
     );
-    for (id, image, from) in &s.images {
-        let from = match from.as_str() {
+    for i in &s.images {
+        let from = match i.from {
             "naming" => "SWE-bench's naming",
             key => key,
         };
-        let _ = writeln!(out, "  {id}  {image}  ({from})");
+        let _ = writeln!(out, "  {}  {}  ({from})", i.instance_id, i.image);
     }
     if s.missing_harness_keys.is_empty() {
         let _ = writeln!(

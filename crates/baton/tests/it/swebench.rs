@@ -495,8 +495,8 @@ fn data_swebench_describes_an_export_and_refuses_a_bad_one_by_row_task_and_key()
     assert_eq!(
         summary["images"],
         serde_json::json!([
-            ["demo__calc-1", "local/calc:1", "image"],
-            ["demo__words-7", "mini/calc:1", "image_name"]
+            {"instance_id": "demo__calc-1", "image": "local/calc:1", "from": "image"},
+            {"instance_id": "demo__words-7", "image": "mini/calc:1", "from": "image_name"}
         ])
     );
     assert_eq!(
