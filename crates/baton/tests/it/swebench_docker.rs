@@ -8,8 +8,8 @@
 //! patch in a fresh container of the instance's image and runs the tests named
 //! `FAIL_TO_PASS` and `PASS_TO_PASS` with pytest.
 //!
-//! Without an engine (`BATON_CI_DOCKER_HOST` and the harness venv unset or unusable) the
-//! test prints a `SKIPPED:` line and passes.
+//! Without an engine (`BATON_CI_DOCKER_HOST` or the harness venv unset) the test prints a
+//! `SKIPPED:` line and passes; an engine named but not working fails it.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -53,15 +53,15 @@ fn engine() -> Option<Engine> {
         client: client.into(),
         python,
     };
+    // named, it must work: a skip here would hide a broken engine
     let probe = e.docker(&["image", "inspect", &e.base]);
-    if !probe.status.success() {
-        return skipped(&format!(
-            "the engine at {} has no {}: {}",
-            e.host,
-            e.base,
-            stderr(&probe)
-        ));
-    }
+    assert!(
+        probe.status.success(),
+        "the engine at {} has no {}: {}",
+        e.host,
+        e.base,
+        stderr(&probe)
+    );
     Some(e)
 }
 
