@@ -22,6 +22,9 @@ pub enum AgentError {
         /// What is wrong.
         message: String,
     },
+    /// An input file is not a regular file, or is past its size bound.
+    #[error(transparent)]
+    Input(#[from] baton_types::input::InputError),
     /// A file could not be read or written.
     #[error("{path}: {what}")]
     Io {

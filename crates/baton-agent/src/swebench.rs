@@ -57,7 +57,7 @@ pub const SWEBENCH_VERSION: &str = "5.0.2";
 /// The `model_name_or_path` baton writes into predictions (the harness files reports under it).
 pub const MODEL_NAME: &str = "baton";
 
-/// Read a SWE-bench JSONL (or JSON array) file.
+/// Read a SWE-bench file (JSON Lines, a JSON array, or Parquet).
 pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
     load_swebench_with(path, None)
 }
@@ -65,10 +65,24 @@ pub fn load_swebench(path: &Path) -> Result<Vec<AgentTask>, AgentError> {
 /// [`load_swebench`], an instance that does not load kept in `skips` when given.
 pub(crate) fn load_swebench_with(
     path: &Path,
-    mut skips: crate::dataset::Skips<'_>,
+    skips: crate::dataset::Skips<'_>,
 ) -> Result<Vec<AgentTask>, AgentError> {
     let file = path.display().to_string();
-    let rows = read_rows(path)?;
+    tasks_of(&file, &read_rows(&file, read_file(path)?)?, skips)
+}
+
+/// The bytes of a SWE-bench file, under the dataset bound every input file has.
+fn read_file(path: &Path) -> Result<Vec<u8>, AgentError> {
+    use baton_types::input::{DATASET_LIMIT, read_bounded};
+    Ok(read_bounded(path, DATASET_LIMIT, "SWE-bench dataset")?)
+}
+
+/// The tasks of `file`'s rows, each checked, ids unique.
+fn tasks_of(
+    file: &str,
+    rows: &[(String, Value)],
+    mut skips: crate::dataset::Skips<'_>,
+) -> Result<Vec<AgentTask>, AgentError> {
     let mut tasks = Vec::with_capacity(rows.len());
     let mut seen = std::collections::HashSet::new();
     for (at, row) in rows {
@@ -76,7 +90,7 @@ pub(crate) fn load_swebench_with(
             .get("instance_id")
             .and_then(Value::as_str)
             .map_or_else(|| at.clone(), str::to_string);
-        let parsed = parse_row(&format!("{file}: {at}"), &row);
+        let parsed = parse_row(&format!("{file}: {at}"), row);
         let Some(task) = crate::dataset::keep_or_skip(parsed, &id, &mut skips)? else {
             continue;
         };
@@ -91,25 +105,22 @@ pub(crate) fn load_swebench_with(
         tasks.push(task);
     }
     if tasks.is_empty() && skips.as_ref().is_none_or(|s| s.is_empty()) {
-        return Err(AgentError::invalid(&file, None, None, "no instances"));
+        return Err(AgentError::invalid(file, None, None, "no instances"));
     }
     Ok(tasks)
 }
 
-/// The rows of a SWE-bench file, each with where it is: `line N` (JSON Lines), `item N`
-/// (a JSON array) or `row N` (Parquet, as Hugging Face exports a dataset).
-fn read_rows(path: &Path) -> Result<Vec<(String, Value)>, AgentError> {
-    let bytes = std::fs::read(path).map_err(|e| AgentError::io(path, "read", e))?;
-    let file = path.display().to_string();
+/// The rows of a SWE-bench file's bytes, each with where it is: `line N` (JSON Lines),
+/// `item N` (a JSON array) or `row N` (Parquet, as Hugging Face exports a dataset).
+fn read_rows(file: &str, bytes: Vec<u8>) -> Result<Vec<(String, Value)>, AgentError> {
     if bytes.starts_with(PARQUET_MAGIC) {
-        return parquet_rows(&file, bytes);
+        return parquet_rows(file, bytes);
     }
     let text = String::from_utf8(bytes)
-        .map_err(|e| AgentError::invalid(&file, None, None, format!("not UTF-8: {e}")))?;
+        .map_err(|e| AgentError::invalid(file, None, None, format!("not UTF-8: {e}")))?;
     if text.trim_start().starts_with('[') {
-        let items: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
-            AgentError::invalid(&file, None, None, format!("not a JSON array: {e}"))
-        })?;
+        let items: Vec<Value> = serde_json::from_str(&text)
+            .map_err(|e| AgentError::invalid(file, None, None, format!("not a JSON array: {e}")))?;
         return Ok(items
             .into_iter()
             .enumerate()
@@ -311,18 +322,21 @@ pub struct InstanceImage {
 
 /// Load every instance of a SWE-bench file (errors as [`load_swebench`]'s) and describe it.
 pub fn summarize_swebench(path: &Path) -> Result<SweBenchSummary, AgentError> {
-    let tasks = load_swebench(path)?;
-    let bytes = std::fs::read(path).map_err(|e| AgentError::io(path, "read", e))?;
+    let file = path.display().to_string();
+    let bytes = read_file(path)?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    let rows = read_rows(&file, bytes)?;
+    let tasks = tasks_of(&file, &rows, None)?;
     let mut summary = SweBenchSummary {
-        file: path.display().to_string(),
-        sha256: hex::encode(Sha256::digest(&bytes)),
+        file,
+        sha256,
         instances: tasks.len(),
         repos: BTreeMap::new(),
         difficulty: BTreeMap::new(),
         images: Vec::new(),
         missing_harness_keys: BTreeMap::new(),
     };
-    for (_, row) in read_rows(path)? {
+    for (_, row) in &rows {
         let Some(obj) = row.as_object() else { continue };
         let field = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or_default();
         let id = field("instance_id").to_string();

@@ -515,6 +515,15 @@ fn data_swebench_describes_an_export_and_refuses_a_bad_one_by_row_task_and_key()
         stdout(&out)
     );
 
+    // a device is refused at once, as every input file is
+    let out = crate::baton(dir.path(), &["data", "swebench", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("/dev/zero is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+
     // a bad row: exit 2, the file, row, instance and key named, nothing on stdout
     let bad = fixtures.join("verified-bad-difficulty.parquet");
     let out = crate::baton(dir.path(), &["data", "swebench", bad.to_str().unwrap()]);
