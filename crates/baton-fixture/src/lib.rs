@@ -16,6 +16,9 @@
 //!   script on it; [`run_python`] does both.
 //! - [`interop_venv`] finds the Python environment of the interop tests (a LiteLLM proxy and
 //!   the official OpenAI and Anthropic SDKs) that `.ci/python-env` installs under `target/`;
+//! - [`docker_engine`] finds the Docker engine `.ci/docker-engine` started (its host, base
+//!   image and client); unlike the rest it is optional even in CI: a machine that cannot
+//!   run one only loses those tests, with a `SKIPPED:` line.
 //! - [`skip`] is the shared "missing" path: a loud line, or a panic when it is required.
 //! - [`SplitMix`] generates reproducible test inputs.
 //! - [`Tmpfs`] mounts a small real file system (root only), for full-disk tests.
@@ -157,6 +160,57 @@ pub fn interop_venv() -> Option<PathBuf> {
         ));
         None
     }
+}
+
+/// The Docker engine `.ci/docker-engine` started: its last line sets these variables.
+#[derive(Debug, Clone)]
+pub struct DockerEngine {
+    /// `DOCKER_HOST` of the engine (`BATON_CI_DOCKER_HOST`).
+    pub host: String,
+    /// The base image imported into it (`BATON_CI_DOCKER_BASE`).
+    pub base: String,
+    /// The client matching its API (`BATON_CI_DOCKER_CLIENT`).
+    pub client: PathBuf,
+}
+
+/// The engine named by `BATON_CI_DOCKER_HOST`, `BATON_CI_DOCKER_BASE` and
+/// `BATON_CI_DOCKER_CLIENT`, or `None` after a `SKIPPED:` line naming `what` when they
+/// are not set. Never a failure, whatever [`required`] says: Docker is optional where the
+/// machine cannot start an engine. An engine that is named but does not answer is one.
+///
+/// # Panics
+///
+/// When the variables are set but the engine does not have the base image (it is not
+/// running, or the script did not finish).
+#[must_use]
+pub fn docker_engine(what: &str) -> Option<DockerEngine> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let (Some(host), Some(base), Some(client)) = (
+        var("BATON_CI_DOCKER_HOST"),
+        var("BATON_CI_DOCKER_BASE"),
+        var("BATON_CI_DOCKER_CLIENT"),
+    ) else {
+        let line = format!(
+            "\nSKIPPED: no Docker engine (BATON_CI_DOCKER_HOST is set by .ci/docker-engine); {what} did not run\n"
+        );
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        return None;
+    };
+    let probe = Command::new(&client)
+        .args(["-H", &host, "image", "inspect", &base])
+        .stdout(Stdio::null())
+        .output()
+        .expect("the docker client runs");
+    assert!(
+        probe.status.success(),
+        "the engine at {host} has no {base}: {}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    Some(DockerEngine {
+        host,
+        base,
+        client: client.into(),
+    })
 }
 
 /// splitmix64: a fixed, seedable stream of pseudo-random numbers for generated test inputs, so

@@ -6,12 +6,13 @@
 //! prints a `SKIPPED:` line and passes.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use baton_env::{BackendKind, EnvConfig, Exec, Setup, start};
+
+use crate::run_once;
 
 struct Engine {
     /// A client that always talks to the engine (`docker -H HOST "$@"`).
@@ -21,27 +22,19 @@ struct Engine {
 }
 
 fn engine() -> Option<Engine> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (Some(host), Some(base), Some(client)) = (
-        var("BATON_CI_DOCKER_HOST"),
-        var("BATON_CI_DOCKER_BASE"),
-        var("BATON_CI_DOCKER_CLIENT"),
-    ) else {
-        let line = "\nSKIPPED: no Docker engine (BATON_CI_DOCKER_HOST is set by .ci/docker-engine); the real-Docker backend test did not run\n";
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-        return None;
-    };
+    let e = baton_fixture::docker_engine("the real-Docker backend test")?;
     let dir = tempfile::tempdir().unwrap();
     let wrapper = dir.path().join("docker");
-    std::fs::write(
-        &wrapper,
-        format!("#!/bin/sh\nexec {client} -H {host} \"$@\"\n"),
-    )
-    .unwrap();
+    let script = format!(
+        "#!/bin/sh\nexec {} -H {} \"$@\"\n",
+        e.client.display(),
+        e.host
+    );
+    std::fs::write(&wrapper, script).unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
     Some(Engine {
         client: wrapper,
-        base,
+        base: e.base,
         _dir: dir,
     })
 }
@@ -70,14 +63,6 @@ impl Engine {
     }
 }
 
-fn run(config: &EnvConfig, setup: &Setup, command: &str) -> String {
-    let mut env = start(config, setup).unwrap();
-    let out = env.exec(&Exec::new(command)).unwrap();
-    assert!(out.status.success(), "{command}: {}", out.output.text());
-    env.close().unwrap();
-    out.output.text()
-}
-
 #[test]
 fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
     let Some(e) = engine() else { return };
@@ -92,7 +77,7 @@ fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
     ]);
     let setup = e.setup(tree.path());
     assert_eq!(
-        run(
+        run_once(
             &config,
             &setup,
             "echo $PAGER $ACTIVE $PWD; cat hello.txt; python3 -c 'import sys; print(sys.version_info[0])'"
@@ -101,7 +86,7 @@ fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
     );
     // off by default: the container has loopback only
     assert!(!config.network);
-    let interfaces = run(
+    let interfaces = run_once(
         &config,
         &setup,
         "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
@@ -110,7 +95,10 @@ fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
 
     let mut config = e.config();
     config.env_startup_command = Some("source /testbed/activate.sh; cd /tmp".into());
-    assert_eq!(run(&config, &setup, "echo $ACTIVE $PWD"), "testbed /tmp\n");
+    assert_eq!(
+        run_once(&config, &setup, "echo $ACTIVE $PWD"),
+        "testbed /tmp\n"
+    );
 
     // a command's changes stay in its container; each environment starts from the image
     let mut env = start(&config, &setup).unwrap();
@@ -122,7 +110,7 @@ fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
     assert_eq!(out.output.text(), "changed\n");
     env.close().unwrap();
     assert_eq!(
-        run(&e.config(), &setup, "cat hello.txt"),
+        run_once(&e.config(), &setup, "cat hello.txt"),
         "hello from the tree\n"
     );
     assert_eq!(

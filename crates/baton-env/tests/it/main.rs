@@ -122,6 +122,16 @@ pub fn run(env: &mut Box<dyn Environment>, cmd: &str) -> ExecOutput {
         .unwrap_or_else(|e| panic!("exec {cmd:?}: {e:#}"))
 }
 
+/// Start an environment from `setup`, run `command` in it (it must succeed), close it,
+/// and give the command's output.
+pub fn run_once(config: &EnvConfig, setup: &Setup, command: &str) -> String {
+    let mut env = start(config, setup).unwrap();
+    let out = run(&mut env, command);
+    assert!(out.status.success(), "{command}: {}", out.output.text());
+    env.close().unwrap();
+    out.output.text()
+}
+
 /// A temporary tree with a few files.
 pub fn sample_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -5,14 +5,10 @@ use std::collections::BTreeMap;
 
 use baton_env::{BackendKind, EnvConfig, Exec, Setup, start};
 
-use crate::bwrap_works;
+use crate::{bwrap_works, run_once};
 
 fn run(config: &EnvConfig, tree: &std::path::Path, command: &str) -> String {
-    let mut env = start(config, &Setup::tree(tree)).unwrap();
-    let out = env.exec(&Exec::new(command)).unwrap();
-    assert!(out.status.success(), "{command}: {}", out.output.text());
-    env.close().unwrap();
-    out.output.text()
+    run_once(config, &Setup::tree(tree), command)
 }
 
 #[test]

@@ -28,41 +28,23 @@ struct Engine {
     python: PathBuf,
 }
 
-fn skipped(why: &str) -> Option<Engine> {
-    let line = format!("\nSKIPPED: {why}; the real-Docker SWE-bench test did not run\n");
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    None
-}
-
 fn engine() -> Option<Engine> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (Some(host), Some(base), Some(client)) = (
-        var("BATON_CI_DOCKER_HOST"),
-        var("BATON_CI_DOCKER_BASE"),
-        var("BATON_CI_DOCKER_CLIENT"),
-    ) else {
-        return skipped("no Docker engine (BATON_CI_DOCKER_HOST is set by .ci/docker-engine)");
+    const WHAT: &str = "the real-Docker SWE-bench test";
+    let e = baton_fixture::docker_engine(WHAT)?;
+    let Some(python) = std::env::var_os("BATON_CI_SWEBENCH_PYTHON").filter(|p| !p.is_empty())
+    else {
+        let line = format!(
+            "\nSKIPPED: no harness (BATON_CI_SWEBENCH_PYTHON: .ci/python-env swebench); {WHAT} did not run\n"
+        );
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        return None;
     };
-    let python = match var("BATON_CI_SWEBENCH_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => return skipped("no harness (BATON_CI_SWEBENCH_PYTHON: .ci/python-env swebench)"),
-    };
-    let e = Engine {
-        host,
-        base,
-        client: client.into(),
-        python,
-    };
-    // named, it must work: a skip here would hide a broken engine
-    let probe = e.docker(&["image", "inspect", &e.base]);
-    assert!(
-        probe.status.success(),
-        "the engine at {} has no {}: {}",
-        e.host,
-        e.base,
-        stderr(&probe)
-    );
-    Some(e)
+    Some(Engine {
+        host: e.host,
+        base: e.base,
+        client: e.client,
+        python: python.into(),
+    })
 }
 
 impl Engine {
