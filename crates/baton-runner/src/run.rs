@@ -607,11 +607,7 @@ fn input_hashes(
     let templates = match &spec.templates {
         Some(_) if !lic_files.is_empty() => templates.sha256(),
         Some(dir) => {
-            let dir = if dir.is_absolute() {
-                dir.clone()
-            } else {
-                options.base_dir.join(dir)
-            };
+            let dir = options.resolve(dir);
             let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
                 .into_iter()
                 .flatten()

@@ -90,7 +90,6 @@ impl Setup {
                 m.batch = true;
             }
         }
-        let resolve = |p: &Path| options.resolve(p);
         if options.skip_invalid {
             spec.skip_invalid = true;
         }
@@ -103,10 +102,10 @@ impl Setup {
         let mut dataset = if sample {
             baton_data::sample_dataset()
         } else if spec.skip_invalid {
-            baton_data::load_lenient(&resolve(Path::new(&spec.dataset)))
+            baton_data::load_lenient(&options.resolve(Path::new(&spec.dataset)))
                 .map_err(|e| setting(&dataset_key)(e.into()))?
         } else {
-            baton_data::load(&resolve(Path::new(&spec.dataset)))
+            baton_data::load(&options.resolve(Path::new(&spec.dataset)))
                 .map_err(|e| setting(&dataset_key)(e.into()))?
         };
         let mut skipped = std::mem::take(&mut dataset.invalid);
@@ -114,11 +113,11 @@ impl Setup {
             dataset.filter_families(&spec.families);
         }
         let spider_dir = match (&spec.spider_dir, sample) {
-            (Some(d), _) => resolve(d),
+            (Some(d), _) => options.resolve(d),
             (None, true) => {
                 baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
             }
-            (None, false) => resolve(Path::new("datasets/spider/databases")),
+            (None, false) => options.resolve(Path::new("datasets/spider/databases")),
         };
         let tasks = select_tasks(dataset.tasks, spec.limit, spec.seed);
         check_coverage(&spec, &tasks).map_err(|message| RunError::Spec {
@@ -132,12 +131,12 @@ impl Setup {
         let (templates, interfaces) = (|| -> Result<_, RunError> {
             Ok(match (&spec.templates, &spec.lic_dir) {
                 (Some(t), Some(lic)) if t.as_os_str() == baton_data::lic::LIC_TEMPLATES => (
-                    Templates::lic(&resolve(lic))?,
+                    Templates::lic(&options.resolve(lic))?,
                     InterfaceTemplates::embedded(),
                 ),
                 (Some(dir), _) => (
-                    Templates::from_dir(&resolve(dir))?,
-                    InterfaceTemplates::from_dir(&resolve(dir))?,
+                    Templates::from_dir(&options.resolve(dir))?,
+                    InterfaceTemplates::from_dir(&options.resolve(dir))?,
                 ),
                 (None, _) => (Templates::embedded(), InterfaceTemplates::embedded()),
             })
@@ -148,13 +147,13 @@ impl Setup {
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
             card = card
-                .with_override_file(&resolve(p))
+                .with_override_file(&options.resolve(p))
                 .map_err(|e| setting(&format!("prices = {p:?}"))(RunError::Prices(e)))?;
         }
         let max_prompt = max_prompt_bytes(&schedules, &baselines, &interfaces);
         let prompts = match (spec.extraction, &spec.lic_dir) {
             (Extraction::Lic, Some(dir)) => Some(
-                ExtractionPrompts::read(&resolve(dir))
+                ExtractionPrompts::read(&options.resolve(dir))
                     .map_err(|e| setting(&format!("lic_dir = {dir:?}"))(e.into()))?,
             ),
             _ => None,

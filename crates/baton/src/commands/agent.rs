@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use baton_runner::RunOptions;
-use baton_runner::STORE_FILE;
 use baton_runner::agent::{AgentRunSummary, AgentRunner, AgentSpec};
+use baton_runner::{RunOptions, STORE_FILE};
 use baton_types::{Cost, EpisodeStatus};
 
 use crate::Outcome;
