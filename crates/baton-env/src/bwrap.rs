@@ -6,7 +6,10 @@
 //! user, hosts, hostname, nsswitch.conf) plus the host's `/etc/alternatives` and loader
 //! cache read-only; fresh `/proc` and `/dev`; the working tree read-write at the working
 //! directory; the environment's own `/tmp` read-write; everything else absent, and the
-//! root itself read-only. No network beyond a private loopback. The sandbox user is uid
+//! root itself read-only. No network beyond a private loopback; with `network = true` the
+//! host's network, its `/etc/resolv.conf` and a name service that uses it. bwrap itself
+//! starts with the configured variables only (its init is PID 1 of the sandbox, whose
+//! `/proc/1/environ` a command can read). The sandbox user is uid
 //! 1000 (`baton`) inside; no capabilities; a new session (no terminal injection); the
 //! sandbox dies with baton (`--die-with-parent`), and its PID namespace dies with its first
 //! process, so killing `bwrap` at the timeout kills every process the command started.
@@ -160,6 +163,17 @@ impl Bwrap {
         for p in HOST_ETC {
             push(&["--ro-bind-try", p, p]);
         }
+        if self.network {
+            // The host's resolver configuration (followed to its file: it is often a link
+            // into /run), and a name service that asks it after /etc/hosts.
+            let resolv = std::fs::canonicalize(RESOLV_CONF)
+                .unwrap_or_else(|_| PathBuf::from(RESOLV_CONF))
+                .display()
+                .to_string();
+            push(&["--ro-bind-try", &resolv, RESOLV_CONF]);
+            let nss = self.etc.dir.join(NSSWITCH_NET.0).display().to_string();
+            push(&["--ro-bind", &nss, "/etc/nsswitch.conf"]);
+        }
         push(&["--proc", "/proc", "--dev", "/dev"]);
         let tmp = dir.tmp.display().to_string();
         let tree = dir.tree.root().display().to_string();
@@ -204,11 +218,12 @@ impl Launcher for Bwrap {
             (None, _) => Command::new(&self.program),
         };
         cmd.args(self.args(dir, workdir, env)).args(argv);
+        // bwrap (and `setpriv` before it) start with the configured variables only, not
+        // baton's: bwrap's own copy is PID 1 of the sandbox, whose `/proc/1/environ` a
+        // command can read. The programs are absolute paths (`on_path`), so no host `PATH`
+        // is needed to find them; the command itself gets `--clearenv` and `--setenv`.
         cmd.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            // Only for finding `bwrap` itself; the sandbox gets `--clearenv`.
-            cmd.env("PATH", path);
-        }
+        cmd.envs(shell::process_env(env));
         cmd
     }
 
@@ -281,6 +296,16 @@ fn validate_workdir(workdir: &str) -> Result<(), EnvError> {
     Ok(())
 }
 
+/// The host's resolver configuration, bound in with `network = true`.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
+
+/// The name service switch bound over the synthetic one with `network = true`: host names
+/// are looked up in `/etc/hosts`, then through the resolver.
+const NSSWITCH_NET: (&str, &str) = (
+    "nsswitch-net.conf",
+    "passwd: files\ngroup: files\nhosts: files dns\n",
+);
+
 /// The synthetic `/etc`: enough for `whoami`, `id`, `getent hosts localhost` and Python's
 /// `getpass`/`pwd`.
 const ETC_FILES: &[(&str, &str)] = &[
@@ -343,7 +368,7 @@ impl Drop for SharedEtc {
 /// Write the synthetic `/etc` files into the (existing, private) folder `etc` and open it
 /// to every user: as root, `bwrap` runs as the host user, who must read them.
 fn write_etc(etc: &Path) -> Result<(), EnvError> {
-    for (name, text) in ETC_FILES {
+    for (name, text) in ETC_FILES.iter().chain([&NSSWITCH_NET]) {
         let p = etc.join(name);
         std::fs::write(&p, text).map_err(|e| EnvError::io(&p, "write /etc file", e))?;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644))

@@ -12,6 +12,7 @@
 )]
 
 mod boundary;
+mod bwrap_process;
 mod docker_engine;
 mod local;
 mod settings;
