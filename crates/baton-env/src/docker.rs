@@ -3,8 +3,11 @@
 //! and process limits (`--memory`, `--memory-swap`, `--cpus`, `--pids-limit`). Commands
 //! are `docker exec` into it, behind the same limit wrapper as the other backends; the
 //! image's own variables stay in force. At a timeout baton kills the `docker exec` client
-//! and then every process in the container but the first (`kill -9 -1`), so nothing the
-//! command started keeps running.
+//! and then the command's own processes: every `docker exec` starts a session of its own,
+//! and the timed-out one is the session whose leader is still alive (an earlier command's
+//! leader has exited), so its processes end while a background process an earlier command
+//! started keeps running, as under mini-SWE-agent (whose killed client leaves even the
+//! timed-out command running; baton does not).
 //!
 //! The working tree lives inside the container. A setup's host tree is copied in as a tar
 //! stream; snapshots stream `tar -c` out of the container and restores stream a tar in, so
@@ -178,10 +181,11 @@ impl DockerEnv {
         })
     }
 
-    fn kill_everything(&self) {
+    /// End the timed-out command's session (see the module docs).
+    fn kill_running_command(&self) {
         if let Ok(c) = self.container() {
             let mut cmd = Command::new(&self.program);
-            cmd.args(["exec", c, "bash", "-c", "kill -9 -1"]);
+            cmd.args(["exec", c, "bash", "-c", KILL_LIVE_SESSIONS]);
             let _ = helper(cmd, &self.program, "docker exec kill", None);
         }
     }
@@ -206,6 +210,22 @@ fn spawn_reading_stderr(
     });
     Ok((child, reader))
 }
+
+/// Kill every process of each session whose leader is alive, but the container's first
+/// process's and this script's own: that is the running `docker exec`'s (reads
+/// `/proc/PID/stat`: the fields after the command name are state, ppid, pgrp, session).
+const KILL_LIVE_SESSIONS: &str = r#"me=$$; live=" "
+for f in /proc/[0-9]*/stat; do
+  read -r line < "$f" 2>/dev/null || continue
+  p=${f#/proc/}; p=${p%/stat}; set -- ${line##*) }
+  [ "$4" = "$p" ] && [ "$p" != 1 ] && [ "$p" != "$me" ] && live="$live$p "
+done
+for f in /proc/[0-9]*/stat; do
+  read -r line < "$f" 2>/dev/null || continue
+  p=${f#/proc/}; p=${p%/stat}; set -- ${line##*) }
+  case "$live" in *" $4 "*) kill -9 "$p" 2>/dev/null;; esac
+done
+true"#;
 
 /// Empty the working directory and unpack a tar from stdin into it.
 const REPLACE_TREE: &str =
@@ -252,7 +272,7 @@ impl Environment for DockerEnv {
         })?;
         if timed_out {
             // Killing the client leaves the command running inside the container.
-            self.kill_everything();
+            self.kill_running_command();
         }
         Ok(out)
     }

@@ -242,7 +242,15 @@ impl AgentLoop<'_> {
         loop {
             if let Some((action_index, action)) = state.pending.pop_front() {
                 let call_index = state.calls.saturating_sub(1);
-                let output = self.exec(env, &action.command).await?;
+                let output = match &action.exception {
+                    // mini's Popen fails before anything runs: return code -1, no output
+                    Some(_) => ExecOutput {
+                        status: ExitStatus::Exited(-1),
+                        output: Default::default(),
+                        duration: Duration::ZERO,
+                    },
+                    None => self.exec(env, &action.command).await?,
+                };
                 let submission = submission_of(&output, &self.config.templates.submit_marker);
                 let observation = match &submission {
                     Some(_) => None,
@@ -250,7 +258,7 @@ impl AgentLoop<'_> {
                         let timeout = env
                             .as_ref()
                             .map_or(Duration::ZERO, |e| e.info().limits.timeout());
-                        let text = self.observation(&action.command, &output, timeout)?;
+                        let text = self.observation(&action, &output, timeout)?;
                         Some(match &action.call_id {
                             Some(id) => Message::tool(id.clone(), text),
                             None => Message::user(text),
@@ -404,16 +412,19 @@ impl AgentLoop<'_> {
         }
     }
 
-    /// The observation of `command`'s `output`. A timeout is reported in
-    /// mini-SWE-agent's words (`timeout` is the environment's limit).
+    /// The observation of `action`'s `output`. A timeout, or a command that could not
+    /// run, is reported in mini-SWE-agent's words (`timeout` is the environment's limit);
+    /// the output is read as mini reads it ([`observed_text`]).
     fn observation(
         &self,
-        command: &str,
+        action: &Action,
         output: &ExecOutput,
         timeout: Duration,
     ) -> Result<String, AgentError> {
-        let exception = match output.status {
-            ExitStatus::TimedOut => format!(
+        let command = &action.command;
+        let exception = match (&action.exception, output.status) {
+            (Some(e), _) => format!("An error occurred while executing the command: {e}"),
+            (None, ExitStatus::TimedOut) => format!(
                 "An error occurred while executing the command: Command '{command}' timed out after {} seconds",
                 seconds(timeout)
             ),
@@ -424,7 +435,7 @@ impl AgentLoop<'_> {
             minijinja::context! {
                 output => minijinja::context! {
                     returncode => output.return_code().map_or(-1, i64::from),
-                    output => output.output.text(),
+                    output => observed_text(output),
                     exception_info => &exception,
                 },
             },
@@ -485,10 +496,22 @@ pub fn submission_of(output: &ExecOutput, marker: &str) -> Option<String> {
     if output.return_code() != Some(0) {
         return None;
     }
-    let text = output.output.text();
+    let text = observed_text(output);
     let text = text.trim_start();
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     (first.trim() == marker).then(|| rest.to_string())
+}
+
+/// A command's output as mini-SWE-agent reads it: Python's text mode with universal
+/// newlines turns `\r\n` and a lone `\r` into `\n` (a CRLF file, a progress bar), before
+/// the observation template counts characters or the submission is read.
+pub fn observed_text(output: &ExecOutput) -> String {
+    let text = output.output.text();
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
+    }
 }
 
 /// Whether a failed model call ended on the model's side for good: the provider refused

@@ -8,6 +8,7 @@ mod agent_loop;
 mod docker;
 mod loaders;
 mod mini_parity;
+mod mini_parity_http;
 mod scoring;
 mod snapshots;
 mod swebench;

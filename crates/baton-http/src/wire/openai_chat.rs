@@ -20,7 +20,8 @@ pub enum Dialect {
 }
 
 /// One message: text turns as `{role, content}`; an assistant's tool calls as
-/// `tool_calls` of type `function` (content `null` when it wrote no text); a tool
+/// `tool_calls` of type `function` (no `content` key when it wrote no text, as
+/// mini-SWE-agent re-sends such a reply); a tool
 /// result as role `tool` with the `tool_call_id` it answers.
 fn message(m: &Message) -> Value {
     match m.role {
@@ -33,12 +34,11 @@ fn message(m: &Message) -> Value {
                         "function": {"name": c.name, "arguments": c.arguments}})
                 })
                 .collect();
-            let content = if m.content.is_empty() {
-                Value::Null
+            if m.content.is_empty() {
+                json!({"role": "assistant", "tool_calls": calls})
             } else {
-                json!(m.content)
-            };
-            json!({"role": "assistant", "content": content, "tool_calls": calls})
+                json!({"role": "assistant", "content": m.content, "tool_calls": calls})
+            }
         }
         Role::Tool => json!({"role": "tool",
             "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(), "content": m.content}),
@@ -291,7 +291,7 @@ mod tests {
         let b = body(&r, Dialect::OpenAi);
         assert_eq!(
             b["messages"][2],
-            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+            json!({"role": "assistant", "tool_calls": [{"id": "call_1",
                 "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]})
         );
         assert_eq!(
