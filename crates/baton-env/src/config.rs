@@ -162,6 +162,12 @@ pub struct DockerConfig {
     /// The image for tasks that bring a tree but no image of their own. Default: none (such
     /// a task is refused under Docker). Example: `default_image = "python:3.11-slim"`.
     pub default_image: Option<String>,
+    /// The longest a container lives, in seconds: its first process is `sleep` for this
+    /// long and the container is started with `--rm`, so one that baton could not remove
+    /// (baton killed with SIGKILL) is gone by then even if no resume or `baton env clean`
+    /// removes it first. Default 14400 (4 hours; mini-SWE-agent's is 2 hours). Example:
+    /// `container_lifetime_secs = 7200`.
+    pub container_lifetime_secs: u64,
 }
 
 impl Default for DockerConfig {
@@ -170,8 +176,25 @@ impl Default for DockerConfig {
             executable: PathBuf::from("docker"),
             cpus: 1.0,
             default_image: None,
+            container_lifetime_secs: DEFAULT_CONTAINER_LIFETIME_SECS,
         }
     }
+}
+
+/// A container's longest life when none is configured: 4 hours.
+pub const DEFAULT_CONTAINER_LIFETIME_SECS: u64 = 4 * 3600;
+
+/// The label every container baton starts carries, with the run's label as its value
+/// (see [`EnvConfig::run_label`]).
+pub const RUN_LABEL: &str = "org.baton.run";
+
+/// The label of a run's containers for the results folder `out_dir`: a digest of its
+/// canonical path, so a resume, and `baton env clean`, find the containers of the same run.
+pub fn run_label(out_dir: &std::path::Path) -> String {
+    use sha2::{Digest, Sha256};
+    let path = std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf());
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Everything that decides how environments are built, shared by all tasks of a run.
@@ -210,6 +233,11 @@ pub struct EnvConfig {
     /// isolation either way. Example: `network = true`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub network: bool,
+    /// The run the environments belong to (from [`run_label`]): Docker containers carry it
+    /// as the [`RUN_LABEL`] label, so [`remove_run_containers`](crate::remove_run_containers)
+    /// finds a killed run's leftovers. Set by the runner, never read from a file.
+    #[serde(skip)]
+    pub run_label: Option<String>,
 }
 
 impl EnvConfig {

@@ -1,5 +1,8 @@
 //! The Docker backend: one container per environment, started from the task's image with
-//! `sleep infinity` as its first process, no network (`--network none`), and memory, CPU
+//! `sleep LIFETIME` as its first process and `--rm` (a container baton could not remove is
+//! gone after [`DockerConfig::container_lifetime_secs`](crate::DockerConfig)), labelled
+//! with the run ([`RUN_LABEL`]) so a resume or `baton env clean` removes a killed run's
+//! leftovers ([`remove_run_containers`](crate::remove_run_containers)), no network (`--network none`), and memory, CPU
 //! and process limits (`--memory`, `--memory-swap`, `--cpus`, `--pids-limit`). Commands
 //! are `docker exec` into it, behind the same limit wrapper as the other backends; the
 //! image's own variables stay in force. At a timeout baton kills the `docker exec` client
@@ -27,7 +30,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::config::{BackendKind, EnvConfig, Limits, Setup};
+use crate::config::{BackendKind, EnvConfig, Limits, RUN_LABEL, Setup};
 use crate::env::{EnvInfo, Environment};
 use crate::error::EnvError;
 use crate::exec::{self, Exec, ExecOutput};
@@ -71,17 +74,29 @@ impl DockerEnv {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let mut cmd = Command::new(&program);
-        cmd.args(["run", "-d", "--name", &name, "--label", "org.baton.env=1"])
-            .args(if config.network {
-                &[][..]
-            } else {
-                &["--network", "none"][..]
-            })
-            .args(["--pids-limit", &limits.processes.to_string()])
-            .args(["--memory", &limits.memory_bytes.to_string()])
-            .args(["--memory-swap", &limits.memory_bytes.to_string()])
-            .args(["--cpus", &config.docker.cpus.to_string()])
-            .args(["-w", &workdir, &image, "sleep", "infinity"]);
+        cmd.args([
+            "run",
+            "-d",
+            "--rm",
+            "--name",
+            &name,
+            "--label",
+            "org.baton.env=1",
+        ]);
+        if let Some(run) = &config.run_label {
+            cmd.args(["--label", &format!("{RUN_LABEL}={run}")]);
+        }
+        let lifetime = config.docker.container_lifetime_secs.max(1).to_string();
+        cmd.args(if config.network {
+            &[][..]
+        } else {
+            &["--network", "none"][..]
+        })
+        .args(["--pids-limit", &limits.processes.to_string()])
+        .args(["--memory", &limits.memory_bytes.to_string()])
+        .args(["--memory-swap", &limits.memory_bytes.to_string()])
+        .args(["--cpus", &config.docker.cpus.to_string()])
+        .args(["-w", &workdir, &image, "sleep", &lifetime]);
         let out = helper(cmd, &program, "docker run", None)?;
         let container = String::from_utf8_lossy(&out).trim().to_string();
         if container.is_empty() {
@@ -372,13 +387,13 @@ impl Drop for DockerEnv {
     }
 }
 
-fn remove_container(program: &std::path::Path, container: &str) -> Result<(), EnvError> {
+pub(crate) fn remove_container(program: &std::path::Path, container: &str) -> Result<(), EnvError> {
     let mut cmd = Command::new(program);
     cmd.args(["rm", "-f", container]);
     helper(cmd, program, "docker rm", None).map(|_| ())
 }
 
-fn helper(
+pub(crate) fn helper(
     cmd: Command,
     program: &std::path::Path,
     what: &str,

@@ -34,8 +34,9 @@
 //!   read-only, a synthetic `/etc`, no network; about 5 ms per command. Needs bubblewrap
 //!   (0.8 checked) and unprivileged user namespaces.
 //! * `docker`: one container per task from its image (SWE-bench), with
-//!   `--network none` and cgroup limits. The client is overridable (`BATON_DOCKER`); the
-//!   tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
+//!   `--network none` and cgroup limits, labelled with the run and living at most
+//!   `container_lifetime_secs`; [`remove_run_containers`] removes a killed run's
+//!   leftovers. The client is overridable (`BATON_DOCKER`); the tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
 //! * `local`: no isolation, only when named.
 //!
 //! The bwrap and local backends keep the working tree in a private folder on the host
@@ -92,6 +93,7 @@ mod env;
 mod error;
 mod exec;
 mod host;
+mod leftovers;
 mod local;
 mod output;
 mod preflight;
@@ -103,12 +105,14 @@ pub use bwrap::SANDBOX_UID;
 pub use capped::CappedBlobs;
 pub use check::{CheckItem, CheckReport, CheckStatus, check};
 pub use config::{
-    BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_EPISODE_SNAPSHOT_BYTES, DEFAULT_WORKDIR,
-    DOCKER_ENV, DockerConfig, EnvConfig, Limits, Setup,
+    BWRAP_ENV, BackendKind, BwrapConfig, DEFAULT_CONTAINER_LIFETIME_SECS,
+    DEFAULT_EPISODE_SNAPSHOT_BYTES, DEFAULT_WORKDIR, DOCKER_ENV, DockerConfig, EnvConfig, Limits,
+    RUN_LABEL, Setup, run_label,
 };
 pub use env::{EnvInfo, Environment, start};
 pub use error::EnvError;
 pub use exec::{Exec, ExecOutput, ExitStatus};
+pub use leftovers::remove_run_containers;
 pub use output::Output;
 pub use preflight::{DockerInfo, PREFLIGHT_TIMEOUT, docker_preflight};
 pub use shell::{LIMITS_FAILED, SANDBOX_USER, base_env};

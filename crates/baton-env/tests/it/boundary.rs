@@ -649,7 +649,8 @@ fn docker_backend_passes_network_and_limit_flags() {
         "--pids-limit 256",
         "--memory 4294967296",
         "-w /testbed",
-        "empty sleep infinity",
+        "empty sleep 14400",
+        "--rm",
     ] {
         assert!(run_line.contains(flag), "missing {flag}: {run_line}");
     }
@@ -672,4 +673,42 @@ fn docker_backend_without_an_image_is_refused() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("no image"), "{err}");
+}
+
+/// Containers carry the run's label, and a killed run's (never closed) are removed by it,
+/// another run's kept.
+// See: issue 34
+#[test]
+fn issue_34_a_runs_leftover_containers_are_removed_by_its_label() {
+    let Some(h) = Harness::docker_shim() else {
+        return;
+    };
+    let tree = sample_tree();
+    let mut config = h.config.clone();
+    config.run_label = Some("run-a".into());
+    let mut other = h.config.clone();
+    other.run_label = Some("run-b".into());
+    std::mem::forget(h.start_with(&config, tree.path())); // as after SIGKILL
+    let kept = h.start_with(&other, tree.path());
+    let calls = h.shim_calls();
+    assert!(
+        calls
+            .lines()
+            .any(|l| l.starts_with("run ") && l.contains("--label org.baton.run=run-a")),
+        "{calls}"
+    );
+    assert_eq!(baton_env::remove_run_containers(&config).unwrap().len(), 1);
+    assert!(
+        baton_env::remove_run_containers(&config)
+            .unwrap()
+            .is_empty()
+    );
+    kept.close().unwrap();
+    assert!(baton_env::remove_run_containers(&other).unwrap().is_empty());
+    // no label, nothing to look for
+    assert!(
+        baton_env::remove_run_containers(&h.config)
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use baton_env::{BackendKind, EnvConfig, Exec, Setup, start};
+use baton_env::{BackendKind, EnvConfig, Exec, RUN_LABEL, Setup, start};
 
 use crate::run_once;
 
@@ -40,9 +40,12 @@ fn engine() -> Option<Engine> {
 }
 
 impl Engine {
+    /// The docker backend on this engine, its containers labelled with a run of this
+    /// test process alone (tests of other binaries share the engine).
     fn config(&self) -> EnvConfig {
         let mut config = EnvConfig::for_backend(BackendKind::Docker);
         config.docker.executable = self.client.clone();
+        config.run_label = Some(format!("baton-env-it-{}", std::process::id()));
         config
     }
 
@@ -52,10 +55,14 @@ impl Engine {
         setup
     }
 
-    /// The containers baton started that still exist.
-    fn containers(&self) -> String {
+    /// The containers of `config`'s run that still exist.
+    fn containers(&self, config: &EnvConfig) -> String {
+        let label = format!(
+            "label={RUN_LABEL}={}",
+            config.run_label.as_deref().unwrap_or_default()
+        );
         let out = Command::new(&self.client)
-            .args(["ps", "-aq", "--filter", "label=org.baton.env=1"])
+            .args(["ps", "-aq", "--filter", &label])
             .output()
             .unwrap();
         assert!(out.status.success());
@@ -114,8 +121,66 @@ fn a_real_container_runs_with_the_datasets_environment_and_no_network() {
         "hello from the tree\n"
     );
     assert_eq!(
-        e.containers(),
+        e.containers(&config),
         "",
         "a closed environment's container is gone"
     );
+}
+
+/// A container carries the run's label, lives at most the configured time and is removed
+/// when its first process ends (`--rm`); one that baton never closed (baton killed with
+/// SIGKILL) is found by the run's label and removed.
+// See: issue 34
+#[test]
+fn issue_34_a_killed_runs_containers_are_labelled_bounded_and_removable() {
+    let Some(e) = engine() else { return };
+    let tree = tempfile::tempdir().unwrap();
+    let mut config = e.config();
+    config.run_label = Some(format!("issue-34-{}", std::process::id()));
+    config.docker.container_lifetime_secs = 3;
+    let setup = e.setup(tree.path());
+    let env = start(&config, &setup).unwrap();
+    std::mem::forget(env); // nothing of baton removes it, as after SIGKILL
+    let id = e.containers(&config);
+    assert!(!id.is_empty(), "the container carries the run's label");
+    let inspect = Command::new(&e.client)
+        .args([
+            "inspect",
+            "--format",
+            "{{.HostConfig.AutoRemove}} {{json .Config.Cmd}}",
+            &id,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&inspect.stdout).trim(),
+        r#"true ["sleep","3"]"#
+    );
+    // its life is bounded: gone by itself after the lifetime
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !e.containers(&config).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id} outlived its lifetime"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // and a run's leftovers are removed by its label
+    config.docker.container_lifetime_secs = 600;
+    for _ in 0..2 {
+        std::mem::forget(start(&config, &setup).unwrap());
+    }
+    let other = e.config();
+    let kept = start(&other, &setup).unwrap();
+    assert_eq!(e.containers(&config).lines().count(), 2);
+    let removed = baton_env::remove_run_containers(&config).unwrap();
+    assert_eq!(removed.len(), 2);
+    assert_eq!(e.containers(&config), "");
+    assert_eq!(baton_env::remove_run_containers(&config).unwrap().len(), 0);
+    assert_eq!(
+        e.containers(&other).lines().count(),
+        1,
+        "another run's is kept"
+    );
+    kept.close().unwrap();
 }
