@@ -110,8 +110,9 @@ fn classify(row: &Row, width: usize) -> ClaimRow {
     }
 }
 
-/// The claims with checks, at most [`MAX_CLAIMS`]; the flag says whether some were left out.
-pub fn claims(body: &Body) -> (Vec<Claim>, bool) {
+/// The claims with checks: the first [`MAX_CLAIMS`], which run, and those past the cap, which
+/// do not (and are reported as not run).
+pub fn claims(body: &Body) -> (Vec<Claim>, Vec<Claim>) {
     let all: Vec<Claim> = rows(body)
         .into_iter()
         .filter_map(|r| match r.kind {
@@ -124,8 +125,9 @@ pub fn claims(body: &Body) -> (Vec<Claim>, bool) {
             _ => None,
         })
         .collect();
-    let more = all.len() > MAX_CLAIMS;
-    (all.into_iter().take(MAX_CLAIMS).collect(), more)
+    let mut all = all;
+    let over = all.split_off(all.len().min(MAX_CLAIMS));
+    (all, over)
 }
 
 #[cfg(test)]

@@ -227,10 +227,26 @@ pub fn run_capture(
     timeout: Duration,
     limit: usize,
 ) -> Run {
+    run_capture_env(program, args, cwd, timeout, limit, &[])
+}
+
+/// [`run_capture`] with extra variables set after git's location variables are removed (a
+/// private `GIT_INDEX_FILE`).
+pub fn run_capture_env(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+    limit: usize,
+    env: &[(&str, &Path)],
+) -> Run {
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(cwd);
     for var in GIT_LOCATION {
         cmd.env_remove(var);
+    }
+    for (name, value) in env {
+        cmd.env(name, value);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0");
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -1,6 +1,7 @@
 //! The git probes verification needs, run without a shell.
 //!
-//! Every call is `git -C <root> -c core.hooksPath=/dev/null -c core.fsmonitor=false …` through
+//! Every call is `git --no-optional-locks -c core.hooksPath=/dev/null -c core.fsmonitor=false …`
+//! (so `git status` never refreshes `.git/index`: `--repo` leaves `.git` byte-identical) through
 //! [`crate::exec::run_capture`] with a timeout, so no hook, monitor or value from a document
 //! can run anything; commit ids are checked for shape before they reach git, and
 //! `--end-of-options` keeps them from being read as options.
@@ -24,7 +25,12 @@ pub struct Repo {
 pub type GitError = String;
 
 fn run(cwd: &Path, args: &[&str]) -> exec::Run {
+    run_env(cwd, args, &[])
+}
+
+fn run_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> exec::Run {
     let mut all = vec![
+        "--no-optional-locks",
         "-c",
         "core.hooksPath=/dev/null",
         "-c",
@@ -33,7 +39,7 @@ fn run(cwd: &Path, args: &[&str]) -> exec::Run {
         "color.ui=never",
     ];
     all.extend_from_slice(args);
-    exec::run_capture("git", &all, cwd, TIMEOUT, LIMIT)
+    exec::run_capture_env("git", &all, cwd, TIMEOUT, LIMIT, env)
 }
 
 impl Repo {
@@ -50,7 +56,12 @@ impl Repo {
     }
 
     fn git(&self, args: &[&str]) -> Result<String, GitError> {
-        let run = run(&self.root, args);
+        self.git_env(args, &[])
+    }
+
+    /// `git args` at the top of the tree with extra path variables (`GIT_INDEX_FILE`).
+    pub(crate) fn git_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Result<String, GitError> {
+        let run = run_env(&self.root, args, env);
         if run.success() {
             Ok(String::from_utf8_lossy(&run.output).into_owned())
         } else {
@@ -164,6 +175,26 @@ impl Repo {
             }
         }
         Ok(paths)
+    }
+
+    /// NUL-separated paths git lists (`ls-files -z …`).
+    pub(crate) fn list(&self, args: &[&str]) -> Result<Vec<String>, GitError> {
+        Ok(split_z(&self.git(args)?))
+    }
+
+    /// The repository's git folder and common git folder (they differ in a linked worktree),
+    /// as absolute paths.
+    pub(crate) fn git_dirs(&self) -> Result<(PathBuf, PathBuf), GitError> {
+        let out = self.git(&["rev-parse", "--absolute-git-dir", "--git-common-dir"])?;
+        let mut lines = out.lines();
+        let dir = PathBuf::from(lines.next().unwrap_or_default());
+        let common = PathBuf::from(lines.next().unwrap_or_default());
+        let common = if common.is_absolute() {
+            common
+        } else {
+            self.root.join(common)
+        };
+        Ok((dir, common))
     }
 
     /// `path` relative to the top-level folder, if it is inside it.

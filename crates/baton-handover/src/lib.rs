@@ -71,6 +71,7 @@ pub mod redact;
 pub mod report;
 pub mod rubric;
 pub mod sandbox;
+pub mod stage;
 pub mod structure;
 pub mod verify;
 

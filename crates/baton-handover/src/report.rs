@@ -1,9 +1,9 @@
 //! Machine-readable output: the versioned JSON report and SARIF 2.1.0.
 //!
-//! JSON (`schema: 2`; bump it on any change to the shape below):
+//! JSON (`schema: 3`; bump it on any change to the shape below):
 //!
 //! ```text
-//! {"schema": 2, "documents": [{"path", "rubric", "score", "valid",
+//! {"schema": 3, "documents": [{"path", "rubric", "score", "valid",
 //!   "subscores": {"header", "negative", "sections", "self_containment", "prose"},
 //!   "findings": [{"rule", "severity", "line", "message"}],
 //!   "verification": {"verdict", "checks": [{"name", "status", "line", "detail"}],
@@ -11,13 +11,15 @@
 //!                 "output_tail"}],
 //!     "drift": null | {"anchor", "ancestor", "commits", "handoff_only_commits",
 //!                      "changed": [path], "uncommitted": [path],
-//!                      "claims": [{"line", "label", "files": [path]}]}}}]}
+//!                      "claims": [{"line", "label", "files": [path]}]},
+//!     "unverified": [text]}}]}
 //! ```
 //!
 //! `severity` is `error`, `warning` or `note`; `line` is a file line or `null`; a check's
 //! `status` is `ok`, `warn`, `fail` or `skip`; a claim status is `holds`, `fails` or `not_run`;
-//! a claim's `class` is `held-and-holds`, `held-now-broken`, `never-held`, `fails-now` or
-//! `cannot-tell`; `verdict` is `invalid-header`, `failed`, `unverified-no-repo`,
+//! a claim's `class` is `held-and-holds`, `held-now-broken`, `never-held`, `fails-now`,
+//! `cannot-tell` or `not-run`; `unverified` lists what passed unverified under
+//! `--allow-unverified` (schema 3 added it and `not-run`); `verdict` is `invalid-header`, `failed`, `unverified-no-repo`,
 //! `stale-or-unproven` or `verified`. The buckets' maxima depend on the rubric (see
 //! [`crate::Rubric::maxima`]). Every string is passed through [`crate::redact::redact`].
 //!
@@ -31,7 +33,7 @@ use crate::structure::{Finding, Severity, Structure, Subscores};
 use crate::verify::{ClaimStatus, Class, Status, Verification};
 
 /// The JSON schema version.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// One document's results.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +71,7 @@ struct JsonVerification<'a> {
     checks: Vec<JsonCheck<'a>>,
     claims: Vec<JsonClaim<'a>>,
     drift: Option<JsonDrift<'a>>,
+    unverified: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -173,6 +176,7 @@ pub fn json(documents: &[Report<'_>]) -> Value {
                         })
                         .collect(),
                 }),
+                unverified: &r.verification.unverified,
             },
         })
         .collect();
@@ -313,6 +317,8 @@ pub fn sarif(documents: &[Report<'_>], version: &str) -> Value {
                 Class::HeldAndHolds => continue,
                 Class::HeldNowBroken | Class::NeverHeld | Class::FailsNow => "error",
                 Class::CannotTell => "note",
+                Class::NotRun if r.verification.unverified.is_empty() => "error",
+                Class::NotRun => "warning",
             };
             let rule = format!("claim/{class}");
             let mut text = format!("claim \"{}\" is {class}: `{}`", c.label, c.command);

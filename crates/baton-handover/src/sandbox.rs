@@ -1,28 +1,31 @@
-//! Where a document's commands run: `baton-env`'s bubblewrap sandbox, on a copy of the tree.
+//! Where a document's commands run: `baton-env`'s bubblewrap sandbox, on a staged tree.
 //!
 //! `verify_cmd` and every claim's check come from the document, so none of them runs on the
-//! host. Each runs as `bash -c` in a [`Tree`]: a private copy of the repository's working
-//! tree (its `.git` and ignored files included) inside a bubblewrap sandbox with the system
+//! host. Each runs as `bash -c` in a [`Tree`] inside a bubblewrap sandbox with the system
 //! read-only, no network, only `baton-env`'s allow-list of variables (`PATH`, `HOME=/tmp`,
 //! `USER`, `LANG`: no API key, no `DATABASE_URL`, no host `HOME`, so no `~/.netrc`), and its
-//! limits (processes, address space, CPU, file size, output). After each command the copy is
-//! restored from a content-addressed snapshot, so one claim cannot change what the next one
-//! sees, and nothing a claim deletes, writes, commits or configures reaches the real
-//! repository.
+//! limits (processes, address space, CPU, file size, output).
 //!
-//! The anchor's tree is the same copy checked out at the anchor inside the sandbox
-//! (`git checkout --detach --force`, then `git clean -f -d`, which keeps ignored files): the
-//! anchor's tracked files with the current tree's ignored files (`node_modules`, `.env`,
-//! build output) laid over them, and no `git worktree` registered in the real repository,
-//! so an interrupt cannot leave one behind.
+//! A tree is not a copy of the working tree: [`crate::stage`] stages the tracked and
+//! untracked files (now) or the anchor's tracked files (at the anchor), with a private
+//! `.git`, and leaves out files that look like secrets. The ignored folders
+//! (`node_modules`, a virtualenv) and the object store are read-only binds of the real ones,
+//! added to `baton-env`'s `bwrap` command line by a small wrapper script (`--args` from a
+//! file, before its final `--remount-ro`), so nothing in them can be changed and nothing of
+//! them is copied. After each command the staged files are restored from a content-addressed
+//! snapshot, so one claim cannot change what the next one sees, and nothing a claim
+//! deletes, writes, commits or configures reaches the real repository.
 //!
-//! Built here on `baton-env`'s public API, because it lacks two pieces: a network switch (for
-//! `--allow-network`, [`Sandbox`] runs `bwrap` through a small wrapper script that adds
-//! `--share-net` after `--unshare-all` and binds the host's `/etc/resolv.conf`), and removal
-//! of its folders on an interrupt (every environment lives under one scratch folder that
-//! [`remove_scratch`] deletes). [`Isolation::Host`] (`--no-sandbox`) uses `baton-env`'s
-//! `local` backend: still a copy of the tree and the allow-list environment, but no
-//! namespaces.
+//! When baton runs as root, `baton-env` runs `bwrap` as an unprivileged user, which must be
+//! able to read the repository for the binds; when it cannot (a repository under a private
+//! folder), the ignored entries and objects are copied instead ([`stage::Mode::Copy`]).
+//!
+//! [`Isolation::Host`] (`--no-sandbox`) uses `baton-env`'s `local` backend: a staged copy
+//! (ignored entries copied, secrets left out), the allow-list environment and limits, no
+//! namespaces; when baton is root, each command drops to the unprivileged user 65534 with
+//! `setpriv` first, so it cannot change what root owns. Removal of the scratch folders on an
+//! interrupt: every environment lives under one scratch folder that [`remove_scratch`]
+//! deletes.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -34,6 +37,12 @@ use baton_env::{
 };
 
 use crate::exec::{Exit, Run};
+use crate::git::Repo;
+use crate::stage::{self, Mode};
+
+/// The host user commands run as under `--no-sandbox` when baton is root (and the user
+/// `baton-env` runs `bwrap` as).
+pub const UNPRIVILEGED_UID: u32 = 65534;
 
 /// How document commands are isolated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,8 +63,11 @@ pub struct SandboxOptions {
     pub allow_network: bool,
     /// Whether checks flagged destructive (see [`crate::check::destructive`]) run.
     pub allow_destructive: bool,
-    /// Time allowed to the whole verification of one document.
+    /// Time allowed to the whole verification of one document, staging the trees included.
     pub total_timeout: Duration,
+    /// Secret-like files (see [`crate::stage::secret_like`]) to put in the sandbox anyway,
+    /// relative to the top of the repository.
+    pub include: Vec<String>,
 }
 
 impl Default for SandboxOptions {
@@ -65,6 +77,7 @@ impl Default for SandboxOptions {
             allow_network: false,
             allow_destructive: false,
             total_timeout: Duration::from_secs(300),
+            include: Vec::new(),
         }
     }
 }
@@ -86,6 +99,9 @@ pub struct Sandbox {
     config: EnvConfig,
     scratch: tempfile::TempDir,
     deadline: Instant,
+    include: Vec<String>,
+    network: bool,
+    trees: std::cell::Cell<usize>,
     /// What isolates the commands, in words (for the report).
     pub isolation: String,
 }
@@ -98,21 +114,26 @@ impl Drop for Sandbox {
     }
 }
 
-const BWRAP_WITH_NETWORK: &str = r#"#!/bin/sh
-# bwrap with the host's network: --share-net after --unshare-all, and the host's resolver.
+/// The wrapper around `bwrap`: the tree's own arguments (read-only binds, masks) from a
+/// NUL-separated file, inserted before the final `--remount-ro`.
+const BWRAP_WITH_BINDS: &str = r#"#!/bin/sh
 n=$#
 for a do
-  if [ "$a" = "--unshare-all" ]; then set -- "$@" "$a" --share-net
-  elif [ "$a" = "--remount-ro" ]; then set -- "$@" --ro-bind-try /etc/resolv.conf /etc/resolv.conf "$a"
+  if [ "$a" = "--remount-ro" ]; then set -- "$@" --args 3 "$a"
   else set -- "$@" "$a"; fi
 done
 shift "$n"
-exec "#;
+"#;
 
 impl Sandbox {
     /// Prepare a sandbox and check that it runs a command; the error says what is missing
     /// and how to get it.
     pub fn new(opts: &SandboxOptions) -> Result<Sandbox, String> {
+        Sandbox::until(opts, Instant::now() + opts.total_timeout)
+    }
+
+    /// [`Sandbox::new`] with the deadline of a verification that has already started.
+    pub fn until(opts: &SandboxOptions, deadline: Instant) -> Result<Sandbox, String> {
         let backend = match opts.isolation {
             Isolation::Sandbox => BackendKind::Bwrap,
             Isolation::Host => BackendKind::Local,
@@ -134,30 +155,20 @@ impl Sandbox {
             dirs.push(scratch.path().to_path_buf());
         }
         config.work_dir = Some(scratch.path().join("env"));
-        if backend == BackendKind::Bwrap && opts.allow_network {
-            let real = on_path(&config.bwrap.executable);
-            let wrapper = scratch.path().join("bwrap-with-network");
-            let script = format!(
-                "{BWRAP_WITH_NETWORK}'{}' \"$@\"\n",
-                real.display().to_string().replace('\'', "'\\''")
-            );
-            std::fs::write(&wrapper, script)
-                .and_then(|()| {
-                    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
-                })
-                .map_err(|e| format!("cannot write the network wrapper: {e}"))?;
-            config.bwrap.executable = wrapper;
-        }
+        config.network = opts.allow_network;
         let sandbox = Sandbox {
             config,
             scratch,
-            deadline: Instant::now() + opts.total_timeout,
+            deadline,
+            include: opts.include.clone(),
+            network: opts.allow_network,
+            trees: std::cell::Cell::new(0),
             isolation: match (backend, opts.allow_network) {
                 (BackendKind::Local, _) => {
-                    "no sandbox (--no-sandbox): a copy of the tree on the host".to_string()
+                    "no sandbox (--no-sandbox): a staged copy of the tree on the host, as an unprivileged user when run as root".to_string()
                 }
-                (_, true) => "bubblewrap sandbox on a copy of the tree, with network".to_string(),
-                _ => "bubblewrap sandbox on a copy of the tree, no network".to_string(),
+                (_, true) => "bubblewrap sandbox on a staged tree, with network".to_string(),
+                _ => "bubblewrap sandbox on a staged tree, no network".to_string(),
             },
         };
         sandbox.probe(backend)?;
@@ -190,43 +201,68 @@ impl Sandbox {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
-    /// A copy of `source` in the sandbox, checked out at `anchor` when given.
-    pub fn tree(&self, source: &Path, anchor: Option<&str>) -> Result<Tree, String> {
-        if let Err(seen) = within(source, MAX_TREE_BYTES) {
+    /// The repository's tree in the sandbox (see [`crate::stage`]), at `anchor` when given.
+    pub fn tree(&self, repo: &Repo, anchor: Option<&str>) -> Result<Tree, String> {
+        let out_of_time = || "the total time limit ran out while staging the tree".to_string();
+        if self.remaining().is_zero() {
+            return Err(out_of_time());
+        }
+        let n = self.trees.get() + 1;
+        self.trees.set(n);
+        let bwrap = self.config.backend == BackendKind::Bwrap;
+        let root = unprivileged_root();
+        let mode = if bwrap && (!root || readable_by_others(&repo.root)) {
+            Mode::Bind
+        } else {
+            Mode::Copy
+        };
+        if mode == Mode::Copy
+            && let Err(seen) = within(&repo.root, MAX_TREE_BYTES)
+        {
             return Err(format!(
-                "{} holds more than {} MiB ({} MiB counted before stopping) and the sandbox copies the tree whole; remove build output or verify from a smaller checkout",
-                source.display(),
+                "{} holds more than {} MiB ({} MiB counted before stopping) and this tree is copied whole (no bubblewrap binds); remove build output or verify from a smaller checkout",
+                repo.root.display(),
                 MAX_TREE_BYTES >> 20,
                 seen >> 20
             ));
         }
-        if anchor.is_some() && source.join(".git").is_file() {
-            return Err(format!(
-                "{} is a linked worktree or submodule (its .git is a file pointing outside the tree), so the anchor cannot be checked out in the sandbox",
-                source.display()
-            ));
+        let staging = self.scratch.path().join(format!("stage-{n}"));
+        std::fs::create_dir_all(&staging)
+            .map_err(|e| format!("cannot make a staging folder: {e}"))?;
+        let staged = stage::stage(
+            repo,
+            anchor,
+            &staging,
+            self.scratch.path(),
+            mode,
+            &self.include,
+        )?;
+        let mut config = self.config.clone();
+        if bwrap {
+            config.bwrap.executable = self.wrapper(n, &staged)?;
         }
-        let mut env = baton_env::start(&self.config, &Setup::tree(source))
-            .map_err(|e| format!("cannot copy {} into the sandbox: {e}", source.display()))?;
-        if let Some(sha) = anchor {
-            if !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("{sha} is not a commit id"));
+        let setup = Setup::tree(&staging);
+        let workdir = setup.workdir.clone();
+        let env = baton_env::start(&config, &setup);
+        let _ = std::fs::remove_dir_all(&staging);
+        let mut env = env.map_err(|e| format!("cannot set up the tree in the sandbox: {e}"))?;
+        let drop_to = (!bwrap && root).then_some(UNPRIVILEGED_UID);
+        if let Some(uid) = drop_to {
+            let info = env.info();
+            for dir in [
+                Some(info.workdir.as_str()),
+                info.env.get("HOME").map(String::as_str),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                chown_tree(Path::new(dir), uid)
+                    .map_err(|e| format!("cannot hand {dir} to the unprivileged user: {e}"))?;
             }
-            let checkout = format!(
-                "git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c advice.detachedHead=false \
-                 checkout -q --detach --force {sha} && git -c core.hooksPath=/dev/null clean -q -f -d"
-            );
-            let timeout = self.remaining().min(Duration::from_secs(120));
-            let out = env
-                .exec(&Exec::new(checkout).timeout(timeout))
-                .map_err(|e| format!("cannot check out the anchor in the sandbox: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "cannot check out the anchor in the sandbox ({}): {}",
-                    out.status,
-                    out.output.last(400).trim()
-                ));
-            }
+        }
+        let _ = workdir;
+        if self.remaining().is_zero() {
+            return Err(out_of_time());
         }
         let blobs = DirBlobStore::new(tempfile_in(self.scratch.path())?)
             .map_err(|e| format!("cannot make a snapshot store: {e}"))?;
@@ -245,8 +281,99 @@ impl Sandbox {
             snapshot,
             broken: None,
             note,
+            drop_to,
+            left_out: staged.left_out,
         })
     }
+
+    /// The `bwrap` wrapper for tree `n`: its binds, masks and object store.
+    fn wrapper(&self, n: usize, staged: &stage::Staged) -> Result<PathBuf, String> {
+        let workdir = baton_env::DEFAULT_WORKDIR;
+        let mut args: Vec<String> = Vec::new();
+        for (host, rel) in &staged.binds {
+            args.extend([
+                "--ro-bind".into(),
+                host.display().to_string(),
+                format!("{workdir}/{rel}"),
+            ]);
+        }
+        for rel in &staged.masks {
+            args.extend([
+                "--ro-bind".into(),
+                "/dev/null".into(),
+                format!("{workdir}/{rel}"),
+            ]);
+        }
+        if let Some(objects) = &staged.objects {
+            args.extend([
+                "--ro-bind".into(),
+                objects.display().to_string(),
+                stage::OBJECTS_INSIDE.into(),
+            ]);
+        }
+        if self.network {
+            args.extend([
+                "--ro-bind-try".into(),
+                "/etc/resolv.conf".into(),
+                "/etc/resolv.conf".into(),
+            ]);
+        }
+        let mut file = Vec::new();
+        for a in &args {
+            file.extend_from_slice(a.as_bytes());
+            file.push(0);
+        }
+        let dir = self.scratch.path();
+        let args_file = dir.join(format!("bwrap-args-{n}"));
+        let wrapper = dir.join(format!("bwrap-{n}"));
+        let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+        let real = on_path(&self.config.bwrap.executable);
+        let script = format!(
+            "{BWRAP_WITH_BINDS}exec {} \"$@\" 3<{}\n",
+            quote(&real),
+            quote(&args_file)
+        );
+        std::fs::write(&args_file, file)
+            .and_then(|()| {
+                std::fs::set_permissions(&args_file, std::fs::Permissions::from_mode(0o644))
+            })
+            .and_then(|()| std::fs::write(&wrapper, script))
+            .and_then(|()| {
+                std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            })
+            .map_err(|e| format!("cannot write the sandbox's bind list: {e}"))?;
+        Ok(wrapper)
+    }
+}
+
+/// Whether baton runs as root (so the sandbox, or `--no-sandbox`, runs as another user).
+fn unprivileged_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Whether every folder from `/` down to `path` lets others in, and `path` lets them list it.
+fn readable_by_others(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(path) = path.canonicalize() else {
+        return false;
+    };
+    let mut ok = std::fs::metadata(&path).is_ok_and(|m| m.mode() & 0o005 == 0o005);
+    for dir in path.ancestors().skip(1) {
+        ok &= std::fs::metadata(dir).is_ok_and(|m| m.mode() & 0o001 == 0o001);
+    }
+    ok
+}
+
+/// Give everything under `dir` to `uid` (links not followed).
+fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid))?;
+    let md = dir.symlink_metadata()?;
+    if md.is_dir() {
+        for entry in std::fs::read_dir(dir)? {
+            chown_tree(&entry?.path(), uid)?;
+        }
+    }
+    Ok(())
 }
 
 /// The largest working tree copied into the sandbox (a build folder of several GiB would
@@ -287,6 +414,11 @@ fn tempfile_in(dir: &Path) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot make a snapshot folder: {e}"))
 }
 
+/// `s` as one single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 /// `program` as an absolute path when it is a bare name found on `PATH`.
 fn on_path(program: &Path) -> PathBuf {
     if program.components().count() != 1 {
@@ -308,6 +440,10 @@ pub struct Tree {
     broken: Option<String>,
     /// Why commands share one copy, when the tree could not be snapshotted.
     pub note: Option<String>,
+    /// The host user each command drops to (`--no-sandbox` as root).
+    drop_to: Option<u32>,
+    /// Secret-like files left out of the tree, relative to its top.
+    pub left_out: Vec<String>,
 }
 
 impl Tree {
@@ -316,6 +452,13 @@ impl Tree {
         if let Some(why) = &self.broken {
             return Run::not_started(why.clone());
         }
+        let command = match self.drop_to {
+            Some(uid) => format!(
+                "exec setpriv --reuid={uid} --regid={uid} --clear-groups -- bash -c {}",
+                shell_quote(command)
+            ),
+            None => command.to_string(),
+        };
         let run = match self.env.exec(&Exec::new(command).timeout(timeout)) {
             Ok(out) => {
                 let exit = match out.status {

@@ -20,7 +20,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -64,6 +64,10 @@ pub struct Options {
     pub cwd: PathBuf,
     /// Where and how the document's commands run.
     pub sandbox: SandboxOptions,
+    /// Whether a claim or `verify_cmd` that did not run (skipped as destructive, over the
+    /// claim cap, out of time) may pass; each is then listed in
+    /// [`Verification::unverified`]. Off by default: an unrun check fails the document.
+    pub allow_unverified: bool,
 }
 
 impl Options {
@@ -78,6 +82,7 @@ impl Options {
             today: today(),
             cwd: cwd.into(),
             sandbox: SandboxOptions::default(),
+            allow_unverified: false,
         }
     }
 }
@@ -182,6 +187,9 @@ pub struct Verification {
     pub claims: Vec<ClaimResult>,
     /// Drift, when the anchor resolved.
     pub drift: Option<Drift>,
+    /// What passed unverified under `--allow-unverified`: each claim or `verify_cmd` that did
+    /// not run, with the reason.
+    pub unverified: Vec<String>,
 }
 
 impl Verification {
@@ -197,6 +205,7 @@ impl Verification {
             checks: Vec::new(),
             claims: Vec::new(),
             drift: None,
+            unverified: Vec::new(),
         }
     }
 }
@@ -210,6 +219,11 @@ struct Run<'a> {
     now: Option<Result<Tree, String>>,
     /// The sandbox, made when the first command is about to run.
     sandbox: Option<Result<Sandbox, String>>,
+    /// When the total time limit runs out (set when verification starts, so staging the
+    /// trees counts too).
+    deadline: Instant,
+    /// What passed unverified (under `allow_unverified`).
+    unverified: Vec<String>,
 }
 
 impl<'a> Run<'a> {
@@ -238,16 +252,17 @@ impl<'a> Run<'a> {
     /// The sandbox, made on first use; the error says why it cannot run.
     fn sandbox(&mut self) -> Result<&Sandbox, String> {
         let opts = &self.opts.sandbox;
+        let deadline = self.deadline;
         self.sandbox
-            .get_or_insert_with(|| Sandbox::new(opts))
+            .get_or_insert_with(|| Sandbox::until(opts, deadline))
             .as_ref()
             .map_err(Clone::clone)
     }
 
     /// The copy of the current tree, made on first use.
-    fn now_tree(&mut self, root: &Path) -> Result<&mut Tree, String> {
+    fn now_tree(&mut self, repo: &Repo) -> Result<&mut Tree, String> {
         if self.now.is_none() {
-            let tree = self.sandbox().and_then(|s| s.tree(root, None));
+            let tree = self.sandbox().and_then(|s| s.tree(repo, None));
             self.now = Some(tree);
         }
         match self.now.as_mut() {
@@ -259,11 +274,19 @@ impl<'a> Run<'a> {
 
     /// Time left of the total limit, or `None` when it ran out.
     fn budget(&mut self, own: Duration) -> Option<Duration> {
-        let left = match self.sandbox() {
-            Ok(s) => s.remaining(),
-            Err(_) => own,
-        };
+        let left = self.deadline.saturating_duration_since(Instant::now());
         (!left.is_zero()).then(|| own.min(left))
+    }
+
+    /// A command or claim that did not run: a failure, or, under `allow_unverified`, a
+    /// warning listed as passed unverified.
+    fn not_run_status(&mut self, what: String) -> Status {
+        if self.opts.allow_unverified {
+            self.unverified.push(what);
+            Status::Warn
+        } else {
+            Status::Fail
+        }
     }
 }
 
@@ -294,6 +317,8 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
         checks: Vec::new(),
         now: None,
         sandbox: None,
+        deadline: Instant::now() + opts.sandbox.total_timeout,
+        unverified: Vec::new(),
     };
     if let Some(date) = run.field("iso_date")
         && let Ok(date) = date.parse::<jiff::civil::Date>()
@@ -372,6 +397,16 @@ pub fn verify(doc: &Document, structure: &Structure, path: &Path, opts: &Options
     if opts.level >= Level::Claims {
         results = commands::run_claims(&mut run, &repo, structure, anchor.as_deref(), fabricated);
     }
+    if let Some(Ok(tree)) = &run.now
+        && !tree.left_out.is_empty()
+    {
+        let detail = format!(
+            "{} file(s) that look like secrets were left out of the sandbox (name one with --include to pass it in): {}",
+            tree.left_out.len(),
+            list(&tree.left_out, 8)
+        );
+        run.add("secrets", Status::Ok, detail, None);
+    }
     finish(run, structure, Some(repo.root), results, drift)
 }
 
@@ -400,6 +435,7 @@ fn finish(
         checks: run.checks,
         claims,
         drift,
+        unverified: run.unverified,
     }
 }
 

@@ -29,39 +29,26 @@ pub(super) fn verify_cmd(
         run.add("verify_cmd", Status::Skip, why, line);
         return Status::Skip;
     }
+    let not_run = |run: &mut Run<'_>, why: String| {
+        let detail = format!("`{cmd}` was not run: {why}");
+        let status = run.not_run_status(format!("verify_cmd (L{}): {why}", line.unwrap_or(0)));
+        run.add("verify_cmd", status, detail, line);
+        Status::Skip
+    };
     if !run.opts.sandbox.allow_destructive
         && let Some(why) = check::destructive(&cmd)
     {
-        run.add(
-            "verify_cmd",
-            Status::Warn,
-            format!(
-                "`{cmd}` was not run: {why} (pass --allow-destructive to run it in the sandbox)"
-            ),
-            line,
+        return not_run(
+            run,
+            format!("{why} (pass --allow-destructive to run it in the sandbox)"),
         );
-        return Status::Warn;
     }
     let Some(timeout) = run.budget(run.opts.verify_timeout) else {
-        run.add(
-            "verify_cmd",
-            Status::Warn,
-            format!("`{cmd}` was not run: the total time limit ran out"),
-            line,
-        );
-        return Status::Warn;
+        return not_run(run, "the total time limit ran out".into());
     };
-    let result = match run.now_tree(&repo.root) {
+    let result = match run.now_tree(repo) {
         Ok(tree) => tree.run(&cmd, timeout),
-        Err(why) => {
-            run.add(
-                "verify_cmd",
-                Status::Warn,
-                format!("`{cmd}` was not run: {why}"),
-                line,
-            );
-            return Status::Warn;
-        }
+        Err(why) => return not_run(run, why),
     };
     let secs = result.elapsed.as_secs_f64();
     let (status, detail) = if result.success() {
@@ -97,7 +84,7 @@ pub(super) fn run_claims(
     anchor: Option<&str>,
     fabricated: bool,
 ) -> Vec<ClaimResult> {
-    let (claims, more) = claims::claims(&run.doc.body);
+    let (claims, over) = claims::claims(&run.doc.body);
     if !structure.valid || fabricated {
         let why = if fabricated {
             "not run: the anchor is not a commit of this repository"
@@ -105,7 +92,7 @@ pub(super) fn run_claims(
             "not run: the header is invalid"
         };
         run.add("claims", Status::Skip, why.into(), None);
-        return not_run_claims(claims, why);
+        return not_run_claims(claims.into_iter().chain(over).collect(), why);
     }
     if claims.is_empty() {
         run.add(
@@ -118,12 +105,15 @@ pub(super) fn run_claims(
     }
     if let Err(why) = run.sandbox() {
         run.add("claims", Status::Fail, format!("not run: {why}"), None);
-        return not_run_claims(claims, &format!("not run: {why}"));
+        return not_run_claims(
+            claims.into_iter().chain(over).collect(),
+            &format!("not run: {why}"),
+        );
     }
     let mut at_anchor: Result<Tree, String> = match anchor {
         Some(a) => run
             .sandbox()
-            .and_then(|s| s.tree(&repo.root, Some(a)))
+            .and_then(|s| s.tree(repo, Some(a)))
             .map_err(|e| format!("not run at the anchor: {e}")),
         None => Err("not run: no anchor commit (true_at_sha is not a commit)".to_string()),
     };
@@ -143,7 +133,7 @@ pub(super) fn run_claims(
             };
             let now = match run.budget(own) {
                 None => ClaimRun::not_run("not run: the total time limit ran out"),
-                Some(t) => match run.now_tree(&repo.root) {
+                Some(t) => match run.now_tree(repo) {
                     Ok(tree) => ClaimRun::now(&tree.run(&c.command, t)),
                     Err(why) => ClaimRun::not_run(format!("not run: {why}")),
                 },
@@ -159,30 +149,51 @@ pub(super) fn run_claims(
         });
     }
     drop(at_anchor);
+    let over_cap = over.len();
+    let cap = format!(
+        "not run: over the cap of {} claims per document",
+        claims::MAX_CLAIMS
+    );
+    results.extend(over.into_iter().map(|c| ClaimResult {
+        line: c.line,
+        label: c.label,
+        command: c.command,
+        at_anchor: ClaimRun::not_run(cap.clone()),
+        now: ClaimRun::not_run(cap.clone()),
+    }));
     let count = |class: Class| results.iter().filter(|r| r.class() == class).count();
-    let (held, broken, never, fails_now, unknown) = (
+    let (held, broken, never, fails_now, unknown, not_run) = (
         count(Class::HeldAndHolds),
         count(Class::HeldNowBroken),
         count(Class::NeverHeld),
         count(Class::FailsNow),
         count(Class::CannotTell),
+        count(Class::NotRun),
     );
-    let status = if broken + never + fails_now > 0 {
+    let mut unverified_status = Status::Ok;
+    for r in results.iter().filter(|r| r.class() == Class::NotRun) {
+        let what = format!("claim \"{}\" (L{}): {}", r.label, r.line, r.now.tail);
+        unverified_status = run.not_run_status(what);
+    }
+    let status = if broken + never + fails_now > 0 || unverified_status == Status::Fail {
         Status::Fail
-    } else if unknown > 0 {
+    } else if unknown + not_run > 0 {
         Status::Warn
     } else {
         Status::Ok
     };
-    let extra = if more {
-        format!(" (only the first {} ran)", claims::MAX_CLAIMS)
+    let extra = if over_cap > 0 {
+        format!(
+            "; {over_cap} claim(s) past the cap of {} were not run",
+            claims::MAX_CLAIMS
+        )
     } else {
         String::new()
     };
     run.add(
         "claims",
         status,
-        format!("{held} held-and-holds, {broken} held-now-broken, {never} never-held, {fails_now} fails-now, {unknown} cannot-tell{extra}"),
+        format!("{} claim(s): {held} held-and-holds, {broken} held-now-broken, {never} never-held, {fails_now} fails-now, {unknown} cannot-tell, {not_run} not-run{extra}", results.len()),
         None,
     );
     results

@@ -5,7 +5,8 @@
 //! `uncommitted`, or its run timed out or lacked a tool). A run at the anchor that times out
 //! or cannot find its program (126, 127) gives no answer rather than "never held": a missing
 //! dependency is not a false claim. A run now that times out or cannot find its program does
-//! not hold.
+//! not hold. A claim not run now (skipped, over the cap, out of time) is [`Class::NotRun`]:
+//! unverified, and it fails the document unless unverified claims are allowed.
 
 use std::fmt;
 
@@ -38,8 +39,12 @@ pub enum Class {
     NeverHeld,
     /// Fails now; the anchor gave no answer.
     FailsNow,
-    /// Holds now or was not run now, and the anchor gave no answer.
+    /// Holds now, and the anchor gave no answer.
     CannotTell,
+    /// Not run now (skipped as destructive, over the claim cap, out of time, or the sandbox
+    /// could not start): the claim is unverified, which fails the document unless
+    /// `--allow-unverified` is given.
+    NotRun,
 }
 
 impl Class {
@@ -49,6 +54,12 @@ impl Class {
             self,
             Class::HeldNowBroken | Class::NeverHeld | Class::FailsNow
         )
+    }
+
+    /// Whether the claim was not verified (it fails the document unless unverified claims
+    /// are allowed).
+    pub fn unverified(self) -> bool {
+        self == Class::NotRun
     }
 }
 
@@ -60,6 +71,7 @@ impl fmt::Display for Class {
             Class::NeverHeld => "never-held",
             Class::FailsNow => "fails-now",
             Class::CannotTell => "cannot-tell",
+            Class::NotRun => "not-run",
         })
     }
 }
@@ -144,9 +156,10 @@ impl ClaimResult {
         match (self.at_anchor.status, self.now.status) {
             (Holds, Holds) => Class::HeldAndHolds,
             (Holds, Fails) => Class::HeldNowBroken,
-            (Fails, Fails | Holds) => Class::NeverHeld,
+            (Fails, _) => Class::NeverHeld,
             (NotRun, Fails) => Class::FailsNow,
-            (Fails, NotRun) | (Holds, NotRun) | (NotRun, Holds | NotRun) => Class::CannotTell,
+            (NotRun, Holds) => Class::CannotTell,
+            (Holds | NotRun, NotRun) => Class::NotRun,
         }
     }
 

@@ -183,9 +183,9 @@ fn issue_26_destructive_checks_are_skipped_unless_allowed() {
     assert_eq!(
         classes,
         [
-            Class::CannotTell,
-            Class::CannotTell,
-            Class::CannotTell,
+            Class::NotRun,
+            Class::NotRun,
+            Class::NotRun,
             Class::HeldAndHolds
         ]
     );
@@ -195,8 +195,13 @@ fn issue_26_destructive_checks_are_skipped_unless_allowed() {
         "skipped: `rm -r`/`rm -f` deletes files (pass --allow-destructive to run it in the sandbox)"
     );
     let v = verify_check(&l, "verify_cmd");
-    assert_eq!(v.status, Status::Warn);
+    assert_eq!(
+        v.status,
+        Status::Fail,
+        "unrun checks fail closed (issue 36)"
+    );
     assert!(v.detail.contains("was not run"), "{}", v.detail);
+    assert_eq!(l.verification.verdict, verify::Verdict::Failed);
     assert!(d.join("src/app.js").exists());
 }
 
@@ -253,7 +258,8 @@ fn issue_26_the_total_time_limit_bounds_the_verification() {
     );
     let last = l.verification.claims.last().unwrap();
     assert_eq!(last.now.tail, "not run: the total time limit ran out");
-    assert_eq!(last.class(), Class::CannotTell);
+    assert_eq!(last.class(), Class::NotRun);
+    assert_eq!(l.verification.verdict, verify::Verdict::Failed);
 }
 
 /// Without `--allow-network` a check sees only a private loopback; with it, the host's
@@ -295,8 +301,10 @@ fn issue_26_the_network_is_off_unless_allowed() {
     );
 }
 
-/// A tree too large to copy (a sparse 3 GiB build file here) is refused before copying:
-/// nothing runs, nothing is called never-held, and the reason is given.
+/// A large ignored folder (a sparse 3 GiB build file here) is bound read-only into the
+/// sandbox, not copied (issue 36); where it would have to be copied (`--no-sandbox`), the
+/// tree is refused before copying, and the claims that could not run fail the document.
+// See: issue 36
 #[test]
 fn issue_26_a_tree_too_large_to_copy_is_refused_not_copied() {
     let (dir, sha) = repo(&[(".gitignore", "target/\n"), ("README.md", "x\n")]);
@@ -307,18 +315,35 @@ fn issue_26_a_tree_too_large_to_copy_is_refused_not_copied() {
     let doc = handoff(
         &sha,
         "test -f README.md",
-        &[("Readme", "test -f README.md")],
+        &[
+            ("Readme", "test -f README.md"),
+            ("Build output", "test -s target/huge.bin"),
+        ],
     );
     let path = d.join("HANDOFF.md");
     let start = Instant::now();
     let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&options(d, false)));
     assert!(start.elapsed() < Duration::from_secs(10));
+    for claim in &l.verification.claims {
+        assert_eq!(
+            claim.class(),
+            Class::HeldAndHolds,
+            "{}",
+            claim.output_tail()
+        );
+    }
+    let mut opts = options(d, false);
+    opts.sandbox.isolation = baton_handover::sandbox::Isolation::Host;
+    let start = Instant::now();
+    let l = baton_handover::lint(&doc, &path, Rubric::Baton, Some(&opts));
+    assert!(start.elapsed() < Duration::from_secs(10));
     let claim = &l.verification.claims[0];
-    assert_eq!(claim.class(), Class::CannotTell);
+    assert_eq!(claim.class(), Class::NotRun);
     assert!(
         claim.now.tail.contains("holds more than 2048 MiB"),
         "{}",
         claim.now.tail
     );
-    assert_eq!(verify_check(&l, "verify_cmd").status, Status::Warn);
+    assert_eq!(verify_check(&l, "verify_cmd").status, Status::Fail);
+    assert_eq!(l.verification.verdict, verify::Verdict::Failed);
 }

@@ -34,8 +34,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A new repository in a temp dir with `files` committed; returns the dir and the commit.
+/// The folder is readable by others (as a checkout usually is), so the sandbox binds its
+/// ignored folders even when the tests run as root.
 pub fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     git(dir.path(), &["init", "-q"]);
     write(dir.path(), files);
     let sha = commit(dir.path(), "initial");

@@ -74,6 +74,7 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
         allow_network: args.allow_network,
         allow_destructive: args.allow_destructive,
         total_timeout: Duration::from_secs(args.total_timeout),
+        include: Vec::new(),
     };
     let options = match level {
         Some(level) => Some(verify::Options {
@@ -83,6 +84,7 @@ fn lint(args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
             today: verify::today(),
             cwd: std::env::current_dir().context("cannot read the current folder")?,
             sandbox: sandbox.clone(),
+            allow_unverified: false,
         }),
         None => None,
     };
