@@ -94,13 +94,12 @@ fn chat_heads(reader: &Reader) -> Result<Vec<EpisodeHead>, ViewError> {
         .episodes()?
         .into_iter()
         .map(|e| {
-            let cell_json = serde_json::from_str(&e.init.cell_json).map_err(|source| {
-                ViewError::Json {
+            let cell_json =
+                serde_json::from_str(&e.init.cell_json).map_err(|source| ViewError::Json {
                     episode: e.id,
                     what: "its cell".into(),
                     source,
-                }
-            })?;
+                })?;
             Ok(EpisodeHead {
                 id: e.id,
                 task: e.init.task_id,

@@ -138,7 +138,11 @@ impl From<&Usage> for UsageView {
 }
 
 /// The transcript of `head`, as the viewer's JSON.
-pub(crate) fn transcript(reader: &Reader, head: &EpisodeHead, agent: bool) -> Result<Value, ViewError> {
+pub(crate) fn transcript(
+    reader: &Reader,
+    head: &EpisodeHead,
+    agent: bool,
+) -> Result<Value, ViewError> {
     let mut calls: Vec<(CallRow, bool)> = Vec::new();
     if let (Some(parent), Some(k)) = (head.forked_from, head.k) {
         // The forked prefix: the parent's first K turns (chat) or calls (agent).
@@ -373,7 +377,10 @@ mod tests {
             switch_of(&agent, Some(3)),
             Some(("a".into(), "b".into(), "compact_pre".into()))
         );
-        assert_eq!(switch_of(&json!({"kind": "single", "model": "lc"}), None), None);
+        assert_eq!(
+            switch_of(&json!({"kind": "single", "model": "lc"}), None),
+            None
+        );
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum Command {
     Run(RunArgs),
     /// Build the report of a stored experiment.
     Report(ReportArgs),
+    /// Write a transcript viewer of a stored experiment: every episode's conversation,
+    /// switch, extracted answer and verdict, as static HTML (`view/index.html`).
+    View(ViewArgs),
     /// Score answers or responses from a JSONL file (the conformance format).
     Score(ScoreArgs),
     /// Validate and describe datasets.
@@ -472,6 +475,16 @@ pub struct ReportArgs {
     /// Bootstrap seed (default 0; an agent study's own `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// `baton view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The experiment's SQLite file (or its output folder).
+    pub results: PathBuf,
+    /// The folder to write the viewer into (default `view/` beside the store).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// `baton score`.

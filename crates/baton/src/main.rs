@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         Command::Env(cmd) => commands::env::env(cmd, &printer),
         Command::Bench(cmd) => commands::bench::bench(cmd, &printer),
         Command::Swebench(cmd) => commands::swebench::swebench(cmd, &printer),
+        Command::View(args) => commands::view::view(args, &printer),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

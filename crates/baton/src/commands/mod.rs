@@ -12,3 +12,4 @@ pub mod score;
 pub mod show;
 pub mod sim_server;
 pub mod swebench;
+pub mod view;

@@ -203,9 +203,7 @@ where
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let progress = Arc::new(Progress::new(
-        show_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-    ));
+    let progress = Arc::new(Progress::new(show_progress));
     let stop = StopSignal::default();
     let result = runtime.block_on(async {
         tokio::spawn(stop_on_signals(stop.clone()));

@@ -14,6 +14,7 @@ mod malformed;
 mod money;
 mod partly;
 mod presets;
+mod progress;
 mod protocol;
 mod resume;
 mod score;
@@ -23,6 +24,7 @@ mod show;
 mod signals;
 mod swebench;
 mod swebench_docker;
+mod view;
 
 use std::path::Path;
 use std::process::{Command, Output};
