@@ -242,9 +242,9 @@ impl AgentRow {
 }
 
 /// Exit statuses in report order (one spelling, `baton_types::agent::AgentExit`).
-const EXITS: [&str; 6] = {
+const EXITS: [&str; baton_types::agent::AgentExit::ALL.len()] = {
     use baton_types::agent::AgentExit as E;
-    let mut names = [""; 6];
+    let mut names = [""; E::ALL.len()];
     let mut i = 0;
     while i < E::ALL.len() {
         names[i] = E::ALL[i].name();
@@ -278,16 +278,20 @@ const TERMINATION_HEAD: [(&str, Align); 10] = [
     ("p50", R),
 ];
 
-const EXIT_HEAD: [(&str, Align); 8] = [
-    ("model", L),
-    ("bucket", L),
-    ("submitted", R),
-    ("step_limit", R),
-    ("cost_limit", R),
-    ("format_errors", R),
-    ("error", R),
-    ("incomplete", R),
-];
+/// The exit-status table's header: model and bucket, one column per exit status of
+/// [`EXITS`] (the list [`AgentRow::exit_cells`] fills its cells from), then incomplete.
+const EXIT_HEAD: [(&str, Align); EXITS.len() + 3] = {
+    let mut head = [("", R); EXITS.len() + 3];
+    head[0] = ("model", L);
+    head[1] = ("bucket", L);
+    let mut i = 0;
+    while i < EXITS.len() {
+        head[2 + i] = (EXITS[i], R);
+        i += 1;
+    }
+    head[EXITS.len() + 2] = ("incomplete", R);
+    head
+};
 
 /// A titled table.
 pub(crate) type Section = (String, Grid);
@@ -456,6 +460,54 @@ mod tests {
         assert_eq!(
             r.to_json()["rows"][0]["termination"][0],
             serde_json::json!([5, 6])
+        );
+    }
+
+    /// The exit-status table has one header per cell, each status under its own name:
+    /// `snapshot_limit` counts once printed under "incomplete".
+    // See: issue 31
+    #[test]
+    fn issue_31_exit_status_headers_match_their_cells() {
+        let input = AgentReportInput {
+            title: "t".into(),
+            simulated: false,
+            episodes: vec![
+                ep("a", "easy", Some("submitted"), Some(true), 6),
+                ep("a", "easy", Some("snapshot_limit"), Some(false), 7),
+                ep("a", "easy", Some("snapshot_limit"), Some(false), 8),
+                ep("a", "easy", None, None, 3),
+            ],
+        };
+        let r = build_agent(&input);
+        let (_, grid) = r
+            .sections()
+            .into_iter()
+            .find(|(t, _)| t == "Exit statuses")
+            .unwrap();
+        let head: Vec<&str> = grid.headers.iter().map(|(h, _)| *h).collect();
+        assert_eq!(
+            head,
+            [
+                "model",
+                "bucket",
+                "submitted",
+                "step_limit",
+                "cost_limit",
+                "format_errors",
+                "error",
+                "snapshot_limit",
+                "incomplete"
+            ]
+        );
+        let easy = grid.rows.iter().find(|row| row[1] == "easy").unwrap();
+        assert_eq!(easy, &["a", "easy", "1", "0", "0", "0", "0", "2", "1"]);
+        assert!(grid.rows.iter().all(|row| row.len() == head.len()));
+        let md = r.to_markdown();
+        assert!(
+            md.contains(
+                "| model | bucket | submitted | step_limit | cost_limit | format_errors | error | snapshot_limit | incomplete |"
+            ),
+            "{md}"
         );
     }
 }

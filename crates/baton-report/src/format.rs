@@ -60,7 +60,18 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
+    /// A table of `rows` under `headers`; every row has one cell per header (a row
+    /// that does not is a report bug: a column would print under another's name).
     pub(crate) fn new(headers: &[(&'static str, Align)], rows: Vec<Vec<String>>) -> Grid {
+        for row in &rows {
+            debug_assert_eq!(
+                row.len(),
+                headers.len(),
+                "a table row has {} cells under {} headers",
+                row.len(),
+                headers.len()
+            );
+        }
         Grid {
             headers: headers.to_vec(),
             rows,
