@@ -28,14 +28,11 @@ impl ApiKey {
         &self.0
     }
 
-    /// `text` with every occurrence of the key replaced by `****` (servers sometimes
-    /// echo a key in an error message).
+    /// `text` with every occurrence of the key, in any form a server may echo it in,
+    /// replaced by `****` ([`baton_models::redact_secrets`]: a key shorter than
+    /// [`baton_models::MIN_SECRET_LEN`] is left alone).
     pub fn redact(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            text.to_string()
-        } else {
-            text.replace(&self.0, "****")
-        }
+        baton_models::redact_secrets(text, std::slice::from_ref(&self.0))
     }
 }
 

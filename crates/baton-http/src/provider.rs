@@ -308,7 +308,30 @@ impl Provider for HttpProvider {
         }
         let mut bytes = Vec::new();
         let mut cut = false;
-        while let Some(chunk) = reply.chunk().await.map_err(|e| self.transport(e))? {
+        loop {
+            let chunk = match reply.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                // a success status means the server answered, so the attempt is billed
+                // even though its body did not arrive whole (cut, too slow, endless)
+                Err(e) if status.is_success() => {
+                    let why = match self.transport(e) {
+                        ProviderError::Timeout(t) => format!(
+                            "the body of an HTTP {} reply did not arrive within the {}s timeout; {} bytes were read",
+                            status.as_u16(),
+                            t.as_secs_f64(),
+                            bytes.len()
+                        ),
+                        other => format!(
+                            "the body of an HTTP {} reply was cut after {} bytes ({other})",
+                            status.as_u16(),
+                            bytes.len()
+                        ),
+                    };
+                    return Err(self.unusable(why, None, &bytes));
+                }
+                Err(e) => return Err(self.transport(e)),
+            };
             if bytes.len() + chunk.len() > MAX_BODY_BYTES {
                 bytes.extend_from_slice(&chunk[..MAX_BODY_BYTES - bytes.len()]);
                 cut = true;
@@ -327,6 +350,10 @@ impl Provider for HttpProvider {
             ));
         }
         self.parse_success(&bytes)
+    }
+
+    fn body_bytes(&self, request: &Request) -> u64 {
+        serde_json::to_vec(&self.body(request)).map_or(u64::MAX, |b| b.len() as u64)
     }
 
     fn token_classes(&self) -> TokenClasses {

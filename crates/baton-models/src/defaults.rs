@@ -21,6 +21,13 @@ pub const MAX_TOKENS_REASONING: u32 = 10_000;
 /// more output tokens in one reply. Setting `max_tokens` lets the cap reserve less.
 pub const UNCAPPED_OUTPUT_BOUND: u64 = 128_000;
 
+/// The most tokens of one class (input, cache read or write, output, reasoning) one
+/// reply may state: ten million, five times the longest context any API serves today. A
+/// reply stating more is a hostile or broken server; its usage is treated as unreadable
+/// (the attempt is billed at its call's upper bound), so no such number reaches the
+/// store or a cost sum.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 10_000_000;
+
 /// LiC's rule for the output cap: `configured`, else [`MAX_TOKENS_REASONING`] for a
 /// reasoning model, else [`MAX_TOKENS`].
 ///

@@ -29,6 +29,7 @@ mod limit;
 mod model;
 mod price;
 mod provider;
+mod redact;
 pub mod sim;
 mod sim_extraction;
 #[cfg(any(test, feature = "testing"))]
@@ -41,7 +42,7 @@ pub use answer_key::{
 pub use limit::RateLimits;
 pub use model::{
     BilledAttempt, Completion, Generation, Interrupt, Model, ModelObserver, RetryBudget,
-    RetryPolicy, redact_secrets,
+    RetryPolicy,
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
@@ -49,6 +50,7 @@ pub use provider::{
     ProviderConfig, ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
     classify_default, redact_url_credentials,
 };
+pub use redact::{MIN_SECRET_LEN, redact_secrets, redactable_secrets};
 pub use sim::{SimProvider, SimSettings};
 
 use std::time::Duration;

@@ -26,6 +26,7 @@ use crate::ModelError;
 use crate::limit::{Concurrency, RateLimits, TokenBucket};
 use crate::price::Price;
 use crate::provider::{GenerateConfig, Provider, ProviderError, Request, Response, RetryDecision};
+use crate::redact::redact_secrets;
 
 /// How a model retries failed calls.
 #[derive(Debug, Clone)]
@@ -179,19 +180,6 @@ pub struct Completion {
     pub latency: Duration,
     /// The request as sent.
     pub request: Request,
-}
-
-/// `text` with every one of `secrets` (key values) replaced by `****`: the one rule for
-/// keeping a key out of what is stored or sent on, used by [`Model::with_secrets`] and by
-/// the runner for every text it stores.
-pub fn redact_secrets(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for s in secrets.iter().filter(|s| !s.is_empty()) {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "****");
-        }
-    }
-    out
 }
 
 /// One model role: a provider, a provider-side model id, settings, rates and limits.
@@ -379,6 +367,13 @@ impl Model {
         self.provider.acknowledge(batch_id);
     }
 
+    /// The bytes of the body this model's provider would send for `request`
+    /// ([`Provider::body_bytes`]): every input it carries (messages, tools, and any
+    /// `extra` setting such as `tools` or `prediction`), for the spending cap's bound.
+    pub fn body_bytes(&self, request: &Request) -> u64 {
+        self.provider.body_bytes(request)
+    }
+
     /// The request this model would send for these messages.
     pub fn request(&self, messages: Vec<Message>, seed: Option<u64>) -> Request {
         Request {
@@ -432,8 +427,9 @@ impl Model {
         }
         if let Some(raw) = &r.raw {
             let text = raw.to_string();
-            if self.secrets.iter().any(|s| text.contains(s.as_str())) {
-                r.raw = serde_json::from_str(&self.redact(&text)).ok();
+            let redacted = self.redact(&text);
+            if redacted != text {
+                r.raw = serde_json::from_str(&redacted).ok();
             }
         }
     }
@@ -464,6 +460,17 @@ impl Model {
         let mut unusable_seen = prior_unusable;
         loop {
             attempt += 1;
+            // a stopped run (Ctrl-C, or a store that stopped after a failed write) sends
+            // no further attempt, a retry included
+            if let Some(stop) = &self.interrupt
+                && stop.is_fired()
+            {
+                return Err(ModelError::Interrupted {
+                    model: self.name.clone(),
+                    attempts: attempt - 1,
+                    wait: Duration::ZERO,
+                });
+            }
             let (result, latency) = {
                 let _slot = self.limit.acquire().await;
                 if let Some(bucket) = &self.requests {
@@ -496,6 +503,7 @@ impl Model {
                     bucket.settle(i64::try_from(used).unwrap_or(i64::MAX) - estimate as i64);
                 }
             };
+            let result = result.and_then(implausible_usage);
             let error = match result {
                 Ok(response) => {
                     settle(&response.usage);
@@ -522,6 +530,7 @@ impl Model {
             } = &error
             {
                 let batch_id = batch.as_ref().map(|b| b.0.as_str());
+                let usage = &usage.filter(|u| plausible(u).is_ok());
                 if let Some(u) = usage {
                     settle(u);
                 }
@@ -602,6 +611,45 @@ impl Model {
             attempts,
             source: Box::new(source),
         }
+    }
+}
+
+/// `Ok` when every count of `usage` is at most [`crate::defaults::MAX_PLAUSIBLE_TOKENS`],
+/// else which count is not.
+pub fn plausible(usage: &Usage) -> Result<(), String> {
+    let max = crate::defaults::MAX_PLAUSIBLE_TOKENS;
+    [
+        ("input", usage.uncached_in),
+        ("cache read", usage.cache_read),
+        ("cache write", usage.cache_write_5m),
+        ("long cache write", usage.cache_write_1h),
+        ("output", usage.output),
+        ("reasoning", usage.reasoning),
+    ]
+    .into_iter()
+    .find(|(_, n)| *n > max)
+    .map_or(Ok(()), |(class, n)| {
+        Err(format!(
+            "the reply states {n} {class} tokens, more than any API serves ({max}); its usage is treated as unreadable"
+        ))
+    })
+}
+
+/// A reply whose stated usage is implausible ([`plausible`]) as what it is: answered
+/// (billed) but unusable, with no readable usage, so it is billed at its call's bound
+/// rather than at a number that would break every sum.
+fn implausible_usage(response: Response) -> Result<Response, ProviderError> {
+    match plausible(&response.usage) {
+        Ok(()) => Ok(response),
+        Err(why) => Err(ProviderError::Unusable {
+            message: why,
+            usage: None,
+            raw: response.raw.as_ref().map(|r| r.to_string()),
+            batch: response
+                .batch_id
+                .clone()
+                .map(|b| Box::new((b, response.batch_item.clone().unwrap_or_default()))),
+        }),
     }
 }
 
@@ -811,6 +859,54 @@ mod tests {
         let err = g.result.unwrap_err().to_string();
         assert!(err.contains("earlier runs"), "{err}");
         assert_eq!(p.requests().len(), 1, "no request once the limit is spent");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn issue_32_implausible_usage_is_unreadable_usage() {
+        // See: issue 32 (`u64::MAX` output tokens was stored as -1, and 4e11 tokens
+        // overflowed every cost sum)
+        for output in [u64::MAX, 400_000_000_000] {
+            let reply = Response {
+                usage: Usage {
+                    uncached_in: 10,
+                    output,
+                    ..Usage::default()
+                },
+                ..ScriptedProvider::reply("absurd")
+            };
+            let p = Arc::new(ScriptedProvider::new().then_ok(reply));
+            let m = model(p.clone(), 1);
+            let g = m.generate(request(&m), 0).await;
+            assert_eq!(g.unusable.len(), 1);
+            let a = &g.unusable[0];
+            assert_eq!(a.usage, None);
+            assert!(a.reason.contains(&output.to_string()), "{}", a.reason);
+            assert!(a.cost.is_err());
+            // the retry got a plausible reply
+            assert_eq!(g.result.unwrap().attempts, 2);
+        }
+        assert!(
+            plausible(&Usage {
+                output: crate::defaults::MAX_PLAUSIBLE_TOKENS,
+                ..Usage::default()
+            })
+            .is_ok()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn issue_32_a_fired_interrupt_sends_no_further_attempt() {
+        // See: issue 32 (calls in flight kept retrying after the store stopped)
+        let stop = Interrupt::default();
+        let p = scripted(vec![unusable(None), unusable(None)]);
+        let m = model(p.clone(), 1).with_interrupt(stop.clone());
+        stop.fire();
+        let g = m.generate(request(&m), 0).await;
+        assert!(matches!(
+            g.result,
+            Err(ModelError::Interrupted { attempts: 0, .. })
+        ));
+        assert_eq!(p.requests().len(), 0);
     }
 
     #[tokio::test(start_paused = true)]

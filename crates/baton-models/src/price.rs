@@ -233,6 +233,14 @@ impl PriceCard {
     /// Parse a card in LiteLLM's format. Entries without both base rates (embedding
     /// models, image models, `sample_spec`) are skipped.
     pub fn parse(source: &str, text: &str) -> Result<Self, ModelError> {
+        if let Some(literal) = vanishing_number(text) {
+            return Err(ModelError::PriceCard {
+                source_name: source.to_string(),
+                message: format!(
+                    "the number {literal} is not zero but too small to represent (it would be read as 0): not a price"
+                ),
+            });
+        }
         let raw: BTreeMap<String, serde_json::Value> =
             serde_json::from_str(text).map_err(|e| ModelError::PriceCard {
                 source_name: source.to_string(),
@@ -243,6 +251,18 @@ impl PriceCard {
         for (key, value) in raw {
             if key == "sample_spec" {
                 continue;
+            }
+            if let Some(field) = value.as_object().and_then(|o| {
+                o.iter()
+                    .find(|(k, v)| v.is_null() && RATE_FIELDS.contains(&k.as_str()))
+                    .map(|(k, _)| k.clone())
+            }) {
+                return Err(ModelError::PriceCard {
+                    source_name: source.to_string(),
+                    message: format!(
+                        "entry {key:?}: {field} is null; give a rate or leave the field out"
+                    ),
+                });
             }
             let tier_above = tier_threshold(&value);
             let entry: RawEntry =
@@ -375,6 +395,66 @@ impl PriceCard {
     }
 }
 
+/// The rate fields a card entry is read for (a `null` in one is refused: it reads as
+/// no rate, which would silently keep an overridden entry's or price the class as
+/// missing).
+const RATE_FIELDS: [&str; 12] = [
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cache_read_input_token_cost",
+    "cache_creation_input_token_cost",
+    "cache_creation_input_token_cost_above_1hr",
+    "cache_creation_input_token_cost_above_12hr",
+    "input_cost_per_token_batches",
+    "output_cost_per_token_batches",
+    "cache_read_input_token_cost_batches",
+    "cache_creation_input_token_cost_batches",
+    "cache_creation_input_token_cost_above_1hr_batches",
+    "cache_creation_input_token_cost_above_12hr_batches",
+];
+
+/// The first number literal of the JSON `text` (outside strings) that is not zero but
+/// reads as 0.0 (`1e-400`): JSON parsing loses it silently.
+fn vanishing_number(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let (mut i, mut in_string) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let literal = &text[start..i];
+            let mantissa = literal.split(['e', 'E']).next().unwrap_or("");
+            if mantissa.bytes().any(|d| matches!(d, b'1'..=b'9'))
+                && literal.parse::<f64>().is_ok_and(|v| v == 0.0)
+            {
+                return Some(literal.to_string());
+            }
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The lowest `N * 1000` over the entry's `input_cost_per_token_above_<N>k_tokens`
 /// fields (the service-tier variants with a suffix included).
 fn tier_threshold(entry: &serde_json::Value) -> Option<u64> {
@@ -406,6 +486,14 @@ fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelE
     }
     let pico = usd * 1e12;
     let rounded = pico.round();
+    if usd > 0.0 && rounded == 0.0 {
+        return Err(ModelError::PriceCard {
+            source_name: source.to_string(),
+            message: format!(
+                "entry {key:?}: {field} = {usd:e} is not zero but finer than 1e-12 USD per token"
+            ),
+        });
+    }
     if usd.is_nan() || usd < 0.0 || (pico - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
         return Err(ModelError::PriceCard {
             source_name: source.to_string(),
@@ -438,6 +526,38 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn issue_32_a_vanishing_or_null_rate_is_refused() {
+        // See: issue 32 (rates `1e-400` and `null` were accepted)
+        for (rate, says) in [
+            ("1e-400", "too small to represent"),
+            ("1E-330", "too small to represent"),
+            ("1e-20", "finer than 1e-12"),
+            ("null", "is null"),
+        ] {
+            let card = format!(
+                r#"{{"m": {{"input_cost_per_token": 1e-06, "output_cost_per_token": {rate}}}}}"#
+            );
+            let err = PriceCard::parse("card.json", &card)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(says) && err.contains("card.json"),
+                "{rate}: {err}"
+            );
+        }
+        // zero, and tiny numbers inside strings, are fine
+        let card = r#"{"m": {"input_cost_per_token": 0, "output_cost_per_token": 0.0e-5, "note": "1e-400"}}"#;
+        assert_eq!(
+            PriceCard::parse("card.json", card)
+                .unwrap()
+                .get("m")
+                .unwrap()
+                .output,
+            0
+        );
     }
 
     #[test]

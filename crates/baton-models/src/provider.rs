@@ -261,6 +261,14 @@ pub trait Provider: Send + Sync + 'static {
     /// Make one call. No retries here.
     async fn generate(&self, request: &Request) -> Result<Response, ProviderError>;
 
+    /// The bytes of the body this provider sends for `request`, every input it carries
+    /// included (messages, tools, `extra` settings): the spending cap bounds a call's
+    /// prompt by them. Default: the request serialized as JSON, which holds all of
+    /// them.
+    fn body_bytes(&self, request: &Request) -> u64 {
+        serde_json::to_vec(request).map_or(u64::MAX, |b| b.len() as u64)
+    }
+
     /// Whether an error from this provider is worth retrying.
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         classify_default(error)

@@ -59,6 +59,10 @@ impl RunContext {
         budget: Budget,
         secrets: Vec<String>,
     ) -> Self {
+        // a store that stops after a failed write stops the run at once, so that no
+        // model sends a further attempt (a retry included) that it might not keep
+        let on_failure = stop.clone();
+        store.on_failure(move || on_failure.stop());
         RunContext {
             store,
             stop,
@@ -126,6 +130,7 @@ impl RunContext {
             return Err(NotSent::Blocked(why));
         }
         let upper = call_upper_bound(site.model, messages);
+        let one = Cost(upper.0 / billed_attempts(site.model));
         if !self.budget.reserve(upper) {
             return Err(NotSent::CapReached(self.budget.cap().unwrap_or_default()));
         }
@@ -133,6 +138,7 @@ impl RunContext {
             ctx: self,
             site,
             upper,
+            one,
             paid: Cost::ZERO,
         })
     }
@@ -140,13 +146,18 @@ impl RunContext {
 
 /// The values of the API keys in these environment variables (the ones set), for
 /// [`RunContext::new`] to redact.
+/// A key shorter than [`baton_models::MIN_SECRET_LEN`] is not redacted, with a warning
+/// naming its variable (see [`baton_models::redactable_secrets`]).
 pub(crate) fn secrets_in<'a>(vars: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    vars.into_iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect()
+    baton_models::redactable_secrets(
+        vars.into_iter()
+            .filter_map(|v| std::env::var(v).ok().map(|value| (v, value))),
+    )
 }
+
+/// What the reason of an attempt whose usage could not be read ends with: its stored
+/// cost is an estimate, the call's upper bound for one attempt.
+pub(crate) const ESTIMATED: &str = "usage unreadable: cost estimated at the call's upper bound";
 
 /// Which call a reservation is for: the episode, the call's place in it, and the model.
 #[derive(Clone, Copy)]
@@ -194,6 +205,8 @@ pub(crate) struct Reservation<'a> {
     ctx: &'a RunContext,
     site: CallSite<'a>,
     upper: Cost,
+    /// One attempt's upper bound: what an attempt whose cost is unknown counts.
+    one: Cost,
     paid: Cost,
 }
 
@@ -208,13 +221,28 @@ impl Reservation<'_> {
     }
 
     /// Commit every billed attempt that could not be used, as it is handed over.
+    ///
+    /// An attempt whose cost is unknown counts its upper bound (one attempt's share of
+    /// [`call_upper_bound`]) against the cap; one whose usage could not be read is
+    /// stored at that bound with no usage, its reason saying the cost is
+    /// [`ESTIMATED`], so that the spend line counts it too. An attempt the store could not commit but
+    /// kept in its spool does not stop the others (nor the call's reply) from being
+    /// handed over and kept the same way; the first such error is returned after.
     pub async fn record_unusable(&mut self, attempts: &[BilledAttempt]) -> Result<(), StoreError> {
         let model = self.site.model;
+        let mut spooled = None;
         for a in attempts {
-            if let Ok(c) = &a.cost {
-                self.paid += *c;
-            }
-            self.ctx
+            let (cost, reason) = match (&a.cost, &a.usage) {
+                (Ok(c), _) => (Ok(*c), self.ctx.redact(&a.reason)),
+                (Err(_), None) => (
+                    Ok(self.one),
+                    format!("{}; {ESTIMATED}", self.ctx.redact(&a.reason)),
+                ),
+                (Err(why), Some(_)) => (Err(self.ctx.redact(why)), self.ctx.redact(&a.reason)),
+            };
+            self.paid += *cost.as_ref().unwrap_or(&self.one);
+            let stored = self
+                .ctx
                 .store
                 .record_attempt(NewAttempt {
                     episode_id: self.site.episode_id,
@@ -222,10 +250,10 @@ impl Reservation<'_> {
                     phase: self.site.phase,
                     model: model.name().to_string(),
                     attempt: a.attempt,
-                    reason: self.ctx.redact(&a.reason),
+                    reason,
                     raw_response: self.ctx.redact_opt(a.raw.as_deref()),
                     usage: a.usage,
-                    cost: a.cost.clone().map_err(|e| self.ctx.redact(&e)),
+                    cost,
                     latency_ms: a.latency.as_millis() as u64,
                     batch_id: a.batch_id.clone(),
                     batch_item: a.batch_item.clone(),
@@ -235,13 +263,26 @@ impl Reservation<'_> {
                         .and(a.usage.as_ref())
                         .and_then(|u| model.direct_cost(u)),
                 })
-                .await?;
+                .await;
+            match stored {
+                Ok(_) => {}
+                Err(e @ StoreError::WriteFailed { spooled: true, .. }) => {
+                    spooled.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
             if let Some(batch) = &a.batch_id {
                 model.acknowledge(batch);
             }
             self.ctx.observer.billed_unusable(model.name());
         }
-        Ok(())
+        match spooled {
+            // kept in the spool: the caller goes on to hand over the reply too (the
+            // store has stopped, so it is spooled as well) and then stops
+            Some(_) if self.ctx.store.failure().is_some() => Ok(()),
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// The `calls` row of the completed call, its cost counted as paid. The response
@@ -324,10 +365,11 @@ pub(crate) fn output_cap(model: &Model) -> u64 {
         .map_or(defaults::UNCAPPED_OUTPUT_BOUND, u64::from)
 }
 
-/// An upper bound on the tokens of a prompt: one token per UTF-8 byte of every
-/// message, tool-call ids, names and arguments included, plus eight per message and
-/// per tool call for the wire format's framing. Byte-level tokenizers never produce
-/// more tokens than bytes.
+/// An upper bound on the tokens of a prompt's messages: one token per UTF-8 byte of
+/// every message, tool-call ids, names and arguments included, plus eight per message
+/// and per tool call for the wire format's framing. Byte-level tokenizers never produce
+/// more tokens than bytes. A request carries more than its messages (tools, `extra`
+/// settings such as `prediction`): [`request_tokens_upper_bound`] counts those too.
 pub(crate) fn prompt_tokens_upper_bound(messages: &[Message]) -> u64 {
     messages
         .iter()
@@ -348,12 +390,30 @@ pub(crate) fn billed_attempts(model: &Model) -> i64 {
     i64::from(model.retry_policy().max_unusable_retries) + 1
 }
 
+/// An upper bound on the billed input tokens of the request `model` sends with these
+/// messages: one token per byte of the serialized body its provider sends
+/// ([`Model::body_bytes`]), which holds every input the request carries (`extra.tools`,
+/// `extra.prediction` and any other `extra` content), and never less than
+/// [`prompt_tokens_upper_bound`].
+pub(crate) fn request_tokens_upper_bound(model: &Model, messages: &[Message]) -> u64 {
+    let body = model.body_bytes(&model.request(messages.to_vec(), None));
+    body.max(prompt_tokens_upper_bound(messages))
+}
+
+/// The most one attempt of a call of `model` with these messages can cost, at the
+/// dearest rate it can be billed at (a batched model whose failed items are retried
+/// directly can pay the direct rates: [`Model::reservation_price`]).
+pub(crate) fn attempt_upper_bound(model: &Model, messages: &[Message]) -> Cost {
+    model.billed_upper_bound(
+        request_tokens_upper_bound(model, messages),
+        output_cap(model),
+    )
+}
+
 /// The most one call of `model` with these messages can cost, over every attempt it can
-/// be billed for, each at the dearest rate it can be billed at (a batched model whose
-/// failed items are retried directly can pay the direct rates:
-/// [`Model::reservation_price`]).
+/// be billed for ([`attempt_upper_bound`] each).
 pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
-    let one = model.billed_upper_bound(prompt_tokens_upper_bound(messages), output_cap(model));
+    let one = attempt_upper_bound(model, messages);
     Cost(one.0.saturating_mul(billed_attempts(model)))
 }
 
@@ -392,7 +452,11 @@ mod tests {
         let messages = [Message::user("What is 2 + 2?")];
         // 14 bytes + 8 framing
         assert_eq!(prompt_tokens_upper_bound(&messages), 22);
-        let one = price.upper_bound(22, 1000);
+        // the serialized request is longer than its messages' bytes
+        let m = model(0, Some(1000));
+        let body = request_tokens_upper_bound(&m, &messages);
+        assert!(body > 22, "{body}");
+        let one = price.upper_bound(body, 1000);
         assert!(one > Cost::ZERO);
         assert_eq!(call_upper_bound(&model(0, Some(1000)), &messages), one);
         assert_eq!(
@@ -409,10 +473,36 @@ mod tests {
     fn a_call_with_no_output_cap_reserves_the_largest_reply_an_api_returns() {
         let price = PriceCard::embedded().get("sim/lc").unwrap();
         let messages = [Message::user("hi")];
+        let m = model(0, None);
         assert_eq!(
-            call_upper_bound(&model(0, None), &messages),
-            price.upper_bound(10, defaults::UNCAPPED_OUTPUT_BOUND)
+            call_upper_bound(&m, &messages),
+            price.upper_bound(
+                request_tokens_upper_bound(&m, &messages),
+                defaults::UNCAPPED_OUTPUT_BOUND
+            )
         );
+    }
+
+    #[test]
+    fn issue_32_extra_content_counts_toward_the_bound() {
+        // See: issue 32 (`extra.tools` and `extra.prediction` paid $0.0638 against
+        // `--max-cost 0.03`: the bound counted the messages only)
+        let messages = [Message::user("What is 2 + 2?")];
+        let plain = model(0, Some(10));
+        let tools = "x".repeat(50_000);
+        let mut config = plain.config().clone();
+        config
+            .extra
+            .insert("tools".into(), serde_json::json!([{"description": tools}]));
+        config.extra.insert(
+            "prediction".into(),
+            serde_json::json!({"content": "y".repeat(30_000)}),
+        );
+        let heavy = model(0, Some(10)).with_config(config);
+        let light = request_tokens_upper_bound(&plain, &messages);
+        let bound = request_tokens_upper_bound(&heavy, &messages);
+        assert!(bound >= light + 80_000, "{light} -> {bound}");
+        assert!(call_upper_bound(&heavy, &messages) > call_upper_bound(&plain, &messages));
     }
 
     #[test]
@@ -438,10 +528,10 @@ mod tests {
             StopSignal::default(),
             Arc::new(crate::SilentObserver),
             Budget::new(None, Cost::ZERO),
-            vec!["sk-one".into(), String::new(), "sk-two".into()],
+            vec!["sk-one-0001".into(), String::new(), "sk-two-0002".into()],
         );
         assert_eq!(
-            ctx.redact("echo sk-one and sk-two, twice sk-one"),
+            ctx.redact("echo sk-one-0001 and sk-two-0002, twice sk-one-0001"),
             "echo **** and ****, twice ****"
         );
         assert_eq!(ctx.redact("nothing here"), "nothing here");

@@ -5,9 +5,9 @@
 //! create request, so a resume can tell a batch the provider made but the store never
 //! heard of from one that was never made.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::connect::sqlite_err;
+use crate::connect::{Cached, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::writer::{Command, Db, NOW, Store};
 
@@ -66,6 +66,21 @@ pub struct BatchRow {
     /// Until then, the items whose reply is stored, as a call or a billed attempt
     /// (`calls.batch_item`, `attempts.batch_item`); empty once finished.
     pub stored: Vec<String>,
+}
+
+impl BatchRow {
+    /// Whether nothing is left to collect from it: it finished, or every one of its
+    /// items has a stored reply (a batch whose download outlived its run, collected
+    /// since; the next open of the store marks it finished).
+    pub fn collected(&self) -> bool {
+        self.finished_at.is_some()
+            || (!self.batch.custom_ids.is_empty()
+                && self
+                    .batch
+                    .custom_ids
+                    .iter()
+                    .all(|id| self.stored.contains(id)))
+    }
 }
 
 impl Store {
@@ -188,6 +203,59 @@ impl Db {
             });
         }
         Ok(())
+    }
+
+    /// Mark finished every unfinished batch whose items all have a stored reply (a call
+    /// or a billed attempt): a batch whose download outlived the run that submitted it,
+    /// collected item by item since. Nothing is left to collect from it, so it is no
+    /// longer reported as running. Returns how many were marked.
+    pub(crate) fn finish_collected_batches(&self) -> Result<usize> {
+        let unfinished: Vec<(String, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT batch_id, custom_ids FROM batches WHERE finished_at IS NULL")
+                .map_err(sqlite_err(&self.path))?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(|rows| rows.collect())
+                .map_err(sqlite_err(&self.path))?
+        };
+        let mut n = 0;
+        for (batch_id, ids) in unfinished {
+            n += usize::from(self.finish_if_collected(&batch_id, Some(&ids))?);
+        }
+        Ok(n)
+    }
+
+    /// Mark batch `batch_id` finished if it is not and every one of its items has a
+    /// stored reply (`ids`: its custom ids as stored, when the caller has them); returns
+    /// whether it did. The writer checks it as each batched reply is stored.
+    pub(crate) fn finish_if_collected(&self, batch_id: &str, ids: Option<&str>) -> Result<bool> {
+        let ids = match ids {
+            Some(ids) => ids.to_string(),
+            None => match self
+                .conn
+                .row(
+                    "SELECT custom_ids FROM batches WHERE batch_id = ?1 AND finished_at IS NULL",
+                    [batch_id],
+                    |r| r.get::<_, String>(0),
+                )
+                .optional()
+                .map_err(sqlite_err(&self.path))?
+            {
+                Some(ids) => ids,
+                None => return Ok(false),
+            },
+        };
+        let ids = custom_ids(&self.path, &ids, &format!("batch {batch_id}"))?;
+        let stored: std::collections::HashSet<String> =
+            stored_items(&self.conn, &self.path, batch_id)?
+                .into_iter()
+                .collect();
+        if ids.is_empty() || !ids.iter().all(|id| stored.contains(id)) {
+            return Ok(false);
+        }
+        self.batch_finished(batch_id)?;
+        Ok(true)
     }
 
     pub(crate) fn batch_finished(&self, batch_id: &str) -> Result<()> {

@@ -171,10 +171,42 @@ fn create(path: &Path) -> Result<()> {
         let _ = std::fs::remove_file(PathBuf::from(p));
     }
     {
+        // a rollback journal, not a WAL: each commit is in the file itself when it
+        // returns, so a disk that fills during creation fails a commit here instead of
+        // leaving the file's last pages in a log that closing could not fold back (the
+        // renamed file would be malformed for good)
         let mut conn = Connection::open(&tmp).map_err(sqlite_err(&tmp))?;
-        configure(&conn, &tmp)?;
+        let err = sqlite_err(&tmp);
+        conn.pragma_update(None, "journal_mode", "DELETE")
+            .map_err(&err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(&err)?;
         migrate(&mut conn, &tmp)?;
+        let check: String = conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(&err)?;
+        if check != "ok" {
+            return Err(StoreError::Decode {
+                path: tmp.clone(),
+                what: "the new store".into(),
+                message: format!("it failed its check after creation: {check}"),
+            });
+        }
         conn.close().map_err(|(_, e)| sqlite_err(&tmp)(e))?;
+    }
+    for suffix in ["-wal", "-journal"] {
+        let mut p = tmp.as_os_str().to_owned();
+        p.push(suffix);
+        if std::fs::metadata(PathBuf::from(&p)).is_ok_and(|m| m.len() > 0) {
+            return Err(io_err(
+                path,
+                "cannot create",
+                std::io::Error::other(format!(
+                    "{} remains after creation: the disk may be full",
+                    PathBuf::from(p).display()
+                )),
+            ));
+        }
     }
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
@@ -195,9 +227,17 @@ fn inspect(path: &Path) -> Result<i64> {
         path: path.to_path_buf(),
         why,
     };
-    let len = std::fs::metadata(path)
-        .map_err(|e| io_err(path, "cannot read", e))?
-        .len();
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, "cannot read", e))?;
+    if meta.is_dir() {
+        return Err(not_a_store("it is a directory".into()));
+    }
+    if !meta.is_file() {
+        // SQLite would block opening a FIFO, or read a device without end
+        return Err(not_a_store(
+            "it is not a regular file (a FIFO, socket or device)".into(),
+        ));
+    }
+    let len = meta.len();
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(sqlite_err(path))?;
     conn.busy_timeout(Duration::from_secs(30))

@@ -103,6 +103,8 @@ pub enum StoreError {
         cause: String,
         /// Where the reply was kept, or why it could not be.
         kept: String,
+        /// Whether it was kept in the spool (so the next open imports it).
+        spooled: bool,
     },
     /// An earlier write failed on the disk: the store refuses further work, so that
     /// nothing more is paid for that it might not keep.

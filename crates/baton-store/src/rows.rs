@@ -218,7 +218,9 @@ pub struct NewAttempt {
     pub raw_response: Option<String>,
     /// The usage the reply stated, when it could be read.
     pub usage: Option<Usage>,
-    /// Its cost, or why it has none (unreadable usage, a missing rate).
+    /// Its cost, or why it has none (a missing rate). With no `usage` (it could not be
+    /// read), a cost is an estimate: the call's upper bound, which the run counted
+    /// against its cap (`reason` says so).
     pub cost: Result<Cost, String>,
     /// Latency in milliseconds.
     pub latency_ms: u64,

@@ -9,8 +9,16 @@
 //! fills it with [`SPOOL_BYTES`] zero bytes (written, so the file system has allocated
 //! them) and records are written over the zeros, from the start, each followed by a
 //! newline and synced. JSON text never holds a zero byte, so the records are the bytes
-//! before the first zero. A record that does not fit in the reserve is appended past
-//! it, which a full disk may refuse.
+//! before the first zero. A record that does not fit in the reserve (less its last
+//! [`SPOOL_TAIL`] bytes) is appended past it, which a full disk may refuse.
+//!
+//! A record is written whole or not at all: bytes a failed write left are zeroed again
+//! (and a file it extended is cut back), so a cut record never sits before the next.
+//! A reply whose whole record finds no room is kept in its short form
+//! ([`Kept::short`]): an unusable attempt with the reply's usage and cost but not its
+//! text, written into the reserve's tail, which only such records use. So every
+//! answered reply is kept, counted and priced, if not always with its text (a call kept
+//! that way is made again by the resume: both replies are stored, and both counted).
 //!
 //! The next [`Store::open`](crate::Store::open) imports the records in one transaction,
 //! recording the sha256 of each line in `spool_imports` so that an import interrupted
@@ -32,6 +40,10 @@ use crate::writer::{Command, Db, NOW};
 
 /// The bytes reserved for the spool: room for a few large replies.
 pub(crate) const SPOOL_BYTES: u64 = 1 << 20;
+
+/// The end of the reserve kept for records in their short form ([`Kept::short`]): a
+/// few hundred of them, more than the calls one run has in flight.
+pub(crate) const SPOOL_TAIL: u64 = 256 << 10;
 
 /// The spool file of store `store`.
 pub(crate) fn spool_path(store: &Path) -> PathBuf {
@@ -79,6 +91,52 @@ impl Kept {
             }),
             _ => None,
         }
+    }
+
+    /// The record in its short form: an unusable attempt of the same call with the
+    /// reply's usage, cost and batch but not its text (nor the request or the raw
+    /// body), saying why; `None` for a record that is already one.
+    pub(crate) fn short(&self) -> Option<Kept> {
+        let call = match self {
+            Kept::Call { call }
+            | Kept::AgentCall {
+                call: NewAgentCall { call, .. },
+                ..
+            } => call,
+            Kept::Attempt { attempt } if attempt.raw_response.is_some() => {
+                return Some(Kept::Attempt {
+                    attempt: NewAttempt {
+                        raw_response: None,
+                        reason: format!(
+                            "{} (its body was not kept: the disk was full)",
+                            attempt.reason
+                        ),
+                        ..attempt.clone()
+                    },
+                });
+            }
+            Kept::Attempt { .. } => return None,
+        };
+        Some(Kept::Attempt {
+            attempt: NewAttempt {
+                episode_id: call.episode_id,
+                turn: call.turn,
+                phase: call.phase,
+                model: call.model.clone(),
+                attempt: call.attempts,
+                reason: "the reply was answered but the disk was full: its text could not be kept, so it is counted as an unusable attempt and the call is made again".into(),
+                raw_response: None,
+                usage: Some(call.usage),
+                cost: match &call.unpriced {
+                    Some(why) => Err(why.clone()),
+                    None => Ok(call.cost),
+                },
+                latency_ms: call.latency_ms,
+                batch_id: call.batch_id.clone(),
+                batch_item: call.batch_item.clone(),
+                cost_direct: call.cost_direct,
+            },
+        })
     }
 
     /// The call it belongs to, as errors name it: `episode 3 turn 2 (prefix)`.
@@ -149,17 +207,62 @@ impl Spool {
         &self.path
     }
 
-    /// Write `kept` as one line at the end of the records and sync it.
-    pub(crate) fn keep(&mut self, kept: &Kept) -> std::io::Result<()> {
+    /// Write `kept` as one line at the end of the records and sync it, whole or not at
+    /// all; when the whole record finds no room, write its short form
+    /// ([`Kept::short`]) instead. Returns whether the record was kept whole.
+    pub(crate) fn keep(&mut self, kept: &Kept) -> std::io::Result<bool> {
+        match kept.short() {
+            None => self.write_line(kept, true).map(|()| true),
+            Some(short) => match self.write_line(kept, false) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    tracing::warn!(spool = %self.path.display(), "{}: no room for the whole record ({e}); its short form is kept", kept.name());
+                    self.write_line(&short, true).map(|()| false)
+                }
+            },
+        }
+    }
+
+    /// Write one record; `tail`: it may use the reserve's tail ([`SPOOL_TAIL`]). A
+    /// record that may not, and would reach into the tail, first grows the reserve
+    /// (zeros written and synced past its end), which a full disk may refuse. A failed
+    /// write is undone (see the module docs).
+    fn write_line(&mut self, kept: &Kept, tail: bool) -> std::io::Result<()> {
         let file = self
             .file
             .as_ref()
             .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
         let mut line = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        write_at(file, &line, self.at)?;
-        file.sync_data()?;
-        self.at += line.len() as u64;
+        let len = file.metadata()?.len();
+        let end = self.at + line.len() as u64;
+        if !tail && end + SPOOL_TAIL > len {
+            let grow = end + SPOOL_TAIL - len;
+            self.write_undone(&vec![0u8; grow as usize], len)?;
+        }
+        self.write_undone(&line, self.at)?;
+        self.at = end;
+        Ok(())
+    }
+
+    /// Write `line` at `at` and sync; on failure, zero what was written and cut back a
+    /// file it extended.
+    fn write_undone(&self, line: &[u8], at: u64) -> std::io::Result<()> {
+        let file = self
+            .file
+            .as_ref()
+            .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
+        let len = file.metadata()?.len();
+        let written = write_at(file, line, at).and_then(|()| file.sync_data());
+        if let Err(e) = written {
+            if at < len {
+                let n = (len - at).min(line.len() as u64) as usize;
+                let _ = write_at(file, &vec![0u8; n], at);
+            }
+            let _ = file.set_len(len);
+            let _ = file.sync_data();
+            return Err(e);
+        }
         Ok(())
     }
 }

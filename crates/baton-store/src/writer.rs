@@ -50,6 +50,26 @@ pub(crate) enum Command {
     BatchSubmitting(Box<crate::batch::NewSubmission>, Reply<()>),
     BatchNotCreated(String, Reply<()>),
     BatchesInDoubt(String, Reply<Vec<crate::batch::SubmissionRow>>),
+    /// Episode identity's commands (`crate::identity`).
+    Identity(crate::identity::IdentityCommand),
+}
+
+/// What to call when the store stops after a failed write ([`Store::on_failure`]).
+#[derive(Default)]
+pub(crate) struct FailureHooks(std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>);
+
+impl std::fmt::Debug for FailureHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FailureHooks")
+    }
+}
+
+impl FailureHooks {
+    fn fire(&self) {
+        for hook in self.0.lock().expect("failure hooks lock").iter() {
+            hook();
+        }
+    }
 }
 
 /// The async handle to an experiment's store. Cloning it is cheap; every clone talks to
@@ -59,6 +79,7 @@ pub struct Store {
     tx: mpsc::UnboundedSender<Command>,
     path: PathBuf,
     failed: Arc<OnceLock<String>>,
+    hooks: Arc<FailureHooks>,
 }
 
 impl Store {
@@ -69,13 +90,19 @@ impl Store {
         let conn = open_rw(path)?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Command>();
         let failed = Arc::new(OnceLock::new());
+        let hooks = Arc::new(FailureHooks::default());
         let mut db = Db {
             conn,
             path: path.to_path_buf(),
             spool: None,
             failed: failed.clone(),
+            hooks: hooks.clone(),
         };
         db.import_spool()?;
+        if let Err(e) = db.finish_collected_batches() {
+            // only a label: the batches stay unfinished, and are polled again
+            tracing::warn!(store = %path.display(), "cannot mark the collected batches finished: {e}");
+        }
         db.spool = Some(Spool::open(path));
         thread::Builder::new()
             .name("baton-store-writer".into())
@@ -96,7 +123,20 @@ impl Store {
             tx,
             path: path.to_path_buf(),
             failed,
+            hooks,
         })
+    }
+
+    /// Call `hook` (once) when the store stops after a failed write, from the writer
+    /// thread, as it stops: a run stops its model calls then, retries included, rather
+    /// than at its next call. A store that has stopped already calls it at once.
+    pub fn on_failure(&self, hook: impl Fn() + Send + Sync + 'static) {
+        let mut hooks = self.hooks.0.lock().expect("failure hooks lock");
+        if self.failed.get().is_some() {
+            hook();
+        } else {
+            hooks.push(Box::new(hook));
+        }
     }
 
     /// The database file.
@@ -190,6 +230,8 @@ pub(crate) struct Db {
     pub(crate) spool: Option<Spool>,
     /// Why the store stopped, once a write failed on the disk.
     pub(crate) failed: Arc<OnceLock<String>>,
+    /// Told when it stops.
+    pub(crate) hooks: Arc<FailureHooks>,
 }
 
 /// The current time as the store writes it (UTC, ISO 8601 with milliseconds).
@@ -216,6 +258,7 @@ enum Answer {
     Agent(crate::agent::AgentAnswer),
     Batches(Result<Vec<crate::batch::BatchRow>>),
     InDoubt(Result<Vec<crate::batch::SubmissionRow>>),
+    Identity(crate::identity::IdentityAnswer),
 }
 
 impl Answer {
@@ -231,6 +274,7 @@ impl Answer {
             Answer::Agent(a) => a.error(),
             Answer::Batches(r) => r.as_ref().err(),
             Answer::InDoubt(r) => r.as_ref().err(),
+            Answer::Identity(a) => a.error(),
         }
     }
 
@@ -250,6 +294,7 @@ impl Answer {
             Answer::Agent(a) => a.is_ok(),
             Answer::Batches(r) => r.is_ok(),
             Answer::InDoubt(r) => r.is_ok(),
+            Answer::Identity(a) => a.is_ok(),
         }
     }
 }
@@ -282,6 +327,7 @@ impl Command {
             Command::Agent(c) => Answer::Agent(c.refusal(e)),
             Command::Batches(..) => Answer::Batches(Err(e)),
             Command::BatchesInDoubt(..) => Answer::InDoubt(Err(e)),
+            Command::Identity(c) => Answer::Identity(c.refusal(e)),
         }
     }
 
@@ -306,6 +352,7 @@ impl Command {
             (Command::CheckInputs(_, _, tx), Answer::Changed(r)) => drop(tx.send(r)),
             (Command::Calls(_, tx), Answer::Calls(r)) => drop(tx.send(r)),
             (Command::Agent(c), Answer::Agent(a)) => c.answer(a),
+            (Command::Identity(c), Answer::Identity(a)) => c.answer(a),
             _ => unreachable!("Db::execute answers each command with its own kind"),
         }
     }
@@ -334,7 +381,11 @@ impl Db {
         if let Some(e) = answer.disk_failure() {
             let cause = e.to_string();
             tracing::error!(store = %self.path.display(), "a write failed, the store stops: {cause}");
-            let _ = self.failed.set(cause.clone());
+            {
+                let _hooks = self.hooks.0.lock().expect("failure hooks lock");
+                let _ = self.failed.set(cause.clone());
+            }
+            self.hooks.fire();
             if let Some(kept) = Kept::of(&cmd) {
                 return self.keep(cmd, kept, cause);
             }
@@ -356,18 +407,31 @@ impl Db {
             }
         }
         let call = kept.name();
-        let kept_where = match self.spool.as_mut() {
+        let (spooled, kept_where) = match self.spool.as_mut() {
             Some(spool) => match spool.keep(&kept) {
-                Ok(()) => format!(
-                    "it was kept in {}, which the next open of the store imports",
-                    spool.path().display()
+                Ok(true) => (
+                    true,
+                    format!(
+                        "it was kept in {}, which the next open of the store imports",
+                        spool.path().display()
+                    ),
                 ),
-                Err(e) => format!(
-                    "it could not be kept in {} either ({e})",
-                    spool.path().display()
+                Ok(false) => (
+                    true,
+                    format!(
+                        "it was kept in {} as a billed unusable attempt without its text (no room for the whole reply), which the next open of the store imports",
+                        spool.path().display()
+                    ),
+                ),
+                Err(e) => (
+                    false,
+                    format!(
+                        "it could not be kept in {} either ({e})",
+                        spool.path().display()
+                    ),
                 ),
             },
-            None => "it could not be kept: the spool is not open".into(),
+            None => (false, "it could not be kept: the spool is not open".into()),
         };
         tracing::error!(store = %self.path.display(), "{call}: {kept_where}");
         let answer = cmd.refusal(StoreError::WriteFailed {
@@ -375,6 +439,7 @@ impl Db {
             call,
             cause,
             kept: kept_where,
+            spooled,
         });
         cmd.answer(answer);
     }
@@ -442,6 +507,7 @@ impl Db {
             Command::Finish(id, outcome, _) => Answer::Unit(self.finish(*id, outcome)),
             Command::Calls(id, _) => Answer::Calls(calls_of(&self.conn, &self.path, *id)),
             Command::Agent(c) => Answer::Agent(self.agent(c)),
+            Command::Identity(c) => Answer::Identity(self.identity(c)),
             Command::Skipped(list, _) => Answer::Unit(self.record_skipped(list)),
             Command::BatchSubmitted(b, _) => Answer::Unit(self.batch_submitted(b)),
             Command::BatchFinished(id, _) => Answer::Unit(self.batch_finished(id)),
@@ -602,6 +668,9 @@ impl Db {
         let tx = self.conn.savepoint().map_err(&err)?;
         let id = insert_call(&tx, &self.path, c)?;
         tx.commit().map_err(&err)?;
+        if let Some(batch) = &c.batch_id {
+            self.finish_if_collected(batch, None)?;
+        }
         Ok(id)
     }
 
@@ -642,7 +711,11 @@ impl Db {
                 ],
             )
             .map_err(sqlite_err(&self.path))?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        if let Some(batch) = &a.batch_id {
+            self.finish_if_collected(batch, None)?;
+        }
+        Ok(id)
     }
 
     fn check_inputs(&mut self, inputs: &[(String, String)], allow: bool) -> Result<Vec<String>> {
@@ -718,6 +791,13 @@ fn short(sha: &str) -> &str {
 
 /// Insert one call on `conn` (inside the caller's savepoint): its new messages and list
 /// nodes, then the call row; returns the row id. The request's hash is checked first.
+/// A count as SQLite stores it: one past `i64::MAX` (a hostile server's `u64::MAX`)
+/// is stored as `i64::MAX`, never wrapped to a negative number the store could not read
+/// back. (The model treats such usage as unreadable before it gets here.)
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result<i64> {
     let actual = sha256_hex(&c.request_json);
     if actual != c.request_sha256 {
@@ -760,14 +840,14 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.request_sha256,
             c.response_text,
             c.raw_response,
-            c.usage.uncached_in as i64,
-            c.usage.cache_read as i64,
-            c.usage.cache_write_5m as i64,
-            c.usage.cache_write_1h as i64,
-            c.usage.output as i64,
-            c.usage.reasoning as i64,
+            count(c.usage.uncached_in),
+            count(c.usage.cache_read),
+            count(c.usage.cache_write_5m),
+            count(c.usage.cache_write_1h),
+            count(c.usage.output),
+            count(c.usage.reasoning),
             c.cost.0,
-            c.latency_ms as i64,
+            count(c.latency_ms),
             c.attempts,
             c.finish_reason,
             c.unpriced,
