@@ -90,6 +90,10 @@ impl BlobStore for CappedBlobs<'_> {
     fn contains(&self, digest: &str) -> bool {
         self.inner.contains(digest)
     }
+
+    fn identity(&self) -> Option<&std::path::Path> {
+        self.inner.identity()
+    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,11 @@
 //! timed-out command running; baton does not).
 //!
 //! The working tree lives inside the container. A setup's host tree is copied in as a tar
-//! stream; snapshots stream `tar -c` out of the container and restores stream a tar in, so
-//! the image needs `bash` and `tar` (SWE-bench images have both). State outside the
+//! stream; a snapshot lists the tree with GNU `find` and streams out, as a tar, only the
+//! files whose stamp changed since the last one ([`listing`](crate::listing)), then stores
+//! the manifest as a delta against the environment's base; a restore streams a tar in. The
+//! image needs `bash` and `tar` (SWE-bench images have both, and `find`; without `find`
+//! the whole tree is streamed at every snapshot). State outside the
 //! working directory (installed packages, `/tmp`) persists across commands but is not part
 //! of a snapshot.
 //!
@@ -34,8 +37,11 @@ use crate::config::{BackendKind, EnvConfig, Limits, RUN_LABEL, Setup};
 use crate::env::{EnvInfo, Environment};
 use crate::error::EnvError;
 use crate::exec::{self, Exec, ExecOutput};
+use crate::listing::{self, Known, Listed};
 use crate::shell::{self, UlimitValues};
-use crate::snapshot::{BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo};
+use crate::snapshot::{
+    Base, BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo,
+};
 use crate::tree;
 
 const BACKEND: &str = "docker";
@@ -48,6 +54,12 @@ pub(crate) struct DockerEnv {
     ulimits: UlimitValues,
     env: BTreeMap<String, String>,
     info: EnvInfo,
+    /// The files recorded at the last snapshot, by stamp ([`listing`](crate::listing)).
+    known: Known,
+    /// The blob store ([`BlobStore::identity`]) every known digest is in.
+    verified_in: Option<PathBuf>,
+    /// The full manifest snapshots are stored against.
+    base: Option<Base>,
 }
 
 impl DockerEnv {
@@ -133,6 +145,9 @@ impl DockerEnv {
             limits,
             env,
             info,
+            known: Known::default(),
+            verified_in: None,
+            base: None,
         };
         if let Some(src) = &setup.tree {
             me.upload_tree(src)?;
@@ -193,6 +208,141 @@ impl DockerEnv {
             b.append_dir_all(".", &src)
                 .and_then(|_| b.finish())
                 .map_err(|e| EnvError::io(&src, "copy the tree into the container", e))
+        })
+    }
+
+    /// The working directory's listing, or `None` when the image has no GNU `find`.
+    fn list(&self) -> Result<Option<Vec<(RelPath, Listed)>>, EnvError> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args([
+            "exec",
+            self.container()?,
+            "bash",
+            "-c",
+            listing::LIST_SCRIPT,
+            "baton",
+        ])
+        .arg(&self.info.workdir);
+        let out = match helper(cmd, &self.program, "list the tree", None) {
+            Ok(out) => out,
+            Err(EnvError::Backend { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        listing::parse(&out)
+            .map(Some)
+            .map_err(|message| EnvError::Tar {
+                backend: BACKEND,
+                message,
+            })
+    }
+
+    /// Stream `paths` (files of the working directory) out as a tar, storing their
+    /// contents in `blobs`.
+    fn copy_out(
+        &self,
+        blobs: &dyn BlobStore,
+        paths: &[&RelPath],
+    ) -> Result<(Vec<Entry>, Vec<String>), EnvError> {
+        let mut list = Vec::new();
+        for p in paths {
+            list.extend_from_slice(&p.0);
+            list.push(0);
+        }
+        let mut cmd = Command::new(&self.program);
+        cmd.args([
+            "exec",
+            "-i",
+            self.container()?,
+            "tar",
+            "-C",
+            &self.info.workdir,
+            "--null",
+            "--no-recursion",
+            "--hard-dereference",
+            "--ignore-failed-read",
+            "-T",
+            "-",
+            "-cf",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let (mut child, reader) = spawn_reading_stderr(cmd, &self.program)?;
+        let feeder = child.stdin.take().map(|mut stdin| {
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&list);
+            })
+        });
+        let parsed = match child.stdout.take() {
+            Some(out) => read_tar(out, blobs, self.limits.snapshot_bytes),
+            None => Ok((Vec::new(), Vec::new())),
+        };
+        if parsed.is_err() {
+            let _ = child.kill();
+        }
+        let status = child.wait().map_err(|e| spawn_error(&self.program, e))?;
+        if let Some(f) = feeder {
+            let _ = f.join();
+        }
+        let stderr = reader.join().unwrap_or_default();
+        let parsed = parsed?;
+        // tar exits 1 when a file changed or vanished while it read (a background process):
+        // what it read is recorded, a vanished file is not
+        if !status.success() && status.code() != Some(1) {
+            return Err(EnvError::Backend {
+                backend: BACKEND,
+                what: "snapshot (tar -c of the changed files in the container)".into(),
+                status: status.to_string(),
+                stderr: crate::output::tail(&stderr, 2000),
+            });
+        }
+        Ok(parsed)
+    }
+
+    /// The whole working directory streamed out (an image without GNU `find`).
+    fn snapshot_whole(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args([
+            "exec",
+            self.container()?,
+            "tar",
+            "-C",
+            &self.info.workdir,
+            "-cf",
+            "-",
+            ".",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let (mut child, reader) = spawn_reading_stderr(cmd, &self.program)?;
+        let stdout = child.stdout.take();
+        let parsed = match stdout {
+            Some(out) => read_tar(out, blobs, self.limits.snapshot_bytes),
+            None => Ok((Vec::new(), Vec::new())),
+        };
+        if parsed.is_err() {
+            let _ = child.kill();
+        }
+        let status = child.wait().map_err(|e| spawn_error(&self.program, e))?;
+        let stderr = reader.join().unwrap_or_default();
+        let (entries, skipped) = parsed?;
+        if !status.success() {
+            return Err(EnvError::Backend {
+                backend: BACKEND,
+                what: "snapshot (tar -c in the container)".into(),
+                status: status.to_string(),
+                stderr: crate::output::tail(&stderr, 2000),
+            });
+        }
+        let manifest = Manifest::new(entries);
+        let (files, bytes) = manifest.file_stats();
+        Ok(SnapshotInfo {
+            id: manifest.store_against(&mut self.base, blobs)?,
+            files,
+            bytes,
+            skipped,
         })
     }
 
@@ -317,44 +467,73 @@ impl Environment for DockerEnv {
     }
 
     fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args([
-            "exec",
-            self.container()?,
-            "tar",
-            "-C",
-            &self.info.workdir,
-            "-cf",
-            "-",
-            ".",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        let (mut child, reader) = spawn_reading_stderr(cmd, &self.program)?;
-        let stdout = child.stdout.take();
-        let parsed = match stdout {
-            Some(out) => read_tar(out, blobs, self.limits.snapshot_bytes),
-            None => Ok((Vec::new(), Vec::new())),
+        let listed = match self.list()? {
+            Some(listed) => listed,
+            // no GNU find in the image: the whole tree, streamed
+            None => return self.snapshot_whole(blobs),
         };
-        if parsed.is_err() {
-            let _ = child.kill();
-        }
-        let status = child.wait().map_err(|e| spawn_error(&self.program, e))?;
-        let stderr = reader.join().unwrap_or_default();
-        let (entries, skipped) = parsed?;
-        if !status.success() {
-            return Err(EnvError::Backend {
-                backend: BACKEND,
-                what: "snapshot (tar -c in the container)".into(),
-                status: status.to_string(),
-                stderr: crate::output::tail(&stderr, 2000),
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        let total: u64 = listed.iter().map(|(_, l)| l.size()).sum();
+        if total > self.limits.snapshot_bytes {
+            return Err(EnvError::TreeTooLarge {
+                limit: self.limits.snapshot_bytes,
             });
+        }
+        let mut digests: HashMap<RelPath, String> = HashMap::new();
+        let mut changed: Vec<&RelPath> = Vec::new();
+        for (path, l) in &listed {
+            if let Listed::File(stamp) = l {
+                match self.known.digest(path, stamp) {
+                    Some(d) if trusted || blobs.contains(d) => {
+                        digests.insert(path.clone(), d.to_string());
+                    }
+                    _ => changed.push(path),
+                }
+            }
+        }
+        if !changed.is_empty() {
+            let (read, _) = self.copy_out(blobs, &changed)?;
+            for e in read {
+                if let EntryKind::File { digest, .. } = e.kind {
+                    digests.insert(e.path, digest);
+                }
+            }
+        }
+        let mut entries = Vec::with_capacity(listed.len());
+        let mut skipped = Vec::new();
+        for (path, l) in listed {
+            let kind = match l {
+                Listed::Dir => EntryKind::Dir,
+                Listed::Symlink(target) => EntryKind::Symlink {
+                    target: RelPath(target),
+                },
+                Listed::Special => {
+                    skipped.push(path.display());
+                    continue;
+                }
+                Listed::File(stamp) => {
+                    // a file removed between the listing and the copy is not recorded
+                    let Some(digest) = digests.remove(&path) else {
+                        continue;
+                    };
+                    let kind = EntryKind::File {
+                        digest: digest.clone(),
+                        size: stamp.size(),
+                        executable: stamp.executable(),
+                    };
+                    self.known.insert(path.clone(), stamp, digest);
+                    kind
+                }
+            };
+            path.validate()?;
+            entries.push(Entry { path, kind });
         }
         let manifest = Manifest::new(entries);
         let (files, bytes) = manifest.file_stats();
+        let id = manifest.store_against(&mut self.base, blobs)?;
+        self.verified_in = blobs.identity().map(std::path::Path::to_path_buf);
         Ok(SnapshotInfo {
-            id: manifest.store(blobs)?,
+            id,
             files,
             bytes,
             skipped,
@@ -362,11 +541,32 @@ impl Environment for DockerEnv {
     }
 
     fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
-        let manifest = Manifest::load(blobs, id)?;
+        let (manifest, base) = Manifest::load_with_base(blobs, id)?;
         manifest.check_blobs(blobs)?;
+        self.known.clear();
+        self.verified_in = None;
         self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| {
             write_tar(w, &manifest, blobs)
-        })
+        })?;
+        self.base = Some(base);
+        // What was just written is the manifest's content: record its stamps, so the next
+        // snapshot copies out only what changes after the restore.
+        if let Some(listed) = self.list()? {
+            let by_path: HashMap<&RelPath, &str> = manifest
+                .entries
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EntryKind::File { digest, .. } => Some((&e.path, digest.as_str())),
+                    _ => None,
+                })
+                .collect();
+            for (path, l) in listed {
+                if let (Listed::File(stamp), Some(d)) = (l, by_path.get(&path)) {
+                    self.known.insert(path, stamp, d.to_string());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn close(mut self: Box<Self>) -> Result<(), EnvError> {

@@ -94,6 +94,7 @@ mod error;
 mod exec;
 mod host;
 mod leftovers;
+mod listing;
 mod local;
 mod output;
 mod preflight;

@@ -12,6 +12,18 @@
 //! and that folder is snapshotted like any other. Sockets, pipes and device files are
 //! skipped (and listed); owners, times and permission bits other than "executable" are not
 //! recorded. Bump [`MANIFEST_VERSION`] on any change to the manifest format.
+//!
+//! # Only what changed, per step
+//!
+//! An environment stores its first snapshot as a full manifest and keeps it in memory as
+//! its base ([`Base`]); each later snapshot is stored as a delta against that base
+//! (version [`DELTA_VERSION`]: the entries added or changed, the paths removed), so a step
+//! that edits one file of a 10,000-file repository stores a few hundred bytes, not a
+//! manifest of the whole tree. When the differences grow past a quarter of the base, a
+//! new full manifest is stored and becomes the base. [`Manifest::load`] resolves a delta
+//! against its base (one level, never a chain), so a restore, a resume or a handoff gets
+//! exactly the tree that was recorded. The id is the sha256 of what was stored: the same
+//! tree recorded as a delta and as a full manifest has two ids.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -24,6 +36,9 @@ use crate::error::EnvError;
 
 /// The manifest format's version, stored in every manifest.
 pub const MANIFEST_VERSION: u32 = 1;
+
+/// The version of a manifest stored as its differences from a full one (its base).
+pub const DELTA_VERSION: u32 = 2;
 
 /// The id of a snapshot: the sha256 (hex) of its manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -176,21 +191,103 @@ impl Manifest {
         Ok(SnapshotId(blob.digest))
     }
 
-    /// Load the manifest of `id`, checking that it is well formed.
+    /// Store the manifest as a delta against `base` when the differences are small,
+    /// otherwise in full, which then becomes the base (see the module docs).
+    pub(crate) fn store_against(
+        &self,
+        base: &mut Option<Base>,
+        blobs: &dyn BlobStore,
+    ) -> Result<SnapshotId, EnvError> {
+        if let Some(b) = base.as_ref().filter(|b| blobs.contains(b.id.as_str())) {
+            let (entries, removed) = differences(&b.manifest, self);
+            if entries.is_empty() && removed.is_empty() {
+                return Ok(b.id.clone());
+            }
+            if (entries.len() + removed.len()) * 4 <= b.manifest.entries.len() + 64 {
+                let delta = Delta {
+                    version: DELTA_VERSION,
+                    base: b.id.clone(),
+                    entries,
+                    removed,
+                };
+                let bytes = serde_json::to_vec(&delta).unwrap_or_default();
+                let blob = blobs.put(&mut bytes.as_slice())?;
+                return Ok(SnapshotId(blob.digest));
+            }
+        }
+        let id = self.store(blobs)?;
+        *base = Some(Base {
+            id: id.clone(),
+            manifest: self.clone(),
+        });
+        Ok(id)
+    }
+
+    /// Load the manifest of `id` (a delta resolved against its base), checking that it is
+    /// well formed.
     pub fn load(blobs: &dyn BlobStore, id: &SnapshotId) -> Result<Self, EnvError> {
-        let bytes = blobs.get_bytes(id.as_str())?;
+        Self::load_with_base(blobs, id).map(|(m, _)| m)
+    }
+
+    /// Load the manifest of `id`, and the full manifest it was stored against (itself
+    /// when it is full), which an environment restored to it keeps as its base.
+    pub(crate) fn load_with_base(
+        blobs: &dyn BlobStore,
+        id: &SnapshotId,
+    ) -> Result<(Self, Base), EnvError> {
         let bad = |message: String| EnvError::BadSnapshot {
             id: id.0.clone(),
             message,
         };
-        if sha256_hex(&bytes) != id.0 {
-            return Err(bad("the stored manifest does not match its digest".into()));
+        let bytes = Self::stored_bytes(blobs, id)?;
+        #[derive(Deserialize)]
+        struct Probe {
+            version: u32,
         }
+        let probe: Probe =
+            serde_json::from_slice(&bytes).map_err(|e| bad(format!("manifest: {e}")))?;
+        if probe.version == DELTA_VERSION {
+            let delta: Delta =
+                serde_json::from_slice(&bytes).map_err(|e| bad(format!("delta: {e}")))?;
+            let full = Self::parse_full(blobs, &delta.base)?;
+            let manifest = full.apply(&delta)?;
+            let base = Base {
+                id: delta.base,
+                manifest: full,
+            };
+            return Ok((manifest, base));
+        }
+        let manifest = Self::parse_full(blobs, id)?;
+        let base = Base {
+            id: id.clone(),
+            manifest: manifest.clone(),
+        };
+        Ok((manifest, base))
+    }
+
+    fn stored_bytes(blobs: &dyn BlobStore, id: &SnapshotId) -> Result<Vec<u8>, EnvError> {
+        let bytes = blobs.get_bytes(id.as_str())?;
+        if sha256_hex(&bytes) != id.0 {
+            return Err(EnvError::BadSnapshot {
+                id: id.0.clone(),
+                message: "the stored manifest does not match its digest".into(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// A full manifest (version [`MANIFEST_VERSION`], never a delta).
+    fn parse_full(blobs: &dyn BlobStore, id: &SnapshotId) -> Result<Self, EnvError> {
+        let bad = |message: String| EnvError::BadSnapshot {
+            id: id.0.clone(),
+            message,
+        };
+        let bytes = Self::stored_bytes(blobs, id)?;
         let manifest: Manifest =
             serde_json::from_slice(&bytes).map_err(|e| bad(format!("manifest: {e}")))?;
         if manifest.version != MANIFEST_VERSION {
             return Err(bad(format!(
-                "manifest version {} (this baton reads {MANIFEST_VERSION})",
+                "manifest version {} where a full manifest (version {MANIFEST_VERSION}) is needed",
                 manifest.version
             )));
         }
@@ -198,6 +295,27 @@ impl Manifest {
             e.path.validate()?;
         }
         Ok(manifest)
+    }
+
+    /// This (full) manifest with `delta` applied.
+    fn apply(&self, delta: &Delta) -> Result<Manifest, EnvError> {
+        let mut map: std::collections::BTreeMap<&RelPath, &EntryKind> =
+            self.entries.iter().map(|e| (&e.path, &e.kind)).collect();
+        for p in &delta.removed {
+            map.remove(p);
+        }
+        for e in &delta.entries {
+            e.path.validate()?;
+            map.insert(&e.path, &e.kind);
+        }
+        Ok(Manifest::new(
+            map.into_iter()
+                .map(|(path, kind)| Entry {
+                    path: path.clone(),
+                    kind: kind.clone(),
+                })
+                .collect(),
+        ))
     }
 
     /// Fail with [`EnvError::MissingBlob`] unless every file's blob is in `blobs` (checked
@@ -223,6 +341,65 @@ impl Manifest {
             _ => (n, b),
         })
     }
+}
+
+/// A manifest stored as the differences from its base (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Delta {
+    /// [`DELTA_VERSION`].
+    version: u32,
+    /// The full manifest it is stored against.
+    base: SnapshotId,
+    /// Entries added or changed.
+    entries: Vec<Entry>,
+    /// Paths the base has and this one does not.
+    removed: Vec<RelPath>,
+}
+
+/// A full manifest an environment stores its next snapshots against.
+#[derive(Debug, Clone)]
+pub(crate) struct Base {
+    pub(crate) id: SnapshotId,
+    pub(crate) manifest: Manifest,
+}
+
+/// What `new` adds or changes relative to `old`, and what it no longer has (both in
+/// canonical order, walked side by side).
+fn differences(old: &Manifest, new: &Manifest) -> (Vec<Entry>, Vec<RelPath>) {
+    use std::cmp::Ordering;
+    let (mut a, mut b) = (old.entries.iter().peekable(), new.entries.iter().peekable());
+    let (mut changed, mut removed) = (Vec::new(), Vec::new());
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some(x), None) => {
+                removed.push(x.path.clone());
+                a.next();
+            }
+            (None, Some(y)) => {
+                changed.push((*y).clone());
+                b.next();
+            }
+            (Some(x), Some(y)) => match x.path.components().cmp(y.path.components()) {
+                Ordering::Less => {
+                    removed.push(x.path.clone());
+                    a.next();
+                }
+                Ordering::Greater => {
+                    changed.push((*y).clone());
+                    b.next();
+                }
+                Ordering::Equal => {
+                    if x.kind != y.kind {
+                        changed.push((*y).clone());
+                    }
+                    a.next();
+                    b.next();
+                }
+            },
+        }
+    }
+    (changed, removed)
 }
 
 /// What [`Environment::snapshot`](crate::Environment::snapshot) reports.
@@ -258,6 +435,14 @@ pub trait BlobStore: Send + Sync {
     fn open(&self, digest: &str) -> Result<Box<dyn Read + Send>, EnvError>;
     /// Whether a blob is present.
     fn contains(&self, digest: &str) -> bool;
+
+    /// Where the blobs are, when that identifies the store: an environment that stored a
+    /// file's content in this store once trusts it is still there (blobs are never
+    /// deleted) instead of asking [`contains`](BlobStore::contains) for every unchanged
+    /// file at every step. `None` (the default): always ask.
+    fn identity(&self) -> Option<&Path> {
+        None
+    }
 
     /// A stored blob's bytes.
     fn get_bytes(&self, digest: &str) -> Result<Vec<u8>, EnvError> {
@@ -414,6 +599,10 @@ impl BlobStore for DirBlobStore {
     fn contains(&self, digest: &str) -> bool {
         self.path_of(digest).is_ok_and(|p| p.exists())
     }
+
+    fn identity(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
@@ -542,6 +731,59 @@ mod tests {
         assert!(matches!(
             Manifest::load(&store, &id),
             Err(EnvError::BadPath { .. })
+        ));
+    }
+
+    #[test]
+    fn deltas_store_only_what_changed_and_load_as_the_full_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirBlobStore::new(dir.path()).unwrap();
+        let file = |p: &str, d: &str| Entry {
+            path: RelPath(p.as_bytes().to_vec()),
+            kind: EntryKind::File {
+                digest: d.repeat(64),
+                size: 1,
+                executable: false,
+            },
+        };
+        let many: Vec<Entry> = (0..1000).map(|i| file(&format!("f{i:04}"), "a")).collect();
+        let first = Manifest::new(many.clone());
+        let mut base = None;
+        let id1 = first.store_against(&mut base, &store).unwrap();
+        assert_eq!(
+            id1,
+            first.store(&store).unwrap(),
+            "the first is stored in full"
+        );
+        let mut next = many.clone();
+        next[7] = file("f0007", "b");
+        next.remove(9);
+        next.push(file("new", "c"));
+        let second = Manifest::new(next);
+        let id2 = second.store_against(&mut base, &store).unwrap();
+        let stored = store.get_bytes(id2.as_str()).unwrap();
+        assert!(stored.len() < 1000, "a delta of {} bytes", stored.len());
+        assert_eq!(base.as_ref().unwrap().id, id1, "the base stays");
+        assert_eq!(Manifest::load(&store, &id2).unwrap(), second);
+        let (m, b) = Manifest::load_with_base(&store, &id2).unwrap();
+        assert_eq!((m, b.id), (second, id1.clone()));
+        // differences past a quarter of the base: stored in full, the new base
+        let third = Manifest::new((0..1000).map(|i| file(&format!("g{i}"), "d")).collect());
+        let id3 = third.store_against(&mut base, &store).unwrap();
+        assert_eq!(base.as_ref().unwrap().id, id3);
+        assert_eq!(Manifest::load(&store, &id3).unwrap(), third);
+        // a delta is never a base
+        let chained = Delta {
+            version: DELTA_VERSION,
+            base: id2.clone(),
+            entries: Vec::new(),
+            removed: Vec::new(),
+        };
+        let bytes = serde_json::to_vec(&chained).unwrap();
+        let id = SnapshotId(store.put(&mut bytes.as_slice()).unwrap().digest);
+        assert!(matches!(
+            Manifest::load(&store, &id),
+            Err(EnvError::BadSnapshot { .. })
         ));
     }
 

@@ -15,7 +15,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::EnvError;
-use crate::snapshot::{BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo};
+use crate::snapshot::{
+    Base, BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo,
+};
 
 /// A host user and group that should own what baton writes into a tree.
 pub(crate) type Owner = Option<(u32, u32)>;
@@ -56,11 +58,15 @@ impl Stamp {
 }
 
 /// A working tree on the host, with a cache of file digests keyed by inode, size and
-/// change time (any write changes the change time, so a hit is exact).
+/// change time (any write changes the change time, so a hit is exact), and the full
+/// manifest its snapshots are stored against.
 pub(crate) struct HostTree {
     root: PathBuf,
     owner: Owner,
     cache: HashMap<RelPath, (Stamp, String)>,
+    /// The blob store ([`BlobStore::identity`]) every cached digest is known to be in.
+    verified_in: Option<PathBuf>,
+    base: Option<Base>,
 }
 
 impl HostTree {
@@ -69,6 +75,8 @@ impl HostTree {
             root,
             owner,
             cache: HashMap::new(),
+            verified_in: None,
+            base: None,
         }
     }
 
@@ -83,6 +91,7 @@ impl HostTree {
         limit: u64,
     ) -> Result<SnapshotInfo, EnvError> {
         let walked = walk(&self.root, true)?;
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
         let mut entries = Vec::with_capacity(walked.len());
         let mut skipped = Vec::new();
         let mut total = 0u64;
@@ -101,7 +110,7 @@ impl HostTree {
                     if total > limit {
                         return Err(EnvError::TreeTooLarge { limit });
                     }
-                    let digest = self.digest(&w.path, &md, Some(blobs))?;
+                    let digest = self.digest(&w.path, &md, Some(blobs), trusted)?;
                     EntryKind::File {
                         digest,
                         size: md.len(),
@@ -113,7 +122,8 @@ impl HostTree {
         }
         let manifest = Manifest::new(entries);
         let (files, bytes) = manifest.file_stats();
-        let id = manifest.store(blobs)?;
+        let id = manifest.store_against(&mut self.base, blobs)?;
+        self.verified_in = blobs.identity().map(Path::to_path_buf);
         Ok(SnapshotInfo {
             id,
             files,
@@ -123,17 +133,19 @@ impl HostTree {
     }
 
     /// The digest of a walked file, from the cache or by reading it (storing it in `blobs`
-    /// when given). A cached digest is trusted only when its blob is still present.
+    /// when given). A cached digest is used only when its blob is present: `trusted` (the
+    /// store is the one every cached digest was stored in), or asked.
     fn digest(
         &mut self,
         rel: &RelPath,
         md: &fs::Metadata,
         blobs: Option<&dyn BlobStore>,
+        trusted: bool,
     ) -> Result<String, EnvError> {
         let stamp = Stamp::of(md);
         if let Some((s, d)) = self.cache.get(rel)
             && *s == stamp
-            && blobs.is_none_or(|b| b.contains(d))
+            && (trusted || blobs.is_none_or(|b| b.contains(d)))
         {
             return Ok(d.clone());
         }
@@ -159,8 +171,11 @@ impl HostTree {
         blobs: &dyn BlobStore,
         id: &SnapshotId,
     ) -> Result<(), EnvError> {
-        let manifest = Manifest::load(blobs, id)?;
+        let (manifest, base) = Manifest::load_with_base(blobs, id)?;
         manifest.check_blobs(blobs)?;
+        // what the cache holds from here on was checked in this store only
+        self.verified_in = None;
+        self.base = Some(base);
         let target: HashMap<&RelPath, &EntryKind> = manifest
             .entries
             .iter()
@@ -184,7 +199,7 @@ impl HostTree {
                 ) => {
                     md.len() == *size
                         && (md.mode() & 0o111 != 0) == *executable
-                        && self.digest(&w.path, md, None)? == *digest
+                        && self.digest(&w.path, md, None, false)? == *digest
                 }
                 _ => false,
             };
