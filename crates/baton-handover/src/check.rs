@@ -227,6 +227,10 @@ pub fn vacuous(command: &str) -> Option<String> {
 /// Why one simple command always exits 0, if it does.
 fn simple_vacuous(command: &str) -> Option<String> {
     let words = shlex::split(command.trim())?;
+    // A redirection can fail (a missing folder, no permission): the exit code says something.
+    if words.iter().any(|w| w.contains('>') || w.contains('<')) {
+        return None;
+    }
     let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
     while words
         .first()
@@ -297,57 +301,312 @@ fn git_vacuous(args: &[&str]) -> Option<String> {
     }
 }
 
-/// Why `command` is destructive enough to skip unless asked (`--allow-destructive`): a
-/// recursive or forced `rm`, `dd`, `mkfs`, `shred`, a download or text piped into a shell or
-/// interpreter (`curl … | bash`, `… | sh`), `eval`, `sudo`, or a fork bomb. Even allowed, it
-/// runs in the sandbox on a copy of the tree.
+/// Why `command` is destructive enough to skip unless asked (`--allow-destructive`).
+///
+/// The command is parsed, not matched as text: it is split at its top-level operators, each
+/// simple command's words are split with POSIX quoting (so `\rm`, `'rm'` and `/bin/rm` are
+/// all `rm`), wrappers that run another command (`command`, `exec`, `builtin`, `env`, `nice`,
+/// `nohup`, `time`, `timeout`, `xargs`, `find -exec`/`-execdir`/`-ok`) are looked through,
+/// and the text of `$(…)`, backticks, `( … )`, `{ …; }` and of `sh -c`/`bash -c` is checked
+/// the same way. Flagged: `rm` with `-r`/`-f` or given to `xargs`/`find -exec`, `find
+/// -delete`, `unlink`, `dd`, `shred`, `mkfs`, `truncate`, `sudo`/`doas`/`su`, `eval`, text
+/// piped into a shell or interpreter (`curl … | bash`), an interpreter given code that
+/// deletes files or starts processes (`python3 -c 'shutil.rmtree(…)'`, `node -e`, `perl
+/// -e`, `ruby -e`), output redirected outside the tree (`> ../file`, `> /etc/x`), and a
+/// function that calls itself in a pipe or in the background (a fork bomb, `b(){ b|b& };b`).
+/// Even allowed, it runs in the sandbox on a staged tree.
 pub fn destructive(command: &str) -> Option<String> {
-    let command = command.trim();
+    destructive_at(command.trim(), 0)
+}
+
+const INTERPRETERS: [&str; 13] = [
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "perl", "ruby", "php",
+    "busybox",
+];
+
+fn destructive_at(command: &str, depth: usize) -> Option<String> {
+    if depth > 8 {
+        return Some("it nests commands too deeply to check".into());
+    }
     let compact: String = command.chars().filter(|c| !c.is_whitespace()).collect();
-    if compact.contains(":(){") || compact.contains("|:&};:") {
-        return Some("it is a fork bomb".into());
+    if compact.contains(":(){") || compact.contains("|:&};:") || recursive_function(command) {
+        return Some(
+            "it is a fork bomb (a function that calls itself in a pipe or in the background)"
+                .into(),
+        );
+    }
+    for inner in substitutions(command) {
+        if let Some(why) = destructive_at(&inner, depth + 1) {
+            return Some(why);
+        }
     }
     let segs = segments(command);
     for (i, (segment, _)) in segs.iter().enumerate() {
         let words = shlex::split(segment.trim())
             .unwrap_or_else(|| segment.split_whitespace().map(str::to_string).collect());
-        let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let after_pipe = i > 0 && segs[i - 1].1 == Some(Op::Pipe);
+        if let Some(why) = simple_destructive(&words, after_pipe, depth) {
+            return Some(why);
+        }
+    }
+    None
+}
+
+/// The texts inside `$(…)`, backticks, parentheses and braces, to check as commands.
+fn substitutions(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = command.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let open = chars[i];
+        let close = match open {
+            '(' => Some(')'),
+            '{' => Some('}'),
+            '`' => Some('`'),
+            _ => None,
+        };
+        if let Some(close) = close {
+            let mut depth = 1;
+            let mut j = i + 1;
+            while j < chars.len() {
+                if close != open && chars[j] == open {
+                    depth += 1;
+                } else if chars[j] == close {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            let inner: String = chars[i + 1..j.min(chars.len())].iter().collect();
+            if !inner.trim().is_empty() {
+                out.push(inner);
+            }
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `name() { … name … }` where the call is piped or backgrounded.
+fn recursive_function(command: &str) -> bool {
+    let mut rest = command;
+    while let Some(p) = rest.find("()") {
+        let name: String = rest[..p]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':' || *c == '-')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let after = &rest[p + 2..];
+        if !name.is_empty()
+            && let Some(open) = after.find('{')
+            && after[..open].trim().is_empty()
+        {
+            let body = &after[open + 1..];
+            let body = &body[..body.rfind('}').unwrap_or(body.len())];
+            let calls = body
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '-'))
+                .any(|w| w == name);
+            if calls && (body.contains('|') || body.contains('&')) {
+                return true;
+            }
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Why one simple command (its words) is destructive.
+fn simple_destructive(words: &[String], after_pipe: bool, depth: usize) -> Option<String> {
+    let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
+    if let Some(why) = redirect_outside(&words) {
+        return Some(why);
+    }
+    loop {
         while words
             .first()
-            .is_some_and(|w| w.contains('=') && !w.starts_with('-'))
+            .is_some_and(|w| w.contains('=') && !w.starts_with('-') && !w.starts_with('='))
         {
             words.remove(0);
         }
-        let Some((&program, args)) = words.split_first() else {
-            continue;
-        };
-        let program = program.trim_start_matches(['(', '{', '!']);
+        let &first = words.first()?;
+        let program = first.trim_start_matches(['(', '{', '!']);
         let program = program.rsplit('/').next().unwrap_or(program);
-        let after_pipe = i > 0 && segs[i - 1].1 == Some(Op::Pipe);
-        let why = match program {
-            "rm" if args.iter().any(|a| {
-                *a == "--recursive"
-                    || *a == "--force"
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'f']))
-            }) =>
-            {
-                Some("`rm -r`/`rm -f` deletes files")
+        match program {
+            // Wrappers that run the rest as a command.
+            "command" | "builtin" | "exec" | "nohup" | "time" | "stdbuf" | "setsid" | "chronic" => {
+                words.remove(0);
+                while words.first().is_some_and(|w| w.starts_with('-')) {
+                    words.remove(0);
+                }
             }
-            "dd" => Some("`dd` writes raw data"),
-            "shred" => Some("`shred` destroys files"),
-            p if p.starts_with("mkfs") => Some("`mkfs` formats a file system"),
-            "sudo" | "doas" => Some("it asks for root"),
-            "eval" => Some("`eval` runs text as code"),
-            "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" | "python" | "python3" | "node"
-            | "perl" | "ruby" | "php"
-                if after_pipe =>
-            {
-                Some("it pipes text into a shell or interpreter")
+            "env" | "nice" | "ionice" | "timeout" | "xargs" => {
+                let xargs = program == "xargs";
+                words.remove(0);
+                // Their options, and an option's value where it takes one.
+                while let Some(w) = words.first() {
+                    if w.starts_with('-') {
+                        let takes_value = matches!(
+                            *w,
+                            "-n" | "-P"
+                                | "-I"
+                                | "-L"
+                                | "-s"
+                                | "-d"
+                                | "-E"
+                                | "-a"
+                                | "-u"
+                                | "-k"
+                                | "-s9"
+                        );
+                        words.remove(0);
+                        if takes_value && !words.is_empty() {
+                            words.remove(0);
+                        }
+                    } else if program == "timeout"
+                        && w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                    {
+                        words.remove(0);
+                    } else {
+                        break;
+                    }
+                }
+                if xargs && words.is_empty() {
+                    return None;
+                }
+                if xargs
+                    && let Some(&p) = words.first()
+                    && p.rsplit('/').next() == Some("rm")
+                {
+                    return Some(
+                        "it hands input to `rm` through `xargs`, which deletes files".into(),
+                    );
+                }
             }
-            _ => None,
+            _ => break,
+        }
+    }
+    let (&first, args) = words.split_first()?;
+    let program = first.trim_start_matches(['(', '{', '!']);
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let why: Option<String> = match program {
+        "rm" if args.iter().any(|a| {
+            *a == "--recursive"
+                || *a == "--force"
+                || *a == "--dir"
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'f', 'd']))
+        }) =>
+        {
+            Some("`rm -r`/`rm -f` deletes files".into())
+        }
+        "unlink" | "rmdir" if !args.is_empty() => Some(format!("`{program}` deletes files")),
+        "find" => {
+            if args.contains(&"-delete") {
+                Some("`find -delete` deletes files".into())
+            } else if let Some(p) = args
+                .iter()
+                .position(|a| matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir"))
+            {
+                let rest: Vec<String> = args[p + 1..]
+                    .iter()
+                    .take_while(|a| **a != ";" && **a != "+")
+                    .map(|a| a.to_string())
+                    .collect();
+                if rest.first().map(|r| r.rsplit('/').next() == Some("rm")) == Some(true) {
+                    Some("`find -exec rm` deletes files".into())
+                } else {
+                    simple_destructive(&rest, false, depth + 1)
+                }
+            } else {
+                None
+            }
+        }
+        "dd" => Some("`dd` writes raw data".into()),
+        "shred" => Some("`shred` destroys files".into()),
+        "truncate" => Some("`truncate` empties files".into()),
+        p if p.starts_with("mkfs") => Some("`mkfs` formats a file system".into()),
+        "sudo" | "doas" | "su" | "pkexec" => Some("it asks for root".into()),
+        "eval" => Some("`eval` runs text as code".into()),
+        p if INTERPRETERS.contains(&p) && after_pipe => {
+            Some("it pipes text into a shell or interpreter".into())
+        }
+        p if INTERPRETERS.contains(&p) => interpreter_code(p, args, depth),
+        _ => None,
+    };
+    why
+}
+
+/// An interpreter given code with `-c`/`-e`: a shell's code is checked as a command; other
+/// languages' code is flagged when it deletes files or starts processes.
+fn interpreter_code(program: &str, args: &[&str], depth: usize) -> Option<String> {
+    let flag = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(['c', 'e']))?;
+    let code = args.get(flag + 1)?;
+    let shell = matches!(
+        program,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" | "busybox"
+    );
+    if shell {
+        return destructive_at(code, depth + 1);
+    }
+    const DELETES: [&str; 20] = [
+        "rmtree",
+        "remove(",
+        "unlink",
+        "rmdir",
+        "rmSync",
+        "rm(",
+        "rimraf",
+        "truncate",
+        "system(",
+        "subprocess",
+        "popen",
+        "exec(",
+        "execSync",
+        "spawn",
+        "child_process",
+        "os.exec",
+        "fork(",
+        "`",
+        "qx",
+        "FileUtils.rm",
+    ];
+    DELETES.iter().find(|d| code.contains(*d)).map(|d| {
+        format!("it gives `{program}` code that deletes files or starts processes (`{d}`)")
+    })
+}
+
+/// An output redirection to a path outside the tree.
+fn redirect_outside(words: &[&str]) -> Option<String> {
+    let mut iter = words.iter().peekable();
+    while let Some(w) = iter.next() {
+        let w = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+        let target = if let Some(rest) = w.strip_prefix(">>").or_else(|| w.strip_prefix('>')) {
+            let rest = rest.trim_start_matches('|');
+            if rest.is_empty() {
+                iter.peek().map(|t| t.to_string())
+            } else {
+                Some(rest.to_string())
+            }
+        } else {
+            None
         };
-        if let Some(why) = why {
-            return Some(why.to_string());
+        if let Some(t) = target {
+            let outside =
+                (t.starts_with('/') && !t.starts_with("/dev/") && !t.starts_with("/tmp/"))
+                    || t.split('/').any(|c| c == "..")
+                    || t.starts_with('~');
+            if outside {
+                return Some(format!("it writes outside the tree (`> {t}`)"));
+            }
         }
     }
     None
@@ -463,6 +722,51 @@ mod tests {
         ] {
             assert!(destructive(cmd).is_some(), "{cmd}");
         }
+    }
+
+    /// The spellings issue 36 found missed: wrappers, xargs, find, quoting, interpreters
+    /// given code, writes outside the tree and a renamed fork bomb.
+    // See: issue 36
+    #[test]
+    fn issue_36_destructive_commands_are_parsed() {
+        for cmd in [
+            "command rm -rf /tmp/host-folder",
+            "ls | xargs rm -rf",
+            "find . -name '*.o' | xargs -n 1 rm",
+            "find /srv -delete",
+            "find . -exec rm {} +",
+            "\\rm -rf x",
+            "'rm' -rf x",
+            "/bin/rm -r x",
+            "exec rm -rf x",
+            "env -i rm -rf x",
+            "nice -n 5 rm -rf x",
+            "timeout 5 rm -rf x",
+            "x=$(rm -rf src)",
+            "(cd src && rm -rf .)",
+            "bash -c 'command rm -rf /x'",
+            "python3 -c 'import shutil; shutil.rmtree(\"/x\")'",
+            "node -e 'require(\"fs\").rmSync(\"/x\", {recursive: true})'",
+            "perl -e 'unlink glob \"*\"'",
+            "b(){ b|b& };b",
+            "echo x > ../file",
+            "echo x >> /etc/profile",
+            "rm -f /nonexistent; test -f src/billing/export.ts",
+            "eval test -f test/ledger.test.ts",
+        ] {
+            assert!(destructive(cmd).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "python3 -c 'import app'",
+            "node -e 'require(\"./index.js\")'",
+            "find . -name '*.ts'",
+            "echo ok > /dev/null",
+            "xargs echo < list",
+            "command -v cargo",
+        ] {
+            assert_eq!(destructive(cmd), None, "{cmd}");
+        }
+        assert_eq!(vacuous("echo x > ../file"), None, "a redirection can fail");
         for cmd in [
             "rm",
             "grep -rf x .",

@@ -177,6 +177,11 @@ impl Repo {
         Ok(paths)
     }
 
+    /// `git args` at the top of the tree: its standard output, or why it failed.
+    pub(crate) fn git_text(&self, args: &[&str]) -> Result<String, GitError> {
+        self.git(args)
+    }
+
     /// NUL-separated paths git lists (`ls-files -z …`).
     pub(crate) fn list(&self, args: &[&str]) -> Result<Vec<String>, GitError> {
         Ok(split_z(&self.git(args)?))

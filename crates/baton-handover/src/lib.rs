@@ -56,8 +56,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod bench;
 pub mod body;
+pub mod changed;
 pub mod check;
 pub mod claims;
 pub mod cues;
@@ -74,6 +76,7 @@ pub mod sandbox;
 pub mod stage;
 pub mod structure;
 pub mod verify;
+pub mod write;
 
 use std::path::Path;
 

@@ -168,6 +168,11 @@ pub enum HandoffCommand {
     /// Handover's trap bench (deterministic layer): lint score and negation-aware trap
     /// coverage per scenario and document.
     Bench(HandoffBenchArgs),
+    /// Scaffold a handoff document from the repository's git state: name from the branch,
+    /// true_at_sha = HEAD, status from the working tree, recent commits, the repository's
+    /// own test command as verify_cmd when it passes, checked claims, and marked places for
+    /// what only a person knows.
+    Write(HandoffWriteArgs),
 }
 
 /// Scoring rubrics for handoff documents.
@@ -184,9 +189,17 @@ pub enum HandoffRubric {
 /// `baton handoff lint`.
 #[derive(Debug, Args)]
 pub struct HandoffLintArgs {
-    /// The documents.
-    #[arg(required = true, value_name = "FILE")]
+    /// The documents (handoff documents, or AGENTS.md / CLAUDE.md agent instruction files).
+    #[arg(required_unless_present = "changed", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Lint only the handoff documents (and AGENTS.md / CLAUDE.md files) that the commits
+    /// since BASE changed (`git diff BASE...HEAD`; default HEAD~1), for CI.
+    #[arg(long, value_name = "BASE", num_args = 0..=1, default_missing_value = "HEAD~1")]
+    pub changed: Option<String>,
+    /// A config file turning rules off (default: `.baton-handoff.toml` at the top of the
+    /// repository, when present): `disable = ["rule", …]`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Verify against the document's git repository (read-only): anchor, ancestry, drift,
     /// uncommitted changes, future dates.
     #[arg(long)]
@@ -222,17 +235,44 @@ pub struct HandoffLintArgs {
     /// Seconds the whole verification of one document may take (every check together).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub total_timeout: u64,
-    /// Run the document's commands on the host (in a copy of the tree) instead of the
-    /// bubblewrap sandbox.
+    /// Run the document's commands on the host instead of the bubblewrap sandbox: in a
+    /// staged copy of the tree, without secret-like files, with the allow-list environment
+    /// and limits, but no namespaces: a command can read what the user can and reach the
+    /// network. When baton runs as root, each command drops to the unprivileged user 65534
+    /// first. Destructive commands are still skipped unless --allow-destructive.
     #[arg(long)]
     pub no_sandbox: bool,
     /// Let the document's commands reach the network.
     #[arg(long)]
     pub allow_network: bool,
-    /// Run checks flagged destructive (`rm -rf`, `dd`, `| sh`, fork bombs) too, still in the
-    /// sandbox.
+    /// Run checks flagged destructive too, still in the sandbox: `rm -r`/`-f` in any
+    /// spelling or through `command`, `xargs`, `find -exec`, `find -delete`, `dd`, `shred`,
+    /// `sudo`, `eval`, text piped into a shell, interpreters given code that deletes files,
+    /// writes outside the tree, fork bombs.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// Let a document pass when some of its checks did not run (skipped as destructive,
+    /// past the cap of 25 claims, out of time); each is listed. By default an unrun check
+    /// fails the document.
+    #[arg(long)]
+    pub allow_unverified: bool,
+    /// Put this secret-like file (`.env*`, `*.pem`, `id_*`, `.npmrc`, `.netrc`, credential
+    /// files), relative to the top of the repository, into the sandbox; they are left out
+    /// by default. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub include: Vec<String>,
+}
+
+/// `baton handoff write`.
+#[derive(Debug, Args)]
+pub struct HandoffWriteArgs {
+    /// Where to write the document (default: print it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Probe the test commands on the host instead of the bubblewrap sandbox (see
+    /// `handoff lint --no-sandbox`).
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// `baton handoff bench`.
