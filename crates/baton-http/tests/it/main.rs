@@ -5,6 +5,7 @@ mod faults;
 mod hostile;
 #[cfg(feature = "live-api")]
 mod live;
+mod money3;
 mod providers;
 mod sdk;
 
