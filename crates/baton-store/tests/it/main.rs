@@ -8,6 +8,7 @@ mod diskfull;
 mod foreign;
 mod killed;
 mod migrate;
+mod money3;
 mod refuse;
 mod roundtrip;
 pub mod v1;
