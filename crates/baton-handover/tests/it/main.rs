@@ -3,6 +3,7 @@
 
 mod bench;
 mod hostile;
+mod large;
 mod reference;
 mod structure;
 mod support;

@@ -789,3 +789,387 @@ fn issue_26_negated_verify_cmd_and_failing_claims_exit_1() {
         stdout(&out)
     );
 }
+
+/// A repository readable by others (so the sandbox binds its ignored folders when the tests
+/// run as root), with `files` committed on branch `main`; returns the dir and HEAD.
+fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["config", "user.name", "Dana"]);
+    git(d, &["config", "user.email", "dana@example.com"]);
+    for (path, text) in files {
+        let p = d.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "initial"]);
+    let sha = git(d, &["rev-parse", "HEAD"]);
+    (dir, sha)
+}
+
+fn lint_in(d: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["handoff", "lint"];
+    all.extend_from_slice(args);
+    let out = baton(d, &all);
+    (
+        out.status.code(),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+/// False claims that never ran (skipped as destructive, out of time) fail the document;
+/// `--allow-unverified` lets it pass and lists each.
+// See: issue 36
+#[test]
+fn issue_36_unrun_false_claims_fail_the_document() {
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    let text = doc(
+        &sha,
+        &[
+            (
+                "Export exists",
+                "rm -f /nonexistent; test -f src/billing/export.ts",
+            ),
+            ("Ledger test", "eval test -f test/ledger.test.ts"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let (code, out) = lint_in(d, &["--claims", "HANDOFF.md"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("not-run"), "{out}");
+    assert!(out.contains("result: FAIL"), "{out}");
+    let (code, out) = lint_in(d, &["--claims", "--allow-unverified", "HANDOFF.md"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out.matches("passed unverified (--allow-unverified): claim")
+            .count(),
+        2,
+        "{out}"
+    );
+
+    // Out of time: slow claims use up the total limit before the false ones run.
+    let mut claims: Vec<(&str, &str)> = vec![("Slow", "sleep 3"); 3];
+    claims.extend([("False", "false"), ("Missing", "test -f no-such-file")]);
+    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &claims)).unwrap();
+    let (code, out) = lint_in(
+        d,
+        &["--claims", "--total-timeout", "4", "--json", "HANDOFF.md"],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    let v: Value = serde_json::from_str(&out[..out.rfind('}').unwrap() + 1]).unwrap();
+    let claims = v["documents"][0]["verification"]["claims"]
+        .as_array()
+        .unwrap();
+    assert_eq!(claims.last().unwrap()["class"], "not-run", "{out}");
+    assert_eq!(v["schema"], 3);
+}
+
+/// A claim that prints `.env` in base64 leaks none of its values into text, JSON or SARIF,
+/// and `.env` is not in the sandbox unless named with `--include`.
+// See: issue 36
+#[test]
+fn issue_36_base64_of_env_leaks_nothing() {
+    let values = [
+        "plainvalue-without-shape-778899",
+        "hunter2-but-much-longer-42",
+        "sk_live_ABCDEFGHIJKLMNOP1234",
+    ];
+    let env = format!(
+        "APP_MODE=plain\nSESSION_SALT={}\nDB_PASSWORD={}\nSTRIPE_KEY={}\n",
+        values[0], values[1], values[2]
+    );
+    let (dir, sha) = repo_with(&[(".gitignore", ".env\n"), ("README.md", "x\n")]);
+    let d = dir.path();
+    std::fs::write(d.join(".env"), &env).unwrap();
+    let text = doc(
+        &sha,
+        &[
+            ("Env encoded", "base64 -w0 .env; false"),
+            ("Env hex", "od -An -tx1 .env | tr -d ' \\n'; false"),
+        ],
+    );
+    std::fs::write(d.join("HANDOFF.md"), &text).unwrap();
+    let (_, out) = lint_in(d, &["--claims", "HANDOFF.md"]);
+    assert!(out.contains("No such file"), ".env is left out: {out}");
+    let whole = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &env);
+    for format in [&[][..], &["--json"], &["--sarif"]] {
+        let mut args = vec!["--claims", "--include", ".env", "HANDOFF.md"];
+        args.extend_from_slice(format);
+        let (code, out) = lint_in(d, &args);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("[redacted]"), "{format:?}: {out}");
+        for v in values {
+            assert!(!out.contains(v), "{format:?} leaks {v}");
+            let hex: String = v.bytes().map(|b| format!("{b:02x}")).collect();
+            assert!(!out.contains(&hex), "{format:?} leaks {v} in hex");
+        }
+        // No run of 12 characters of the encoded file survives, outside its first line.
+        let encoded_value = &whole[24..];
+        for i in 0..encoded_value.len().saturating_sub(12) {
+            let piece = &encoded_value[i..i + 12];
+            assert!(!out.contains(piece), "{format:?} leaks {piece}: {out}");
+        }
+    }
+}
+
+/// `--no-sandbox` never deletes a host folder through `command rm -rf`: the check is caught
+/// as destructive, and even allowed it runs as an unprivileged user when baton is root.
+// See: issue 36
+#[test]
+fn issue_36_no_sandbox_leaves_host_folders_in_place() {
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(host.path().join("keep"), "x").unwrap();
+    let folder = host.path().display().to_string();
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    let cmd = format!("command rm -rf {folder}");
+    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[("Wipe", &cmd)])).unwrap();
+    let (code, out) = lint_in(d, &["--claims", "--no-sandbox", "HANDOFF.md"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("deletes files"), "{out}");
+    assert!(host.path().join("keep").exists());
+    let root = {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    };
+    if root {
+        let (_, out) = lint_in(
+            d,
+            &[
+                "--claims",
+                "--no-sandbox",
+                "--allow-destructive",
+                "HANDOFF.md",
+            ],
+        );
+        assert!(host.path().join("keep").exists(), "{out}");
+    }
+}
+
+/// Every file under `.git`, with its bytes.
+fn git_bytes(d: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![d.join(".git")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `--repo` (and `--claims`) leave `.git` byte-identical, even when `git status` would have
+/// refreshed a stale index.
+// See: issue 36
+#[test]
+fn issue_36_repo_leaves_git_byte_identical() {
+    let (dir, sha) = repo_with(&[("README.md", "x\n"), ("src/a.js", "a\n")]);
+    let d = dir.path();
+    std::fs::write(
+        d.join("HANDOFF.md"),
+        doc(&sha, &[("A", "test -f src/a.js")]),
+    )
+    .unwrap();
+    // A new mtime on an unchanged file makes the index stale.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(d.join("README.md"), "x\n").unwrap();
+    let before = git_bytes(d);
+    for level in ["--repo", "--claims"] {
+        let (code, out) = lint_in(d, &[level, "HANDOFF.md"]);
+        assert!(code.is_some(), "{out}");
+        assert!(before == git_bytes(d), "{level} changed .git");
+    }
+}
+
+/// A document named like a secret keeps its score in the text report.
+// See: issue 36
+#[test]
+fn issue_36_a_score_is_never_redacted() {
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    for name in [
+        "secrets",
+        "password-reset",
+        "token-refresh",
+        "api-key-rotation",
+    ] {
+        std::fs::write(d.join(format!("{name}.md")), doc(&sha, &[])).unwrap();
+        let (_, out) = lint_in(d, &[&format!("{name}.md")]);
+        let first = out.lines().next().unwrap();
+        assert!(first.starts_with(&format!("{name}.md: ")), "{first}");
+        assert!(first.contains("/100 (baton rubric)"), "{first}");
+        assert!(!first.contains("[redacted]"), "{first}");
+    }
+}
+
+/// `baton handoff write` in a Rust, a Node and a Python repository: the document lints valid
+/// under both rubrics and passes `--claims` where it was written.
+// See: issue 36
+#[test]
+fn issue_36_write_scaffolds_documents_that_pass_their_own_claims() {
+    let rust: &[(&str, &str)] = &[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+        ),
+        (".gitignore", "target/\n"),
+        ("README.md", "calc\n"),
+    ];
+    let node: &[(&str, &str)] = &[
+        (
+            "package.json",
+            "{\"name\":\"shop\",\"scripts\":{\"test\":\"node test/cart.test.js\"}}\n",
+        ),
+        ("src/cart.js", "module.exports = (a, b) => a + b;\n"),
+        (
+            "test/cart.test.js",
+            "const add = require('../src/cart'); if (add(1, 2) !== 3) process.exit(1);\n",
+        ),
+        (".gitignore", "node_modules/\n"),
+    ];
+    let python: &[(&str, &str)] = &[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"ledger\"\nversion = \"0.1.0\"\n",
+        ),
+        ("ledger/__init__.py", "def total(xs):\n    return sum(xs)\n"),
+        (
+            "tests/test_total.py",
+            "import unittest\nfrom ledger import total\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([1, 2]), 3)\n",
+        ),
+        ("tests/__init__.py", ""),
+    ];
+    for (kind, files) in [("rust", rust), ("node", node), ("python", python)] {
+        let (dir, sha) = repo_with(files);
+        let d = dir.path();
+        git(
+            d,
+            &["checkout", "-q", "-b", &format!("feature/{kind}-work")],
+        );
+        let out = baton(d, &["handoff", "write", "--out", "HANDOFF.md"]);
+        assert_eq!(out.status.code(), Some(0), "{kind}: {}", stderr(&out));
+        let text = std::fs::read_to_string(d.join("HANDOFF.md")).unwrap();
+        assert!(
+            text.contains(&format!("true_at_sha: {sha}")),
+            "{kind}: {text}"
+        );
+        assert!(
+            text.contains(&format!("handoff: feature-{kind}-work")),
+            "{kind}: {text}"
+        );
+        for rubric in ["baton", "handover-0.4"] {
+            let (code, out) = lint_in(d, &["--rubric", rubric, "HANDOFF.md"]);
+            assert_eq!(code, Some(0), "{kind} {rubric}: {out}\n{text}");
+            assert!(out.lines().next().unwrap().ends_with(", valid"), "{out}");
+        }
+        let (code, out) = lint_in(d, &["--claims", "HANDOFF.md"]);
+        assert_eq!(code, Some(0), "{kind}: {out}\n{text}");
+        assert!(out.contains("result: pass"), "{kind}: {out}");
+        assert!(
+            out.contains(" 0 held-now-broken, 0 never-held, 0 fails-now, 0 cannot-tell, 0 not-run"),
+            "{kind}: {out}"
+        );
+        if kind != "rust" {
+            assert!(text.contains("| The test suite passes |"), "{kind}: {text}");
+        }
+    }
+}
+
+/// `--changed BASE` lints only the handoff documents (and agent files) the range touched.
+// See: issue 36
+#[test]
+fn issue_36_changed_lints_only_the_documents_a_range_touched() {
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("handoffs")).unwrap();
+    for name in ["a", "b"] {
+        std::fs::write(d.join(format!("handoffs/{name}.md")), doc(&sha, &[])).unwrap();
+    }
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "two handoffs"]);
+    let base = git(d, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        d.join("handoffs/b.md"),
+        doc(&sha, &[]).replace("Dana", "Robin"),
+    )
+    .unwrap();
+    std::fs::write(d.join("handoffs/c.md"), doc(&sha, &[])).unwrap();
+    std::fs::write(d.join("README.md"), "changed, not a handoff\n").unwrap();
+    std::fs::write(d.join("AGENTS.md"), "Run `make test`.\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "edit b, add c"]);
+    let out = baton(d, &["handoff", "lint", "--changed", &base, "--json"]);
+    let v = json(&out);
+    let mut paths: Vec<String> = v["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|doc| {
+            let p = doc["path"].as_str().unwrap();
+            p.rsplit_once(d.file_name().unwrap().to_str().unwrap())
+                .map_or(p, |(_, rest)| rest)
+                .to_string()
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["/AGENTS.md", "/handoffs/b.md", "/handoffs/c.md"]);
+    let agents = &v["documents"][0];
+    assert_eq!(agents["valid"], false, "no Makefile: {agents}");
+    assert_eq!(out.status.code(), Some(1));
+    let out = baton(d, &["handoff", "lint", "--changed", "HEAD"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("no handoff document"));
+}
+
+/// AGENTS.md: named paths and commands exist; with `--verify` the test commands run in the
+/// sandbox; a config file turns a rule off.
+// See: issue 36
+#[test]
+fn issue_36_agent_files_are_checked() {
+    let (dir, _) = repo_with(&[
+        (
+            "package.json",
+            "{\"name\":\"x\",\"scripts\":{\"test\":\"node -e 'process.exit(0)'\"}}\n",
+        ),
+        ("docs/SPEC.md", "spec\n"),
+        (
+            "AGENTS.md",
+            "# Agents\n\nRead `docs/SPEC.md`, then run:\n\n```sh\n$ npm test\n```\n",
+        ),
+        (
+            "CLAUDE.md",
+            "See `docs/GONE.md`. Run `npm run lint` and `make build`.\n",
+        ),
+    ]);
+    let d = dir.path();
+    let (code, out) = lint_in(d, &["--verify", "AGENTS.md"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("`npm test` passed"), "{out}");
+    let (code, out) = lint_in(d, &["--json", "CLAUDE.md"]);
+    assert_eq!(code, Some(1), "{out}");
+    for want in ["docs/GONE.md", "no `lint` script", "no Makefile"] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    std::fs::write(
+        d.join(".baton-handoff.toml"),
+        "disable = [\"agents-path\", \"agents-command\"]\n",
+    )
+    .unwrap();
+    let (code, out) = lint_in(d, &["CLAUDE.md"]);
+    assert_eq!(code, Some(0), "{out}");
+}
