@@ -9,6 +9,13 @@
 //! 0.4.1 reads: the header by its flat line rules ([`crate::header::flat`]: a trailing
 //! `# comment` is part of the value), the body with its line masking (fenced code blocks and
 //! lines starting with `>`), so it agrees with 0.4.1 on documents 0.4.1 misreads.
+//!
+//! Three differences are deliberate, and [`differences`] marks each in the output (a note,
+//! rule `differs-from-0.4.1`, which changes no score): a UTF-16 document is decoded (0.4.1
+//! reads the bytes as UTF-8 and scores it 20, invalid); only `\n` ends a line (0.4.1, through
+//! Python's `splitlines`, also breaks lines at U+2028, U+2029, U+0085, `\v`, `\f` and
+//! `\x1c`–`\x1e`, so its line numbers after one differ); and a document over 8 MiB is refused
+//! before reading (0.4.1 lints it; the binary says so in its error).
 
 use std::collections::BTreeSet;
 
@@ -57,6 +64,44 @@ pub fn score(doc: &Document) -> Structure {
 
 /// The body lines as 0.4.1 masks them: every line of a fenced code block (a fence closes on
 /// the opener's character, at least as long) and every line starting with `>` is empty.
+/// The rule of the notes that mark a deliberate difference from 0.4.1.
+pub const DIFFERS: &str = "differs-from-0.4.1";
+
+/// Notes marking where baton deliberately reads `text` differently from 0.4.1: `utf16` when
+/// it was decoded from UTF-16, and the first line holding a character Python's
+/// `splitlines` treats as a line break.
+pub fn differences(text: &str, utf16: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if utf16 {
+        out.push(Finding::new(
+            DIFFERS,
+            Severity::Note,
+            Some(1),
+            "deliberate difference from Handover 0.4.1: baton decodes UTF-16 from its byte-order mark; 0.4.1 reads the bytes as UTF-8 and scores the document 20/100, invalid",
+        ));
+    }
+    let breaks = [
+        '\u{2028}', '\u{2029}', '\u{85}', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}',
+    ];
+    if let Some((n, line)) = text
+        .split('\n')
+        .enumerate()
+        .find(|(_, l)| l.contains(breaks))
+    {
+        let c = line.chars().find(|c| breaks.contains(c)).unwrap_or(' ');
+        out.push(Finding::new(
+            DIFFERS,
+            Severity::Note,
+            Some(n + 1),
+            format!(
+                "deliberate difference from Handover 0.4.1: U+{:04X} on this line is not a line break for baton (only \\n is); 0.4.1 breaks lines there, so its line numbers after it are higher",
+                c as u32
+            ),
+        ));
+    }
+    out
+}
+
 fn mask(doc: &Document) -> Vec<(usize, &str)> {
     let first = doc.body.first_line;
     let mut fence: Option<(char, usize)> = None;

@@ -86,7 +86,14 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<Input>> {
     for path in files {
         match input::read(path) {
             Ok(t) => texts.push(t),
-            Err(e) => errors.push(terminal_safe(&format!("{e:#}: {}", source_of(&e)))),
+            Err(e) => {
+                let mut msg = format!("{e:#}: {}", source_of(&e));
+                if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > input::MAX_BYTES)
+                {
+                    msg.push_str(" (a deliberate difference from Handover 0.4.1, which lints documents of any size)");
+                }
+                errors.push(terminal_safe(&msg))
+            }
         }
     }
     if !errors.is_empty() {
@@ -169,6 +176,18 @@ fn lint(mut args: HandoffLintArgs, printer: &Printer) -> Result<Outcome> {
             };
             if let Some(f) = &input.finding {
                 l.structure.findings.insert(0, f.clone());
+            }
+            if rubric == Rubric::Handover04 {
+                let utf16 = input
+                    .finding
+                    .as_ref()
+                    .is_some_and(|f| f.message.contains("UTF-16"));
+                l.structure
+                    .findings
+                    .extend(baton_handover::rubric::compat::differences(
+                        &input.text,
+                        utf16,
+                    ));
             }
             apply(&config, &mut l);
             l

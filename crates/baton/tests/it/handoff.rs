@@ -1173,3 +1173,38 @@ fn issue_36_agent_files_are_checked() {
     let (code, out) = lint_in(d, &["CLAUDE.md"]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+/// The deliberate differences from Handover 0.4.1 are marked in `handover-0.4` output: a
+/// UTF-16 document, a U+2028 inside a line, a document over 8 MiB.
+// See: issue 36
+#[test]
+fn issue_36_differences_from_0_4_1_are_marked() {
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    let text = doc(&sha, &[]);
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(d.join("utf16.md"), utf16).unwrap();
+    std::fs::write(
+        d.join("sep.md"),
+        text.replace("# Handover", "# Hand\u{2028}over"),
+    )
+    .unwrap();
+    for (file, want) in [("utf16.md", "decodes UTF-16"), ("sep.md", "U+2028")] {
+        let (_, out) = lint_in(d, &["--rubric", "handover-0.4", file]);
+        assert!(
+            out.contains("differs-from-0.4.1") && out.contains(want),
+            "{out}"
+        );
+        let (_, out) = lint_in(d, &[file]);
+        assert!(!out.contains("differs-from-0.4.1"), "baton rubric: {out}");
+    }
+    let big = format!("{text}{}", "x".repeat(9 << 20));
+    std::fs::write(d.join("big.md"), big).unwrap();
+    let (code, out) = lint_in(d, &["--rubric", "handover-0.4", "big.md"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        out.contains("deliberate difference from Handover 0.4.1"),
+        "{out}"
+    );
+}
