@@ -1208,3 +1208,50 @@ fn issue_36_differences_from_0_4_1_are_marked() {
         "{out}"
     );
 }
+
+/// The example pre-commit hook lints the staged handoff documents (exit 1 on a failing one,
+/// 0 when none is staged), and the example config file parses and turns a rule off.
+// See: issue 36
+#[test]
+fn issue_36_the_ci_examples_work() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (dir, sha) = repo_with(&[("README.md", "x\n")]);
+    let d = dir.path();
+    let bin = Path::new(env!("CARGO_BIN_EXE_baton")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let hook = root.join("examples/ci/pre-commit-handoff");
+    let run_hook = || {
+        Command::new(&hook)
+            .current_dir(d)
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run_hook().status.code(), Some(0), "nothing staged");
+    std::fs::write(
+        d.join("HANDOFF.md"),
+        doc(&sha, &[]).replace("iso_date: 2026-01-14", "iso_date: 2026-02-30"),
+    )
+    .unwrap();
+    git(d, &["add", "HANDOFF.md"]);
+    let out = run_hook();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("header-date"), "{}", stdout(&out));
+    std::fs::write(d.join("HANDOFF.md"), doc(&sha, &[])).unwrap();
+    git(d, &["add", "HANDOFF.md"]);
+    assert_eq!(run_hook().status.code(), Some(0));
+
+    let config = root.join("examples/handoff.baton-handoff.toml");
+    let text = doc(&sha, &[]).replace("- Tried and failed:", "- Tried:");
+    std::fs::write(d.join("HANDOFF.md"), text).unwrap();
+    let (_, out) = lint_in(d, &["HANDOFF.md"]);
+    assert!(out.contains("negative-missing"), "{out}");
+    let (_, out) = lint_in(d, &["--config", config.to_str().unwrap(), "HANDOFF.md"]);
+    assert!(!out.contains("negative-missing"), "{out}");
+    let yml = std::fs::read_to_string(root.join("examples/ci/handoff-lint.yml")).unwrap();
+    assert!(yml.contains("--changed") && yml.contains("upload-sarif"));
+}
