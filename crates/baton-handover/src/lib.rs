@@ -18,13 +18,22 @@
 //!   body's marked first step, charges for invalid optional keys and rejects impossible dates.
 //!   Scoring is a pure function of the text.
 //! - **Verify** ([`mod@verify`]): against the document's git repository, the anchor, its ancestry
-//!   and drift as data, commit ids named in the text; `verify_cmd`; and each claim's check
-//!   run at the anchor and now, each in a sandboxed copy of the tree ([`sandbox`], on
-//!   `baton-env`'s bubblewrap backend: read-only system, no network, an allow-list
-//!   environment, limits, one deadline), so a claim is held-and-holds, held-now-broken,
-//!   never-held, fails-now or cannot-tell. Destructive checks are skipped unless allowed;
-//!   reports are redacted of credential-shaped strings ([`redact`]); documents are read
-//!   bounded, regular files only, in UTF-8 or UTF-16 ([`input`]).
+//!   and drift as data, commit ids named in the text (read-only: `.git` stays byte-identical);
+//!   `verify_cmd`; and each claim's check run at the anchor and now, each in the sandbox
+//!   ([`sandbox`], on `baton-env`'s bubblewrap backend: read-only system, no network, an
+//!   allow-list environment, limits, one deadline that staging counts against) on a staged
+//!   tree ([`stage`]: tracked files, a private `.git`, ignored folders bound read-only, files
+//!   that look like secrets left out), so a claim is held-and-holds, held-now-broken,
+//!   never-held, fails-now, cannot-tell or not-run. Verification fails closed: a check that did
+//!   not run (destructive, past the claim cap, out of time) fails the document unless
+//!   unverified checks are allowed. Destructive checks are found by parsing the command
+//!   ([`check::destructive`]); reports are redacted of credential-shaped strings and of every
+//!   secret value found, in any common encoding ([`redact`]); documents are read bounded,
+//!   regular files only, in UTF-8 or UTF-16 ([`input`]).
+//! - **Write** ([`mod@write`]): a compliant document scaffolded from live git state, every claim
+//!   checked before it is written.
+//! - **CI** ([`changed`], [`agents`]): the documents a commit range touched, and checks of
+//!   `AGENTS.md`/`CLAUDE.md` (the commands and paths they name exist; their tests pass).
 //! - **Bench** ([`mod@bench`]): Handover's trap bench with negation-aware coverage.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
