@@ -2,17 +2,19 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use baton_data::Schedule;
 use baton_eval::extract::llm;
 use baton_models::Model;
-use baton_types::{Cell, Cost, ExtractionStrategy, Message};
+use baton_types::{Baseline, Cell, Cost, ExtractionStrategy, Family, Interface, Message};
 
 use crate::RunError;
+use crate::interface::InterfaceTemplates;
 use crate::ledger::{output_cap, prompt_tokens_upper_bound};
-use crate::plan::Plan;
+use crate::plan::{Plan, TaskGroup};
 use crate::run::RunOptions;
-use crate::setup::Setup;
+use crate::setup::{Extractor, Setup};
 use crate::spec::ExperimentSpec;
 
 /// The estimate for one cell.
@@ -104,149 +106,271 @@ impl fmt::Display for DryRun {
         writeln!(
             f,
             "\n{} tasks. Upper bounds assume every prompt token at the dearest input rate (one token per byte), \
-             every reply at the model's max_tokens, and nothing stored yet.",
+             every reply at the model's max_tokens, every call answered unusably as often as the model's \
+             unusable_retries allow (each attempt is billed), a summary call for each compact_pre and compact_suf \
+             episode, and nothing stored yet.",
             self.tasks
         )
     }
 }
 
-/// Plan an experiment and bound its cost without calling any model or opening a store.
+/// Plan an experiment and bound its cost without calling any model or opening a store:
+/// the sum over the plan of [`Bounds`], each episode's bound.
 pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, RunError> {
-    let setup = Setup::load(spec, options)?;
+    let setup = Setup::load_for_estimate(spec, options)?;
     let plan = Plan::new(&setup.spec, &setup.tasks);
-    let fork = setup.spec.fork_prefixes;
-    let batched = |names: &[&str]| {
-        names
-            .iter()
-            .any(|n| setup.spec.models.get(*n).is_some_and(|m| m.batch))
-    };
-    let most = |slot: &mut Option<usize>, rounds: usize| {
-        *slot = Some(slot.map_or(rounds, |r| r.max(rounds)));
+    let families: Vec<Family> = setup.tasks.iter().map(|t| t.family).collect();
+    let bounds = Bounds {
+        spec: &setup.spec,
+        schedules: &setup.schedules,
+        baselines: &setup.baselines,
+        models: &setup.models,
+        extractor: setup.extractor.as_deref(),
+        families: &families,
+        interfaces: &setup.interfaces,
     };
     let mut out = DryRun {
         tasks: setup.tasks.len(),
         ..DryRun::default()
     };
     for g in &plan.groups {
-        let schedule = &setup.schedules[g.task];
-        let n = setup.tasks[g.task].n_turns();
-        for m in &g.anchors {
-            let model = &setup.models[m];
-            let costs = turn_costs(schedule, |_| model.as_ref());
-            let total: Cost = costs.iter().copied().sum();
-            let e = out.cells.entry(Cell::single(m).label()).or_default();
-            e.episodes += 1;
-            e.calls += n;
-            e.paid_upper += total;
-            e.attributed_upper += total;
-            if batched(&[m.as_str()]) {
-                most(&mut e.batch_rounds, n);
-            }
-        }
-        for cell in &g.baselines {
-            let Cell::Baseline { model, mode } = cell else {
-                continue;
-            };
-            let prompt = setup.baselines[g.task]
-                .iter()
-                .find(|(b, _)| b == mode)
-                .map(|(_, p)| p.clone())
-                .unwrap_or_default();
-            let single = Schedule {
-                system: schedule.system.clone(),
-                user_turns: vec![prompt],
-                sha256: String::new(),
-            };
-            let model = &setup.models[model];
-            let cost: Cost = turn_costs(&single, |_| model.as_ref()).into_iter().sum();
+        for (cell, k) in g.cells() {
+            let b = bounds.episode(g, &cell, k);
             let e = out.cells.entry(cell.label()).or_default();
             e.episodes += 1;
-            e.calls += 1;
-            e.paid_upper += cost;
-            e.attributed_upper += cost;
-            if batched(&[model.name()]) {
-                most(&mut e.batch_rounds, 1);
+            e.calls += b.calls;
+            e.paid_upper += b.paid;
+            e.attributed_upper += b.attributed;
+            if let Some(rounds) = b.batch_rounds {
+                e.batch_rounds = Some(e.batch_rounds.map_or(rounds, |r| r.max(rounds)));
             }
-        }
-        for (cell, k) in &g.handoffs {
-            let Cell::Handoff {
-                sender,
-                receiver,
-                interface,
-                ..
-            } = cell
-            else {
-                continue;
-            };
-            let compacts = matches!(
-                interface,
-                baton_types::Interface::CompactPre | baton_types::Interface::CompactSuf
-            );
-            let (s, r) = (&setup.models[sender], &setup.models[receiver]);
-            let costs = turn_costs(schedule, |t| if t <= *k { s.as_ref() } else { r.as_ref() });
-            let prefix: Cost = costs[..*k].iter().copied().sum();
-            let suffix: Cost = costs[*k..].iter().copied().sum();
-            let e = out.cells.entry(cell.label()).or_default();
-            e.episodes += 1;
-            e.calls += if fork { n - k } else { n };
-            e.paid_upper += if fork { suffix } else { prefix + suffix };
-            e.attributed_upper += prefix + suffix;
-            if batched(&[sender.as_str(), receiver.as_str()]) {
-                // after the group's anchors (n rounds): its own turns, and a summary call
-                let own = if fork { n - k } else { n };
-                most(&mut e.batch_rounds, n + own + usize::from(compacts));
-            }
-        }
-        // LiC's answer extraction: up to three calls after each math or database final
-        // reply, shown as their own row (they are not any cell's cost)
-        if let Some(x) = &setup.extractor
-            && let Some(strategy) = ExtractionStrategy::of(setup.tasks[g.task].family)
-        {
-            let finals = g
-                .anchors
-                .iter()
-                .chain(g.baselines.iter().filter_map(|c| match c {
-                    Cell::Baseline { model, .. } => Some(model),
-                    _ => None,
-                }))
-                .chain(g.handoffs.iter().filter_map(|(c, _)| match c {
-                    Cell::Handoff { receiver, .. } => Some(receiver),
-                    _ => None,
-                }));
-            for m in finals {
-                let reply = "x".repeat(output_cap(&setup.models[m]) as usize * 4);
-                let prompt = format!("{}{reply}", x.prompts.template(strategy));
-                let one = x.model.billed_upper_bound(
-                    prompt_tokens_upper_bound(&[Message::user(prompt)]),
-                    output_cap(&x.model),
-                );
+            if let Some(x) = bounds.extraction(g, &cell) {
                 let e = out.cells.entry(EXTRACTION_ROW.to_string()).or_default();
                 e.episodes += 1;
-                e.calls += llm::MAX_ATTEMPTS as usize;
-                for _ in 0..llm::MAX_ATTEMPTS {
-                    e.paid_upper += one;
-                }
+                e.calls += x.calls;
+                e.paid_upper += x.paid;
+                e.attributed_upper += x.attributed;
             }
         }
     }
     Ok(out)
 }
 
+/// The bound of one episode (or of its answer extraction).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct EpisodeBound {
+    /// Calls it makes at most (each may be answered unusably `unusable_retries` times
+    /// more, which `paid` counts).
+    pub calls: usize,
+    /// What it pays at most: every call's every billed attempt.
+    pub paid: Cost,
+    /// Its attributed cost at most (a forked prefix's turns included).
+    pub attributed: Cost,
+    /// Turn rounds until it can finish, when a model of it is batched.
+    pub batch_rounds: Option<usize>,
+}
+
+/// Each planned episode's upper bound, from what setup built: the one rule the dry run
+/// sums and a run on an existing folder states for the episodes it will run.
+///
+/// A call's bound is the ledger's (every prompt token at the dearest input rate, one
+/// token per byte, every earlier reply at the output cap), times the attempts it may
+/// be billed for (`1 + unusable_retries`). A handoff through `compact_pre` or
+/// `compact_suf` adds its summary call; an interface text is counted in every prompt
+/// after the switch.
+pub(crate) struct Bounds<'a> {
+    pub spec: &'a ExperimentSpec,
+    pub schedules: &'a [Schedule],
+    pub baselines: &'a [Vec<(Baseline, String)>],
+    pub models: &'a BTreeMap<String, Arc<Model>>,
+    pub extractor: Option<&'a Extractor>,
+    pub families: &'a [Family],
+    pub interfaces: &'a InterfaceTemplates,
+}
+
+impl Bounds<'_> {
+    /// The attempts a call of model `name` may be billed for.
+    fn attempts(&self, name: &str) -> u64 {
+        let spec = if name == "extractor" {
+            self.spec.extractor.as_ref()
+        } else {
+            self.spec.models.get(name)
+        };
+        1 + u64::from(
+            spec.and_then(|m| m.unusable_retries)
+                .unwrap_or(baton_models::defaults::UNUSABLE_RETRIES),
+        )
+    }
+
+    /// One call of `model` with `messages`, every billed attempt.
+    fn call(&self, model: &Model, messages: &[Message]) -> Cost {
+        let one = model.billed_upper_bound(prompt_tokens_upper_bound(messages), output_cap(model));
+        (0..self.attempts(model.name())).map(|_| one).sum()
+    }
+
+    fn batched(&self, names: &[&str]) -> bool {
+        names
+            .iter()
+            .any(|n| self.spec.models.get(*n).is_some_and(|m| m.batch))
+    }
+
+    /// The bound of episode `cell` (K `k` for a handoff) of group `g`.
+    pub(crate) fn episode(&self, g: &TaskGroup, cell: &Cell, k: Option<usize>) -> EpisodeBound {
+        let schedule = &self.schedules[g.task];
+        let n = schedule.user_turns.len();
+        match cell {
+            Cell::Single { model } => {
+                let m = &self.models[model];
+                let paid: Cost = self.turns(schedule, 0, None, |_| m).into_iter().sum();
+                EpisodeBound {
+                    calls: n,
+                    paid,
+                    attributed: paid,
+                    batch_rounds: self.batched(&[model]).then_some(n),
+                }
+            }
+            Cell::Baseline { model, mode } => {
+                let prompt = self.baselines[g.task]
+                    .iter()
+                    .find(|(b, _)| b == mode)
+                    .map(|(_, p)| p.clone())
+                    .unwrap_or_default();
+                let single = Schedule {
+                    system: schedule.system.clone(),
+                    user_turns: vec![prompt],
+                    sha256: String::new(),
+                };
+                let m = &self.models[model];
+                let paid: Cost = self.turns(&single, 0, None, |_| m).into_iter().sum();
+                EpisodeBound {
+                    calls: 1,
+                    paid,
+                    attributed: paid,
+                    batch_rounds: self.batched(&[model]).then_some(1),
+                }
+            }
+            Cell::Handoff {
+                sender,
+                receiver,
+                interface,
+                ..
+            } => {
+                let k = k.unwrap_or(0);
+                let fork = self.spec.fork_prefixes;
+                let (s, r) = (&self.models[sender], &self.models[receiver]);
+                let compacts = matches!(interface, Interface::CompactPre | Interface::CompactSuf);
+                // what crosses the switch, counted in every prompt after it
+                let crossing = match interface {
+                    Interface::Raw | Interface::TrajDrop => None,
+                    Interface::Disclosure => Some(self.interfaces.disclosure.clone()),
+                    Interface::CompactPre | Interface::CompactSuf => {
+                        let summarizer = if *interface == Interface::CompactPre {
+                            s
+                        } else {
+                            r
+                        };
+                        Some(format!(
+                            "{}{}",
+                            self.interfaces.compact_handoff,
+                            "x".repeat(output_cap(summarizer) as usize * 4)
+                        ))
+                    }
+                };
+                let costs = self.turns(schedule, k, crossing, |t| if t <= k { s } else { r });
+                let prefix: Cost = costs[..k.min(costs.len())].iter().copied().sum();
+                let suffix: Cost = costs[k.min(costs.len())..].iter().copied().sum();
+                let summary = if compacts {
+                    let summarizer = if *interface == Interface::CompactPre {
+                        s
+                    } else {
+                        r
+                    };
+                    let mut messages = self.transcript(schedule, k, |t| if t <= k { s } else { r });
+                    messages.push(Message::user(self.interfaces.compact_request.clone()));
+                    self.call(summarizer, &messages)
+                } else {
+                    Cost::ZERO
+                };
+                let own_calls = if fork { n - k } else { n } + usize::from(compacts);
+                let paid = if fork { suffix } else { prefix + suffix } + summary;
+                EpisodeBound {
+                    calls: own_calls,
+                    paid,
+                    attributed: prefix + suffix + summary,
+                    // after the group's anchors (n rounds): its own turns and summary
+                    batch_rounds: self.batched(&[sender, receiver]).then_some(n + own_calls),
+                }
+            }
+        }
+    }
+
+    /// The bound of LiC's answer extraction after episode `cell`'s final reply, when
+    /// the run extracts (`extraction = "lic"`, a math or database task): up to three
+    /// calls, every billed attempt.
+    pub(crate) fn extraction(&self, g: &TaskGroup, cell: &Cell) -> Option<EpisodeBound> {
+        let x = self.extractor?;
+        let strategy = ExtractionStrategy::of(self.families[g.task])?;
+        let last = match cell {
+            Cell::Single { model } | Cell::Baseline { model, .. } => model,
+            Cell::Handoff { receiver, .. } => receiver,
+        };
+        let reply = "x".repeat(output_cap(&self.models[last]) as usize * 4);
+        let prompt = format!("{}{reply}", x.prompts.template(strategy));
+        let one = self.call(&x.model, &[Message::user(prompt)]);
+        let paid: Cost = (0..llm::MAX_ATTEMPTS).map(|_| one).sum();
+        Some(EpisodeBound {
+            calls: llm::MAX_ATTEMPTS as usize,
+            paid,
+            attributed: paid,
+            batch_rounds: None,
+        })
+    }
+
+    /// The conversation after turn `upto` when `who(t)` answers turn t: earlier replies
+    /// taken as the output cap of at most four bytes a token.
+    fn transcript<'m>(
+        &self,
+        schedule: &Schedule,
+        upto: usize,
+        who: impl Fn(usize) -> &'m Arc<Model>,
+    ) -> Vec<Message> {
+        let mut messages = vec![Message::system(schedule.system.clone())];
+        for (i, turn) in schedule.user_turns.iter().take(upto).enumerate() {
+            messages.push(Message::user(turn.clone()));
+            let max_out = output_cap(who(i + 1));
+            messages.push(Message::assistant("x".repeat(max_out as usize * 4)));
+        }
+        messages
+    }
+
+    /// Each turn's call bound when `who(t)` answers turn t, with `crossing` (an
+    /// interface's text) in every prompt after turn `switch`.
+    fn turns<'m>(
+        &self,
+        schedule: &Schedule,
+        switch: usize,
+        crossing: Option<String>,
+        who: impl Fn(usize) -> &'m Arc<Model>,
+    ) -> Vec<Cost> {
+        let mut messages = vec![Message::system(schedule.system.clone())];
+        let mut costs = Vec::with_capacity(schedule.user_turns.len());
+        for (i, turn) in schedule.user_turns.iter().enumerate() {
+            if i == switch
+                && let Some(text) = &crossing
+            {
+                messages.push(Message::user(text.clone()));
+            }
+            messages.push(Message::user(turn.clone()));
+            let model = who(i + 1);
+            costs.push(self.call(model, &messages));
+            messages.push(Message::assistant(
+                "x".repeat(output_cap(model) as usize * 4),
+            ));
+        }
+        costs
+    }
+}
+
 /// The dry run's row for LiC's answer-extraction calls (`extraction = "lic"`): its
 /// episodes are the math and database episodes extracted, three calls each at most.
 pub const EXTRACTION_ROW: &str = "extraction (LiC answer extraction)";
-
-/// Upper bound of each turn's call when `who(t)` answers turn t: earlier replies are
-/// taken as `max_tokens` tokens of at most four bytes each.
-fn turn_costs<'a>(schedule: &Schedule, who: impl Fn(usize) -> &'a Model) -> Vec<Cost> {
-    let mut messages = vec![Message::system(schedule.system.clone())];
-    let mut costs = Vec::with_capacity(schedule.user_turns.len());
-    for (i, turn) in schedule.user_turns.iter().enumerate() {
-        messages.push(Message::user(turn.clone()));
-        let model = who(i + 1);
-        let max_out = output_cap(model);
-        costs.push(model.billed_upper_bound(prompt_tokens_upper_bound(&messages), max_out));
-        messages.push(Message::assistant("x".repeat(max_out as usize * 4)));
-    }
-    costs
-}

@@ -41,11 +41,14 @@
 pub mod agent;
 mod batch;
 mod budget;
+mod changes;
 mod control;
 mod dialect;
 mod dry_run;
 mod episode;
 mod extraction;
+mod growth;
+mod identity;
 mod interface;
 mod ledger;
 mod lock;
@@ -58,6 +61,7 @@ mod setup;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;
+pub use changes::{Changes, KeyChange};
 pub use control::{Observer, SilentObserver, StopSignal};
 pub use dialect::{AGENT_KEYS, CHAT_KEYS};
 pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
@@ -168,6 +172,20 @@ pub enum RunError {
     /// usable: checked before any call, nothing stored.
     #[error("{0}")]
     Preflight(String),
+    /// A run on an existing folder would run again stored episodes whose identity
+    /// changed (a model setting, a task's data, a template): refused before any call
+    /// unless `--allow-changed` ([`RunOptions::allow_changed`]).
+    #[error(
+        "experiment {source_name}: {rerun} stored episode(s) would be run again because what they depend on changed; nothing was sent\n{changes}run with --allow-changed to run them again (the stored ones are kept, out of the report), or undo the change"
+    )]
+    Changed {
+        /// The experiment file.
+        source_name: String,
+        /// What changed, as printed before a run ([`Changes`]).
+        changes: String,
+        /// Stored episodes that would be run again.
+        rerun: usize,
+    },
     /// Something inside baton failed that no input explains (a runtime task was
     /// cancelled); the store keeps everything committed before it.
     #[error("internal error: {0}")]

@@ -25,6 +25,18 @@ pub struct TaskGroup {
     pub baselines: Vec<Cell>,
 }
 
+impl TaskGroup {
+    /// Every episode of the group as (cell, K): anchors, baselines, then handoffs.
+    pub fn cells(&self) -> Vec<(Cell, Option<usize>)> {
+        self.anchors
+            .iter()
+            .map(|m| (Cell::single(m), None))
+            .chain(self.baselines.iter().map(|c| (c.clone(), None)))
+            .chain(self.handoffs.iter().map(|(c, k)| (c.clone(), Some(*k))))
+            .collect()
+    }
+}
+
 /// Every group of a run.
 #[derive(Debug, Clone)]
 pub struct Plan {

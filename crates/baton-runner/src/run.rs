@@ -12,9 +12,13 @@ use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, 
 use futures::future::join_all;
 
 use crate::budget::Budget;
+use crate::changes::{self, Changes};
 use crate::control::{Observer, SilentObserver, StopSignal};
+use crate::dry_run::Bounds;
 use crate::episode::{Shared, SingleTurn, Transcript, Unfinished};
 use crate::extraction::extract;
+use crate::growth::{self, Planned, Prior};
+use crate::identity::{EpisodeKey, Identities};
 use crate::interface::InterfaceTemplates;
 use crate::ledger::{self, RunContext};
 use crate::lock::FolderLock;
@@ -156,6 +160,8 @@ pub struct Runner {
     shared: Arc<Shared>,
     concurrency: usize,
     store_path: PathBuf,
+    identities: Identities,
+    changes: Changes,
     _lock: FolderLock,
 }
 
@@ -186,28 +192,104 @@ impl Runner {
             batch_store,
         } = Setup::load(spec, &options)?;
         let evaluators = options.evaluators.make(&spider_dir);
+        let inputs = input_hashes(
+            &spec,
+            &card,
+            &interfaces,
+            &templates,
+            extractor.as_deref(),
+            &tasks,
+            &options,
+        );
+        let evaluator = format!(
+            "{} {}",
+            options.evaluators.profile(),
+            options.evaluators.version()
+        );
+        let identities = Identities::new(&spec, inputs.iter().cloned().collect(), evaluator);
 
         let store = Store::open(&store_path)?;
         // batched models journal their batches here; they make no call before it is set
         let _ = batch_store.set(store.clone());
-        store
-            .init_experiment(ExperimentMeta {
-                name: spec.name.clone(),
-                // a base URL may carry credentials; they never reach the store
-                spec_toml: baton_models::redact_url_credentials(&options.spec_text),
-                spec_sha256: spec.sha256(),
-                price_card_sha256: card.sha256().to_string(),
-                eval_profile: options.evaluators.profile(),
-                eval_version: options.evaluators.version(),
-                baton_version: env!("CARGO_PKG_VERSION").to_string(),
-                git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
-                simulated: spec.simulated(),
-                kind: baton_types::ExperimentKind::Chat,
+        let mut prior = Prior::read(&store_path, &options.source_name)?;
+        if let Some(p) = prior.as_mut() {
+            p.adopt_identities(&store).await?;
+        }
+        let plan = Plan::new(&spec, &tasks);
+        let planned: Vec<Planned> = plan
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| g.cells().into_iter().map(move |(cell, k)| (gi, g, cell, k)))
+            .map(|(gi, g, cell, k)| {
+                let sha = schedule_sha256(&schedules, &baselines, g, &cell);
+                let identity = identities.of(&EpisodeKey {
+                    task_id: &tasks[g.task].task_id,
+                    family: tasks[g.task].family,
+                    cell: &cell,
+                    replicate: g.replicate,
+                    seed: g.seed,
+                    k: k.map(|k| k as u32),
+                    schedule_sha256: &sha,
+                });
+                Planned {
+                    group: gi,
+                    cell,
+                    k,
+                    identity,
+                }
             })
+            .collect();
+        let families: Vec<baton_types::Family> = tasks.iter().map(|t| t.family).collect();
+        let task_ids: Vec<String> = tasks.iter().map(|t| t.task_id.clone()).collect();
+        let bounds = Bounds {
+            spec: &spec,
+            schedules: &schedules,
+            baselines: &baselines,
+            models: &models,
+            extractor: extractor.as_deref(),
+            families: &families,
+            interfaces: &interfaces,
+        };
+        let mut changes =
+            growth::compare(prior.as_ref(), &spec, &plan, &planned, &task_ids, &bounds);
+        if changes.reruns() && !options.allow_changed {
+            return Err(RunError::Changed {
+                source_name: options.source_name.clone(),
+                changes: changes.to_string(),
+                rerun: changes.rerun,
+            });
+        }
+        let reprice = prior.as_ref().is_some_and(|p| {
+            p.inputs.get("price card").map(String::as_str) != Some(card.sha256())
+                || p.price_keys() != price_keys(&spec)
+        });
+        if reprice {
+            let (repricing, before, after) = growth::reprice(&store_path, &spec, &card, &models)?;
+            store.reprice(repricing).await?;
+            changes.repriced = Some((before, after));
+        }
+        store
+            .put_experiment(
+                ExperimentMeta {
+                    name: spec.name.clone(),
+                    // a base URL may carry credentials; they never reach the store
+                    spec_toml: baton_models::redact_url_credentials(&options.spec_text),
+                    spec_sha256: spec.sha256(),
+                    price_card_sha256: card.sha256().to_string(),
+                    eval_profile: options.evaluators.profile(),
+                    eval_version: options.evaluators.version(),
+                    baton_version: env!("CARGO_PKG_VERSION").to_string(),
+                    git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
+                    simulated: spec.simulated(),
+                    kind: baton_types::ExperimentKind::Chat,
+                },
+                changes::normalized(&spec).to_string(),
+            )
             .await?;
         for (task, schedule) in tasks.iter().zip(&schedules) {
             store
-                .upsert_task(TaskMeta {
+                .put_task(TaskMeta {
                     task_id: task.task_id.clone(),
                     family: task.family,
                     n_turns: task.n_turns() as u32,
@@ -224,24 +306,20 @@ impl Runner {
                     .collect(),
             )
             .await?;
-        let changed = store
-            .check_inputs(
-                input_hashes(
-                    &spec,
-                    &card,
-                    &interfaces,
-                    &templates,
-                    extractor.as_deref(),
-                    &tasks,
-                    &options,
-                ),
-                options.allow_changed,
+        // every input's new hash is stored and each change recorded (`input_changes`)
+        store.check_inputs(inputs, true).await?;
+        store
+            .retire_removed(
+                planned
+                    .iter()
+                    .map(|p| {
+                        let g = &plan.groups[p.group];
+                        (task_ids[g.task].clone(), p.cell.label(), g.replicate)
+                    })
+                    .collect(),
             )
             .await?;
-        for c in &changed {
-            tracing::warn!(input = %c, "continuing with a changed input (--allow-changed); recorded in the store");
-        }
-        let plan = Plan::new(&spec, &tasks);
+        drop(bounds);
         options
             .observer
             .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
@@ -262,6 +340,8 @@ impl Runner {
         };
         Ok(Runner {
             concurrency: concurrency.max(1),
+            identities,
+            changes,
             spec,
             tasks,
             schedules,
@@ -298,6 +378,13 @@ impl Runner {
     /// The models by name.
     pub fn models(&self) -> &BTreeMap<String, Arc<Model>> {
         &self.models
+    }
+
+    /// What this run changes in the folder's stored experiment, found before any call:
+    /// the changed keys and how many episodes are reused, resumed, new and re-run, with
+    /// the bound of what will run.
+    pub fn changes(&self) -> &Changes {
+        &self.changes
     }
 
     /// The spec being run (after command-line overrides).
@@ -401,7 +488,17 @@ impl Runner {
             forked_from,
             schedule_sha256,
         };
-        Ok(self.shared.ctx.store.episode(init).await?)
+        let task = &self.tasks[g.task];
+        let identity = self.identities.of(&EpisodeKey {
+            task_id: &task.task_id,
+            family: task.family,
+            cell,
+            replicate: g.replicate,
+            seed: g.seed,
+            k: init.k,
+            schedule_sha256: &init.schedule_sha256,
+        });
+        Ok(self.shared.ctx.store.episode_as(init, identity).await?)
     }
 
     /// The end every episode shares: read back what it paid, score its final reply
@@ -485,9 +582,8 @@ impl Runner {
             system: self.schedules[g.task].system.clone(),
             prompt,
         };
-        let (row, stored) = self
-            .open_episode_with(g, cell, None, None, side.sha256())
-            .await?;
+        let sha = schedule_sha256(&self.schedules, &self.baselines, g, cell);
+        let (row, stored) = self.open_episode_with(g, cell, None, None, sha).await?;
         if row.status() == EpisodeStatus::Scored {
             return Ok(());
         }
@@ -651,4 +747,39 @@ fn input_hashes(
         ));
     }
     inputs
+}
+
+/// The sha256 of what episode `cell` of group `g` is asked: its task's schedule, or
+/// for a baseline its one prompt with the system prompt.
+fn schedule_sha256(
+    schedules: &[Schedule],
+    baselines: &[Vec<(Baseline, String)>],
+    g: &TaskGroup,
+    cell: &Cell,
+) -> String {
+    match cell {
+        Cell::Baseline { mode, .. } => SingleTurn {
+            system: schedules[g.task].system.clone(),
+            prompt: baselines[g.task]
+                .iter()
+                .find(|(b, _)| b == mode)
+                .map(|(_, p)| p.clone())
+                .unwrap_or_default(),
+        }
+        .sha256(),
+        _ => schedules[g.task].sha256.clone(),
+    }
+}
+
+/// Each model's price-card key by its name (the extractor as `extractor`).
+pub(crate) fn price_keys(spec: &ExperimentSpec) -> BTreeMap<String, String> {
+    spec.models
+        .iter()
+        .map(|(n, m)| (n.clone(), m.price_key()))
+        .chain(
+            spec.extractor
+                .iter()
+                .map(|m| ("extractor".to_string(), m.price_key())),
+        )
+        .collect()
 }

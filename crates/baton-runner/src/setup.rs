@@ -78,7 +78,24 @@ pub(crate) struct Setup {
 impl Setup {
     /// Apply command-line overrides, load the dataset and templates, build schedules,
     /// and build every model with its price (a missing price fails here).
-    pub fn load(mut spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
+    pub fn load(spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
+        Self::load_with(spec, options, true)
+    }
+
+    /// [`Setup::load`] for an estimate, which writes nothing: the bundled sample's
+    /// databases are not written out (they are bundled, so none is missing).
+    pub fn load_for_estimate(
+        spec: ExperimentSpec,
+        options: &RunOptions,
+    ) -> Result<Setup, RunError> {
+        Self::load_with(spec, options, false)
+    }
+
+    fn load_with(
+        mut spec: ExperimentSpec,
+        options: &RunOptions,
+        write_samples: bool,
+    ) -> Result<Setup, RunError> {
         if options.independent {
             spec.fork_prefixes = false;
         }
@@ -114,9 +131,10 @@ impl Setup {
         }
         let spider_dir = match (&spec.spider_dir, sample) {
             (Some(d), _) => options.resolve(d),
-            (None, true) => {
+            (None, true) if write_samples => {
                 baton_data::materialize_sample_databases(&options.out_dir.join("sample-databases"))?
             }
+            (None, true) => options.out_dir.join("sample-databases"),
             (None, false) => options.resolve(Path::new("datasets/spider/databases")),
         };
         let tasks = select_tasks(dataset.tasks, spec.limit, spec.seed);
@@ -142,8 +160,11 @@ impl Setup {
             })
         })()
         .map_err(setting(&templates_key))?;
+        // the bundled sample's databases are all there, written out or not
+        let databases = (!(sample && spec.spider_dir.is_none() && !write_samples))
+            .then_some(spider_dir.as_path());
         let (tasks, schedules, baselines) =
-            check_tasks(tasks, &templates, &spider_dir, &spec, &mut skipped)?;
+            check_tasks(tasks, &templates, databases, &spec, &mut skipped)?;
         let mut card = PriceCard::embedded();
         if let Some(p) = &spec.prices {
             card = card
@@ -194,13 +215,13 @@ impl Setup {
 
 /// Everything about the tasks that can be known before paying: each task's schedule
 /// and baseline prompts build, and each database task's `db_id` has `*.sqlite` files
-/// under `spider_dir`.
+/// under `spider_dir` (when given).
 /// A failing task stops the run (naming every missing database at once), or under
 /// `skip_invalid` is left out and added to `skipped` with why.
 fn check_tasks(
     tasks: Vec<Task>,
     templates: &Templates,
-    spider_dir: &Path,
+    spider_dir: Option<&Path>,
     spec: &ExperimentSpec,
     skipped: &mut Vec<InvalidTask>,
 ) -> Result<TaskChecks, RunError> {
@@ -237,6 +258,7 @@ fn check_tasks(
             Err(e) => return Err(e.into()),
         };
         if task.family == Family::Database
+            && let Some(spider_dir) = spider_dir
             && let Some(db_id) = task.sample.get("db_id").and_then(|v| v.as_str())
             && !has_sqlite(&spider_dir.join(db_id))
         {
@@ -263,7 +285,7 @@ fn check_tasks(
             .map(|(db, n)| format!("{db} ({n} task(s))"))
             .collect();
         return Err(RunError::MissingDatabases {
-            dir: spider_dir.to_path_buf(),
+            dir: spider_dir.unwrap_or(Path::new("")).to_path_buf(),
             missing: list.join(", "),
         });
     }

@@ -47,6 +47,7 @@ mod agent;
 mod batch;
 mod connect;
 mod error;
+mod identity;
 mod reader;
 mod request;
 mod rows;
@@ -65,5 +66,8 @@ pub use reader::{CallFigures, Reader};
 pub use rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,
     TaskMeta,
+};
+pub use identity::{
+    RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
 };
 pub use writer::Store;

@@ -108,8 +108,20 @@ impl Reader {
         .collect()
     }
 
-    /// Every episode, ordered by id.
+    /// The experiment's current episodes, ordered by id: not those retired because
+    /// their identity changed or their cell left the experiment (see
+    /// [`Reader::all_episodes`]).
     pub fn episodes(&self) -> Result<Vec<EpisodeRow>> {
+        episodes_where(
+            &self.conn,
+            &self.path,
+            "e.retired IS NULL ORDER BY e.id",
+            [],
+        )
+    }
+
+    /// Every stored episode, retired ones included, ordered by id.
+    pub fn all_episodes(&self) -> Result<Vec<EpisodeRow>> {
         episodes_where(&self.conn, &self.path, "1 ORDER BY e.id", [])
     }
 

@@ -11,7 +11,8 @@
 //!   (version 12) the experiment's kind, `chat` or `agent`, so a reader never has to
 //!   guess it from the file's text or from which tables hold rows.
 //! * `tasks`: task id, family, number of turns, schedule sha256, the sample as JSON.
-//! * `episodes`: one per (task, cell, replicate): seed, K, the anchor episode it forks its
+//! * `episodes`: one per (task, cell, replicate) among current episodes (version 14:
+//!   plus the retired ones, see V14): seed, K, the anchor episode it forks its
 //!   prefix from (if any), schedule sha256, status, final response, extracted answer,
 //!   verdict (score, `is_correct`, error, details, the extraction rule that fired,
 //!   `no_answer`: 1 when the response held no extractable answer), reason, attributed and
@@ -130,10 +131,10 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -478,4 +479,17 @@ BEGIN SELECT RAISE(ABORT, 'agent_outcomes.exit is not an exit status'); END;
 /// before have none.
 const V13: &str = r#"
 ALTER TABLE agent_steps ADD COLUMN snapshot_bytes INTEGER;
+"#;
+
+/// Version 14: episode identity (see the `identity` module). Each episode's `identity`
+/// is the sha256 of what decides what it sends and how it is scored, written by the
+/// run that made it (NULL for an episode stored before, until a run adopts it);
+/// `retired` says why an episode no longer belongs to its experiment (`changed`: a new
+/// episode replaced it, its `cell_key` then suffixed ` #<id>`; `removed`: its cell or
+/// task left the experiment), NULL for a current one. `experiment.experiment_json` is
+/// the experiment's normalized, versioned form, so a later run can list what changed.
+const V14: &str = r#"
+ALTER TABLE episodes ADD COLUMN identity TEXT;
+ALTER TABLE episodes ADD COLUMN retired TEXT;
+ALTER TABLE experiment ADD COLUMN experiment_json TEXT;
 "#;

@@ -468,9 +468,13 @@ pub struct RunArgs {
     /// pass this many US dollars; unfinished episodes stay incomplete.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
-    /// Resume even though inputs the stored results depend on (price card, templates,
-    /// interface texts, task data) changed since they were stored; the change is
-    /// recorded in the store. Without it such a resume stops with exit 2.
+    /// Run again the stored episodes whose identity changed (a model's request
+    /// settings, a task's data, the templates, interface texts or evaluator they use):
+    /// the stored ones are kept, out of the report. Without it a run that would do so
+    /// lists what changed and stops with exit 2 before any call. A grown experiment (more
+    /// tasks, cells or replicates) and a changed price card (stored usage is re-priced)
+    /// need no flag. An agent experiment: resume although its inputs changed, the change
+    /// recorded in the store.
     #[arg(long)]
     pub allow_changed: bool,
     /// Send every model's calls through its provider's batch API (OpenAI's Batch API,

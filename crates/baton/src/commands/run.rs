@@ -174,7 +174,12 @@ fn execute(
     let summary = drive(show_progress, |progress, stop| async move {
         options.observer = progress;
         options.stop = stop;
-        Ok(Runner::prepare(spec, options).await?.run().await?)
+        let runner = Runner::prepare(spec, options).await?;
+        // what a run on an existing folder changes, before its first call
+        if runner.changes().stored {
+            printer.out(&runner.changes().to_string())?;
+        }
+        Ok(runner.run().await?)
     })?;
     if summary.count(EpisodeStatus::Incomplete) > 0 {
         printer.error("some episodes are incomplete; run the same command again to finish them");

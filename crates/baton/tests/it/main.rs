@@ -8,6 +8,7 @@ mod cli;
 mod dialect;
 mod diskfull;
 mod env;
+mod growth;
 mod handoff;
 mod litellm;
 mod malformed;

@@ -224,8 +224,10 @@ fn a_second_run_on_a_busy_folder_is_refused_at_once() {
     assert!(resumed.status.success(), "{}", stderr(&resumed));
 }
 
+/// A price card edited between runs re-prices the stored usage and sends nothing: a
+/// price is not what an episode depends on (issue 31 replaced the refusal).
 #[test]
-fn a_resume_with_an_edited_price_card_is_refused_unless_allowed() {
+fn a_resume_with_an_edited_price_card_reprices_the_stored_calls() {
     let dir = tempfile::tempdir().unwrap();
     let card = |rate: &str| {
         format!(
@@ -240,34 +242,32 @@ fn a_resume_with_an_edited_price_card_is_refused_unless_allowed() {
     std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
     let first = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(first.status.success(), "{}", stderr(&first));
+    let db = rusqlite::Connection::open(dir.path().join("out/results.sqlite")).unwrap();
+    let sum = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let (calls, hc_before) = (
+        sum("SELECT count(*) FROM calls"),
+        sum("SELECT sum(cost) FROM calls WHERE model = 'hc'"),
+    );
     std::fs::write(dir.path().join("prices.json"), card("5e-06")).unwrap();
     let again = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    let err = stderr(&again);
-    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(again.status.success(), "{}", stderr(&again));
     assert!(
-        err.contains("price card (") && err.contains("--allow-changed"),
-        "{err}"
+        stdout(&again).contains("price card changed: stored usage re-priced"),
+        "{}",
+        stdout(&again)
     );
-    let allowed = baton(
-        dir.path(),
-        &[
-            "run",
-            "exp.toml",
-            "--out",
-            "out",
-            "--quiet",
-            "--allow-changed",
-        ],
+    assert_eq!(
+        sum("SELECT count(*) FROM calls"),
+        calls,
+        "nothing sent again"
     );
-    assert!(allowed.status.success(), "{}", stderr(&allowed));
-    let db = rusqlite::Connection::open(dir.path().join("out/results.sqlite")).unwrap();
-    let n: i64 = db
-        .query_row(
-            "SELECT count(*) FROM input_changes WHERE name = 'price card'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(n, 1, "the deliberate change is recorded");
+    let hc_in = sum("SELECT sum(uncached_in) FROM calls WHERE model = 'hc'");
+    assert_eq!(
+        sum("SELECT sum(cost) FROM calls WHERE model = 'hc'") - hc_before,
+        hc_in * 1_000_000,
+        "each uncached input token of hc now costs $1e-6 more"
+    );
+    let n: i64 = sum("SELECT count(*) FROM input_changes WHERE name = 'price card'");
+    assert_eq!(n, 1, "the change is recorded");
     let _ = Path::new(".");
 }
