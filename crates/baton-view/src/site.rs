@@ -58,11 +58,29 @@ pub fn write_site(store: &Path, out: &Path) -> Result<SiteSummary, ViewError> {
     }
     let episode_chunks = heads.len().div_ceil(EPISODE_CHUNK);
     for (i, chunk) in heads.chunks(EPISODE_CHUNK).enumerate() {
+        // System prompts repeat across a chunk's episodes: each is written once, in
+        // `systems`, and an episode's `system` is its index there.
         let mut episodes = serde_json::Map::new();
+        let mut systems: Vec<Value> = Vec::new();
         for head in chunk {
-            episodes.insert(head.id.to_string(), transcript(&reader, head, agent)?);
+            let mut t = transcript(&reader, head, agent)?;
+            if let Some(system) = t.get_mut("system").filter(|s| !s.is_null()) {
+                let at = match systems.iter().position(|s| s == &*system) {
+                    Some(at) => at,
+                    None => {
+                        systems.push(system.take());
+                        systems.len() - 1
+                    }
+                };
+                *system = json!(at);
+            }
+            episodes.insert(head.id.to_string(), t);
         }
-        put(&data, &format!("ep-{i}"), &Value::Object(episodes))?;
+        put(
+            &data,
+            &format!("ep-{i}"),
+            &json!({"systems": systems, "episodes": episodes}),
+        )?;
     }
     let meta = &experiment.meta;
     put(

@@ -68,6 +68,7 @@ fn issue_35_the_viewer_shows_every_episode_as_stored() {
     let out = run_and_view(dir.path());
     let view = out.join("view");
     let db = Connection::open(out.join("results.sqlite")).unwrap();
+    let store = baton_store::Reader::open(&out.join("results.sqlite")).unwrap();
 
     let meta = data(&view, "meta");
     let stored: i64 = db
@@ -86,7 +87,14 @@ fn issue_35_the_viewer_shows_every_episode_as_stored() {
         let episodes = chunks
             .entry(chunk)
             .or_insert_with(|| data(&view, &format!("ep-{chunk}")));
-        let e = &episodes[id.to_string()];
+        let e = &episodes["episodes"][id.to_string()];
+        let system = &episodes["systems"][e["system"].as_u64().unwrap() as usize];
+        let first_call = store.calls(forked_or(&db, id)).unwrap().remove(0);
+        let first_request: Value = serde_json::from_str(&first_call.call.request_json).unwrap();
+        assert_eq!(
+            system, &first_request["messages"][0]["content"],
+            "episode {id}: the system prompt"
+        );
         let (cell, score, extracted, k, forked): (
             String,
             Option<f64>,
@@ -168,6 +176,16 @@ fn issue_35_the_viewer_shows_every_episode_as_stored() {
         }
     }
     assert!(handoffs >= 4, "the run has handoff episodes ({handoffs})");
+}
+
+/// The episode whose calls start `id`'s conversation: its anchor when forked.
+fn forked_or(db: &Connection, id: i64) -> i64 {
+    db.query_row(
+        "SELECT coalesce(forked_from, id) FROM episodes WHERE id = ?1",
+        [id],
+        |r| r.get(0),
+    )
+    .unwrap()
 }
 
 /// A free port on loopback.
