@@ -329,6 +329,15 @@ pub enum EnvCommand {
         #[command(flatten)]
         env: EnvArgs,
     },
+    /// Remove every Docker container the run in RESULTS left (a run killed with SIGKILL
+    /// cannot remove its own; a resume removes them too). Not while that run is going.
+    Clean {
+        /// The run's results folder (`--out` of `baton run`).
+        results: PathBuf,
+        /// Environment settings (the docker client).
+        #[command(flatten)]
+        env: EnvArgs,
+    },
 }
 
 /// Environment backends on the command line.

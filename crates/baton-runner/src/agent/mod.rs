@@ -241,7 +241,10 @@ impl AgentRunner {
             &options,
             &config.templates.model_kwargs,
         )?;
-        let env = environment(&spec, &config.templates);
+        let mut env = environment(&spec, &config.templates);
+        // The run's containers carry its label; a run killed with SIGKILL left some, which
+        // its resume removes before it starts new ones (the folder lock is held).
+        env.run_label = Some(baton_env::run_label(&options.out_dir));
         let harness = spec.swebench_python.as_ref().map(|python| {
             Arc::new(SweBenchHarness::new(
                 options.resolve(python),
@@ -250,6 +253,18 @@ impl AgentRunner {
             ))
         });
         swebench::preflight(&env, &dataset.tasks, harness.as_deref())?;
+        if env.backend == baton_env::BackendKind::Docker {
+            let removed = baton_env::remove_run_containers(&env).map_err(|e| RunError::Spec {
+                source_name: options.source_name.clone(),
+                message: format!("removing the run's leftover containers: {e}"),
+            })?;
+            if !removed.is_empty() {
+                tracing::info!(
+                    "removed {} leftover container(s) of this run",
+                    removed.len()
+                );
+            }
+        }
         let blobs =
             DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
                 path: options.out_dir.join(BLOB_DIR),

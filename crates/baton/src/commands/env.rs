@@ -1,5 +1,6 @@
-//! `baton env check`, `baton env exec` and `baton env check-tasks`.
+//! `baton env check`, `baton env exec`, `baton env check-tasks` and `baton env clean`.
 
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -52,7 +53,30 @@ pub fn env(cmd: EnvCommand, printer: &Printer) -> Result<Outcome> {
             swebench_python,
             env,
         } => check_tasks(&dataset, jobs, swebench_python, &config(&env), printer),
+        EnvCommand::Clean { results, env } => clean(&results, &config(&env), printer),
     }
+}
+
+/// Remove the containers of the run in `results` (found by the run's label).
+fn clean(results: &Path, config: &EnvConfig, printer: &Printer) -> Result<Outcome> {
+    if !results.is_dir() {
+        bail!("{} is not a results folder", results.display());
+    }
+    let mut config = config.clone();
+    config.run_label = Some(baton_env::run_label(results));
+    let removed = baton_env::remove_run_containers(&config).with_context(|| {
+        format!(
+            "removing the containers of the run in {} (docker client {})",
+            results.display(),
+            config.docker.executable.display()
+        )
+    })?;
+    printer.line(&format!(
+        "removed {} container(s) of the run in {}",
+        removed.len(),
+        results.display()
+    ))?;
+    Ok(Outcome::Success)
 }
 
 /// The shell line that runs `command` in the sandbox: one word is a shell string, as the

@@ -7,6 +7,7 @@ mod batch_hostile;
 mod cli;
 mod dialect;
 mod diskfull;
+mod docker_leftovers;
 mod env;
 mod growth;
 mod handoff;
