@@ -168,6 +168,11 @@ pub struct DockerConfig {
     /// removes it first. Default 14400 (4 hours; mini-SWE-agent's is 2 hours). Example:
     /// `container_lifetime_secs = 7200`.
     pub container_lifetime_secs: u64,
+    /// The cgroup containers are started under (`--cgroup-parent`), so their CPU time can
+    /// be read together with baton's (`baton bench agent-study` does). Default: the
+    /// engine's own. Example: `cgroup_parent = "/baton"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup_parent: Option<String>,
 }
 
 impl Default for DockerConfig {
@@ -177,6 +182,7 @@ impl Default for DockerConfig {
             cpus: 1.0,
             default_image: None,
             container_lifetime_secs: DEFAULT_CONTAINER_LIFETIME_SECS,
+            cgroup_parent: None,
         }
     }
 }

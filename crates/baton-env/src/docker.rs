@@ -98,6 +98,9 @@ impl DockerEnv {
         if let Some(run) = &config.run_label {
             cmd.args(["--label", &format!("{RUN_LABEL}={run}")]);
         }
+        if let Some(parent) = &config.docker.cgroup_parent {
+            cmd.args(["--cgroup-parent", parent]);
+        }
         let lifetime = config.docker.container_lifetime_secs.max(1).to_string();
         cmd.args(if config.network {
             &[][..]

@@ -137,6 +137,23 @@ pub struct AgentStudyBenchArgs {
     /// Folder for the experiment and the run's store (cleared first).
     #[arg(long, default_value = "results/bench-agent-study")]
     pub out: PathBuf,
+    /// Files in the generated large repository the per-step cost is measured on (0: no
+    /// large-repository measurement).
+    #[arg(long, default_value_t = 10_000)]
+    pub repo_files: usize,
+    /// Its size in MB.
+    #[arg(long, default_value_t = 80)]
+    pub repo_mb: usize,
+    /// Steps (a command and a snapshot) per backend on it.
+    #[arg(long, default_value_t = 20)]
+    pub repo_steps: usize,
+    /// An image to measure the Docker backend on as well (needs `bash`, GNU `find` and
+    /// `tar`); without it only bubblewrap is measured.
+    #[arg(long)]
+    pub docker_image: Option<String>,
+    /// The docker client (a compatible one such as podman works).
+    #[arg(long, env = "BATON_DOCKER")]
+    pub docker: Option<PathBuf>,
 }
 
 /// `baton bench harness`.

@@ -1,5 +1,7 @@
 //! `baton bench harness`: what the harness itself costs on a full handoff matrix.
-//! `baton bench agent-study`: the agent handoff study's full matrix, offline (below).
+//! `baton bench agent-study`: the agent handoff study's full matrix, offline, and the
+//! per-step cost on a generated large repository with the sandbox counted (below and
+//! [`large_repo`]).
 //! `baton bench batch`: a batched and a direct run side by side (below).
 //!
 //! The benchmark writes a math dataset of `--tasks` tasks (the sample set's math tasks,
@@ -24,6 +26,8 @@ use crate::cli::{AgentStudyBenchArgs, BatchBenchArgs, BenchCommand, HarnessBench
 use crate::commands::data::load;
 use crate::printer::Printer;
 
+mod large_repo;
+
 /// The environment variable the benchmark's models read their (dummy) key from: the
 /// `openai` provider requires a key, and sim-server ignores it.
 const KEY_ENV: &str = "BATON_BENCH_API_KEY";
@@ -46,9 +50,21 @@ pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
 /// read from `/proc`: the sandboxed commands are child processes and not in it) over the
 /// steps made: it holds the loop, the store's writes, snapshots and restores, the
 /// reports' inputs, and the simulated agent's replies (in-process, so model time is in
-/// it, and small); command and model wall time are printed apart, from the store.
+/// it, and small); command and model wall time are printed apart, from the store. Where
+/// the benchmark can make a cgroup (root), the run's whole process tree is counted in it
+/// too, so the per-step cost with the sandbox included is printed beside baton's own.
+/// Then the per-step cost on a generated large repository ([`large_repo`]).
 fn agent_study(args: AgentStudyBenchArgs, printer: &Printer) -> Result<Outcome> {
     anyhow::ensure!(args.concurrency > 0, "--concurrency must be at least 1");
+    let cgroup = large_repo::Cgroup::enter(&format!("baton-bench-{}", std::process::id()));
+    if let Err(why) = &cgroup {
+        printer.line(&format!(
+            "no cgroup ({why}): the sandbox's CPU is not counted, only baton's own"
+        ))?;
+    }
+    let cgroup = cgroup.ok();
+    let cg_start = cgroup.as_ref().map(large_repo::Cgroup::cpu).transpose()?;
+    let own_start = large_repo::own_cpu()?;
     let out = &args.out;
     if out.exists() {
         std::fs::remove_dir_all(out)
@@ -82,6 +98,13 @@ high = "hc"
         "agent study benchmark: agent-sample, sim/lc and sim/hc, 2 anchors + 7 percentiles × 5 interfaces × 2 directions, forked prefixes",
     )?;
     let (usage, wall) = run_child(out, "bench.toml", "run")?;
+    // the run's tree in the cgroup, less this process's own polling
+    let tree_cpu = match (&cgroup, cg_start) {
+        (Some(c), Some(start)) => {
+            Some(c.cpu()?.saturating_sub(start) - (large_repo::own_cpu()? - own_start))
+        }
+        _ => None,
+    };
     let db = out.join("run").join(baton_runner::STORE_FILE);
     let reader = baton_store::Reader::open(&db)?;
     let rows = reader.agent_episodes()?;
@@ -118,7 +141,59 @@ high = "hc"
         usage.peak_rss_kb as f64 / 1024.0,
         file_mb(&db)
     ))?;
+    if let Some(tree) = tree_cpu {
+        printer.line(&format!(
+            "with the sandbox (cgroup: baton, bwrap and every command): {:.1} s = {:.2} ms per step",
+            tree.as_secs_f64(),
+            tree.as_secs_f64() * 1e3 / steps.max(1) as f64
+        ))?;
+    }
+    if args.repo_files > 0 {
+        large_repository(&args, cgroup.as_ref(), printer)?;
+    }
     Ok(Outcome::Success)
+}
+
+/// The per-step cost on the generated repository, bubblewrap and (with an image) Docker.
+fn large_repository(
+    args: &AgentStudyBenchArgs,
+    cgroup: Option<&large_repo::Cgroup>,
+    printer: &Printer,
+) -> Result<()> {
+    let repo = args.out.join("large-repo");
+    let bytes = large_repo::generate(&repo, args.repo_files, args.repo_mb)?;
+    let mut configs = vec![baton_env::EnvConfig::for_backend(
+        baton_env::BackendKind::Bwrap,
+    )];
+    let mut docker = baton_env::EnvConfig::for_backend(baton_env::BackendKind::Docker);
+    if let Some(p) = &args.docker {
+        docker.docker.executable = p.clone();
+    }
+    docker.docker.cgroup_parent = cgroup.map(|c| c.parent.clone());
+    if args.docker_image.is_some() {
+        configs.push(docker);
+    }
+    for config in configs {
+        let mut setup = baton_env::Setup::tree(&repo);
+        if config.backend == baton_env::BackendKind::Docker {
+            setup.image = args.docker_image.clone();
+        }
+        let blobs = args
+            .out
+            .join(format!("large-repo-blobs-{}", config.backend));
+        match large_repo::measure(
+            &config,
+            &setup,
+            &blobs,
+            args.repo_steps,
+            args.repo_files,
+            cgroup,
+        ) {
+            Ok(cost) => printer.line(&cost.line(args.repo_files, bytes))?,
+            Err(e) => printer.line(&format!("{}: not measured ({e:#})", config.backend))?,
+        }
+    }
+    Ok(())
 }
 
 fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
