@@ -120,12 +120,17 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
             &plot.svg,
         )?;
     }
+    let view = baton_view::write_site(&summary.store_path, &args.out.join("view"))?;
     printer.out(&headline_sections(&md))?;
     report_summary(&summary, printer)?;
     printer.line(&format!(
         "full report (every family, switch point and interface): {} and report.html, plots in {}",
         report_path.display(),
         args.out.join("plots").display()
+    ))?;
+    printer.line(&format!(
+        "every episode's transcript: {} (open it in a browser)",
+        view.index.display()
     ))?;
     let agent = crate::commands::agent::demo(&args.out, printer)?;
     Ok(match (outcome(&summary), agent) {
