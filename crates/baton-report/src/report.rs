@@ -113,8 +113,16 @@ pub struct SpendLine {
     pub billed_attempts: u64,
     /// Answered attempts whose reply could not be used.
     pub unusable_attempts: u64,
-    /// Answered attempts whose usage could not be read (not in `paid_usd`).
+    /// Answered attempts whose usage could not be read (not in `paid_usd`, but for the
+    /// `estimated_attempts` among them).
     pub unknown_usage_attempts: u64,
+    /// Answered attempts whose usage could not be read, in `paid_usd` at their call's
+    /// upper bound (an estimate); left out of the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub estimated_attempts: u64,
+    /// USD of `paid_usd` that is such an estimate; left out of the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero_usd")]
+    pub estimated_usd: f64,
     /// Answered attempts whose cost could not be computed (not in `paid_usd`).
     pub unpriced_attempts: u64,
     /// Answered attempts that went through a provider batch, at batch rates.
@@ -126,6 +134,14 @@ pub struct SpendLine {
     pub saved_by_forking_usd: f64,
 }
 
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_usd(usd: &f64) -> bool {
+    *usd == 0.0
+}
+
 impl SpendLine {
     /// The line for a [`Spend`], with what forked prefixes saved.
     pub fn new(s: &Spend, saved_by_forking: baton_types::Cost) -> Self {
@@ -134,6 +150,8 @@ impl SpendLine {
             billed_attempts: s.billed_attempts,
             unusable_attempts: s.unusable_attempts,
             unknown_usage_attempts: s.unknown_usage_attempts,
+            estimated_attempts: s.estimated_attempts,
+            estimated_usd: s.estimated.usd(),
             unpriced_attempts: s.unpriced_attempts,
             batched_attempts: s.batched_attempts,
             saved_by_batching_usd: s.saved_by_batching.usd(),
@@ -147,10 +165,19 @@ impl SpendLine {
             "Spend: ${:.6} paid over {} billed attempts ({} unusable).",
             self.paid_usd, self.billed_attempts, self.unusable_attempts
         );
-        if self.unknown_usage_attempts + self.unpriced_attempts > 0 {
+        if self.estimated_attempts > 0 {
+            s.push_str(&format!(
+                " Of it, ${:.6} is estimated: {} attempts whose usage could not be read, each counted at its call's upper bound.",
+                self.estimated_usd, self.estimated_attempts
+            ));
+        }
+        let unknown = self
+            .unknown_usage_attempts
+            .saturating_sub(self.estimated_attempts);
+        if unknown + self.unpriced_attempts > 0 {
             s.push_str(&format!(
                 " Not in that sum, so it is a lower bound: {} attempts whose usage could not be read and {} whose cost could not be computed.",
-                self.unknown_usage_attempts, self.unpriced_attempts
+                unknown, self.unpriced_attempts
             ));
         }
         if self.batched_attempts > 0 {
@@ -386,7 +413,8 @@ impl Report {
     /// The report as a JSON object: `title`, `simulated`, `pairs`, `bootstrap`,
     /// `cells`, `restart_controls`, `incomplete`, `notes`, `spend` (`paid_usd`,
     /// `billed_attempts`, `unusable_attempts`, `unknown_usage_attempts`,
-    /// `unpriced_attempts`) when known, and `skipped_tasks` (`task_id`, `reason`).
+    /// `estimated_attempts` and `estimated_usd` when not 0, `unpriced_attempts`) when
+    /// known, and `skipped_tasks` (`task_id`, `reason`).
     pub fn to_json(&self) -> serde_json::Value {
         // Serializing plain structs of strings, numbers and options cannot fail.
         serde_json::to_value(self).unwrap_or_default()
@@ -408,5 +436,36 @@ impl Report {
         self.cells
             .iter()
             .filter(move |r| r.pair == pair && r.direction == direction)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_types::{Cost, Spend};
+
+    use super::SpendLine;
+
+    #[test]
+    fn issue_32_estimated_attempts_are_marked_in_the_spend_line() {
+        // See: issue 32 (attempts with unreadable usage counted $0)
+        let line = SpendLine::new(
+            &Spend {
+                paid: Cost::from_usd(0.5),
+                billed_attempts: 10,
+                unusable_attempts: 4,
+                unknown_usage_attempts: 3,
+                estimated_attempts: 2,
+                estimated: Cost::from_usd(0.2),
+                ..Spend::default()
+            },
+            Cost::ZERO,
+        );
+        assert_eq!(
+            line.sentence(),
+            "Spend: $0.500000 paid over 10 billed attempts (4 unusable). Of it, $0.200000 is estimated: 2 attempts whose usage could not be read, each counted at its call's upper bound. Not in that sum, so it is a lower bound: 1 attempts whose usage could not be read and 0 whose cost could not be computed."
+        );
+        let json = serde_json::to_value(line).unwrap();
+        assert_eq!(json["estimated_attempts"], 2);
+        assert_eq!(json["estimated_usd"], 0.2);
     }
 }

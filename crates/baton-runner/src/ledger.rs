@@ -5,9 +5,11 @@
 //! rules, so they live here once ([`RunContext`] holds what the run shares):
 //!
 //! 1. **Before the call**, in this order: the stop signal, then a store that stopped after
-//!    a failed write (which also stops the run: replies in flight are kept, committed or
-//!    spooled, nothing new is paid for), then a model blocked earlier in the run (a paid
-//!    reply whose cost could not be computed), then the spending cap. A
+//!    a failed write (which also stops the run, at once, retries included: replies in
+//!    flight are kept, committed or spooled, nothing new is paid for), then a model
+//!    blocked earlier in the run (a paid reply whose cost could not be computed), then
+//!    room for the reply in the store's spool ([`spool_bound`]), then the spending cap,
+//!    which bounds the call by its serialized body. A
 //!    call that passes all three holds a [`Reservation`] of its upper-bound cost at the
 //!    rate it can be billed at ([`call_upper_bound`]); one that does not is
 //!    [`NotSent`], and nothing went out.
@@ -129,6 +131,14 @@ impl RunContext {
         if let Some(why) = self.blocked(site.model.name()) {
             return Err(NotSent::Blocked(why));
         }
+        // room for the reply in the spool, should the store fail while it is in flight
+        let spool = match self.store.claim_spool(spool_bound(site.model, messages)) {
+            Ok(claim) => claim,
+            Err(e) => {
+                self.stop.stop();
+                return Err(NotSent::StoreFailed(e.to_string()));
+            }
+        };
         let upper = call_upper_bound(site.model, messages);
         let one = Cost(upper.0 / billed_attempts(site.model));
         if !self.budget.reserve(upper) {
@@ -140,6 +150,7 @@ impl RunContext {
             upper,
             one,
             paid: Cost::ZERO,
+            _spool: Box::new(spool),
         })
     }
 }
@@ -208,6 +219,8 @@ pub(crate) struct Reservation<'a> {
     /// One attempt's upper bound: what an attempt whose cost is unknown counts.
     one: Cost,
     paid: Cost,
+    /// The call's room in the store's spool, released when dropped.
+    _spool: Box<dyn std::any::Any + Send + Sync>,
 }
 
 impl Reservation<'_> {
@@ -384,6 +397,20 @@ pub(crate) fn prompt_tokens_upper_bound(messages: &[Message]) -> u64 {
         .sum()
 }
 
+/// The most bytes the store's spool needs to keep one call of `model` with these
+/// messages, should the store fail while it is in flight: the serialized request twice
+/// (its JSON escaped again inside the record), the reply three times (its text, its raw
+/// body, and their escapes) at four bytes per output token, and 4 KiB for the rest of
+/// the row. A reply past that (a server ignoring the output cap) is kept in its short
+/// form, as a billed attempt without its text.
+pub(crate) fn spool_bound(model: &Model, messages: &[Message]) -> u64 {
+    let request = model.body_bytes(&model.request(messages.to_vec(), None));
+    request
+        .saturating_mul(2)
+        .saturating_add(output_cap(model).saturating_mul(12))
+        .saturating_add(4096)
+}
+
 /// The most answered (so billed) attempts one call of `model` can make: the reply it
 /// uses plus up to `unusable_retries` unusable ones.
 pub(crate) fn billed_attempts(model: &Model) -> i64 {
@@ -415,6 +442,49 @@ pub(crate) fn attempt_upper_bound(model: &Model, messages: &[Message]) -> Cost {
 pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
     let one = attempt_upper_bound(model, messages);
     Cost(one.0.saturating_mul(billed_attempts(model)))
+}
+
+/// What an episode paid, the one rule of both studies: every billed attempt of its own
+/// calls (each used reply's call and each unusable attempt before it), its answer
+/// extraction apart (reported as the extraction's spend).
+pub(crate) fn episode_paid(
+    calls: &[baton_store::CallRow],
+    attempts: &[baton_store::AttemptCost],
+) -> Cost {
+    let calls: Cost = calls
+        .iter()
+        .filter(|c| c.call.phase != baton_types::Phase::Extraction)
+        .map(|c| c.call.cost)
+        .sum();
+    let attempts: Cost = attempts
+        .iter()
+        .filter(|a| a.phase != baton_types::Phase::Extraction)
+        .map(|a| a.cost)
+        .sum();
+    calls + attempts
+}
+
+/// What a prefix forked from an anchor costs the cell it is attributed to: the anchor's
+/// prefix calls of turns 1..=k and their billed unusable attempts.
+pub(crate) fn forked_prefix_cost(
+    calls: &[baton_store::CallRow],
+    attempts: &[baton_store::AttemptCost],
+    k: usize,
+) -> Cost {
+    let prefix = |phase: baton_types::Phase, turn: u32| {
+        phase == baton_types::Phase::Prefix && (turn as usize) <= k
+    };
+    let calls: Cost = calls
+        .iter()
+        .filter(|c| prefix(c.call.phase, c.call.turn))
+        .map(|c| c.call.cost)
+        .sum();
+    let attempts: Cost = attempts
+        .iter()
+        .filter(|a| prefix(a.phase, a.turn))
+        .map(|a| a.cost)
+        .sum();
+    calls + attempts
 }
 
 #[cfg(test)]

@@ -106,6 +106,19 @@ pub enum StoreError {
         /// Whether it was kept in the spool (so the next open imports it).
         spooled: bool,
     },
+    /// The spool could not be grown to hold the reply of a call about to be sent (the
+    /// disk is full): the call is not sent.
+    #[error(
+        "spool {path}: no room to hold {bytes} more bytes for the reply of a call about to be sent ({cause}); the call was not sent: free space and resume"
+    )]
+    SpoolFull {
+        /// The spool file.
+        path: PathBuf,
+        /// The room the call needed.
+        bytes: u64,
+        /// The I/O error.
+        cause: String,
+    },
     /// An earlier write failed on the disk: the store refuses further work, so that
     /// nothing more is paid for that it might not keep.
     #[error("store {path} stopped after a failed write ({why}); free space and resume")]

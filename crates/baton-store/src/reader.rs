@@ -233,8 +233,8 @@ impl Reader {
         self.conn
             .query_row(
                 "SELECT
-                   (SELECT coalesce(sum(cost), 0) FROM calls),
-                   (SELECT coalesce(sum(cost), 0) FROM attempts),
+                   0,
+                   (SELECT count(*) FROM attempts WHERE uncached_in IS NULL AND cost IS NOT NULL),
                    (SELECT count(*) FROM calls),
                    (SELECT count(*) FROM attempts),
                    (SELECT count(*) FROM attempts WHERE uncached_in IS NULL),
@@ -250,10 +250,12 @@ impl Reader {
                 |r| {
                     let n = |i: usize| r.get::<_, i64>(i).map(|n| n as u64);
                     Ok(Spend {
-                        paid: Cost(r.get(0)?) + Cost(r.get(1)?),
+                        paid: Cost::ZERO,
                         billed_attempts: n(2)? + n(3)?,
                         unusable_attempts: n(3)?,
                         unknown_usage_attempts: n(4)?,
+                        estimated_attempts: n(1)?,
+                        estimated: Cost::ZERO,
                         unpriced_attempts: n(5)?,
                         batched_attempts: n(6)?,
                         saved_by_batching: Cost(r.get(7)?),
@@ -261,6 +263,30 @@ impl Reader {
                 },
             )
             .map_err(sqlite_err(&self.path))
+            .and_then(|mut spend| {
+                spend.paid = self.cost_sum(
+                    "SELECT cost FROM calls WHERE cost IS NOT NULL
+                     UNION ALL SELECT cost FROM attempts WHERE cost IS NOT NULL",
+                )?;
+                spend.estimated = self.cost_sum(
+                    "SELECT cost FROM attempts WHERE uncached_in IS NULL AND cost IS NOT NULL",
+                )?;
+                Ok(spend)
+            })
+    }
+
+    /// The sum of the costs `sql` selects, added in Rust and saturating: SQLite's
+    /// `sum()` fails the whole query on an overflow, which a store holding a hostile
+    /// server's costs must never do to its reports.
+    fn cost_sum(&self, sql: &str) -> Result<Cost> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self.conn.prepare(sql).map_err(&err)?;
+        let mut rows = stmt.query([]).map_err(&err)?;
+        let mut total = Cost::ZERO;
+        while let Some(row) = rows.next().map_err(&err)? {
+            total += Cost(row.get::<_, i64>(0).map_err(&err)?);
+        }
+        Ok(total)
     }
 
     /// What each episode paid in each phase, for the episodes and phases that have

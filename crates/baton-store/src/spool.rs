@@ -12,6 +12,11 @@
 //! before the first zero. A record that does not fit in the reserve (less its last
 //! [`SPOOL_TAIL`] bytes) is appended past it, which a full disk may refuse.
 //!
+//! Before a call is sent, the run claims room for its record ([`claim`], through
+//! [`crate::Store::claim_spool`]): the reserve grows past [`SPOOL_BYTES`] when the
+//! claims of the calls in flight would not fit in it, and a call whose room cannot be
+//! had is not sent. So a reply that fits its claim always finds room.
+//!
 //! A record is written whole or not at all: bytes a failed write left are zeroed again
 //! (and a file it extended is cut back), so a cut record never sits before the next.
 //! A reply whose whole record finds no room is kept in its short form
@@ -165,6 +170,51 @@ pub(crate) struct Spool {
     file: std::io::Result<File>,
     /// Where the next record goes.
     at: u64,
+    /// The bytes claimed by calls in flight ([`SpoolClaim`]).
+    claimed: u64,
+}
+
+/// The spool of an open store, shared by the writer (which writes records) and the
+/// store's handles (which claim room for the calls they send).
+pub(crate) type SharedSpool = std::sync::Arc<std::sync::Mutex<Option<Spool>>>;
+
+/// Room in the spool held for one call in flight ([`crate::Store::claim_spool`]):
+/// released when dropped.
+#[derive(Debug)]
+pub struct SpoolClaim {
+    spool: SharedSpool,
+    bytes: u64,
+}
+
+impl Drop for SpoolClaim {
+    fn drop(&mut self) {
+        if let Some(spool) = self.spool.lock().expect("spool lock").as_mut() {
+            spool.claimed = spool.claimed.saturating_sub(self.bytes);
+        }
+    }
+}
+
+/// Claim `bytes` of room in `shared`'s reserve for a call about to be sent, growing
+/// the reserve (zeros written and synced) when the claims in flight and the tail
+/// ([`SPOOL_TAIL`]) would not fit in it. A store whose spool could not be opened claims
+/// nothing (its records are appended if the disk allows, as before).
+pub(crate) fn claim(shared: &SharedSpool, bytes: u64) -> std::io::Result<SpoolClaim> {
+    let mut guard = shared.lock().expect("spool lock");
+    if let Some(spool) = guard.as_mut()
+        && let Ok(file) = spool.file.as_ref()
+    {
+        let len = file.metadata()?.len();
+        let need = spool.at + spool.claimed + bytes + SPOOL_TAIL;
+        if need > len {
+            let grow = need - len;
+            spool.write_undone(&vec![0u8; grow as usize], len)?;
+        }
+        spool.claimed += bytes;
+    }
+    Ok(SpoolClaim {
+        spool: shared.clone(),
+        bytes: if guard.is_some() { bytes } else { 0 },
+    })
 }
 
 impl Spool {
@@ -188,6 +238,7 @@ impl Spool {
                 path,
                 file: Ok(f),
                 at,
+                claimed: 0,
             },
             Err(e) => {
                 tracing::warn!(spool = %path.display(), "cannot reserve the store's spool ({e}); a reply the store cannot write may then be lost");
@@ -197,6 +248,7 @@ impl Spool {
                     path,
                     file,
                     at: at.unwrap_or(0),
+                    claimed: 0,
                 }
             }
         }

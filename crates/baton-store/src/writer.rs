@@ -25,7 +25,7 @@ use crate::request::{intern_list, sha256_hex, split};
 use crate::rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewAttempt, NewCall, Outcome, TaskMeta,
 };
-use crate::spool::{Kept, Spool};
+use crate::spool::{Kept, SharedSpool, Spool, SpoolClaim};
 use baton_types::Phase;
 
 type Reply<T> = oneshot::Sender<Result<T>>;
@@ -80,6 +80,7 @@ pub struct Store {
     path: PathBuf,
     failed: Arc<OnceLock<String>>,
     hooks: Arc<FailureHooks>,
+    spool: SharedSpool,
 }
 
 impl Store {
@@ -94,16 +95,17 @@ impl Store {
         let mut db = Db {
             conn,
             path: path.to_path_buf(),
-            spool: None,
+            spool: SharedSpool::default(),
             failed: failed.clone(),
             hooks: hooks.clone(),
         };
+        let spool = db.spool.clone();
         db.import_spool()?;
         if let Err(e) = db.finish_collected_batches() {
             // only a label: the batches stay unfinished, and are polled again
             tracing::warn!(store = %path.display(), "cannot mark the collected batches finished: {e}");
         }
-        db.spool = Some(Spool::open(path));
+        *db.spool.lock().expect("spool lock") = Some(Spool::open(path));
         thread::Builder::new()
             .name("baton-store-writer".into())
             .spawn(move || {
@@ -124,6 +126,20 @@ impl Store {
             path: path.to_path_buf(),
             failed,
             hooks,
+            spool,
+        })
+    }
+
+    /// Claim `bytes` of room in the spool for the record of a call about to be sent,
+    /// growing its reserve when the calls in flight need more (see `crate::spool`); the
+    /// claim is released when dropped. An error (the disk has no room) means the call
+    /// should not be sent: a reply that came back could find no room if the store then
+    /// failed.
+    pub fn claim_spool(&self, bytes: u64) -> Result<SpoolClaim> {
+        crate::spool::claim(&self.spool, bytes).map_err(|e| StoreError::SpoolFull {
+            path: crate::spool::spool_path(&self.path),
+            bytes,
+            cause: e.to_string(),
         })
     }
 
@@ -227,7 +243,7 @@ pub(crate) struct Db {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     /// Where a reply the store cannot commit is kept (none while the spool is imported).
-    pub(crate) spool: Option<Spool>,
+    pub(crate) spool: SharedSpool,
     /// Why the store stopped, once a write failed on the disk.
     pub(crate) failed: Arc<OnceLock<String>>,
     /// Told when it stops.
@@ -407,7 +423,8 @@ impl Db {
             }
         }
         let call = kept.name();
-        let (spooled, kept_where) = match self.spool.as_mut() {
+        let mut spool = self.spool.lock().expect("spool lock");
+        let (spooled, kept_where) = match spool.as_mut() {
             Some(spool) => match spool.keep(&kept) {
                 Ok(true) => (
                     true,
@@ -433,6 +450,7 @@ impl Db {
             },
             None => (false, "it could not be kept: the spool is not open".into()),
         };
+        drop(spool);
         tracing::error!(store = %self.path.display(), "{call}: {kept_where}");
         let answer = cmd.refusal(StoreError::WriteFailed {
             path: self.path.clone(),

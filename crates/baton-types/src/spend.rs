@@ -24,8 +24,16 @@ pub struct Spend {
     pub billed_attempts: u64,
     /// Answered attempts whose reply could not be used.
     pub unusable_attempts: u64,
-    /// Answered attempts whose usage could not be read (not in `paid`).
+    /// Answered attempts whose usage could not be read. Those of them with an
+    /// estimated cost (`estimated_attempts`) are in `paid`; the rest are not.
     pub unknown_usage_attempts: u64,
+    /// Answered attempts whose usage could not be read, counted in `paid` at their
+    /// call's upper bound: an estimate, never less than what they can have cost.
+    #[serde(default)]
+    pub estimated_attempts: u64,
+    /// What those attempts count in `paid`.
+    #[serde(default)]
+    pub estimated: Cost,
     /// Answered attempts whose usage was read but could not be priced (not in `paid`).
     pub unpriced_attempts: u64,
     /// Answered attempts that went through a provider batch (priced at batch rates).

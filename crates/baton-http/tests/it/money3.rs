@@ -224,8 +224,11 @@ async fn a_failing_body_is_a_billed_attempt(failing: fn() -> Reply) {
         s.billed_attempts, answered,
         "every answered request is a stored call or a stored attempt: {s:?}"
     );
-    // each failed body has no usage, and is priced at its call's bound, not at $0
+    // each failed body has no usage, and is priced at its call's bound, not at $0,
+    // which the spend line marks as an estimate
     assert_eq!(s.unknown_usage_attempts, s.unusable_attempts);
+    assert_eq!(s.estimated_attempts, s.unusable_attempts);
+    assert!(s.estimated > Cost::ZERO && s.estimated < s.paid);
     let calls_paid: i64 = {
         let r = Reader::open(&summary.store_path).unwrap();
         r.episodes()

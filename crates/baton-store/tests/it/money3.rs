@@ -202,3 +202,57 @@ async fn issue_32_a_batch_whose_items_are_all_stored_is_finished() {
         assert_eq!(batches[0].collected(), item == "b");
     }
 }
+
+#[tokio::test]
+async fn issue_32_claims_grow_the_spool_before_a_call_and_a_full_disk_refuses_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let spool = PathBuf::from(format!("{}-spool", path.display()));
+    let store = Store::open(&path).unwrap();
+    let reserved = std::fs::metadata(&spool).unwrap().len();
+    assert_eq!(reserved, 1 << 20);
+    // claims that fit the reserve (less its tail) take no room
+    let small = store.claim_spool(100 << 10).unwrap();
+    assert_eq!(std::fs::metadata(&spool).unwrap().len(), reserved);
+    // four calls of 600 KB in flight: the reserve grows to hold them all, and its tail
+    let big: Vec<_> = (0..4)
+        .map(|_| store.claim_spool(600 << 10).unwrap())
+        .collect();
+    let grown = std::fs::metadata(&spool).unwrap().len();
+    assert_eq!(grown, (100 << 10) + 4 * (600 << 10) + (256 << 10));
+    drop(big);
+    drop(small);
+    // released claims leave the room for the next calls: no further growth
+    let again: Vec<_> = (0..4)
+        .map(|_| store.claim_spool(600 << 10).unwrap())
+        .collect();
+    assert_eq!(std::fs::metadata(&spool).unwrap().len(), grown);
+    drop(again);
+}
+
+#[tokio::test]
+#[allow(
+    clippy::print_stderr,
+    reason = "a skipped disk test must say so loudly"
+)]
+async fn issue_32_a_call_whose_spool_room_cannot_be_had_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = baton_fixture::Tmpfs::mount(dir.path(), "4m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let path = fs.mnt.join("results.sqlite");
+    let store = Store::open(&path).unwrap();
+    let filler = fill_but(&fs.mnt, 0);
+    let err = store.claim_spool(2 << 20).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::SpoolFull { bytes, .. } if *bytes == 2 << 20),
+        "{err}"
+    );
+    assert!(err.to_string().contains("was not sent"), "{err}");
+    // a failed growth leaves the reserve as it was, and its records readable
+    let spool = PathBuf::from(format!("{}-spool", path.display()));
+    assert_eq!(std::fs::metadata(&spool).unwrap().len(), 1 << 20);
+    std::fs::remove_file(&filler).unwrap();
+    assert!(store.claim_spool(2 << 20).is_ok());
+}
