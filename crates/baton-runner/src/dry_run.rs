@@ -11,7 +11,7 @@ use baton_types::{Baseline, Cell, Cost, ExtractionStrategy, Family, Interface, M
 
 use crate::RunError;
 use crate::interface::InterfaceTemplates;
-use crate::ledger::{output_cap, prompt_tokens_upper_bound};
+use crate::ledger::{call_upper_bound, output_cap};
 use crate::plan::{Plan, TaskGroup};
 use crate::run::RunOptions;
 use crate::setup::{Extractor, Setup};
@@ -189,23 +189,9 @@ pub(crate) struct Bounds<'a> {
 }
 
 impl Bounds<'_> {
-    /// The attempts a call of model `name` may be billed for.
-    fn attempts(&self, name: &str) -> u64 {
-        let spec = if name == "extractor" {
-            self.spec.extractor.as_ref()
-        } else {
-            self.spec.models.get(name)
-        };
-        1 + u64::from(
-            spec.and_then(|m| m.unusable_retries)
-                .unwrap_or(baton_models::defaults::UNUSABLE_RETRIES),
-        )
-    }
-
-    /// One call of `model` with `messages`, every billed attempt.
+    /// One call of `model` with `messages`: the ledger's bound, every billed attempt.
     fn call(&self, model: &Model, messages: &[Message]) -> Cost {
-        let one = model.billed_upper_bound(prompt_tokens_upper_bound(messages), output_cap(model));
-        (0..self.attempts(model.name())).map(|_| one).sum()
+        call_upper_bound(model, messages)
     }
 
     fn batched(&self, names: &[&str]) -> bool {

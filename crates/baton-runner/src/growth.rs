@@ -209,8 +209,8 @@ pub(crate) fn compare(
 
 /// Re-price every stored call and attempt of the store at `path` with `models`'
 /// current rates (a batched reply at the batch rates), and each episode's paid and
-/// attributed cost by the run's rule (its own calls, extraction apart; a forked
-/// prefix's calls attributed to it). Returns the stored total before and after.
+/// attributed cost by the ledger's rule (every billed attempt of its own calls,
+/// extraction apart; a forked prefix's calls and attempts attributed to it). Returns the stored total before and after.
 pub(crate) fn reprice(
     path: &Path,
     spec: &ExperimentSpec,
@@ -261,10 +261,32 @@ pub(crate) fn reprice(
         }
     }
     for a in reader.attempt_usage()? {
-        let Some(usage) = &a.usage else { continue };
-        let cost = price(&a.model, a.batched, usage);
+        let cost = match &a.usage {
+            Some(usage) => price(&a.model, a.batched, usage),
+            // unreadable usage: its stored cost (a bound, or none) is kept as it is
+            None => match a.cost {
+                Some(c) => {
+                    after += c;
+                    if a.phase != Phase::Extraction.as_str() {
+                        *own.entry(a.episode_id).or_default() += c;
+                    }
+                    if a.phase == Phase::Prefix.as_str() {
+                        prefix.entry(a.episode_id).or_default().push((a.turn, c));
+                    }
+                    continue;
+                }
+                None => continue,
+            },
+        };
         if let Ok(c) = &cost {
             after += *c;
+            // every billed attempt is its episode's cost ([`crate::ledger::episode_paid`])
+            if a.phase != Phase::Extraction.as_str() {
+                *own.entry(a.episode_id).or_default() += *c;
+            }
+            if a.phase == Phase::Prefix.as_str() {
+                prefix.entry(a.episode_id).or_default().push((a.turn, *c));
+            }
         }
         out.attempts.push((a.id, cost.map(|c| c.0)));
     }

@@ -7,10 +7,12 @@
 //! priced to the handoff cell at the sender's rates, and the comparison becomes paired.
 //!
 //! A run holds an exclusive lock on its results folder (`baton.lock`, with its pid), so
-//! a second run on the same folder is refused at once. The store records the sha256 of
-//! everything a result depends on (spec, price card, templates, interface texts, each
-//! task's data); a resume whose inputs changed is refused naming them, unless
-//! [`RunOptions::allow_changed`], which continues and records the change.
+//! a second run on the same folder is refused at once. Each chat episode is stored with
+//! its identity (`identity`: what decides what it sends and how it is scored), so an
+//! experiment grows on its folder: a run reuses every stored episode whose identity is
+//! unchanged, runs the new ones, and says before any call what changed and what it will
+//! run ([`Changes`], from `growth`). Re-running episodes whose identity changed needs
+//! [`RunOptions::allow_changed`]; a changed price card re-prices stored usage.
 //!
 //! Every completed call is committed to the store before the next one starts, so a run
 //! that is killed at any point resumes where it stopped: stored turns are replayed from

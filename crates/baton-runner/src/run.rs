@@ -57,8 +57,10 @@ pub struct RunOptions {
     /// Stop scheduling calls before the experiment's total spend would pass this cap;
     /// unfinished episodes stay `incomplete` and resume later.
     pub max_cost: Option<Cost>,
-    /// Continue a resume whose inputs (price card, templates, interface texts, task
-    /// data) changed since the results were stored; the change is recorded.
+    /// Chat: run again the stored episodes whose identity changed (a model's request
+    /// settings, task data, templates, interface texts); without it such a run is
+    /// refused before any call ([`RunError::Changed`]). Agent: continue a resume whose
+    /// inputs changed since the results were stored; the change is recorded.
     pub allow_changed: bool,
     /// Stop request.
     pub stop: StopSignal,
@@ -501,7 +503,8 @@ impl Runner {
         Ok(self.shared.ctx.store.episode_as(init, identity).await?)
     }
 
-    /// The end every episode shares: read back what it paid, score its final reply
+    /// The end every episode shares: read back what it paid (every billed attempt,
+    /// [`ledger::episode_paid`]), score its final reply
     /// (or record why it has none) and store the outcome. `forked` is the cost of a
     /// prefix taken from its anchor. Returns the episode's stored calls.
     ///
@@ -529,11 +532,8 @@ impl Runner {
             }
         }
         let calls = self.shared.ctx.store.calls(episode_id).await?;
-        let paid: Cost = calls
-            .iter()
-            .filter(|c| c.call.phase != Phase::Extraction)
-            .map(|c| c.call.cost)
-            .sum();
+        let attempts = self.shared.ctx.store.attempt_costs(episode_id).await?;
+        let paid = ledger::episode_paid(&calls, &attempts);
         finish(
             &self.shared,
             episode_id,
@@ -640,8 +640,9 @@ impl Runner {
                 }
                 for c in &prefix {
                     tr.replay(c.call.turn as usize, &c.call.response_text);
-                    forked += c.call.cost;
                 }
+                let attempts = self.shared.ctx.store.attempt_costs(anchor.0).await?;
+                forked = ledger::forked_prefix_cost(&anchor.1, &attempts, k);
             } else if let Err(u) = tr
                 .answer(&self.shared, sender, Phase::Prefix, 1..=k)
                 .await?

@@ -89,6 +89,7 @@ pub(crate) enum IdentityCommand {
     Episode(Box<EpisodeInit>, String, Reply<(EpisodeRow, Vec<CallRow>)>),
     Retire(Vec<(String, String, u32)>, Reply<u64>),
     Reprice(Box<Repricing>, Reply<()>),
+    AttemptCosts(i64, Reply<Vec<AttemptCost>>),
 }
 
 /// An identity command's result, held until its group is committed (see `writer`).
@@ -96,6 +97,7 @@ pub(crate) enum IdentityAnswer {
     Unit(Result<()>),
     Episode(Box<Result<(EpisodeRow, Vec<CallRow>)>>),
     Count(Result<u64>),
+    Attempts(Result<Vec<AttemptCost>>),
 }
 
 impl IdentityAnswer {
@@ -104,6 +106,7 @@ impl IdentityAnswer {
             IdentityAnswer::Unit(r) => r.as_ref().err(),
             IdentityAnswer::Episode(r) => r.as_ref().as_ref().err(),
             IdentityAnswer::Count(r) => r.as_ref().err(),
+            IdentityAnswer::Attempts(r) => r.as_ref().err(),
         }
     }
 
@@ -118,6 +121,7 @@ impl IdentityCommand {
         match self {
             IdentityCommand::Episode(..) => IdentityAnswer::Episode(Box::new(Err(e))),
             IdentityCommand::Retire(..) => IdentityAnswer::Count(Err(e)),
+            IdentityCommand::AttemptCosts(..) => IdentityAnswer::Attempts(Err(e)),
             _ => IdentityAnswer::Unit(Err(e)),
         }
     }
@@ -131,12 +135,21 @@ impl IdentityCommand {
             | (IdentityCommand::Reprice(_, tx), IdentityAnswer::Unit(r)) => drop(tx.send(r)),
             (IdentityCommand::Episode(.., tx), IdentityAnswer::Episode(r)) => drop(tx.send(*r)),
             (IdentityCommand::Retire(_, tx), IdentityAnswer::Count(r)) => drop(tx.send(r)),
+            (IdentityCommand::AttemptCosts(_, tx), IdentityAnswer::Attempts(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::identity answers each command with its own kind"),
         }
     }
 }
 
 impl Store {
+    /// The unusable billed attempts stored for an episode, in order.
+    pub async fn attempt_costs(&self, episode_id: i64) -> Result<Vec<AttemptCost>> {
+        self.ask(|tx| {
+            crate::writer::Command::Identity(IdentityCommand::AttemptCosts(episode_id, tx))
+        })
+        .await
+    }
+
     /// Record the experiment, or replace the stored record with this one (the
     /// experiment grew or changed; what changed is the runner's to say), with its
     /// normalized form `experiment_json`. The creation time and the kind are kept (the
@@ -202,6 +215,48 @@ impl Store {
     }
 }
 
+/// An unusable billed attempt of an episode: its turn, phase and cost (zero when its
+/// cost is unknown: unpriced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptCost {
+    /// The call's turn.
+    pub turn: u32,
+    /// The call's phase.
+    pub phase: baton_types::Phase,
+    /// What it cost.
+    pub cost: baton_types::Cost,
+}
+
+fn attempt_costs(
+    conn: &rusqlite::Connection,
+    path: &std::path::Path,
+    episode_id: i64,
+) -> Result<Vec<AttemptCost>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT turn, phase, coalesce(cost, 0) FROM attempts WHERE episode_id = ?1 ORDER BY id",
+        )
+        .map_err(sqlite_err(path))?;
+    let rows: Vec<(u32, String, i64)> = stmt
+        .query_map([episode_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .and_then(|rows| rows.collect())
+        .map_err(sqlite_err(path))?;
+    rows.into_iter()
+        .map(|(turn, phase, cost)| {
+            let phase = phase.parse().map_err(|message| StoreError::Decode {
+                path: path.to_path_buf(),
+                what: format!("attempts of episode {episode_id}"),
+                message,
+            })?;
+            Ok(AttemptCost {
+                turn,
+                phase,
+                cost: baton_types::Cost(cost),
+            })
+        })
+        .collect()
+}
+
 impl Db {
     pub(crate) fn identity(&mut self, cmd: &IdentityCommand) -> IdentityAnswer {
         match cmd {
@@ -217,6 +272,9 @@ impl Db {
                 IdentityAnswer::Count(self.retire_removed(planned))
             }
             IdentityCommand::Reprice(r, _) => IdentityAnswer::Unit(self.reprice(r)),
+            IdentityCommand::AttemptCosts(id, _) => {
+                IdentityAnswer::Attempts(attempt_costs(&self.conn, &self.path, *id))
+            }
         }
     }
 
@@ -483,7 +541,7 @@ impl Reader {
     pub fn call_usage(&self) -> Result<Vec<StoredUsage>> {
         self.usage_of(
             "SELECT id, episode_id, model, batch_id, uncached_in, cache_read, cache_write_5m,
-             cache_write_1h, output, reasoning, phase, turn FROM calls ORDER BY id",
+             cache_write_1h, output, reasoning, phase, turn, cost FROM calls ORDER BY id",
         )
     }
 
@@ -491,7 +549,7 @@ impl Reader {
     pub fn attempt_usage(&self) -> Result<Vec<StoredUsage>> {
         self.usage_of(
             "SELECT id, episode_id, model, batch_id, uncached_in, cache_read, cache_write_5m,
-             cache_write_1h, output, reasoning, phase, turn FROM attempts ORDER BY id",
+             cache_write_1h, output, reasoning, phase, turn, cost FROM attempts ORDER BY id",
         )
     }
 
@@ -522,6 +580,7 @@ impl Reader {
                 usage,
                 phase: r.get(10)?,
                 turn: r.get(11)?,
+                cost: r.get::<_, Option<i64>>(12)?.map(baton_types::Cost),
             })
         })
         .and_then(|rows| rows.collect())
@@ -546,4 +605,6 @@ pub struct StoredUsage {
     pub phase: String,
     /// Its turn.
     pub turn: u32,
+    /// Its stored cost (`None` when unknown).
+    pub cost: Option<baton_types::Cost>,
 }

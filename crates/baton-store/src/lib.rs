@@ -68,6 +68,6 @@ pub use rows::{
     TaskMeta,
 };
 pub use identity::{
-    RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
+    AttemptCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
 };
 pub use writer::Store;

@@ -131,10 +131,12 @@
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+pub const MIGRATIONS: &[&str] = &[
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15,
+];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
 const V1: &str = r#"
@@ -492,4 +494,23 @@ const V14: &str = r#"
 ALTER TABLE episodes ADD COLUMN identity TEXT;
 ALTER TABLE episodes ADD COLUMN retired TEXT;
 ALTER TABLE experiment ADD COLUMN experiment_json TEXT;
+"#;
+
+/// Version 15: a chat episode's paid and attributed cost count every billed attempt, as
+/// an agent episode's always did: the unusable attempts of its own calls (extraction
+/// apart) are added to both, and a forked handoff's attributed cost also takes its
+/// anchor's prefix attempts through turn K. Only finished episodes of chat experiments
+/// are touched (an unfinished one gets its cost when it finishes).
+const V15: &str = r#"
+UPDATE episodes SET
+    cost_paid = cost_paid + (SELECT coalesce(sum(a.cost), 0) FROM attempts a
+        WHERE a.episode_id = episodes.id AND a.phase != 'extraction'),
+    cost_attributed = cost_attributed + (SELECT coalesce(sum(a.cost), 0) FROM attempts a
+        WHERE a.episode_id = episodes.id AND a.phase != 'extraction')
+        + CASE WHEN forked_from IS NULL OR k IS NULL THEN 0 ELSE
+            (SELECT coalesce(sum(a.cost), 0) FROM attempts a
+             WHERE a.episode_id = episodes.forked_from AND a.phase = 'prefix'
+             AND a.turn <= episodes.k) END
+WHERE status != 'incomplete'
+    AND (SELECT kind FROM experiment WHERE id = 1) = 'chat';
 "#;

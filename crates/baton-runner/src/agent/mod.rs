@@ -22,6 +22,7 @@
 //! preflight a run makes before its first call and `baton swebench eval`, which judges a
 //! finished run's SWE-bench patches and stores the verdicts.
 
+pub mod dry_run;
 mod handoff;
 mod models;
 pub(crate) mod report_input;

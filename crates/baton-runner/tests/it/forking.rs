@@ -174,21 +174,39 @@ async fn a_second_run_makes_no_call_and_changes_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_changed_experiment_is_refused_by_an_existing_store() {
+async fn a_changed_experiment_lists_its_change_and_reruns_only_when_allowed() {
     let dir = tempfile::tempdir().unwrap();
-    run(dir.path(), &spec_text(1, 1, true)).await;
+    let first = run(dir.path(), &spec_text(1, 1, true)).await;
+    let stored = Reader::open(&first.store_path).unwrap().episodes().unwrap();
+    // a new base seed gives every episode another seed: all of them would run again
     let changed = spec_text(1, 1, true).replace("seed = 11", "seed = 12");
-    let spec = baton_runner::ExperimentSpec::parse("it.toml", &changed).unwrap();
-    let err = match baton_runner::Runner::prepare(
-        spec,
-        baton_runner::RunOptions::new(dir.path(), ".", changed),
-    )
-    .await
-    {
-        Ok(_) => panic!("a different spec must not reuse the store"),
+    let prepare = |allow: bool| {
+        let spec = baton_runner::ExperimentSpec::parse("it.toml", &changed).unwrap();
+        let mut options = baton_runner::RunOptions::new(dir.path(), ".", changed.clone());
+        options.allow_changed = allow;
+        baton_runner::Runner::prepare(spec, options)
+    };
+    let err = match prepare(false).await {
+        Ok(_) => panic!("re-running stored episodes needs --allow-changed"),
         Err(e) => e.to_string(),
     };
-    assert!(err.contains("different experiment"), "{err}");
+    assert!(err.contains("seed: 11 → 12"), "{err}");
+    let runner = prepare(true).await.unwrap();
+    let c = runner.changes().clone();
+    // the seed also samples the tasks: some stay (their episodes' seeds changed), the
+    // rest are new or removed
+    assert!(c.rerun > 0 && c.reused == 0, "{c}");
+    assert!(err.contains(&format!("{} re-run", c.rerun)), "{err}");
+    assert_eq!(c.rerun + c.removed, stored.len(), "{c}");
+    let second = runner.run().await.unwrap();
+    assert!(second.calls_new > 0);
+    let reader = Reader::open(&second.store_path).unwrap();
+    assert_eq!(reader.episodes().unwrap().len(), c.rerun + c.new);
+    // nothing stored is deleted
+    assert_eq!(
+        reader.all_episodes().unwrap().len(),
+        stored.len() + c.rerun + c.new
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -72,7 +72,7 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
         options.max_cost = Some(Cost::from_usd(usd));
     }
     if args.dry_run {
-        printer.out(&dry_run(&spec, &options)?)?;
+        printer.out(&baton_runner::agent::dry_run::dry_run(&spec, &options)?.to_string())?;
         return Ok(Outcome::Success);
     }
     options.providers = vec![Arc::new(baton_http::HttpProviders::new(
@@ -81,48 +81,6 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     let summary = execute(spec, options, !args.quiet, printer)?;
     summary_line(&summary, printer)?;
     Ok(outcome(&summary))
-}
-
-/// What an agent run would do, without keys or calls: tasks, models, and the bounds
-/// the limits set.
-fn dry_run(spec: &AgentSpec, options: &RunOptions) -> Result<String> {
-    let dataset = baton_runner::agent::select_dataset(spec, options)?;
-    let card = baton_runner::agent::price_card(spec, options)?;
-    let mut s = format!(
-        "agent experiment {:?}: {} tasks from {} ({}), {} models, {} replicates\n",
-        spec.name,
-        dataset.tasks.len(),
-        dataset.name,
-        dataset.format.name(),
-        spec.models.len(),
-        spec.replicates
-    );
-    let mut buckets = std::collections::BTreeMap::new();
-    for t in &dataset.tasks {
-        *buckets.entry(t.difficulty.name()).or_insert(0) += 1;
-    }
-    let buckets: Vec<String> = buckets.iter().map(|(b, n)| format!("{n} {b}")).collect();
-    s.push_str(&format!("buckets: {}\n", buckets.join(", ")));
-    let episodes = dataset.tasks.len() * spec.replicates as usize;
-    for name in spec.models.keys() {
-        let m = spec.model(name).map_err(|e| anyhow::anyhow!("{e}"))?;
-        card.get(&m.spec.price_key())
-            .map_err(|e| anyhow::anyhow!("model {name:?}: {e}"))?;
-        s.push_str(&format!(
-            "model {name} ({}): {episodes} episodes, at most {} calls, at most {} (cost limit {} per task, plus the call in flight when it is reached)\n",
-            m.spec.model,
-            episodes * spec.step_limit as usize,
-            Cost::from_usd(spec.cost_limit_usd * episodes as f64),
-            Cost::from_usd(spec.cost_limit_usd),
-        ));
-    }
-    s.push_str(&format!(
-        "protocol {}, step limit {}, sandbox {}; no call was made\n",
-        spec.protocol.name(),
-        spec.step_limit,
-        spec.environment.backend.name()
-    ));
-    Ok(s)
 }
 
 fn execute(

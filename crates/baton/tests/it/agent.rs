@@ -258,11 +258,8 @@ model = "sim/hc"
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("12 tasks from agent-sample"), "{text}");
-    assert!(
-        text.contains("model a (openai/gpt-4o-mini): 12 episodes, at most 1800 calls"),
-        "{text}"
-    );
-    assert!(text.contains("no call was made"), "{text}");
+    assert!(text.contains("| single(a) | 12 | 1800 | $"), "{text}");
+    assert!(text.contains("No call was made"), "{text}");
     assert!(!dir.path().join("results").exists());
 
     let bad = exp.replace(
@@ -276,6 +273,38 @@ model = "sim/hc"
     assert!(
         err.contains("bad.toml") && err.contains("models.b.sim") && err.contains("skil"),
         "{err}"
+    );
+}
+
+/// The agent dry run lists every cell it will run, the handoff cells too (97 % of the
+/// example's episodes), each bounded before the anchors fix its switch call.
+// See: issue 31
+#[test]
+fn issue_31_the_agent_dry_run_lists_every_handoff_cell_with_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/agent-handoff-sim.toml"
+    );
+    let out = baton(dir.path(), &["run", example, "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ")).collect();
+    let handoffs: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.starts_with("| handoff("))
+        .collect();
+    // 2 directions x 7 percentiles x 5 interfaces, 12 tasks each
+    assert_eq!(handoffs.len(), 70, "{text}");
+    assert!(
+        text.contains("| handoff(lc -> hc, p25, compact_pre) | 12 | 492 | $"),
+        "{text}"
+    );
+    assert!(text.contains("| single(lc) | 12 | 480 | $"), "{text}");
+    assert!(text.contains("| **total** | 864 |"), "{text}");
+    assert!(
+        !dir.path().join("results").exists(),
+        "a dry run writes nothing"
     );
 }
 

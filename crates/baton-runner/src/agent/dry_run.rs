@@ -1,0 +1,174 @@
+//! An agent experiment's `--dry-run`: every cell it will run, the anchors and each
+//! handoff cell, with an upper bound on its calls and cost, before anything is paid.
+//!
+//! An agent episode is bounded by its limits: at most `step_limit` model calls, and its
+//! spend stops at `cost_limit` (plus the call in flight when the limit is reached,
+//! which the call's own bound caps). A handoff cell's switch call s is read from the
+//! anchors, so it is not known before they run: the bound takes the worst s, the step
+//! limit. A forked prefix is paid by its anchor; a live one (`independent`) is the
+//! cell's own, so it pays two trajectories. A `compact_pre` or `compact_suf` cell also
+//! makes one summary call, bounded by the summarizer's own cost limit.
+
+use std::fmt;
+
+use baton_types::Cost;
+
+use crate::RunError;
+use crate::agent::handoff::cells;
+use crate::agent::{AgentSpec, price_card, select_dataset};
+use crate::run::RunOptions;
+
+/// One row of the estimate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCellEstimate {
+    /// The cell's label (`single(lc)`, `handoff(lc -> hc, p25, compact_pre)`).
+    pub cell: String,
+    /// Episodes of the cell.
+    pub episodes: usize,
+    /// Model calls at most.
+    pub calls: usize,
+    /// What its episodes pay at most.
+    pub paid_upper: Cost,
+}
+
+/// The whole estimate of an agent experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentDryRun {
+    /// The experiment's name.
+    pub name: String,
+    /// Tasks, by difficulty bucket (`3 easy, 1 hard`).
+    pub buckets: String,
+    /// Tasks in all.
+    pub tasks: usize,
+    /// Where they come from (`agent-sample (baton)`).
+    pub source: String,
+    /// Every cell, anchors first.
+    pub cells: Vec<AgentCellEstimate>,
+    /// The limits the bounds come from (`protocol ..., step limit 40, sandbox ...`).
+    pub limits: String,
+}
+
+impl AgentDryRun {
+    /// Calls at most, every cell.
+    pub fn calls(&self) -> usize {
+        self.cells.iter().map(|c| c.calls).sum()
+    }
+
+    /// Money at most, every cell.
+    pub fn paid_upper(&self) -> Cost {
+        self.cells.iter().map(|c| c.paid_upper).sum()
+    }
+}
+
+impl fmt::Display for AgentDryRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "agent experiment {:?}: {} tasks from {}; buckets: {}",
+            self.name, self.tasks, self.source, self.buckets
+        )?;
+        writeln!(f, "| cell | episodes | calls ≤ | paid ≤ |")?;
+        writeln!(f, "|---|---:|---:|---:|")?;
+        for c in &self.cells {
+            writeln!(
+                f,
+                "| {} | {} | {} | {} |",
+                c.cell, c.episodes, c.calls, c.paid_upper
+            )?;
+        }
+        let episodes: usize = self.cells.iter().map(|c| c.episodes).sum();
+        writeln!(
+            f,
+            "| **total** | {episodes} | {} | {} |",
+            self.calls(),
+            self.paid_upper()
+        )?;
+        writeln!(
+            f,
+            "\n{}. Each episode stops at its step limit and cost limit (plus the call in flight when the cost limit \
+             is reached); a handoff cell's switch call is read from the anchors, so before they run it is bounded \
+             by the step limit. No call was made.",
+            self.limits
+        )
+    }
+}
+
+/// Plan an agent experiment and bound every cell without a key, a call or a store.
+pub fn dry_run(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDryRun, RunError> {
+    let dataset = select_dataset(spec, options)?;
+    let card = price_card(spec, options)?;
+    let mut buckets = std::collections::BTreeMap::new();
+    for t in &dataset.tasks {
+        *buckets.entry(t.difficulty.name()).or_insert(0) += 1;
+    }
+    let buckets: Vec<String> = buckets.iter().map(|(b, n)| format!("{n} {b}")).collect();
+    let episodes = dataset.tasks.len() * spec.replicates as usize;
+    let steps = spec.step_limit as usize;
+    // one trajectory: its cost limit (the call in flight when it is reached comes on
+    // top, as the table's note says); its model must have a price
+    let trajectory = |name: &str| -> Result<Cost, RunError> {
+        let m = spec.model(name).map_err(|e| RunError::Model {
+            name: name.to_string(),
+            message: e.to_string(),
+        })?;
+        card.get(&m.spec.price_key()).map_err(|e| RunError::Model {
+            name: name.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(Cost::from_usd(spec.cost_limit_usd))
+    };
+    let mut out = Vec::new();
+    for name in spec.models.keys() {
+        let one = trajectory(name)?;
+        out.push(AgentCellEstimate {
+            cell: format!("single({name})"),
+            episodes,
+            calls: episodes * steps,
+            paid_upper: (0..episodes).map(|_| one).sum(),
+        });
+    }
+    if let Some(h) = &spec.handoff {
+        let independent = options.independent || h.independent;
+        for c in cells(h, independent) {
+            let (sender, receiver) = (trajectory(&c.sender)?, trajectory(&c.receiver)?);
+            let summary = match c.interface {
+                baton_types::Interface::CompactPre => sender,
+                baton_types::Interface::CompactSuf => receiver,
+                _ => Cost::ZERO,
+            };
+            let summaries = usize::from(summary > Cost::ZERO);
+            // the suffix is the receiver's; a live prefix is the cell's own too
+            let (calls, one) = if independent {
+                (2 * steps + summaries, sender + receiver + summary)
+            } else {
+                (steps + summaries, receiver + summary)
+            };
+            out.push(AgentCellEstimate {
+                cell: format!(
+                    "handoff({} -> {}, p{}, {})",
+                    c.sender,
+                    c.receiver,
+                    c.p,
+                    c.interface.as_str()
+                ),
+                episodes,
+                calls: episodes * calls,
+                paid_upper: (0..episodes).map(|_| one).sum(),
+            });
+        }
+    }
+    Ok(AgentDryRun {
+        name: spec.name.clone(),
+        buckets: buckets.join(", "),
+        tasks: dataset.tasks.len(),
+        source: format!("{} ({})", dataset.name, dataset.format.name()),
+        cells: out,
+        limits: format!(
+            "protocol {}, step limit {}, cost limit {} per trajectory, sandbox {}",
+            spec.protocol.name(),
+            spec.step_limit,
+            Cost::from_usd(spec.cost_limit_usd),
+            spec.environment.backend.name()
+        ),
+    })
+}
