@@ -49,6 +49,14 @@ pub trait Export {
     /// The report in `format`; [`ReportError::UnsupportedFormat`] for a format this
     /// report is not written in.
     fn export(&self, format: ExportFormat) -> Result<String, ReportError>;
+
+    /// The HTML page with its rows linking to the transcript viewer at `viewer` (a URL
+    /// relative to the page) where the report has rows of one cell; by default the plain
+    /// page.
+    fn export_html_linked(&self, viewer: &str) -> Result<String, ReportError> {
+        let _ = viewer;
+        self.export(ExportFormat::Html)
+    }
 }
 
 impl Export for Report {
@@ -60,6 +68,10 @@ impl Export for Report {
             ExportFormat::Latex => self.to_latex(),
             ExportFormat::Html => self.to_html(),
         })
+    }
+
+    fn export_html_linked(&self, viewer: &str) -> Result<String, ReportError> {
+        Ok(self.to_html_linked(viewer))
     }
 }
 

@@ -63,6 +63,18 @@ impl Report {
     /// [`Report::to_markdown`], with each direction's two plots ([`Report::plots`])
     /// inline after its tables. Deterministic: the same report gives the same bytes.
     pub fn to_html(&self) -> String {
+        self.html(None)
+    }
+
+    /// [`Report::to_html`] with the first cell of every row that is one cell of the
+    /// design (an anchor or a handoff cell, in one family or all) linking to the
+    /// transcript viewer at `viewer` (a URL relative to the page, such as
+    /// `view/index.html`), opened on that cell's episodes.
+    pub fn to_html_linked(&self, viewer: &str) -> String {
+        self.html(Some(viewer))
+    }
+
+    fn html(&self, viewer: Option<&str>) -> String {
         let slugs = pair_slugs(&self.pairs);
         let ci = self.bootstrap.is_some();
         let mut out = page_start(&self.title);
@@ -89,7 +101,7 @@ impl Report {
             );
             let anchors: Vec<&CellRow> = self.rows(&pair.name, None).collect();
             let _ = writeln!(out, "<h3 id=\"pair-{slug}-anchors\">Anchors</h3>");
-            out.push_str(&html_table(&anchor_table(&anchors, ci)));
+            out.push_str(&linked_table(&anchor_table(&anchors, ci), &anchors, viewer));
             for direction in DIRECTIONS {
                 let (from, to) = match direction {
                     Direction::Escalation => (&pair.lc, &pair.hc),
@@ -110,9 +122,13 @@ impl Report {
                 }
                 let (all, per_family): (Vec<&CellRow>, Vec<&CellRow>) =
                     rows.into_iter().partition(|r| r.is_aggregate());
-                out.push_str(&html_table(&handoff_table(&per_family, ci)));
+                out.push_str(&linked_table(
+                    &handoff_table(&per_family, ci),
+                    &per_family,
+                    viewer,
+                ));
                 let _ = writeln!(out, "<h4>{title}, {}</h4>", escape(ALL_FAMILIES_SUFFIX));
-                out.push_str(&html_table(&handoff_table(&all, ci)));
+                out.push_str(&linked_table(&handoff_table(&all, ci), &all, viewer));
                 let _ = writeln!(out, "<h4>{title}, plots</h4>\n<div class=\"plots\">");
                 for plot in [
                     self.score_plot(pair, slug, direction),
@@ -263,9 +279,52 @@ pub(crate) fn inline(s: &str) -> String {
     out
 }
 
+/// [`html_table`] of `grid`, whose rows are `rows`, with each row of one cell linking
+/// to the viewer at `viewer` filtered to that cell (and family, unless `all`).
+fn linked_table(grid: &Grid, rows: &[&CellRow], viewer: Option<&str>) -> String {
+    let Some(viewer) = viewer else {
+        return html_table(grid);
+    };
+    let links: Vec<Option<String>> = rows
+        .iter()
+        .map(|r| {
+            let cell = r.cell.clone().or_else(|| {
+                r.model
+                    .as_ref()
+                    .filter(|_| r.anchor.is_some())
+                    .map(|m| format!("single({m})"))
+            })?;
+            let mut query = format!("cell={}", url_encode(&cell));
+            if r.family != "all" {
+                query += &format!("&group={}", url_encode(&r.family));
+            }
+            Some(format!("{viewer}#{query}"))
+        })
+        .collect();
+    table(grid, &links)
+}
+
+/// `s` with everything but unreserved characters percent-encoded (RFC 3986).
+fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// A table in a scrolling frame with a sticky header; right-aligned columns get
 /// the `num` class, missing values the `na` class.
 pub(crate) fn html_table(grid: &Grid) -> String {
+    table(grid, &[])
+}
+
+/// [`html_table`], the first cell of row `i` a link to `links[i]` where there is one.
+fn table(grid: &Grid, links: &[Option<String>]) -> String {
     let class = |a: Align| match a {
         Align::Left => "",
         Align::Right => " class=\"num\"",
@@ -275,9 +334,9 @@ pub(crate) fn html_table(grid: &Grid) -> String {
         let _ = write!(s, "<th scope=\"col\"{}>{}</th>", class(a), escape(h));
     }
     s.push_str("</tr>\n</thead>\n<tbody>\n");
-    for row in &grid.rows {
+    for (i, row) in grid.rows.iter().enumerate() {
         s.push_str("<tr>");
-        for (cell, &(_, a)) in row.iter().zip(&grid.headers) {
+        for (j, (cell, &(_, a))) in row.iter().zip(&grid.headers).enumerate() {
             let missing = cell == DASH || cell == SMALL_GAP_MARK;
             let attr = match (a, missing) {
                 (Align::Left, false) => "",
@@ -285,7 +344,19 @@ pub(crate) fn html_table(grid: &Grid) -> String {
                 (Align::Right, false) => " class=\"num\"",
                 (Align::Right, true) => " class=\"num na\"",
             };
-            let _ = write!(s, "<td{attr}>{}</td>", escape(cell));
+            match links.get(i).and_then(Option::as_deref).filter(|_| j == 0) {
+                Some(href) => {
+                    let _ = write!(
+                        s,
+                        "<td{attr}><a href=\"{}\">{}</a></td>",
+                        escape(href),
+                        escape(cell)
+                    );
+                }
+                None => {
+                    let _ = write!(s, "<td{attr}>{}</td>", escape(cell));
+                }
+            }
         }
         s.push_str("</tr>\n");
     }
@@ -303,6 +374,15 @@ mod tests {
             inline("a `<x>` b & `c"),
             "a <code>&lt;x&gt;</code> b &amp; `c"
         );
+    }
+
+    #[test]
+    fn viewer_links_percent_encode_the_cell() {
+        assert_eq!(
+            url_encode("handoff(lc -> hc, early, raw)"),
+            "handoff%28lc%20-%3E%20hc%2C%20early%2C%20raw%29"
+        );
+        assert_eq!(url_encode("single(m)"), "single%28m%29");
     }
 
     #[test]

@@ -441,3 +441,52 @@ fn the_well_formedness_check_catches_mistakes() {
     assert!(assert_well_formed("<svg><rect/></svg>", false).is_ok());
     assert!(assert_well_formed("<html><meta charset=\"utf-8\"></html>", true).is_ok());
 }
+
+/// See: issue 35, "What to build" 1: the HTML report links every row of one cell to the
+/// transcript viewer, filtered to that cell and family; without a viewer it is unchanged.
+#[test]
+fn issue_35_rows_of_one_cell_link_to_the_viewer() {
+    let report = build(&tiny());
+    let plain = report.to_html();
+    let linked = report.to_html_linked("view/index.html");
+    assert_well_formed(&linked, true).unwrap_or_else(|e| panic!("{e}\n{linked}"));
+    assert!(!plain.contains("view/index.html"));
+    let hrefs: Vec<&str> = linked
+        .split("<a href=\"view/index.html#")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    // every anchor row and every handoff row of one cell links, each to its own cell
+    let cells: Vec<&baton_report::CellRow> = report
+        .cells
+        .iter()
+        .filter(|r| r.cell.is_some() || r.anchor.is_some())
+        .collect();
+    assert_eq!(hrefs.len(), cells.len(), "{hrefs:?}");
+    assert!(
+        hrefs
+            .iter()
+            .any(|h| h.starts_with("cell=handoff%28") && h.contains("&amp;group=")),
+        "{hrefs:?}"
+    );
+    assert!(
+        hrefs.iter().any(|h| h.starts_with("cell=single%28")),
+        "{hrefs:?}"
+    );
+    // the same page apart from the links
+    let unlinked = linked
+        .split("<a href=\"view/index.html#")
+        .enumerate()
+        .map(|(i, s)| {
+            if i == 0 {
+                s.to_owned()
+            } else {
+                s[s.find("\">").unwrap() + 2..].replacen("</a></td>", "</td>", 1)
+            }
+        })
+        .collect::<String>();
+    assert!(
+        unlinked == plain,
+        "the linked page differs beyond its links"
+    );
+}

@@ -22,7 +22,17 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         Box::new(build_report(&path, args.bootstrap, args.seed.unwrap_or(0))?)
     };
-    let text = report.export(export_format(args.format))?;
+    let viewer = path.with_file_name("view").join("index.html");
+    let text = match args.format {
+        Format::Html if viewer.is_file() => {
+            let page_dir = match &args.out {
+                Some(out) => out.parent().map(Path::to_path_buf).unwrap_or_default(),
+                None => PathBuf::new(),
+            };
+            report.export_html_linked(&link_to(&viewer, &page_dir))?
+        }
+        format => report.export(export_format(format))?,
+    };
     match &args.out {
         Some(out) => {
             write_file(out, &text)?;
@@ -31,6 +41,22 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
         None => printer.out(&text)?,
     }
     Ok(Outcome::Success)
+}
+
+/// The URL of `target` from a page in `page_dir`: relative when `target` is inside it,
+/// else the absolute `file://` path.
+fn link_to(target: &Path, page_dir: &Path) -> String {
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .ok()
+            .and_then(|p| p.canonicalize().ok().or(Some(p)))
+            .unwrap_or_else(|| p.to_path_buf())
+    };
+    let (target, dir) = (absolute(target), absolute(page_dir));
+    match target.strip_prefix(&dir) {
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => format!("file://{}", target.display()),
+    }
 }
 
 /// The library's name for a `--format`.

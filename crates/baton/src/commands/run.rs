@@ -113,7 +113,10 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
     let md = report.to_markdown();
     let report_path = args.out.join("report.md");
     write_file(&report_path, &md)?;
-    write_file(&args.out.join("report.html"), &report.to_html())?;
+    write_file(
+        &args.out.join("report.html"),
+        &report.to_html_linked("view/index.html"),
+    )?;
     for plot in report.plots() {
         write_file(
             &args.out.join("plots").join(format!("{}.svg", plot.name)),

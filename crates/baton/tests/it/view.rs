@@ -389,19 +389,44 @@ fn issue_35_a_browser_clicks_from_a_cell_to_a_handoff_transcript() {
         (false, None) => "scored",
     };
 
+    // the HTML report, written beside the viewer, links its rows to it
+    let report = out.join("report.html");
+    let o = baton(
+        dir.path(),
+        &[
+            "report",
+            out.to_str().unwrap(),
+            "--format",
+            "html",
+            "--bootstrap",
+            "0",
+            "--out",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "report: {}", stderr(&o));
+
     let profile = dir.path().join("profile");
     let driver = Driver::start(&chromium, &chromedriver, &profile);
-    let index = out.join("view").join("index.html");
     let cell_query = serde_json::to_string(&cell).unwrap();
-    driver.go(&format!(
-        "file://{}#cell={}",
-        index.display(),
-        cell.replace(' ', "%20")
-            .replace('(', "%28")
-            .replace(')', "%29")
-            .replace('>', "%3E")
-            .replace(',', "%2C")
+    driver.go(&format!("file://{}", report.display()));
+    // a handoff row of the family of the episode, in the report's table
+    let family: String = db
+        .query_row(
+            "SELECT t.family FROM episodes e JOIN tasks t USING (task_id) WHERE e.id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let (_, interface) = cell.trim_end_matches(')').rsplit_once(", ").unwrap();
+    let link = driver.wait_for(&format!(
+        "return [...document.querySelectorAll('td a')].map(a => a.getAttribute('href'))\
+         .find(h => h.includes('group={family}') && h.includes('{}') && h.includes('handoff'))",
+        interface
     ));
+    let link = link.as_str().unwrap().to_owned();
+    assert!(link.starts_with("view/index.html#cell="), "{link}");
+    driver.click(&format!("td a[href='{link}']"));
     driver.wait_for("return document.body.dataset.ready === '1'");
     // the list shows only that cell's episodes
     let cells = driver.wait_for(
