@@ -93,6 +93,18 @@ impl RunContext {
             .or_insert(why);
     }
 
+    /// Block `model` because a billed reply of it cannot be priced (`what`: which reply,
+    /// `task "t1", call 3`; `reason`: the price card's): the one place and the one
+    /// wording both studies use. Returns the message, which the run's error repeats.
+    pub fn block_unpriced(&self, model: &str, what: &str, reason: &str) -> String {
+        let why = format!(
+            "model {model:?}: the cost of a billed reply ({what}) cannot be computed: {}",
+            self.redact(reason)
+        );
+        self.block(model, why.clone());
+        why
+    }
+
     /// Why the first blocked model may make no further call, if any is blocked.
     pub fn first_block(&self) -> Option<String> {
         self.blocked
@@ -350,15 +362,16 @@ impl Reservation<'_> {
         self.ctx.observer.call(model.name(), cost);
         match &c.cost {
             Ok(_) => Ok(()),
-            Err(why) => {
-                let why = format!(
-                    "model {:?}: the cost of a stored reply cannot be computed: {}",
-                    model.name(),
-                    self.ctx.redact(why)
-                );
-                self.ctx.block(model.name(), why.clone());
-                Err(why)
-            }
+            Err(why) => Err(self.ctx.block_unpriced(
+                model.name(),
+                &format!(
+                    "episode {}, turn {}, {}",
+                    self.site.episode_id,
+                    self.site.turn,
+                    self.site.phase.as_str()
+                ),
+                why,
+            )),
         }
     }
 }
@@ -605,5 +618,30 @@ mod tests {
             "echo **** and ****, twice ****"
         );
         assert_eq!(ctx.redact("nothing here"), "nothing here");
+    }
+
+    /// Both studies block a model through one call with one wording; the first reason
+    /// is kept and a configured key never reaches it.
+    // See: issue 31
+    #[test]
+    fn issue_31_a_model_is_blocked_in_one_place_with_one_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
+        let ctx = RunContext::new(
+            store,
+            StopSignal::default(),
+            Arc::new(crate::SilentObserver),
+            Budget::new(None, Cost::ZERO),
+            vec!["sk-secret-0001".into()],
+        );
+        let why = ctx.block_unpriced("lc", "task \"t1\", call 3", "no rate for sk-secret-0001");
+        assert_eq!(
+            why,
+            "model \"lc\": the cost of a billed reply (task \"t1\", call 3) cannot be computed: no rate for ****"
+        );
+        ctx.block_unpriced("lc", "task \"t2\", call 0", "later");
+        assert_eq!(ctx.blocked("lc").as_deref(), Some(why.as_str()));
+        assert_eq!(ctx.first_block().as_deref(), Some(why.as_str()));
+        assert_eq!(ctx.blocked("hc"), None);
     }
 }

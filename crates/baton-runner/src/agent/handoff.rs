@@ -382,8 +382,12 @@ impl AgentRunner {
         let restored =
             match resume::restore(&self.config, task, &progress, store, Some(&base)).await? {
                 Ok(r) => r,
-                Err(why) => {
-                    self.shared.block(&cell.receiver, why.clone());
+                Err(what) => {
+                    let why = self.shared.block_unpriced(
+                        &cell.receiver,
+                        &what,
+                        "it is stored without a cost",
+                    );
                     return self.leave_incomplete(episode_id, why, Cost::ZERO).await;
                 }
             };
@@ -439,8 +443,10 @@ impl AgentRunner {
         };
         let restored = match resume::restore(&config, task, progress, store, None).await? {
             Ok(r) => r,
-            Err(why) => {
-                self.shared.block(&cell.sender, why.clone());
+            Err(what) => {
+                let why =
+                    self.shared
+                        .block_unpriced(&cell.sender, &what, "it is stored without a cost");
                 self.leave_incomplete(episode_id, why, Cost::ZERO).await?;
                 return Ok(Prefix::Ended);
             }
@@ -666,11 +672,11 @@ impl AgentRunner {
                     return Err(sink.run_error(e));
                 }
                 sink.settle();
-                let why = format!(
-                    "model {who:?}: the cost of the handoff call (task {:?}, call {s}) cannot be computed: {why}",
-                    task.id
+                let why = self.shared.block_unpriced(
+                    who,
+                    &format!("task {:?}, the handoff call {s}", task.id),
+                    why,
                 );
-                self.shared.block(who, why.clone());
                 return Ok(Err(SwitchFailed::Retry(why)));
             }
             let r = &c.response;

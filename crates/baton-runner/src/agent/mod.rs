@@ -499,9 +499,11 @@ impl AgentRunner {
         let episode_id = progress.episode_id;
         let restored = match resume::restore(&self.config, task, &progress, store, None).await? {
             Ok(r) => r,
-            Err(why) => {
+            Err(what) => {
                 // a stored reply without a cost: the model is blocked until the card has it
-                self.shared.block(model_name, why.clone());
+                let why =
+                    self.shared
+                        .block_unpriced(model_name, &what, "it is stored without a cost");
                 return self.leave_incomplete(episode_id, why, Cost::ZERO).await;
             }
         };
@@ -592,12 +594,11 @@ impl AgentRunner {
             Ok(o) => Ok(Ok(o)),
             Err(e @ AgentError::Sink { .. }) => Err(sink.run_error(e)),
             Err(AgentError::Unpriced { reason, call, .. }) => {
-                let why = format!(
-                    "model {:?}: the cost of a billed reply (task {:?}, call {call}) cannot be computed: {reason}",
+                let why = self.shared.block_unpriced(
                     model.name(),
-                    task.id
+                    &format!("task {:?}, call {call}", task.id),
+                    &reason,
                 );
-                self.shared.block(model.name(), why.clone());
                 Ok(Err(why))
             }
             Err(e) => Ok(Err(format!("{e:#}"))),

@@ -40,7 +40,8 @@ pub(crate) struct Base {
 }
 
 /// The state of `progress` (from `base`, for a handoff's suffix: only its calls from
-/// `base.first` on are the suffix's). `Ok(Err(why))`: a stored reply has no cost, so the
+/// `base.first` on are the suffix's). `Ok(Err(why))`: a stored reply has no cost (`why` names it, for
+/// `RunContext::block_unpriced`), so the
 /// cost limit cannot be checked and the episode cannot go on.
 pub(crate) async fn restore(
     config: &AgentConfig,
@@ -64,10 +65,7 @@ pub(crate) async fn restore(
     let cost = match progress.paid() {
         Ok(c) => c + base.map_or(Cost::ZERO, |b| b.cost),
         Err(why) => {
-            return Ok(Err(format!(
-                "task {:?}: a stored billed reply has no cost ({why}); add the rate to the price card (--prices) and resume",
-                task.id
-            )));
+            return Ok(Err(format!("task {:?}, a stored reply: {why}", task.id)));
         }
     };
     let start = AgentState::start(config, task).map_err(|e| corrupt(task, format!("{e:#}")))?;
