@@ -111,7 +111,10 @@ impl DockerEnv {
         .args(["--memory", &limits.memory_bytes.to_string()])
         .args(["--memory-swap", &limits.memory_bytes.to_string()])
         .args(["--cpus", &config.docker.cpus.to_string()])
-        .args(["-w", &workdir, &image, "sleep", &lifetime]);
+        // No `-w`: podman refuses a working directory the image lacks (Docker creates
+        // it); it is made below, and every exec names it.
+        .args(["--label", &format!("org.baton.workdir={workdir}")])
+        .args([&image, "sleep", &lifetime]);
         let out = helper(cmd, &program, "docker run", None)?;
         let container = String::from_utf8_lossy(&out).trim().to_string();
         if container.is_empty() {
@@ -121,6 +124,12 @@ impl DockerEnv {
                 status: "no container id".into(),
                 stderr: String::new(),
             });
+        }
+        let mut mkdir = Command::new(&program);
+        mkdir.args(["exec", &container, "mkdir", "-p", "--", setup.workdir()]);
+        if let Err(e) = helper(mkdir, &program, "create the working directory", None) {
+            let _ = remove_container(&program, &container);
+            return Err(e);
         }
         let env = shell::command_env(BackendKind::Docker, &setup.env);
         let info = EnvInfo {

@@ -648,7 +648,7 @@ fn docker_backend_passes_network_and_limit_flags() {
         "--network none",
         "--pids-limit 256",
         "--memory 4294967296",
-        "-w /testbed",
+        "--label org.baton.workdir=/testbed",
         "empty sleep 14400",
         "--rm",
     ] {

@@ -41,11 +41,13 @@ fn engine() -> Option<Engine> {
 
 impl Engine {
     /// The docker backend on this engine, its containers labelled with a run of this
-    /// test process alone (tests of other binaries share the engine).
+    /// configuration alone (other tests, of this binary and others, share the engine).
     fn config(&self) -> EnvConfig {
         let mut config = EnvConfig::for_backend(BackendKind::Docker);
         config.docker.executable = self.client.clone();
-        config.run_label = Some(format!("baton-env-it-{}", std::process::id()));
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        config.run_label = Some(format!("baton-env-it-{}-{n}", std::process::id()));
         config
     }
 
