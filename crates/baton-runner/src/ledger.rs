@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use baton_models::{BilledAttempt, Completion, Model, defaults};
-use baton_store::{NewAttempt, NewCall, Store, StoreError};
+use baton_store::{NewAttempt, NewCall, SpoolClaim, Store, StoreError};
 use baton_types::{Cost, Message, Phase};
 
 use crate::budget::Budget;
@@ -162,7 +162,7 @@ impl RunContext {
             upper,
             one,
             paid: Cost::ZERO,
-            _spool: Box::new(spool),
+            _spool: spool,
         })
     }
 }
@@ -232,7 +232,7 @@ pub(crate) struct Reservation<'a> {
     one: Cost,
     paid: Cost,
     /// The call's room in the store's spool, released when dropped.
-    _spool: Box<dyn std::any::Any + Send + Sync>,
+    _spool: SpoolClaim,
 }
 
 impl Reservation<'_> {

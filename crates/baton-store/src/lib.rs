@@ -62,12 +62,13 @@ pub use agent::{
 };
 pub use batch::{BatchRow, NewBatch, NewSubmission, SubmissionRow};
 pub use error::{Result, StoreError};
+pub use identity::{
+    AttemptCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
+};
 pub use reader::{CallFigures, Reader};
 pub use rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,
     TaskMeta,
 };
-pub use identity::{
-    AttemptCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
-};
+pub use spool::SpoolClaim;
 pub use writer::Store;
