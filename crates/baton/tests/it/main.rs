@@ -14,6 +14,7 @@ mod handoff;
 mod litellm;
 mod malformed;
 mod money;
+mod money3;
 mod money_rules;
 mod partly;
 mod presets;
