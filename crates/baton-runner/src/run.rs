@@ -321,7 +321,6 @@ impl Runner {
                     .collect(),
             )
             .await?;
-        drop(bounds);
         options
             .observer
             .planned(plan.episodes(), plan.calls(&tasks, spec.fork_prefixes));
