@@ -135,6 +135,7 @@ fn chat_heads(reader: &Reader) -> Result<Vec<EpisodeHead>, ViewError> {
                 cost_paid: e.outcome.cost_paid,
                 cost_attributed: e.outcome.cost_attributed,
                 exit: None,
+                switch: None,
             })
         })
         .collect()
@@ -167,6 +168,7 @@ fn agent_heads(reader: &Reader) -> Result<Vec<EpisodeHead>, ViewError> {
                 cost_paid: e.paid,
                 cost_attributed: e.outcome.cost_attributed,
                 exit: e.end.map(|end| end.exit.to_string()),
+                switch: e.switch.map(|w| (w.s, w.fired)),
             })
         })
         .collect()

@@ -33,6 +33,9 @@ pub(crate) struct EpisodeHead {
     pub cost_attributed: Cost,
     /// Agent episodes only: how the agent stopped.
     pub exit: Option<String>,
+    /// Agent handoff episodes only: the switch call `s`, and whether the sender was still
+    /// working then (else the episode is its anchor's, and no switch happened).
+    pub switch: Option<(u32, bool)>,
 }
 
 impl EpisodeHead {
@@ -76,6 +79,8 @@ impl EpisodeHead {
 enum Event {
     /// A paid call.
     Call(CallView),
+    /// The switch was due at call `at`, but the sender had finished before it.
+    NoSwitch { at: u32, from: String, to: String },
     /// The conversation changed hands.
     Switch {
         after: u32,
@@ -210,10 +215,19 @@ pub(crate) fn transcript(
         {
             system = messages.first().and_then(|m| m.get("content")).cloned();
         }
-        let kept = common_prefix(&previous, &messages);
+        let mut kept = common_prefix(&previous, &messages);
+        // the previous reply, as the request repeats it, is shown once: as the reply
+        if kept > 0
+            && kept + 1 == previous.len()
+            && messages.get(kept).and_then(|m| m.get("role")) == Some(&json!("assistant"))
+        {
+            kept += 1;
+        }
         let sent = messages[kept..]
             .iter()
             .filter(|m| kept > 0 || m.get("role") != Some(&json!("system")))
+            // an agent's observations are shown under the command that made them
+            .filter(|m| !agent || m.get("role") != Some(&json!("tool")))
             .map(capped_message)
             .collect();
         let raw_tool_calls = tool_calls_of(c.raw_response.as_deref());
@@ -244,6 +258,13 @@ pub(crate) fn transcript(
         }
     }
     events.extend(step.map(|s| step_event(s.step)));
+    if let (Some((at, false)), Some((from, to, _))) = (head.switch, &switch) {
+        events.push(Event::NoSwitch {
+            at,
+            from: from.clone(),
+            to: to.clone(),
+        });
+    }
 
     let v = head.verdict.as_ref();
     Ok(json!({
@@ -294,8 +315,17 @@ fn step_event(s: baton_store::NewAgentStep) -> Event {
         status: serde_json::from_str(&s.status_json).unwrap_or(Value::String(s.status_json)),
         return_code: s.return_code,
         duration_ms: s.duration_ms,
-        observation: s.observation.as_deref().map(cap),
+        observation: s.observation.as_deref().map(|o| cap(&observation_text(o))),
     }
+}
+
+/// What the agent saw of a command: the stored observation is the message it was sent
+/// (a JSON object whose `content` is the text); anything else is shown as it is.
+fn observation_text(stored: &str) -> String {
+    serde_json::from_str::<Value>(stored)
+        .ok()
+        .and_then(|v| v.get("content").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| stored.to_owned())
 }
 
 /// The tool calls of a raw reply, where its format says them (OpenAI's
@@ -381,6 +411,14 @@ mod tests {
             switch_of(&json!({"kind": "single", "model": "lc"}), None),
             None
         );
+    }
+
+    #[test]
+    fn an_observation_is_shown_as_the_text_the_agent_saw() {
+        let stored =
+            r#"{"role":"tool","content":"<returncode>0</returncode>\nok","tool_call_id":"c1"}"#;
+        assert_eq!(observation_text(stored), "<returncode>0</returncode>\nok");
+        assert_eq!(observation_text("plain text"), "plain text");
     }
 
     #[test]

@@ -473,3 +473,120 @@ fn issue_35_a_browser_clicks_from_a_cell_to_a_handoff_transcript() {
     );
     eprintln!("screenshot: {}", shot.display());
 }
+
+const AGENT_EXPERIMENT: &str = r#"
+kind = "agent"
+name = "agent-view"
+dataset = "agent-sample"
+limit = 4
+seed = 5
+concurrency = 2
+interfaces = ["raw", "compact_pre"]
+[agent]
+step_limit = 30
+[models.lc]
+model = "sim/lc"
+[models.lc.sim]
+skill = 0.45
+[models.hc]
+model = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "hc"
+[handoff]
+percentiles = [10]
+"#;
+
+/// See: issue 35, "What to build" 1: an agent episode shows each command with the
+/// observation the agent saw, in order, its forked prefix included, and the switch where
+/// it happened (or why it did not).
+#[test]
+fn issue_35_the_viewer_shows_an_agents_commands_and_switch() {
+    if !crate::env::sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("exp.toml"), AGENT_EXPERIMENT).unwrap();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(o.status.success(), "run: {}", stderr(&o));
+    let o = baton(dir.path(), &["view", "out"]);
+    assert!(o.status.success(), "view: {}", stderr(&o));
+    let out = dir.path().join("out");
+    let view = out.join("view");
+    let db = Connection::open(out.join("results.sqlite")).unwrap();
+    let store = baton_store::Reader::open(&out.join("results.sqlite")).unwrap();
+    let rows = data(&view, "list-0");
+    let (mut fired, mut not_fired) = (0, 0);
+    for row in rows.as_array().unwrap() {
+        let id = row["id"].as_i64().unwrap();
+        let chunk = data(&view, &format!("ep-{}", row["chunk"]));
+        let e = &chunk["episodes"][id.to_string()];
+        let events = e["events"].as_array().unwrap();
+        // the commands shown are the stored ones, the prefix's from its anchor
+        let (forked, k): (Option<i64>, Option<i64>) = db
+            .query_row(
+                "SELECT forked_from, k FROM episodes WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mut expected: Vec<(String, Option<String>)> = Vec::new();
+        let mut steps_of = |episode: i64, below: Option<i64>| {
+            for s in store.agent_progress(episode).unwrap().steps {
+                if below.is_none_or(|k| i64::from(s.step.call_index) < k) {
+                    let seen = s.step.observation.map(|o| {
+                        let v: Value = serde_json::from_str(&o).unwrap();
+                        v["content"].as_str().unwrap().to_owned()
+                    });
+                    expected.push((s.step.command, seen));
+                }
+            }
+        };
+        if let (Some(parent), Some(k)) = (forked, k) {
+            steps_of(parent, Some(k));
+        }
+        steps_of(id, None);
+        let shown: Vec<(String, Option<String>)> = events
+            .iter()
+            .filter(|v| v["kind"] == "step")
+            .map(|v| {
+                (
+                    v["command"].as_str().unwrap().to_owned(),
+                    v["observation"].as_str().map(str::to_owned),
+                )
+            })
+            .collect();
+        assert_eq!(shown, expected, "episode {id}: commands and observations");
+        assert!(!shown.is_empty(), "episode {id}");
+
+        let switch: Option<bool> = db
+            .query_row(
+                "SELECT fired FROM agent_switches WHERE episode_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .ok();
+        let kinds: Vec<&str> = events.iter().map(|v| v["kind"].as_str().unwrap()).collect();
+        match switch {
+            Some(true) => {
+                fired += 1;
+                assert_eq!(kinds.iter().filter(|k| **k == "switch").count(), 1);
+                let at = kinds.iter().position(|k| *k == "switch").unwrap();
+                let receiver = events[at]["to"].as_str().unwrap();
+                assert!(
+                    events[at + 1..]
+                        .iter()
+                        .filter(|v| v["kind"] == "call" && v["phase"] == "suffix")
+                        .all(|v| v["model"] == receiver),
+                    "episode {id}: after the switch the receiver answers"
+                );
+            }
+            Some(false) => {
+                not_fired += 1;
+                assert_eq!(kinds.last(), Some(&"no_switch"), "episode {id}");
+            }
+            None => assert!(!kinds.contains(&"switch"), "episode {id}"),
+        }
+    }
+    assert!(fired > 0, "some switches fired ({fired}, {not_fired} not)");
+}
