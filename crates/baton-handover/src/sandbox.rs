@@ -101,7 +101,7 @@ pub struct Sandbox {
     deadline: Instant,
     include: Vec<String>,
     network: bool,
-    trees: std::cell::Cell<usize>,
+    trees: std::sync::atomic::AtomicUsize,
     /// What isolates the commands, in words (for the report).
     pub isolation: String,
 }
@@ -129,10 +129,14 @@ impl Sandbox {
     /// Prepare a sandbox and check that it runs a command; the error says what is missing
     /// and how to get it.
     pub fn new(opts: &SandboxOptions) -> Result<Sandbox, String> {
-        Sandbox::until(opts, Instant::now() + opts.total_timeout)
+        let sandbox = Sandbox::until(opts, Instant::now() + opts.total_timeout)?;
+        sandbox.probe()?;
+        Ok(sandbox)
     }
 
-    /// [`Sandbox::new`] with the deadline of a verification that has already started.
+    /// A sandbox for a verification that has already started (its deadline), not probed: a
+    /// sandbox that cannot run shows in each command's result instead (the binary probes once
+    /// with [`Sandbox::new`] before any document).
     pub fn until(opts: &SandboxOptions, deadline: Instant) -> Result<Sandbox, String> {
         let backend = match opts.isolation {
             Isolation::Sandbox => BackendKind::Bwrap,
@@ -162,7 +166,7 @@ impl Sandbox {
             deadline,
             include: opts.include.clone(),
             network: opts.allow_network,
-            trees: std::cell::Cell::new(0),
+            trees: std::sync::atomic::AtomicUsize::new(0),
             isolation: match (backend, opts.allow_network) {
                 (BackendKind::Local, _) => {
                     "no sandbox (--no-sandbox): a staged copy of the tree on the host, as an unprivileged user when run as root".to_string()
@@ -171,12 +175,11 @@ impl Sandbox {
                 _ => "bubblewrap sandbox on a staged tree, no network".to_string(),
             },
         };
-        sandbox.probe(backend)?;
         Ok(sandbox)
     }
 
-    fn probe(&self, backend: BackendKind) -> Result<(), String> {
-        let fix = if backend == BackendKind::Bwrap {
+    fn probe(&self) -> Result<(), String> {
+        let fix = if self.config.backend == BackendKind::Bwrap {
             "; install bubblewrap (`apt-get install bubblewrap`) and allow unprivileged user namespaces, or pass --no-sandbox to run the document's commands on the host"
         } else {
             ""
@@ -207,8 +210,10 @@ impl Sandbox {
         if self.remaining().is_zero() {
             return Err(out_of_time());
         }
-        let n = self.trees.get() + 1;
-        self.trees.set(n);
+        let n = self
+            .trees
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
         let bwrap = self.config.backend == BackendKind::Bwrap;
         let root = unprivileged_root();
         let mode = if bwrap && (!root || readable_by_others(&repo.root)) {

@@ -143,6 +143,8 @@ pub fn write(
         let run = tree.run(cmd, timeout);
         if run.success() {
             Ok(())
+        } else if run.exit == crate::exec::Exit::Code(127) {
+            Err("exit 127: its program is not visible in the sandbox, which sees the host's /usr, /bin and /lib only".to_string())
         } else {
             Err(run.tail().lines().last().unwrap_or("failed").to_string())
         }

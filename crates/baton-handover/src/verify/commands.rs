@@ -4,7 +4,6 @@ use super::{ClaimResult, ClaimRun, Class, Run, Status};
 use crate::check;
 use crate::claims;
 use crate::git::Repo;
-use crate::sandbox::Tree;
 use crate::structure::Structure;
 
 pub(super) fn verify_cmd(
@@ -110,36 +109,81 @@ pub(super) fn run_claims(
             &format!("not run: {why}"),
         );
     }
-    let mut at_anchor: Result<Tree, String> = match anchor {
-        Some(a) => run
-            .sandbox()
-            .and_then(|s| s.tree(repo, Some(a)))
-            .map_err(|e| format!("not run at the anchor: {e}")),
-        None => Err("not run: no anchor commit (true_at_sha is not a commit)".to_string()),
-    };
     let own = run.opts.claim_timeout;
     let allow_destructive = run.opts.sandbox.allow_destructive;
+    let deadline = run.deadline;
+    let budget = move || {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        (!left.is_zero()).then(|| own.min(left))
+    };
+    let out_of_time = || ClaimRun::not_run("not run: the total time limit ran out");
+    // Why each claim is skipped, if it is.
+    let skipped: Vec<Option<String>> = claims
+        .iter()
+        .map(|c| {
+            check::destructive(&c.command)
+                .filter(|_| !allow_destructive)
+                .map(|why| {
+                    format!("skipped: {why} (pass --allow-destructive to run it in the sandbox)")
+                })
+        })
+        .collect();
+    // The current tree first (verify_cmd usually made it already), then the anchor's runs in a
+    // second thread, on their own tree, while the current tree's run here: the two trees share
+    // nothing, and each run is mostly waiting for a sandbox to start.
+    let now_error = run
+        .now_tree(repo)
+        .err()
+        .map(|why| format!("not run: {why}"));
+    let mut now_slot = run.now.take();
+    let Some(Ok(sandbox)) = run.sandbox.as_ref() else {
+        unreachable!("the sandbox was checked above")
+    };
+    let (thens, nows) = std::thread::scope(|scope| {
+        let anchor_runs = scope.spawn(|| {
+            let tree = match anchor {
+                Some(a) => sandbox
+                    .tree(repo, Some(a))
+                    .map_err(|e| format!("not run at the anchor: {e}")),
+                None => Err("not run: no anchor commit (true_at_sha is not a commit)".to_string()),
+            };
+            let mut tree = tree;
+            claims
+                .iter()
+                .zip(&skipped)
+                .map(|(c, skip)| match (skip, &mut tree, budget()) {
+                    (Some(why), _, _) => ClaimRun::not_run(why.clone()),
+                    (None, _, None) => out_of_time(),
+                    (None, Ok(tree), Some(t)) => ClaimRun::at_anchor(&tree.run(&c.command, t)),
+                    (None, Err(why), _) => ClaimRun::not_run(why.clone()),
+                })
+                .collect::<Vec<_>>()
+        });
+        let nows: Vec<ClaimRun> = claims
+            .iter()
+            .zip(&skipped)
+            .map(|(c, skip)| match (skip, &mut now_slot, budget()) {
+                (Some(why), _, _) => ClaimRun::not_run(why.clone()),
+                (None, _, None) => out_of_time(),
+                (None, Some(Ok(tree)), Some(t)) => ClaimRun::now(&tree.run(&c.command, t)),
+                (None, _, _) => ClaimRun::not_run(
+                    now_error
+                        .clone()
+                        .unwrap_or_else(|| "not run: no sandbox".into()),
+                ),
+            })
+            .collect();
+        let thens = anchor_runs.join().unwrap_or_else(|_| {
+            claims
+                .iter()
+                .map(|_| ClaimRun::not_run("not run: the anchor's runs stopped"))
+                .collect()
+        });
+        (thens, nows)
+    });
+    run.now = now_slot;
     let mut results = Vec::new();
-    for c in claims {
-        let destructive = check::destructive(&c.command).filter(|_| !allow_destructive);
-        let (then, now) = if let Some(why) = destructive {
-            let why = format!("skipped: {why} (pass --allow-destructive to run it in the sandbox)");
-            (ClaimRun::not_run(why.clone()), ClaimRun::not_run(why))
-        } else {
-            let then = match (&mut at_anchor, run.budget(own)) {
-                (_, None) => ClaimRun::not_run("not run: the total time limit ran out"),
-                (Ok(tree), Some(t)) => ClaimRun::at_anchor(&tree.run(&c.command, t)),
-                (Err(why), _) => ClaimRun::not_run(why.clone()),
-            };
-            let now = match run.budget(own) {
-                None => ClaimRun::not_run("not run: the total time limit ran out"),
-                Some(t) => match run.now_tree(repo) {
-                    Ok(tree) => ClaimRun::now(&tree.run(&c.command, t)),
-                    Err(why) => ClaimRun::not_run(format!("not run: {why}")),
-                },
-            };
-            (then, now)
-        };
+    for ((c, then), now) in claims.into_iter().zip(thens).zip(nows) {
         results.push(ClaimResult {
             line: c.line,
             label: c.label,
@@ -148,7 +192,6 @@ pub(super) fn run_claims(
             now,
         });
     }
-    drop(at_anchor);
     let over_cap = over.len();
     let cap = format!(
         "not run: over the cap of {} claims per document",
