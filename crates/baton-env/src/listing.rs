@@ -1,4 +1,5 @@
-//! A tree's listing as GNU `find` prints it inside a container: every entry's type, inode,
+//! A tree's listing as GNU `find` prints it (inside a container, or on the host for the
+//! bwrap and local backends' trees): every entry's type, inode,
 //! size, change time and mode, its path and its link target, NUL-separated (a name may
 //! hold any byte but NUL). The Docker backend compares it with what it recorded at the
 //! last snapshot and copies out only the files whose inode, size, change time or mode
@@ -9,6 +10,9 @@
 use std::collections::HashMap;
 
 use crate::snapshot::RelPath;
+
+/// `find`'s `-printf` format of a listing.
+pub(crate) const FORMAT: &str = "%y %i %s %C@ %m\\0%P\\0%l\\0";
 
 /// `bash -c LIST_SCRIPT baton WORKDIR`: the listing of the working directory.
 pub(crate) const LIST_SCRIPT: &str =

@@ -15,6 +15,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::EnvError;
+use crate::listing::{self, Known, Listed};
 use crate::snapshot::{
     Base, BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo,
 };
@@ -67,6 +68,8 @@ pub(crate) struct HostTree {
     /// The blob store ([`BlobStore::identity`]) every cached digest is known to be in.
     verified_in: Option<PathBuf>,
     base: Option<Base>,
+    /// Digests by `find`'s stamps, for snapshots taken from a listing.
+    known: Known,
 }
 
 impl HostTree {
@@ -77,6 +80,7 @@ impl HostTree {
             cache: HashMap::new(),
             verified_in: None,
             base: None,
+            known: Known::default(),
         }
     }
 
@@ -84,8 +88,102 @@ impl HostTree {
         &self.root
     }
 
-    /// Walk the tree, store every file in `blobs`, and store the manifest.
+    /// Record the tree: from GNU `find`'s listing when it reads the whole tree (a child
+    /// process walks it, baton reads back only the files whose stamp changed), else by
+    /// walking it here (which also repairs folders and files the sandbox made unreadable).
     pub(crate) fn snapshot(
+        &mut self,
+        blobs: &dyn BlobStore,
+        limit: u64,
+    ) -> Result<SnapshotInfo, EnvError> {
+        if let Some(info) = self.snapshot_listed(blobs, limit)? {
+            return Ok(info);
+        }
+        self.known.clear();
+        self.snapshot_walked(blobs, limit)
+    }
+
+    /// [`snapshot`](Self::snapshot) from `find`'s listing, or `None` when `find` is
+    /// missing or could not read the whole tree, or a changed file cannot be opened.
+    fn snapshot_listed(
+        &mut self,
+        blobs: &dyn BlobStore,
+        limit: u64,
+    ) -> Result<Option<SnapshotInfo>, EnvError> {
+        let Some(listed) = self.list() else {
+            return Ok(None);
+        };
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        let total: u64 = listed.iter().map(|(_, l)| l.size()).sum();
+        if total > limit {
+            return Err(EnvError::TreeTooLarge { limit });
+        }
+        let mut entries = Vec::with_capacity(listed.len());
+        let mut skipped = Vec::new();
+        for (path, l) in listed {
+            path.validate()?;
+            let kind = match l {
+                Listed::Dir => EntryKind::Dir,
+                Listed::Symlink(target) => EntryKind::Symlink {
+                    target: RelPath(target),
+                },
+                Listed::Special => {
+                    skipped.push(path.display());
+                    continue;
+                }
+                Listed::File(stamp) => {
+                    let digest = match self.known.digest(&path, &stamp) {
+                        Some(d) if trusted || blobs.contains(d) => d.to_string(),
+                        _ => {
+                            let host = path.under(&self.root);
+                            let Ok(mut file) = fs::File::open(&host) else {
+                                return Ok(None);
+                            };
+                            let d = blobs.put(&mut file)?.digest;
+                            self.known.insert(path.clone(), stamp.clone(), d.clone());
+                            d
+                        }
+                    };
+                    EntryKind::File {
+                        digest,
+                        size: stamp.size(),
+                        executable: stamp.executable(),
+                    }
+                }
+            };
+            entries.push(Entry { path, kind });
+        }
+        let manifest = Manifest::new(entries);
+        let (files, bytes) = manifest.file_stats();
+        let id = manifest.store_against(&mut self.base, blobs)?;
+        self.verified_in = blobs.identity().map(Path::to_path_buf);
+        Ok(Some(SnapshotInfo {
+            id,
+            files,
+            bytes,
+            skipped,
+        }))
+    }
+
+    /// `find`'s listing of the tree, or `None` when it is missing or could not read it all.
+    fn list(&self) -> Option<Vec<(RelPath, Listed)>> {
+        let out = std::process::Command::new("find")
+            .arg(&self.root)
+            .args(["-mindepth", "1", "-printf", listing::FORMAT])
+            .env_clear()
+            .env("LC_ALL", "C")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        listing::parse(&out.stdout).ok()
+    }
+
+    /// [`snapshot`](Self::snapshot) by walking the tree here.
+    fn snapshot_walked(
         &mut self,
         blobs: &dyn BlobStore,
         limit: u64,
@@ -175,6 +273,7 @@ impl HostTree {
         manifest.check_blobs(blobs)?;
         // what the cache holds from here on was checked in this store only
         self.verified_in = None;
+        self.known.clear();
         self.base = Some(base);
         let target: HashMap<&RelPath, &EntryKind> = manifest
             .entries
@@ -246,6 +345,17 @@ impl HostTree {
                 }
             }
             chown(&path, self.owner)?;
+        }
+        // The tree is now the manifest's: record its stamps, so the next snapshot reads
+        // back only what changes after the restore (a resumed episode's first step).
+        if let Some(listed) = self.list() {
+            for (path, l) in listed {
+                if let (Listed::File(stamp), Some(EntryKind::File { digest, .. })) =
+                    (l, target.get(&path))
+                {
+                    self.known.insert(path, stamp, digest.clone());
+                }
+            }
         }
         Ok(())
     }
