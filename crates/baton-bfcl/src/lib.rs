@@ -116,10 +116,48 @@ pub use value::{MAX_LOOKUP_STEPS, PyType, Value};
 /// 16 MiB.
 pub const STACK_SIZE: usize = 64 << 20;
 
-/// Run `f` on a fresh thread with a [`STACK_SIZE`] stack, so that no caller's stack (a
+thread_local! {
+    /// Set on threads started by [`spawn_big_stack_thread`], whose stack is [`STACK_SIZE`].
+    static BIG_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Start a thread with a [`STACK_SIZE`] stack on which every entry point of this crate
+/// (and `baton-eval`'s scoring) runs inline, without starting a thread of its own.
+///
+/// Starting a thread per answer costs a `clone`, an `mmap` and `munmap` of the whole
+/// stack (glibc caches no stack this large) and the page faults of a fresh stack: some
+/// tens of microseconds, more than scoring most answers. A caller that scores many
+/// answers (`baton score`, a run's scoring pool) starts its workers here once.
+pub fn spawn_big_stack_thread<F, T>(
+    name: String,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            BIG_STACK.set(true);
+            f()
+        })
+}
+
+/// Whether the current thread was started by [`spawn_big_stack_thread`].
+pub fn on_big_stack_thread() -> bool {
+    BIG_STACK.get()
+}
+
+/// Run `f` with a [`STACK_SIZE`] stack: inline on a thread started by
+/// [`spawn_big_stack_thread`], otherwise on a fresh thread, so that no caller's stack (a
 /// 2 MiB tokio or rayon worker) limits how deep the bounded recursion may go. If no thread
 /// can be started, `f` runs on the caller's thread.
 fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if on_big_stack_thread() {
+        return f();
+    }
     let mut job = Some(f);
     let spawned = std::thread::scope(|scope| {
         let slot = &mut job;

@@ -30,7 +30,7 @@ pub mod math;
 mod registry;
 
 pub use extract::{Extracted, Rules};
-pub use registry::{EvalConfig, Evaluators, PROFILE, SCORING_STACK, Scored};
+pub use registry::{EvalConfig, Evaluators, PROFILE, SCORING_STACK, Scored, spawn_scoring_thread};
 
 use baton_types::{Family, Verdict};
 use serde_json::Value;

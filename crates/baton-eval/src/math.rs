@@ -1,11 +1,8 @@
 //! Math (GSM8K): LiC's `TaskMath.evaluator_function`, quirks included (the answer is read
 //! by [`crate::extract::math`]).
 
-use std::sync::LazyLock;
-
 use baton_py::{lower, strip};
 use baton_types::{Family, Verdict};
-use regex::Regex;
 use serde_json::Value;
 
 use crate::{EvalError, Evaluator, Extracted, Rules};
@@ -14,16 +11,60 @@ use crate::{EvalError, Evaluator, Extracted, Rules};
 #[derive(Debug, Default, Clone, Copy)]
 pub struct MathEvaluator;
 
-static NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(-?[$0-9.,]{2,})|(-?[0-9]+)").expect("valid regex"));
-static NORMALIZE: LazyLock<[Regex; 4]> = LazyLock::new(|| {
-    [",", r"\$", r"(?s).*#### ", r"\.$"].map(|p| Regex::new(p).expect("valid regex"))
-});
+// LiC reads the number with `re.findall(r"(-?[$0-9.,]{2,})|(-?[0-9]+)", s)[-1]` and
+// normalizes with `re.sub` over `[",", "\$", "(?s).*#### ", "\.$"]`. Both are written out
+// by hand below (the classes are ASCII, so bytes can be scanned): a compiled regex costs a
+// search per pattern and a fresh string per substitution, several times what the whole
+// verdict costs otherwise, and this runs once per answer. The unit tests check them against
+// the regexes they replace.
 
+/// `[$0-9.,]`
+fn in_money_class(b: u8) -> bool {
+    matches!(b, b'$' | b'0'..=b'9' | b'.' | b',')
+}
+
+/// The end of the match of `(-?[$0-9.,]{2,})|(-?[0-9]+)` starting at `i`, if one does.
+fn number_at(b: &[u8], i: usize) -> Option<usize> {
+    let j = if b[i] == b'-' { i + 1 } else { i };
+    let run = |class: fn(u8) -> bool| b[j..].iter().take_while(|&&c| class(c)).count();
+    let money = run(in_money_class);
+    if money >= 2 {
+        return Some(j + money);
+    }
+    let digits = run(|c| c.is_ascii_digit());
+    (digits > 0).then_some(j + digits)
+}
+
+/// The last of `re.findall`'s non-overlapping matches of the number pattern, scanned left
+/// to right as Python's `re` does.
+fn last_number(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    let (mut i, mut last) = (0, None);
+    while i < b.len() {
+        match number_at(b, i) {
+            Some(end) => {
+                last = Some((i, end));
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    // A match starts and ends at ASCII bytes, so both ends are char boundaries.
+    last.map(|(start, end)| &s[start..end])
+}
+
+/// The four substitutions in order: drop `,`, drop `$`, drop everything through the last
+/// `"#### "` (a greedy `(?s).*`), drop one `.` at the very end (no input here ends in a
+/// newline, where Python's `$` would also match).
 fn normalize(s: &str) -> String {
-    NORMALIZE.iter().fold(s.to_string(), |acc, re| {
-        re.replace_all(&acc, "").into_owned()
-    })
+    let mut out: String = s.chars().filter(|&c| c != ',' && c != '$').collect();
+    if let Some(at) = out.rfind("#### ") {
+        out.drain(..at + 5);
+    }
+    if out.ends_with('.') {
+        out.pop();
+    }
+    out
 }
 
 /// LiC's math verdict on an extracted answer.
@@ -41,7 +82,7 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
     };
     let gold = lower(strip(gold));
     let stripped = strip(extracted);
-    let Some(last) = NUMBER.captures_iter(stripped).last() else {
+    let Some(mut candidate) = last_number(stripped) else {
         let shown: String = stripped.chars().take(200).collect();
         let more = if shown.len() < stripped.len() {
             "…"
@@ -50,17 +91,11 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
         };
         return Verdict::fail(None, format!("no number found in {shown:?}{more}"));
     };
-    let mut candidate = last
-        .get(1)
-        .filter(|m| !m.as_str().is_empty())
-        .or_else(|| last.get(2))
-        .map_or("", |m| m.as_str())
-        .to_string();
     if candidate.contains('$') && candidate.ends_with(".00") {
         // Python's rstrip(".00") strips characters, not a suffix: "$10.00" -> "$1".
-        candidate = candidate.trim_end_matches(['.', '0']).to_string();
+        candidate = candidate.trim_end_matches(['.', '0']);
     }
-    let (c, g) = (normalize(&candidate), normalize(&gold));
+    let (c, g) = (normalize(candidate), normalize(&gold));
     let correct = c == g;
     Verdict::new(if correct { 1.0 } else { 0.0 }, None)
         .with_details(serde_json::json!({ "candidate": c, "gold": g }))
@@ -119,6 +154,41 @@ mod tests {
         ];
         for (extracted, gold, want) in cases {
             assert_eq!(score(extracted, gold), want, "{extracted:?} vs {gold:?}");
+        }
+    }
+
+    /// The hand-written scanner and substitutions against the regexes LiC uses (Rust's
+    /// `regex` agrees with Python's `re` on these ASCII patterns), on every string of up
+    /// to five characters over an alphabet that exercises every branch.
+    #[test]
+    fn scanner_agrees_with_lics_regexes() {
+        let number = regex::Regex::new(r"(-?[$0-9.,]{2,})|(-?[0-9]+)").unwrap();
+        let subs = [",", r"\$", r"(?s).*#### ", r"\.$"].map(|p| regex::Regex::new(p).unwrap());
+        let alphabet = ['-', '$', '1', '0', '.', ',', 'x', '#', ' ', 'é'];
+        let mut strings = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = strings
+                .iter()
+                .filter(|s| s.chars().count() == strings.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        strings.push("#### 12.".into());
+        strings.push("a #### b #### 3,4$.".into());
+        assert!(strings.len() > 100_000);
+        for s in &strings {
+            let want = number.captures_iter(s).last().map(|c| {
+                c.get(1)
+                    .filter(|m| !m.as_str().is_empty())
+                    .or_else(|| c.get(2))
+                    .map_or("", |m| m.as_str())
+            });
+            assert_eq!(last_number(s), want, "{s:?}");
+            let want = subs
+                .iter()
+                .fold(s.clone(), |acc, re| re.replace_all(&acc, "").into_owned());
+            assert_eq!(normalize(s), want, "{s:?}");
         }
     }
 

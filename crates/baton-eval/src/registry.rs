@@ -152,23 +152,42 @@ impl Evaluators {
     }
 }
 
-/// Stack of the thread every answer is scored on.
+/// Stack of the thread every answer is scored on (`baton_bfcl::STACK_SIZE`).
 ///
-/// Scoring reads model output, which may nest without bound, so it never runs on the
-/// caller's thread (a 2 MiB tokio or rayon worker): a stack overflow aborts the whole
-/// process, which in a run means every resume would crash again on the stored reply.
+/// Scoring reads model output, which may nest without bound, so it never runs on a
+/// caller's ordinary thread (a 2 MiB tokio or rayon worker): a stack overflow aborts the
+/// whole process, which in a run means every resume would crash again on the stored reply.
 /// Each evaluator bounds its recursion instead; the deepest (the actions parser, see
-/// `baton_bfcl::STACK_SIZE`) needs at most 12 MiB in a debug build and runs on its own
-/// thread of that crate's size, and nothing else recurses more than a few hundred levels.
-/// The thread costs some tens of microseconds, next to scoring times of milliseconds.
-pub const SCORING_STACK: usize = 64 << 20;
+/// `baton_bfcl::STACK_SIZE`) needs at most 12 MiB in a debug build, and nothing else
+/// recurses more than a few hundred levels.
+///
+/// A thread started by [`spawn_scoring_thread`] has this stack, and answers scored on it
+/// run inline. Any other caller gets a fresh thread per answer, which costs some tens of
+/// microseconds and a few system calls (`clone`, `mmap` and `munmap` of the stack): more
+/// than scoring a math or actions answer, so callers that score many answers start their
+/// workers with [`spawn_scoring_thread`] (`baton score` builds its pool with it).
+pub const SCORING_STACK: usize = baton_bfcl::STACK_SIZE;
 
-/// Run `score` on a fresh thread with [`SCORING_STACK`] of stack. A panic in an evaluator
-/// is a setup error of the family, not a crash and not a score.
+/// Start a thread with [`SCORING_STACK`] of stack, on which [`Evaluators`] score inline.
+pub fn spawn_scoring_thread<F, T>(name: String, f: F) -> std::io::Result<std::thread::JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    baton_bfcl::spawn_big_stack_thread(name, f)
+}
+
+/// Run `score` with [`SCORING_STACK`] of stack: inline on a thread started by
+/// [`spawn_scoring_thread`], otherwise on a fresh thread. A panic in an evaluator is a
+/// setup error of the family, not a crash and not a score.
 fn on_scoring_thread<T: Send>(
     family: Family,
     score: impl FnOnce() -> Result<T, EvalError> + Send,
 ) -> Result<T, EvalError> {
+    if baton_bfcl::on_big_stack_thread() {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(score))
+            .unwrap_or_else(|panic| Err(panicked(family, panic.as_ref())));
+    }
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name(format!("baton-score-{family}"))
@@ -178,16 +197,20 @@ fn on_scoring_thread<T: Send>(
                 family,
                 message: format!("cannot start a scoring thread: {e}"),
             })?;
-        handle.join().unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(EvalError::Setup {
-                family,
-                message: format!("evaluator panicked: {what}"),
-            })
-        })
+        handle
+            .join()
+            .unwrap_or_else(|panic| Err(panicked(family, panic.as_ref())))
     })
+}
+
+fn panicked(family: Family, panic: &(dyn std::any::Any + Send)) -> EvalError {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    EvalError::Setup {
+        family,
+        message: format!("evaluator panicked: {what}"),
+    }
 }
