@@ -131,7 +131,7 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
     );
     assert!(!stdout(&out).contains("sk-test-secret"));
     let report = json(&out);
-    assert_eq!(report["schema"], 2);
+    assert_eq!(report["schema"], 3);
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&report), ["schema", "documents"]);
     let d0 = &report["documents"][0];
@@ -163,7 +163,10 @@ fn json_report_has_the_documented_schema_and_claims_run_at_anchor_and_now() {
         assert_eq!(keys(f), ["rule", "severity", "line", "message"]);
     }
     let v = &d0["verification"];
-    assert_eq!(keys(v), ["verdict", "checks", "claims", "drift"]);
+    assert_eq!(
+        keys(v),
+        ["verdict", "checks", "claims", "drift", "unverified"]
+    );
     assert_eq!(v["verdict"], "failed");
     for c in v["checks"].as_array().unwrap() {
         assert_eq!(keys(c), ["name", "status", "line", "detail"]);
