@@ -281,3 +281,57 @@ fn issue_31_a_changed_price_card_reprices_and_sends_nothing() {
     );
     assert_eq!(changes, 1);
 }
+
+#[test]
+fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_free() {
+    let server = SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    fixture_folder(dir.path(), &server);
+    let db = dir.path().join("out/results.sqlite");
+    let both = pilot(&server).replace(
+        r#"switch_points = ["early"]"#,
+        r#"switch_points = ["early", "middle"]"#,
+    );
+    std::fs::write(dir.path().join("both.toml"), &both).unwrap();
+    let run = baton(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = |dir: &Path| {
+        let r = baton(dir, &["report", "out", "--bootstrap", "0"]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        stdout(&r)
+    };
+    assert!(report(dir.path()).contains("middle"));
+    let sent = requests(&server);
+
+    // back to the pilot's cells: the middle handoffs are kept, out of the report
+    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stdout(&run).contains(
+            "episodes: 6 reused, 0 resumed, 0 new, 0 re-run (identity changed), 2 removed"
+        ),
+        "{}",
+        stdout(&run)
+    );
+    assert_eq!(requests(&server), sent);
+    let removed: Vec<_> = episodes(&db)
+        .into_iter()
+        .filter(|e| e.2.as_deref() == Some("removed"))
+        .collect();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(removed.iter().all(|e| e.1.contains("middle")));
+    let md = report(dir.path());
+    assert!(!md.contains("middle"), "{md}");
+
+    // and back again: reused, nothing sent
+    let run = baton(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stdout(&run).contains("episodes: 8 reused, 0 resumed, 0 new, 0 re-run"),
+        "{}",
+        stdout(&run)
+    );
+    assert_eq!(requests(&server), sent);
+    assert!(episodes(&db).iter().all(|e| e.2.is_none()));
+    assert!(report(dir.path()).contains("middle"));
+}
