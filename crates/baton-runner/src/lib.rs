@@ -29,8 +29,11 @@
 //! (the public API, the group loop, the anchor and handoff episodes and the end they
 //! share), `episode` (the turn loop: replay what is stored, call for the rest; the
 //! user side is a trait, so a later environment can supply the next user message in
-//! place of the schedule), `scoring`, `budget` (the spending cap), `dry_run`, `plan`,
-//! `interface`, `control` (observer and stop signal), `report_input`, [`spec`].
+//! place of the schedule), `scoring`, `budget` (the spending cap), `dry_run` (each
+//! episode's bound, summed over the plan), `plan`, `identity` (what an episode's identity
+//! is made of), `growth` (a run on an existing folder: adopt, compare, re-price),
+//! `changes` (what it says before any call), `interface`, `control` (observer and stop
+//! signal), `report_input`, [`spec`].
 //! Model defaults (temperature, output cap, concurrency) are `baton_models::defaults`.
 //!
 //! Agent experiments (`kind = "agent"`) have their own driver in [`agent`]: the same
