@@ -2,6 +2,10 @@
 //! bodies that never arrive whole, `extra` content the cap must count, usage numbers
 //! no API states, a short key, and a disk that fills with large replies in flight.
 // See: issue 32
+#![allow(
+    clippy::print_stderr,
+    reason = "the tests print what they measured, for the issue's figures"
+)]
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
