@@ -221,32 +221,15 @@ impl Db {
         };
         let mut n = 0;
         for (batch_id, ids) in unfinished {
-            n += usize::from(self.finish_if_collected(&batch_id, Some(&ids))?);
+            n += usize::from(self.finish_if_collected(&batch_id, &ids)?);
         }
         Ok(n)
     }
 
     /// Mark batch `batch_id` finished if it is not and every one of its items has a
-    /// stored reply (`ids`: its custom ids as stored, when the caller has them); returns
-    /// whether it did. The writer checks it as each batched reply is stored.
-    pub(crate) fn finish_if_collected(&self, batch_id: &str, ids: Option<&str>) -> Result<bool> {
-        let ids = match ids {
-            Some(ids) => ids.to_string(),
-            None => match self
-                .conn
-                .row(
-                    "SELECT custom_ids FROM batches WHERE batch_id = ?1 AND finished_at IS NULL",
-                    [batch_id],
-                    |r| r.get::<_, String>(0),
-                )
-                .optional()
-                .map_err(sqlite_err(&self.path))?
-            {
-                Some(ids) => ids,
-                None => return Ok(false),
-            },
-        };
-        let ids = custom_ids(&self.path, &ids, &format!("batch {batch_id}"))?;
+    /// stored reply (`ids`: its custom ids as stored); returns whether it did.
+    fn finish_if_collected(&self, batch_id: &str, ids: &str) -> Result<bool> {
+        let ids = custom_ids(&self.path, ids, &format!("batch {batch_id}"))?;
         let stored: std::collections::HashSet<String> =
             stored_items(&self.conn, &self.path, batch_id)?
                 .into_iter()
@@ -256,6 +239,46 @@ impl Db {
         }
         self.batch_finished(batch_id)?;
         Ok(true)
+    }
+
+    /// The reply of item `item` of batch `batch_id` was just stored: once every item of
+    /// an unfinished batch has one, the batch is marked finished (nothing is left to
+    /// collect from it, though it outlived the run that submitted it). The items still
+    /// missing are read once per batch and then kept in memory, so a large batch costs
+    /// one lookup per reply.
+    pub(crate) fn batched_item_stored(&mut self, batch_id: &str, item: &str) -> Result<()> {
+        if !self.uncollected.contains_key(batch_id) {
+            let ids: Option<String> = self
+                .conn
+                .row(
+                    "SELECT custom_ids FROM batches WHERE batch_id = ?1 AND finished_at IS NULL",
+                    [batch_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sqlite_err(&self.path))?;
+            let missing = match ids {
+                Some(ids) => {
+                    let stored: std::collections::HashSet<String> =
+                        stored_items(&self.conn, &self.path, batch_id)?
+                            .into_iter()
+                            .collect();
+                    let ids = custom_ids(&self.path, &ids, &format!("batch {batch_id}"))?;
+                    Some(ids.into_iter().filter(|id| !stored.contains(id)).collect())
+                }
+                None => None,
+            };
+            self.uncollected.insert(batch_id.to_string(), missing);
+        }
+        let Some(Some(missing)) = self.uncollected.get_mut(batch_id) else {
+            return Ok(());
+        };
+        missing.remove(item);
+        if missing.is_empty() {
+            self.batch_finished(batch_id)?;
+            self.uncollected.insert(batch_id.to_string(), None);
+        }
+        Ok(())
     }
 
     pub(crate) fn batch_finished(&self, batch_id: &str) -> Result<()> {

@@ -98,6 +98,7 @@ impl Store {
             spool: SharedSpool::default(),
             failed: failed.clone(),
             hooks: hooks.clone(),
+            uncollected: Default::default(),
         };
         let spool = db.spool.clone();
         db.import_spool()?;
@@ -248,6 +249,11 @@ pub(crate) struct Db {
     pub(crate) failed: Arc<OnceLock<String>>,
     /// Told when it stops.
     pub(crate) hooks: Arc<FailureHooks>,
+    /// The items of each unfinished batch whose reply is not stored yet, as far as the
+    /// writer has looked (`crate::batch`): `None` for a batch that is finished or
+    /// unknown.
+    pub(crate) uncollected:
+        std::collections::HashMap<String, Option<std::collections::HashSet<String>>>,
 }
 
 /// The current time as the store writes it (UTC, ISO 8601 with milliseconds).
@@ -682,17 +688,20 @@ impl Db {
     /// One savepoint (a transaction of its own outside a group): the call's new messages
     /// and list nodes, then the call row.
     pub(crate) fn record_call(&mut self, c: &NewCall) -> Result<i64> {
-        let err = sqlite_err(&self.path);
-        let tx = self.conn.savepoint().map_err(&err)?;
-        let id = insert_call(&tx, &self.path, c)?;
-        tx.commit().map_err(&err)?;
-        if let Some(batch) = &c.batch_id {
-            self.finish_if_collected(batch, None)?;
+        let id = {
+            let err = sqlite_err(&self.path);
+            let tx = self.conn.savepoint().map_err(&err)?;
+            let id = insert_call(&tx, &self.path, c)?;
+            tx.commit().map_err(&err)?;
+            id
+        };
+        if let (Some(batch), Some(item)) = (&c.batch_id, &c.batch_item) {
+            self.batched_item_stored(batch, item)?;
         }
         Ok(id)
     }
 
-    pub(crate) fn record_attempt(&self, a: &NewAttempt) -> Result<i64> {
+    pub(crate) fn record_attempt(&mut self, a: &NewAttempt) -> Result<i64> {
         let u = a.usage.as_ref();
         let n =
             |f: fn(&baton_types::Usage) -> u64| u.map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX));
@@ -730,8 +739,8 @@ impl Db {
             )
             .map_err(sqlite_err(&self.path))?;
         let id = self.conn.last_insert_rowid();
-        if let Some(batch) = &a.batch_id {
-            self.finish_if_collected(batch, None)?;
+        if let (Some(batch), Some(item)) = (&a.batch_id, &a.batch_item) {
+            self.batched_item_stored(batch, item)?;
         }
         Ok(id)
     }
