@@ -347,3 +347,61 @@ base_url = "{url}"
     let report = stdout(&baton(dir.path(), &["report", "out"]));
     assert!(report.contains("Simulated models"), "{report}");
 }
+
+/// Against a server that answers 40 % of requests with an empty (billed, unusable)
+/// reply, an agent study's cells add up to what the run paid: every billed attempt is
+/// some episode's cost.
+// See: issue 31
+#[test]
+fn issue_31_an_agent_studys_cells_add_up_to_the_runs_paid_total() {
+    if !sandbox_works() {
+        return;
+    }
+    let server = crate::money::SimServer::start(&[
+        "--fault-rate",
+        "0.4",
+        "--faults",
+        "empty",
+        "--seed",
+        "5",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = &server.base_url;
+    let exp = format!(
+        r#"
+kind = "agent"
+name = "faulty"
+dataset = "agent-sample"
+limit = 2
+step_limit = 30
+interfaces = ["raw", "compact_pre"]
+[models.lc]
+model = "openai-compatible/agent-lc"
+price = "sim/lc"
+base_url = "{url}"
+[models.hc]
+model = "openai-compatible/agent-hc"
+price = "sim/hc"
+base_url = "{url}"
+[[pairs]]
+low = "lc"
+high = "hc"
+[handoff]
+percentiles = [50]
+"#
+    );
+    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&out)
+    );
+    let db = dir.path().join("out/results.sqlite");
+    let attempts = count(&db, "SELECT count(*) FROM attempts");
+    assert!(attempts > 0, "the empty replies were billed");
+    let paid = count(&db, "SELECT coalesce(sum(cost), 0) FROM calls")
+        + count(&db, "SELECT coalesce(sum(cost), 0) FROM attempts");
+    let cells = count(&db, "SELECT coalesce(sum(cost_paid), 0) FROM episodes");
+    assert_eq!(cells, paid, "{attempts} unusable attempts");
+}
