@@ -528,6 +528,10 @@ pub enum Format {
     Html,
 }
 
+/// The bootstrap draws of every report baton writes unless told otherwise (`baton report`
+/// and the demo's), so the same results always print the same intervals.
+pub const BOOTSTRAP_DRAWS: usize = 10_000;
+
 /// `baton report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -540,7 +544,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Bootstrap replicates for 95% intervals (0 turns them off), in both studies.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = BOOTSTRAP_DRAWS)]
     pub bootstrap: usize,
     /// Bootstrap seed (default 0; an agent study's own `seed`).
     #[arg(long)]

@@ -109,7 +109,7 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
     }
     let options = RunOptions::new(&args.out, ".", DEMO_EXPERIMENT);
     let summary = execute(spec, options, true, printer)?;
-    let report = build_report(&summary.store_path, 2_000, 0)?;
+    let report = build_report(&summary.store_path, crate::cli::BOOTSTRAP_DRAWS, 0)?;
     let md = report.to_markdown();
     let report_path = args.out.join("report.md");
     write_file(&report_path, &md)?;
