@@ -69,6 +69,14 @@ impl RelPath {
         self.0.split(|b| *b == b'/')
     }
 
+    /// The canonical order: by components, so a folder comes right before its contents.
+    /// The same as comparing the bytes with `/` taken as the lowest byte (a name holds no
+    /// NUL), which is what this does, without splitting either path.
+    pub fn canonical_cmp(&self, other: &RelPath) -> std::cmp::Ordering {
+        let key = |b: &u8| if *b == b'/' { 0 } else { *b };
+        self.0.iter().map(key).cmp(other.0.iter().map(key))
+    }
+
     /// The path for display (lossy).
     pub fn display(&self) -> String {
         String::from_utf8_lossy(&self.0).into_owned()
@@ -172,7 +180,7 @@ pub struct Manifest {
 impl Manifest {
     /// A manifest of `entries`, sorted canonically.
     pub fn new(mut entries: Vec<Entry>) -> Self {
-        entries.sort_by(|a, b| a.path.components().cmp(b.path.components()));
+        entries.sort_unstable_by(|a, b| a.path.canonical_cmp(&b.path));
         Manifest {
             version: MANIFEST_VERSION,
             entries,
@@ -380,7 +388,7 @@ fn differences(old: &Manifest, new: &Manifest) -> (Vec<Entry>, Vec<RelPath>) {
                 changed.push((*y).clone());
                 b.next();
             }
-            (Some(x), Some(y)) => match x.path.components().cmp(y.path.components()) {
+            (Some(x), Some(y)) => match x.path.canonical_cmp(&y.path) {
                 Ordering::Less => {
                     removed.push(x.path.clone());
                     a.next();
@@ -785,6 +793,19 @@ mod tests {
             Manifest::load(&store, &id),
             Err(EnvError::BadSnapshot { .. })
         ));
+    }
+
+    #[test]
+    fn the_canonical_order_is_by_components() {
+        let mut paths: Vec<RelPath> = ["a-b", "a/x", "a", "a/x/y", "a.b", "a/ x", "ab", "a/x-y"]
+            .iter()
+            .map(|p| RelPath(p.as_bytes().to_vec()))
+            .collect();
+        let mut by_components = paths.clone();
+        by_components.sort_by(|a, b| a.components().cmp(b.components()));
+        paths.sort_by(|a, b| a.canonical_cmp(b));
+        assert_eq!(paths, by_components);
+        assert_eq!(paths[0].display(), "a");
     }
 
     #[test]
