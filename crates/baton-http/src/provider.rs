@@ -286,6 +286,10 @@ impl Provider for HttpProvider {
         self.wire.kind()
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.url())
+    }
+
     async fn generate(&self, request: &Request) -> Result<Response, ProviderError> {
         let http = self.build(request)?;
         let mut reply = self

@@ -305,6 +305,11 @@ impl Model {
         &self.name
     }
 
+    /// Where its calls go (the provider's endpoint URL), when it has an address.
+    pub fn endpoint(&self) -> Option<String> {
+        self.provider.endpoint()
+    }
+
     /// The price-card key.
     pub fn price_key(&self) -> &str {
         &self.price_key

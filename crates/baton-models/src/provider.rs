@@ -269,6 +269,12 @@ pub trait Provider: Send + Sync + 'static {
         serde_json::to_vec(request).map_or(u64::MAX, |b| b.len() as u64)
     }
 
+    /// Where this provider sends its calls (an HTTP provider's endpoint URL, credentials
+    /// redacted), for messages that name it; `None` for one with no address.
+    fn endpoint(&self) -> Option<String> {
+        None
+    }
+
     /// Whether an error from this provider is worth retrying.
     fn classify(&self, error: &ProviderError) -> RetryDecision {
         classify_default(error)

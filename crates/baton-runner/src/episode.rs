@@ -268,6 +268,7 @@ impl<'a> Transcript<'a> {
         let completion = match generation.result {
             Ok(c) => c,
             Err(e) => {
+                shared.ctx.block_dead_end(model, &e);
                 return Ok(Err(Unfinished(shared.ctx.redact(&format!(
                     "{} ({}): {e}",
                     call_name(turn, phase),

@@ -29,7 +29,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use baton_models::{BilledAttempt, Completion, Model, defaults};
+use baton_models::{BilledAttempt, Completion, Model, ModelError, ProviderError, defaults};
 use baton_store::{NewAttempt, NewCall, SpoolClaim, Store, StoreError};
 use baton_types::{Cost, Message, Phase};
 
@@ -48,6 +48,10 @@ pub(crate) struct RunContext {
     pub budget: Budget,
     /// Models that may make no further call this run, with why.
     blocked: Mutex<BTreeMap<String, String>>,
+    /// The blocked models whose calls cannot succeed this run (a dead end: a missing
+    /// model, a refused key, no server), with why; the run ends its other work and
+    /// says so.
+    dead_ends: Mutex<BTreeMap<String, String>>,
     /// The configured API keys' values, never to be stored.
     secrets: Vec<String>,
 }
@@ -71,6 +75,7 @@ impl RunContext {
             observer,
             budget,
             blocked: Mutex::default(),
+            dead_ends: Mutex::default(),
             secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
         }
     }
@@ -105,14 +110,74 @@ impl RunContext {
         why
     }
 
-    /// Why the first blocked model may make no further call, if any is blocked.
+    /// Why the first model blocked for an unpriced reply may make no further call, if
+    /// any is (dead ends, [`RunContext::dead_ends`], are said apart).
     pub fn first_block(&self) -> Option<String> {
+        let dead = self.dead_ends.lock().expect("dead-end lock");
         self.blocked
             .lock()
             .expect("blocked lock")
+            .iter()
+            .find(|(model, _)| !dead.contains_key(*model))
+            .map(|(_, why)| why.clone())
+    }
+
+    /// Block `model` when `error` says that none of its calls can succeed this run: the
+    /// server refused the model or the key (HTTP 401, 402, 403, 404, or a quota error),
+    /// the request cannot be made, or no server answered at all after the retries. Each
+    /// later call of the model is then not sent, so a wrong model id costs a few
+    /// requests, not one per episode. Returns the message (model, endpoint, status,
+    /// the provider's words and the fix) when it blocked.
+    pub fn block_dead_end(&self, model: &Model, error: &ModelError) -> Option<String> {
+        let ModelError::Provider {
+            source, attempts, ..
+        } = error
+        else {
+            return None;
+        };
+        let fix = match source.as_ref() {
+            ProviderError::Status { status, kind, .. } => match status {
+                401 | 403 => {
+                    "check the API key the model's api_key_env names, and that it may use this model"
+                }
+                402 => "the account cannot pay for calls: check its billing",
+                404 => {
+                    "check the model id (model = \"provider/id\") and base_url: the server does not serve this model there"
+                }
+                429 if kind.contains("quota") || kind.contains("billing") => {
+                    "the account's quota is spent: check its billing"
+                }
+                _ => return None,
+            },
+            ProviderError::Config(_) => "fix the model's settings",
+            ProviderError::Connection(_) => "start the server, or fix base_url",
+            _ => return None,
+        };
+        let name = model.name();
+        let at = model
+            .endpoint()
+            .map(|url| format!(" at {url}"))
+            .unwrap_or_default();
+        let why = self.redact(&format!(
+            "model {name:?}{at} failed after {attempts} attempt(s): {source}; no further call of it was sent this run: {fix}, then run the same command again"
+        ));
+        self.dead_ends
+            .lock()
+            .expect("dead-end lock")
+            .entry(name.to_owned())
+            .or_insert_with(|| why.clone());
+        self.block(name, why.clone());
+        Some(why)
+    }
+
+    /// Why each model that met a dead end ([`RunContext::block_dead_end`]) was stopped.
+    pub fn dead_ends(&self) -> Vec<String> {
+        self.dead_ends
+            .lock()
+            .expect("dead-end lock")
             .values()
-            .next()
             .cloned()
+            .collect()
     }
 
     /// `text` with every configured API key replaced by `****`.

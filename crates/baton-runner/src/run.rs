@@ -140,12 +140,46 @@ pub struct RunSummary {
     pub attributed_total: Cost,
     /// Money not spent thanks to forked prefixes.
     pub saved_by_forking: Cost,
+    /// Models stopped this run because none of their calls could succeed, each with
+    /// its endpoint, the provider's answer and the fix.
+    pub dead_ends: Vec<String>,
+    /// The causes of the episodes left incomplete or errored, most frequent first, each
+    /// with how many episodes it left so.
+    pub causes: Vec<(String, usize)>,
 }
 
 impl RunSummary {
     /// Episodes with this status.
     pub fn count(&self, status: EpisodeStatus) -> usize {
         self.episodes.get(&status).copied().unwrap_or(0)
+    }
+}
+
+/// What left an episode unfinished, without the call it happened at: `turn 3
+/// (prefix): model "m" … failed …` and `turn 5 not sent: …` both read as what follows
+/// the call's name, so one cause met at many turns counts as one.
+fn cause_of(reason: &str) -> &str {
+    // a handoff waiting for its anchor's prefix: one cause whatever the turn counts
+    if reason.starts_with("the sender's prefix is incomplete: ")
+        && let Some((cause, _)) = reason.split_once(" has ")
+    {
+        return cause;
+    }
+    let rest = reason
+        .strip_prefix("turn ")
+        .or_else(|| reason.strip_prefix("call "))
+        .or_else(|| reason.strip_prefix("answer extraction attempt "))
+        .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()));
+    match rest {
+        Some(r) => r
+            .strip_prefix(" not sent: ")
+            .or_else(|| {
+                r.strip_prefix(" (")
+                    .and_then(|r| r.split_once("): "))
+                    .map(|(_, cause)| cause)
+            })
+            .unwrap_or(reason),
+        None => reason,
     }
 }
 
@@ -425,13 +459,26 @@ impl Runner {
         };
         summary.calls_new = summary.calls_total - calls_before;
         summary.spent_now = summary.paid_total - paid_before;
+        summary.dead_ends = runner.shared.ctx.dead_ends();
+        let mut causes: BTreeMap<String, usize> = BTreeMap::new();
         for e in reader.episodes()? {
+            if matches!(
+                e.status(),
+                EpisodeStatus::Incomplete | EpisodeStatus::Errored
+            ) {
+                let why = e.outcome.reason.as_deref().unwrap_or("no reason stored");
+                *causes.entry(cause_of(why).to_owned()).or_default() += 1;
+            }
             *summary.episodes.entry(e.status()).or_default() += 1;
             summary.attributed_total += e.outcome.cost_attributed;
             if e.init.forked_from.is_some() {
                 summary.saved_by_forking += e.outcome.cost_attributed - e.outcome.cost_paid;
             }
         }
+        summary.causes = causes.into_iter().collect();
+        summary
+            .causes
+            .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(summary)
     }
 
@@ -782,4 +829,30 @@ pub(crate) fn price_keys(spec: &ExperimentSpec) -> BTreeMap<String, String> {
                 .map(|m| ("extractor".to_string(), m.price_key())),
         )
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_is_read_without_the_call_it_met() {
+        assert_eq!(
+            super::cause_of(
+                "turn 3 (prefix): model \"m\" (openai) failed after 1 attempt(s): HTTP 404"
+            ),
+            "model \"m\" (openai) failed after 1 attempt(s): HTTP 404"
+        );
+        assert_eq!(
+            super::cause_of("turn 12 not sent: the spending cap would be passed"),
+            "the spending cap would be passed"
+        );
+        assert_eq!(
+            super::cause_of("answer extraction attempt 2 (extraction): x"),
+            "x"
+        );
+        assert_eq!(super::cause_of("budget stop"), "budget stop");
+        assert_eq!(
+            super::cause_of("the sender's prefix is incomplete: single(m) has 0 of 3 turns"),
+            "the sender's prefix is incomplete: single(m)"
+        );
+    }
 }

@@ -189,7 +189,7 @@ fn execute(
         }
         Ok(runner.run().await?)
     })?;
-    if summary.count(EpisodeStatus::Incomplete) > 0 {
+    if summary.count(EpisodeStatus::Incomplete) > 0 && summary.causes.is_empty() {
         printer.error("some episodes are incomplete; run the same command again to finish them");
     }
     let running = baton_store::Reader::open(&summary.store_path)
@@ -297,7 +297,55 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
             s.spend.unknown_usage_attempts, s.spend.unpriced_attempts
         ));
     }
+    diagnosis(s, printer);
     Ok(())
+}
+
+/// Why episodes were left unfinished, grouped by cause with what to do, and last the
+/// models that were stopped because none of their calls could succeed.
+fn diagnosis(s: &RunSummary, printer: &Printer) {
+    if !s.causes.is_empty() {
+        printer.error("unfinished episodes by cause (episodes, cause; what to do):");
+        // the models stopped as dead ends (`model "NAME" at …`)
+        let stopped: Vec<&str> = s
+            .dead_ends
+            .iter()
+            .filter_map(|why| why.strip_prefix("model \"")?.split_once('"'))
+            .map(|(name, _)| name)
+            .collect();
+        for (cause, n) in &s.causes {
+            // a cause that names a stopped model (its calls, or an anchor of it whose
+            // prefix a handoff waits for) comes from that model's dead end
+            let stopped = stopped.iter().any(|name| {
+                cause.starts_with(&format!("model \"{name}\""))
+                    || cause.contains(&format!("single({name})"))
+            });
+            let fix = if stopped {
+                "see the model's line below"
+            } else {
+                fix_for(cause)
+            };
+            printer.error(&format!("  {n:>6}  {cause}; {fix}"));
+        }
+    }
+    for why in &s.dead_ends {
+        printer.error(&format!("stopped: {why}"));
+    }
+}
+
+/// What to do about an unfinished episode's cause.
+fn fix_for(cause: &str) -> &'static str {
+    if cause.contains("no further call of it was sent this run") {
+        "see the model's line below"
+    } else if cause.contains("spending cap") {
+        "raise --max-cost (the experiment's total) and run the same command again"
+    } else if cause.contains("the run was stopped") {
+        "run the same command again to finish"
+    } else if cause.contains("free space and resume") {
+        "free disk space, then run the same command again"
+    } else {
+        "run the same command again to retry; `baton view` shows the episodes"
+    }
 }
 
 fn outcome(s: &RunSummary) -> Outcome {

@@ -6,6 +6,7 @@ mod batch;
 mod batch_hostile;
 mod cli;
 mod dialect;
+mod diagnosis;
 mod diskfull;
 mod docker_leftovers;
 mod env;

@@ -1,0 +1,106 @@
+//! Runtime failures explained at the end of a run: a model that cannot answer stops
+//! early, and the run's last lines say why and what to do.
+
+use std::time::{Duration, Instant};
+
+use crate::money::SimServer;
+use crate::{baton, stderr};
+
+/// See: issue 35, "Done when": a run against a server that answers 404 for one model
+/// ends within 10 s, with at most 3 requests to that model (the calls already in
+/// flight), and its last lines name the model, URL, status and the server's message.
+#[test]
+fn issue_35_a_model_the_server_does_not_serve_stops_after_its_first_requests() {
+    let server = SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let base = &server.base_url;
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        format!(
+            r#"
+name = "diagnosis"
+dataset = "sample"
+families = ["math", "actions"]
+limit = 3
+replicates = 2
+seed = 1
+concurrency = 3
+[chat]
+switch_points = ["early", "middle"]
+directions = ["escalation", "downshift"]
+[models.lc]
+model = "openai-compatible/lc"
+base_url = "{base}"
+price = "sim/lc"
+[models.mid]
+model = "openai-compatible/mid"
+base_url = "{base}"
+price = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "mid"
+"#
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let took = started.elapsed();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
+    // the server refused `mid` with a 404 at most 3 times: the calls in flight when the
+    // first answer came back; every other call of it was never sent
+    let stats = server.stats();
+    let refused = stats["refused"].as_u64().unwrap();
+    assert!((1..=3).contains(&refused), "{stats}");
+
+    let last = err.lines().last().unwrap();
+    let url = format!("{base}/chat/completions");
+    for part in [
+        "stopped: model \"mid\"",
+        url.as_str(),
+        "HTTP 404",
+        "The model `mid` does not exist",
+        "check the model id",
+    ] {
+        assert!(last.contains(part), "{part:?} in the last line: {last}");
+    }
+    // the unfinished episodes are listed by cause, each with what to do
+    let causes: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.starts_with("unfinished episodes by cause"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(!causes.is_empty(), "{err}");
+    assert!(
+        causes.iter().all(
+            |c| (c.contains("model \"mid\"") || c.contains("single(mid)"))
+                && c.ends_with("see the model's line below")
+        ),
+        "{causes:?}"
+    );
+    let listed: usize = causes
+        .iter()
+        .map(|c| {
+            c.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    let incomplete: usize = rusqlite::Connection::open(dir.path().join("out/results.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM episodes WHERE status = 'incomplete'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(listed, incomplete, "{causes:?}");
+    // the other model's episodes all finished
+    assert!(!err.contains("model \"lc\""), "nothing stopped lc: {err}");
+}
