@@ -139,7 +139,7 @@ pub fn ast_checker(
 fn find_description(descriptions: &Value, name: &Value) -> Result<Value, BfclError> {
     if let Value::List(items) = descriptions {
         for d in items {
-            if py_eq(&py_getitem(d, &s("name"))?, name) {
+            if py_eq(&*py_getitem(d, &s("name"))?, name) {
                 return Ok(d.clone());
             }
         }
@@ -281,13 +281,14 @@ fn simple_function_checker(
         let details = py_getitem(&param_details, param)?;
         let type_description = py_getitem(&details, &s("type"))?;
         let expected = python_type(&type_description)?;
-        let nested =
-            if py_eq(&type_description, &s("array")) || py_eq(&type_description, &s("tuple")) {
-                let items = py_getitem(&py_getitem(&param_details, param)?, &s("items"))?;
-                Some(python_type(&py_getitem(&items, &s("type"))?)?)
-            } else {
-                None
-            };
+        let nested = if py_eq(&type_description, &s("array"))
+            || py_eq(&type_description, &s("tuple"))
+        {
+            let items = py_getitem(&*py_getitem(&param_details, param)?, &s("items"))?.into_owned();
+            Some(python_type(&*py_getitem(&items, &s("type"))?)?)
+        } else {
+            None
+        };
         let mut value = value.clone();
         if py_eq(&type_description, &s("tuple"))
             && let Value::Tuple(items) = &value
@@ -308,7 +309,7 @@ fn simple_function_checker(
             }
         }
         let answers = py_getitem(&possible_answer, param)?;
-        let description_text = match &type_description {
+        let description_text = match &*type_description {
             Value::Str(t) => t.clone(),
             other => other.repr(),
         };
@@ -347,7 +348,7 @@ fn simple_function_checker(
 
     for param in py_iter(&possible_answer)? {
         if !py_contains(&model_params, &param)?
-            && !py_contains(&py_getitem(&possible_answer, &param)?, &s(""))?
+            && !py_contains(&*py_getitem(&possible_answer, &param)?, &s(""))?
         {
             return Ok(CheckResult::fail(
                 "simple_function_checker:missing_optional",
@@ -511,7 +512,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
                 break;
             }
             let standardized = standardize_value(v.clone());
-            let candidates: Vec<Value> = py_index_iter(&py_getitem(&answer, key)?)?
+            let candidates: Vec<Value> = py_index_iter(&*py_getitem(&answer, key)?)?
                 .into_iter()
                 .map(standardize_value)
                 .collect();
@@ -560,7 +561,7 @@ fn list_dict_checker(value: &Value, answers: &Value) -> Checked {
         let mut flag = true;
         for (index, item) in items.iter().enumerate() {
             let candidate = py_getitem(&answer, &Value::int(index as i64))?;
-            result = dict_checker(item, &Value::List(vec![candidate]))?;
+            result = dict_checker(item, &Value::List(vec![candidate.into_owned()]))?;
             if !result.valid {
                 flag = false;
                 break;

@@ -191,7 +191,7 @@ fn eval_at(e: &Expr, depth: usize) -> Result<Value, BfclError> {
                     };
                     slice_value(&container, &bound(lower)?, &bound(upper)?, &bound(step)?)
                 }
-                other => Ok(py_getitem(&container, &eval(other)?)?),
+                other => Ok(py_getitem(&container, &eval(other)?)?.into_owned()),
             }
         }
         Expr::JoinedStr(_) => Err(BfclError::not_reproduced("f-string inside arithmetic")),

@@ -106,6 +106,34 @@ pub enum BenchCommand {
     /// rounds against 2 × the longest task's turns, requests per round, and baton's CPU
     /// and peak memory per batched call.
     Batch(BatchBenchArgs),
+    /// baton's evaluators against LiC's own Python evaluators on the conformance vectors,
+    /// side by side: whole process and per vector (the scoring loop alone), per family.
+    Evaluators(EvaluatorsBenchArgs),
+}
+
+/// `baton bench evaluators`.
+#[derive(Debug, Args)]
+pub struct EvaluatorsBenchArgs {
+    /// LiC's evaluator code: a folder with `lic_harness.py` and LiC's checkout in `lic/`,
+    /// laid out like `../shared/bench/lic-python`. Without it only baton's figures print.
+    #[arg(long, default_value = "../shared/bench/lic-python")]
+    pub lic: PathBuf,
+    /// A Python with the packages LiC's evaluators import (the folder's `setup.sh`
+    /// builds one: `VENV=DIR bash setup.sh`, then `--python DIR/bin/python`).
+    #[arg(long, env = "BATON_LIC_PYTHON", default_value = "python3")]
+    pub python: PathBuf,
+    /// The conformance vectors: `<family>.jsonl` and the `databases/` folder.
+    #[arg(long, default_value = "../shared/conformance")]
+    pub conformance: PathBuf,
+    /// Families to compare (comma-separated; default actions, math, data2text, database).
+    #[arg(long = "family", value_delimiter = ',')]
+    pub families: Vec<baton_types::Family>,
+    /// Runs of each measurement; the fastest is printed.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Folder for the copy of LiC's code and the timing script (cleared first).
+    #[arg(long, default_value = "results/bench-evaluators")]
+    pub out: PathBuf,
 }
 
 /// `baton bench batch`.

@@ -41,6 +41,7 @@ pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
         BenchCommand::Harness(args) => harness(args, printer),
         BenchCommand::AgentStudy(args) => agent_study(args, printer),
         BenchCommand::Batch(args) => batch(args, printer),
+        BenchCommand::Evaluators(args) => super::bench_evaluators::evaluators(args, printer),
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod bench_evaluators;
 pub mod data;
 pub mod env;
 pub mod handoff;

@@ -3,8 +3,10 @@
 use std::io::Write;
 
 use anyhow::{Context, Result, bail};
-use baton_eval::{EvalConfig, EvalError, Evaluators};
-use baton_types::Family;
+use std::path::PathBuf;
+
+use baton_eval::{EvalConfig, EvalError, Evaluators, Rules, Scored};
+use baton_types::{Family, Verdict};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
@@ -12,9 +14,11 @@ use crate::Outcome;
 use crate::cli::ScoreArgs;
 use crate::printer::Printer;
 
-struct Case {
+pub(crate) struct Case {
     line: usize,
     object: serde_json::Map<String, Value>,
+    /// The case's line as read, which its output line repeats.
+    text: String,
     family: Family,
     response_stage: bool,
     input: String,
@@ -57,42 +61,46 @@ fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
     Ok(Case {
         line,
         object,
+        text: text.trim().to_owned(),
         family,
         response_stage,
         input,
     })
 }
 
-pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
-    let name = args.input.display().to_string();
+/// Read a file of cases (one JSON object per line), refusing the first malformed one.
+pub(crate) fn read_cases(path: &std::path::Path) -> Result<Vec<Case>> {
+    let name = path.display().to_string();
     let text = baton_types::input::read_text_bounded(
-        &args.input,
+        path,
         baton_types::input::DATASET_LIMIT,
         "score input",
     )
     .with_context(|| format!("cannot read {name}"))?;
-    let cases = text
-        .lines()
+    text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| parse_case(&name, i + 1, l))
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// The evaluators `baton score` uses.
+pub(crate) fn evaluators(rules: Rules, spider_dir: Option<PathBuf>) -> Evaluators {
     let mut config = EvalConfig {
-        rules: args.rules.into(),
+        rules,
         ..EvalConfig::default()
     };
-    if let Some(dir) = args.spider_dir {
+    if let Some(dir) = spider_dir {
         config.spider_dir = dir;
     }
-    let evaluators = Evaluators::lic(&config);
-    // The cases run on a pool of their own: the first code case compiles the Python
-    // sandbox with wasmtime, which compiles on rayon's global pool, and would wait forever
-    // for a worker if the cases held every one of them (with no compiled cache yet).
-    let pool = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("baton-score-{i}"))
-        .build()
-        .context("cannot start the scoring threads")?;
-    let results: Vec<(Value, Option<bool>)> = pool.install(|| {
+    Evaluators::lic(&config)
+}
+
+pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
+    let cases = read_cases(&args.input)?;
+    let evaluators = evaluators(args.rules.into(), args.spider_dir);
+    let pool = scoring_pool()?;
+    let results: Vec<(String, Option<bool>)> = pool.install(|| {
         cases
             .par_iter()
             .map(|c| score_case(&evaluators, c))
@@ -130,18 +138,27 @@ pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// The pool the cases are scored on. Its own, not rayon's global pool: the first code case
+/// compiles the Python sandbox with wasmtime, which compiles on the global pool, and would
+/// wait forever for a worker if the cases held every one of them (with no compiled cache
+/// yet). Its workers have the scoring stack, so each answer is scored inline rather than
+/// on a thread started for it.
+pub fn scoring_pool() -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .spawn_handler(|worker| {
+            baton_eval::spawn_scoring_thread(format!("baton-score-{}", worker.index()), || {
+                worker.run()
+            })?;
+            Ok(())
+        })
+        .build()
+        .context("cannot start the scoring threads")
+}
+
 /// Score one case; returns the output line and, when the case has `expected`, whether
 /// the result agrees with it.
-fn score_case(evaluators: &Evaluators, c: &Case) -> (Value, Option<bool>) {
-    let sample = &c.object["sample"];
-    let result = if c.response_stage {
-        evaluators
-            .score_response(c.family, &c.input, sample)
-            .map(|s| s.verdict)
-    } else {
-        evaluators.score_extracted(c.family, &c.input, sample)
-    };
-    let mut object = c.object.clone();
+fn score_case(evaluators: &Evaluators, c: &Case) -> (String, Option<bool>) {
+    let result = verdict(evaluators, c);
     let actual = match &result {
         Ok(v) => {
             let mut a = json!({ "score": v.score, "is_correct": v.is_correct });
@@ -150,16 +167,54 @@ fn score_case(evaluators: &Evaluators, c: &Case) -> (Value, Option<bool>) {
             }
             a
         }
-        Err(e @ (EvalError::Unavailable(_) | EvalError::Setup { .. })) => {
-            json!({ "score": null, "is_correct": null, "error": e.to_string() })
-        }
         Err(e) => json!({ "score": null, "is_correct": null, "error": e.to_string() }),
     };
-    let agrees = object
+    let agrees = c
+        .object
         .get("expected")
         .map(|exp| agrees(c.family, exp, &actual));
-    object.insert("actual".into(), actual);
-    (Value::Object(object), agrees)
+    (with_actual(c, &actual), agrees)
+}
+
+/// The case's line with `"actual"` added as its last key. The line as read is kept and
+/// the key written after it, rather than the parsed case copied and written again: copying
+/// and serializing each case cost more than scoring it on the larger families. A case that
+/// already has an `"actual"` key is written again with the key replaced.
+fn with_actual(c: &Case, actual: &Value) -> String {
+    if c.object.contains_key("actual") {
+        let mut object = c.object.clone();
+        object.insert("actual".into(), actual.clone());
+        return Value::Object(object).to_string();
+    }
+    // The line is a JSON object, so it ends with `}`.
+    let body = c.text[..c.text.len() - 1].trim_end();
+    let comma = if body.ends_with('{') { "" } else { "," };
+    format!("{body}{comma}\"actual\":{actual}}}")
+}
+
+/// The case's verdict: its response extracted and scored, or its answer scored.
+pub(crate) fn verdict(evaluators: &Evaluators, c: &Case) -> Result<Verdict, EvalError> {
+    let sample = &c.object["sample"];
+    if c.response_stage {
+        evaluators
+            .score_response(c.family, &c.input, sample)
+            .map(|s: Scored| s.verdict)
+    } else {
+        evaluators.score_extracted(c.family, &c.input, sample)
+    }
+}
+
+/// Whether a case's verdict agrees with its `expected` (`None` when it has none).
+pub(crate) fn agrees_with_expected(c: &Case, verdict: &Result<Verdict, EvalError>) -> Option<bool> {
+    let expected = c.object.get("expected")?;
+    Some(match verdict {
+        Ok(v) => agrees(
+            c.family,
+            expected,
+            &json!({ "score": v.score, "is_correct": v.is_correct }),
+        ),
+        Err(_) => false,
+    })
 }
 
 /// Exact agreement on `score` and `is_correct`; data2text scores within 1e-9.
