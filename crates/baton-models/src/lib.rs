@@ -55,19 +55,33 @@ pub use sim::{SimProvider, SimSettings};
 
 use std::time::Duration;
 
+/// `; the closest card keys: "a", "b"` for the close names found, or nothing.
+fn did_you_mean(similar: &[String]) -> String {
+    match similar {
+        [] => String::new(),
+        keys => {
+            let keys: Vec<String> = keys.iter().map(|s| format!("{s:?}")).collect();
+            format!("; the closest card keys: {}", keys.join(", "))
+        }
+    }
+}
+
 /// Errors from pricing and model calls.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
     /// The price card has no entry for a model.
     #[error(
-        "no price for {key:?} in the price card ({sources}); add an entry in LiteLLM's format with --prices"
+        "no price for {key:?} in the price card ({sources}){}; if the model id is right, add its entry in LiteLLM's format to a card the experiment's `prices` key names",
+        did_you_mean(similar)
     )]
     NoPrice {
         /// The card key looked up.
         key: String,
         /// The card files consulted.
         sources: String,
+        /// The card's closest keys, closest first (a dot for a dash, a missing date).
+        similar: Vec<String>,
     },
     /// A batched model's card entry has no Batch API rates.
     #[error(

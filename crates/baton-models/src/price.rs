@@ -373,7 +373,34 @@ impl PriceCard {
             .ok_or_else(|| ModelError::NoPrice {
                 key: key.to_string(),
                 sources: self.sources.join(", "),
+                similar: self.closest(key),
             })
+    }
+
+    /// Up to three card keys closest to `key` (normalized Damerau-Levenshtein over the
+    /// key and over its part after the provider prefix), close enough to be a typo.
+    fn closest(&self, key: &str) -> Vec<String> {
+        let bare = |k: &str| {
+            k.rsplit_once('/')
+                .map_or(k, |(_, id)| id)
+                .to_ascii_lowercase()
+        };
+        let wanted = bare(key);
+        let mut scored: Vec<(f64, &String)> = self
+            .entries
+            .keys()
+            .map(|k| {
+                let whole = strsim::normalized_damerau_levenshtein(
+                    &key.to_ascii_lowercase(),
+                    &k.to_ascii_lowercase(),
+                );
+                let id = strsim::normalized_damerau_levenshtein(&wanted, &bare(k));
+                (whole.max(id), k)
+            })
+            .filter(|(score, _)| *score >= 0.8)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
     }
 
     /// The Batch API rates for a card key (its `*_batches` fields), or an error naming
@@ -508,6 +535,23 @@ fn to_pico(source: &str, key: &str, field: &str, usd: f64) -> Result<i64, ModelE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// See: issue 35, item 5: a model id with a typo reads as one, not as a price error.
+    #[test]
+    fn issue_35_a_missing_price_names_the_closest_card_keys() {
+        let card = PriceCard::embedded();
+        let err = card.get("claude-haiku-4.5").unwrap_err().to_string();
+        assert!(
+            err.contains("the closest card keys: \"claude-haiku-4-5\""),
+            "{err}"
+        );
+        assert!(
+            err.contains("`prices` key") && !err.contains("--prices"),
+            "{err}"
+        );
+        let far = card.get("no-such-model-at-all").unwrap_err().to_string();
+        assert!(!far.contains("closest"), "{far}");
+    }
 
     #[test]
     fn issue_23_a_rate_past_any_real_price_is_refused_by_name() {

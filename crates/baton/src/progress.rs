@@ -43,6 +43,7 @@ struct State {
     rate_limited: u64,
     unusable: u64,
     waited: Duration,
+    planned_seen: bool,
     finished: bool,
 }
 
@@ -87,7 +88,8 @@ impl Progress {
         let mut s = self.shared.state.lock().expect("progress lock");
         if !s.finished {
             s.finished = true;
-            if self.lines.is_some() {
+            // a run that stopped before its plan (a setup error) has nothing to sum up
+            if self.lines.is_some() && s.planned_seen {
                 line(&format!(
                     "done: {}",
                     s.summary(self.shared.started.elapsed())
@@ -204,6 +206,7 @@ impl Observer for Progress {
         self.bar.set_length(episodes as u64);
         let mut s = self.shared.state.lock().expect("progress lock");
         s.planned = episodes as u64;
+        s.planned_seen = true;
         s.planned_calls = calls as u64;
         if self.lines.is_some() {
             line(&format!(
