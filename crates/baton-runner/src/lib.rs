@@ -123,6 +123,11 @@ pub enum RunError {
     /// The dataset or templates could not be loaded.
     #[error(transparent)]
     Data(#[from] baton_data::DataError),
+    /// The dataset file is not there: LiC's file is downloaded, not shipped.
+    #[error(
+        "{0}; LiC's sharded instructions are downloaded, not shipped: datasets/README.md says where from and gives the file's sha256 (dataset = \"sample\" runs the bundled sample set)"
+    )]
+    MissingDataset(baton_data::DataError),
     /// A model could not be set up (no price, unknown provider, missing key).
     #[error("model {name:?}: {message}")]
     Model {

@@ -120,10 +120,10 @@ impl Setup {
             baton_data::sample_dataset()
         } else if spec.skip_invalid {
             baton_data::load_lenient(&options.resolve(Path::new(&spec.dataset)))
-                .map_err(|e| setting(&dataset_key)(e.into()))?
+                .map_err(|e| setting(&dataset_key)(dataset_error(e)))?
         } else {
             baton_data::load(&options.resolve(Path::new(&spec.dataset)))
-                .map_err(|e| setting(&dataset_key)(e.into()))?
+                .map_err(|e| setting(&dataset_key)(dataset_error(e)))?
         };
         let mut skipped = std::mem::take(&mut dataset.invalid);
         if !spec.families.is_empty() {
@@ -698,6 +698,19 @@ fn check_coverage(spec: &ExperimentSpec, tasks: &[Task]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A dataset that could not be loaded; a file that is not there says where LiC's comes
+/// from.
+fn dataset_error(e: baton_data::DataError) -> RunError {
+    match &e {
+        baton_data::DataError::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            RunError::MissingDataset(e)
+        }
+        _ => e.into(),
+    }
 }
 
 #[cfg(test)]

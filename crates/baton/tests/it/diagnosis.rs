@@ -104,3 +104,26 @@ high = "mid"
     // the other model's episodes all finished
     assert!(!err.contains("model \"lc\""), "nothing stopped lc: {err}");
 }
+
+/// See: issue 35, item 6: a preset dry-run without LiC's downloaded file exits 2 before
+/// anything else and says where the file comes from.
+#[test]
+fn issue_35_a_missing_lic_file_points_to_where_it_comes_from() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let exp = examples.join("handoff-tax-chat.toml");
+    let dir = tempfile::tempdir().unwrap();
+    // the example names ../datasets/lic/sharded_instructions_600.json beside it: copy the
+    // file where that path leads nowhere
+    let copy = dir.path().join("examples").join("exp.toml");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&exp, &copy).unwrap();
+    let o = baton(dir.path(), &["run", "examples/exp.toml", "--dry-run"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("sharded_instructions_600.json")
+            && err.contains("datasets/README.md")
+            && err.contains("dataset = \"sample\""),
+        "{err}"
+    );
+}
