@@ -49,4 +49,37 @@ impl Spend {
     pub fn is_exact(&self) -> bool {
         self.unknown_usage_attempts == 0 && self.unpriced_attempts == 0
     }
+
+    /// What a run says when `paid` is not exact: which attempts it counts at an
+    /// estimate (their call's upper bound) and which it leaves out; `None` when exact.
+    ///
+    /// ```
+    /// use baton_types::{Cost, Spend};
+    /// let s = Spend { unknown_usage_attempts: 3, estimated_attempts: 2, estimated: Cost(7), ..Spend::default() };
+    /// let note = s.note().unwrap();
+    /// assert!(note.contains("2 billed attempts had unreadable usage and are counted at their call's upper bound"));
+    /// assert!(note.contains("1 billed attempts had unreadable usage and 0 could not be priced"));
+    /// ```
+    pub fn note(&self) -> Option<String> {
+        if self.is_exact() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.estimated_attempts > 0 {
+            parts.push(format!(
+                "{} billed attempts had unreadable usage and are counted at their call's upper bound ({} of the paid total is that estimate)",
+                self.estimated_attempts, self.estimated
+            ));
+        }
+        let left = self
+            .unknown_usage_attempts
+            .saturating_sub(self.estimated_attempts);
+        if left + self.unpriced_attempts > 0 {
+            parts.push(format!(
+                "{left} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
+                self.unpriced_attempts
+            ));
+        }
+        Some(format!("note: {}", parts.join("; ")))
+    }
 }

@@ -124,11 +124,8 @@ fn summary_line(s: &AgentRunSummary, printer: &Printer) -> Result<()> {
             if *n == 1 { "y" } else { "ies" }
         ))?;
     }
-    if !s.spend.is_exact() {
-        printer.error(&format!(
-            "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
-            s.spend.unknown_usage_attempts, s.spend.unpriced_attempts
-        ));
+    if let Some(note) = s.spend.note() {
+        printer.error(&note);
     }
     Ok(())
 }

@@ -291,11 +291,8 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
             s.spend.batched_attempts, s.spend.saved_by_batching, s.saved_by_forking
         ))?;
     }
-    if !s.spend.is_exact() {
-        printer.error(&format!(
-            "note: {} billed attempts had unreadable usage and {} could not be priced; the paid total leaves them out",
-            s.spend.unknown_usage_attempts, s.spend.unpriced_attempts
-        ));
+    if let Some(note) = s.spend.note() {
+        printer.error(&note);
     }
     diagnosis(s, printer);
     Ok(())
