@@ -218,7 +218,7 @@ fn sql_error(err: rusqlite::Error, deadline: Instant) -> ExecError {
     ExecError::Sql(err.to_string())
 }
 
-fn open(path: &Path, deadline: Instant) -> Result<Connection, ExecError> {
+fn open(path: &Path) -> Result<Connection, ExecError> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -233,8 +233,86 @@ fn open(path: &Path, deadline: Instant) -> Result<Connection, ExecError> {
     };
     setup().map_err(|e| ExecError::Sql(e.to_string()))?;
     conn.authorizer(Some(authorize));
-    conn.progress_handler(PROGRESS_OPS, Some(move || Instant::now() >= deadline));
     Ok(conn)
+}
+
+/// What identifies the file a cached connection has open: a file replaced or changed
+/// at the same path is opened afresh.
+#[derive(PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+/// Connections kept open per thread, at most this many (the least recently used goes).
+const CACHED_CONNECTIONS: usize = 32;
+
+thread_local! {
+    /// This thread's open read-only connections, most recently used last. Opening a
+    /// database and reading its schema was two thirds of the time a query took (LiC opens
+    /// one per query, a test suite holds a few files per database); a connection holds no
+    /// state a later query could see (read-only, `query_only`, the authorizer allows only
+    /// reads), so each query gets the same answer on a kept one.
+    static CONNECTIONS: std::cell::RefCell<Vec<(std::path::PathBuf, Stamp, Connection)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` on a read-only connection to `path` whose progress handler stops it at
+/// `deadline`: a kept one when the file is the one it opened, else a new one, kept after.
+fn with_connection<T>(
+    path: &Path,
+    deadline: Instant,
+    f: impl FnOnce(&Connection) -> Result<T, ExecError>,
+) -> Result<T, ExecError> {
+    let stamp = Stamp::of(path);
+    let kept = CONNECTIONS.with_borrow_mut(|conns| {
+        let at = conns.iter().position(|(p, _, _)| p == path)?;
+        let (p, s, conn) = conns.remove(at);
+        if stamp.as_ref() == Some(&s) {
+            Some((p, s, conn))
+        } else {
+            None
+        }
+    });
+    let (p, s, conn) = match kept {
+        Some(entry) => entry,
+        None => {
+            let conn = open(path)?;
+            match stamp {
+                Some(s) => (path.to_path_buf(), s, conn),
+                // No stamp (the file cannot be stat'ed): use the connection once.
+                None => {
+                    conn.progress_handler(PROGRESS_OPS, Some(move || Instant::now() >= deadline));
+                    return f(&conn);
+                }
+            }
+        }
+    };
+    conn.progress_handler(PROGRESS_OPS, Some(move || Instant::now() >= deadline));
+    let out = f(&conn);
+    conn.progress_handler(PROGRESS_OPS, None::<fn() -> bool>);
+    CONNECTIONS.with_borrow_mut(|conns| {
+        if conns.len() >= CACHED_CONNECTIONS {
+            conns.remove(0);
+        }
+        conns.push((p, s, conn));
+    });
+    out
 }
 
 /// Run `sql` on the database at `path` the way LiC's `exec_on_db` does
@@ -254,8 +332,12 @@ pub(crate) fn execute(path: &Path, sql: &str, timeout: Duration) -> Result<Vec<R
         }
         Shape::Statement { .. } => {}
     }
-    let conn = open(path, deadline)?;
-    let mut stmt = conn.prepare(&sql).map_err(|e| match e {
+    with_connection(path, deadline, |conn| query(conn, &sql, deadline))
+}
+
+/// Prepare and run one read-only statement, collecting its rows under the bounds.
+fn query(conn: &Connection, sql: &str, deadline: Instant) -> Result<Vec<Row>, ExecError> {
+    let mut stmt = conn.prepare(sql).map_err(|e| match e {
         rusqlite::Error::MultipleStatement => ExecError::MultipleStatements,
         other => sql_error(other, deadline),
     })?;
