@@ -403,3 +403,63 @@ pub const DEFAULT_FAMILIES: [Family; 4] = [
     Family::Data2Text,
     Family::Database,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(lic: &Path) -> EvaluatorsBenchArgs {
+        EvaluatorsBenchArgs {
+            lic: lic.to_path_buf(),
+            python: "python3".into(),
+            conformance: "../shared/conformance".into(),
+            families: Vec::new(),
+            repeat: 1,
+            out: "unused".into(),
+        }
+    }
+
+    #[test]
+    fn issue_37_missing_lic_code_is_named_with_the_fix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("no-lic");
+        let said = prepare_lic(&args(&missing), tmp.path())
+            .unwrap()
+            .unwrap_err();
+        assert!(said.contains(&missing.display().to_string()), "{said}");
+        assert!(
+            said.contains("lic_harness.py") && said.contains("--python"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn issue_37_lic_copy_leaves_out_the_database_placeholder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lic = tmp.path().join("lic-python");
+        let spider = lic.join("lic").join("data").join("spider");
+        std::fs::create_dir_all(lic.join("lic").join("tasks")).unwrap();
+        std::fs::create_dir_all(&spider).unwrap();
+        std::fs::write(lic.join("lic_harness.py"), "# harness").unwrap();
+        std::fs::write(lic.join("lic").join("tasks").join("tasks.py"), "# tasks").unwrap();
+        std::fs::write(spider.join("databases"), "/elsewhere/databases").unwrap();
+        std::fs::write(spider.join("readme.txt"), "kept").unwrap();
+        let out = tmp.path().join("out");
+        let copy = prepare_lic(&args(&lic), &out).unwrap().unwrap();
+        let copied = copy.join("lic").join("data").join("spider");
+        assert_eq!(
+            std::fs::read_to_string(copied.join("readme.txt")).unwrap(),
+            "kept"
+        );
+        assert!(!copied.join("databases").exists());
+        assert_eq!(
+            std::fs::read_to_string(copy.join("lic_harness.py")).unwrap(),
+            "# harness"
+        );
+        assert!(
+            std::fs::read_to_string(out.join("lic_timing.py"))
+                .unwrap()
+                .contains("lic_harness.setup()")
+        );
+    }
+}
