@@ -31,9 +31,23 @@ pub const TAIL_LINES: usize = 20;
 /// its own group, which a terminal's Ctrl-C does not reach.
 static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
-/// Kill every command this process is running (for a Ctrl-C handler, before exiting).
+/// Set once an interrupt ended the running commands: no command starts after it.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Kill every command this process is running, and start none after (for a Ctrl-C
+/// handler, before exiting). A command is started and registered under the same lock this
+/// takes, so none can slip in between.
 pub fn kill_running() {
-    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    let groups = match RUNNING.lock() {
+        Ok(g) => {
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            g.clone()
+        }
+        Err(poisoned) => {
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            poisoned.into_inner().clone()
+        }
+    };
     for pid in groups {
         if let Some(pid) = rustix::process::Pid::from_raw(pid) {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
@@ -265,6 +279,11 @@ fn wait(
 ) -> Run {
     cmd.stdin(Stdio::null()).process_group(0);
     let start = Instant::now();
+    // started and registered under one lock, so an interrupt ends it or it never starts
+    let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return not_started("interrupted".into());
+    }
     let spawned = cmd.spawn();
     // The command holds the pipe's write ends; drop it so the readers see end of file.
     drop(cmd);
@@ -272,6 +291,8 @@ fn wait(
         Ok(c) => c,
         Err(e) => return not_started(e.to_string()),
     };
+    running.insert(child.id() as i32);
+    drop(running);
     let (out_rx, err_rx) = match capture {
         Some(limit) => (
             child.stdout.take().map(|s| collect(s, Keep::Head(limit))),
@@ -283,9 +304,6 @@ fn wait(
         None => (combined, None),
     };
     let group = rustix::process::Pid::from_raw(child.id() as i32);
-    if let Ok(mut running) = RUNNING.lock() {
-        running.insert(child.id() as i32);
-    }
     let kill_group = || {
         if let Some(pid) = group {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);

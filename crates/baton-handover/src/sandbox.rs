@@ -87,10 +87,20 @@ static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Remove every scratch folder (sandbox copies, snapshots) this process made: for an
 /// interrupt handler, before exiting.
+///
+/// A check ended a moment ago, or a thread still staging a tree, may write into a folder
+/// while it is removed, so each removal is tried again (up to a second) until the folder
+/// is gone.
 pub fn remove_scratch() {
     let dirs = SCRATCH.lock().map(|d| d.clone()).unwrap_or_default();
     for dir in dirs {
-        let _ = std::fs::remove_dir_all(dir);
+        for _ in 0..40 {
+            let _ = std::fs::remove_dir_all(&dir);
+            if !dir.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
     }
 }
 
