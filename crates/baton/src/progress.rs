@@ -35,7 +35,6 @@ struct Shared {
 struct State {
     episodes: u64,
     planned: u64,
-    planned_calls: u64,
     calls: u64,
     spent: Cost,
     incomplete: u64,
@@ -202,16 +201,15 @@ fn line(text: &str) {
 }
 
 impl Observer for Progress {
-    fn planned(&self, episodes: usize, calls: usize) {
+    fn planned(&self, episodes: usize, _calls: usize) {
         self.bar.set_length(episodes as u64);
         let mut s = self.shared.state.lock().expect("progress lock");
         s.planned = episodes as u64;
         s.planned_seen = true;
-        s.planned_calls = calls as u64;
         if self.lines.is_some() {
-            line(&format!(
-                "planned: {episodes} episodes, at most {calls} new calls"
-            ));
+            // the observer's call count is the plan's turns, not a bound (summaries and
+            // retries come on top): the line says what is certain
+            line(&format!("planned: {episodes} episodes"));
         }
     }
 
