@@ -170,13 +170,14 @@ impl RunContext {
         Some(why)
     }
 
-    /// Why each model that met a dead end ([`RunContext::block_dead_end`]) was stopped.
-    pub fn dead_ends(&self) -> Vec<String> {
+    /// Each model that met a dead end ([`RunContext::block_dead_end`]), with why it was
+    /// stopped.
+    pub fn dead_ends(&self) -> Vec<(String, String)> {
         self.dead_ends
             .lock()
             .expect("dead-end lock")
-            .values()
-            .cloned()
+            .iter()
+            .map(|(model, why)| (model.clone(), why.clone()))
             .collect()
     }
 
@@ -667,8 +668,8 @@ mod tests {
         assert_eq!(prompt_tokens_upper_bound(&[m]), 38);
     }
 
-    #[test]
-    fn every_configured_key_is_redacted() {
+    /// A context over a fresh store with these keys configured.
+    fn context(secrets: Vec<String>) -> (tempfile::TempDir, RunContext) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
         let ctx = RunContext::new(
@@ -676,8 +677,18 @@ mod tests {
             StopSignal::default(),
             Arc::new(crate::SilentObserver),
             Budget::new(None, Cost::ZERO),
-            vec!["sk-one-0001".into(), String::new(), "sk-two-0002".into()],
+            secrets,
         );
+        (dir, ctx)
+    }
+
+    #[test]
+    fn every_configured_key_is_redacted() {
+        let (_dir, ctx) = context(vec![
+            "sk-one-0001".into(),
+            String::new(),
+            "sk-two-0002".into(),
+        ]);
         assert_eq!(
             ctx.redact("echo sk-one-0001 and sk-two-0002, twice sk-one-0001"),
             "echo **** and ****, twice ****"
@@ -690,15 +701,7 @@ mod tests {
     // See: issue 31
     #[test]
     fn issue_31_a_model_is_blocked_in_one_place_with_one_message() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
-        let ctx = RunContext::new(
-            store,
-            StopSignal::default(),
-            Arc::new(crate::SilentObserver),
-            Budget::new(None, Cost::ZERO),
-            vec!["sk-secret-0001".into()],
-        );
+        let (_dir, ctx) = context(vec!["sk-secret-0001".into()]);
         let why = ctx.block_unpriced("lc", "task \"t1\", call 3", "no rate for sk-secret-0001");
         assert_eq!(
             why,

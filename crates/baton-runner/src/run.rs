@@ -140,9 +140,9 @@ pub struct RunSummary {
     pub attributed_total: Cost,
     /// Money not spent thanks to forked prefixes.
     pub saved_by_forking: Cost,
-    /// Models stopped this run because none of their calls could succeed, each with
-    /// its endpoint, the provider's answer and the fix.
-    pub dead_ends: Vec<String>,
+    /// Models stopped this run because none of their calls could succeed: each model's
+    /// name, and why (its endpoint, the provider's answer and the fix).
+    pub dead_ends: Vec<(String, String)>,
     /// The causes of the episodes left incomplete or errored, most frequent first, each
     /// with how many episodes it left so.
     pub causes: Vec<(String, usize)>,

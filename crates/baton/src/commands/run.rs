@@ -303,17 +303,10 @@ fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
 fn diagnosis(s: &RunSummary, printer: &Printer) {
     if !s.causes.is_empty() {
         printer.error("unfinished episodes by cause (episodes, cause; what to do):");
-        // the models stopped as dead ends (`model "NAME" at …`)
-        let stopped: Vec<&str> = s
-            .dead_ends
-            .iter()
-            .filter_map(|why| why.strip_prefix("model \"")?.split_once('"'))
-            .map(|(name, _)| name)
-            .collect();
         for (cause, n) in &s.causes {
             // a cause that names a stopped model (its calls, or an anchor of it whose
             // prefix a handoff waits for) comes from that model's dead end
-            let stopped = stopped.iter().any(|name| {
+            let stopped = s.dead_ends.iter().any(|(name, _)| {
                 cause.starts_with(&format!("model \"{name}\""))
                     || cause.contains(&format!("single({name})"))
             });
@@ -325,7 +318,7 @@ fn diagnosis(s: &RunSummary, printer: &Printer) {
             printer.error(&format!("  {n:>6}  {cause}; {fix}"));
         }
     }
-    for why in &s.dead_ends {
+    for (_, why) in &s.dead_ends {
         printer.error(&format!("stopped: {why}"));
     }
 }
