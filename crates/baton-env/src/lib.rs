@@ -98,9 +98,11 @@ mod listing;
 mod local;
 mod output;
 mod preflight;
+mod recorded;
 mod shell;
 pub mod snapshot;
 mod tree;
+mod watch;
 
 pub use bwrap::SANDBOX_UID;
 pub use capped::CappedBlobs;

@@ -353,15 +353,15 @@ impl Manifest {
 
 /// A manifest stored as the differences from its base (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Delta {
+pub(crate) struct Delta {
     /// [`DELTA_VERSION`].
-    version: u32,
+    pub(crate) version: u32,
     /// The full manifest it is stored against.
-    base: SnapshotId,
+    pub(crate) base: SnapshotId,
     /// Entries added or changed.
-    entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// Paths the base has and this one does not.
-    removed: Vec<RelPath>,
+    pub(crate) removed: Vec<RelPath>,
 }
 
 /// A full manifest an environment stores its next snapshots against.
@@ -373,7 +373,7 @@ pub(crate) struct Base {
 
 /// What `new` adds or changes relative to `old`, and what it no longer has (both in
 /// canonical order, walked side by side).
-fn differences(old: &Manifest, new: &Manifest) -> (Vec<Entry>, Vec<RelPath>) {
+pub(crate) fn differences(old: &Manifest, new: &Manifest) -> (Vec<Entry>, Vec<RelPath>) {
     use std::cmp::Ordering;
     let (mut a, mut b) = (old.entries.iter().peekable(), new.entries.iter().peekable());
     let (mut changed, mut removed) = (Vec::new(), Vec::new());

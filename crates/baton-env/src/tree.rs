@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::EnvError;
 use crate::listing::{self, Known, Listed};
-use crate::snapshot::{
-    Base, BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo,
-};
+use crate::recorded::Recorded;
+use crate::snapshot::{BlobStore, Entry, EntryKind, Manifest, RelPath, SnapshotId, SnapshotInfo};
+use crate::watch::{Changes, Watch};
 
 /// A host user and group that should own what baton writes into a tree.
 pub(crate) type Owner = Option<(u32, u32)>;
@@ -59,15 +59,22 @@ impl Stamp {
 }
 
 /// A working tree on the host, with a cache of file digests keyed by inode, size and
-/// change time (any write changes the change time, so a hit is exact), and the full
-/// manifest its snapshots are stored against.
+/// change time (any write changes the change time, so a hit is exact), the tree as last
+/// recorded ([`Recorded`], with the full manifest its snapshots are stored against), and
+/// the kernel's word on which paths changed since ([`Watch`]).
 pub(crate) struct HostTree {
     root: PathBuf,
     owner: Owner,
     cache: HashMap<RelPath, (Stamp, String)>,
     /// The blob store ([`BlobStore::identity`]) every cached digest is known to be in.
     verified_in: Option<PathBuf>,
-    base: Option<Base>,
+    recorded: Recorded,
+    /// Watching every folder since `recorded` was last made whole; `None`: walk the
+    /// whole tree at the next snapshot.
+    watch: Option<Watch>,
+    /// A file with more than one link was seen: a write through one link is not
+    /// reported for the others, so every snapshot walks the whole tree.
+    hard_links: bool,
     /// Digests by `find`'s stamps, for snapshots taken from a listing.
     known: Known,
 }
@@ -79,7 +86,9 @@ impl HostTree {
             owner,
             cache: HashMap::new(),
             verified_in: None,
-            base: None,
+            recorded: Recorded::default(),
+            watch: None,
+            hard_links: false,
             known: Known::default(),
         }
     }
@@ -88,19 +97,170 @@ impl HostTree {
         &self.root
     }
 
-    /// Record the tree: from GNU `find`'s listing when it reads the whole tree (a child
-    /// process walks it, baton reads back only the files whose stamp changed), else by
-    /// walking it here (which also repairs folders and files the sandbox made unreadable).
+    /// Record the tree. Between snapshots the kernel reports which paths changed
+    /// ([`Watch`]): only those are looked at again (a folder that is new or changed is
+    /// walked), so a step that edits one file reads that file. Without a usable report
+    /// (the first snapshot, another blob store, the kernel's queue overflowed, a file
+    /// with several links) the whole tree is walked here (which also repairs folders and
+    /// files the sandbox made unreadable) and a new watch starts; where the kernel offers
+    /// no watch at all, from GNU `find`'s listing (a child process walks the tree, baton
+    /// reads back only the files whose stamp changed).
     pub(crate) fn snapshot(
         &mut self,
         blobs: &dyn BlobStore,
         limit: u64,
     ) -> Result<SnapshotInfo, EnvError> {
-        if let Some(info) = self.snapshot_listed(blobs, limit)? {
-            return Ok(info);
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        if trusted
+            && !self.hard_links
+            && let Some(watch) = self.watch.as_mut()
+            && let Changes::Paths(paths) = watch.drain()
+            && self.refresh(paths, blobs)?
+        {
+            return self.recorded.store(blobs, limit);
         }
-        self.known.clear();
-        self.snapshot_walked(blobs, limit)
+        self.watch = None;
+        let mut watch = Watch::new();
+        // watch first: nothing runs during a snapshot, but a restore's own writes after
+        // it are then reported too
+        if let Some(w) = watch.as_mut()
+            && !w.add(&self.root, &RelPath(Vec::new()))
+        {
+            watch = None;
+        }
+        let info = match watch {
+            Some(_) => self.snapshot_walked(blobs, limit)?,
+            None => match self.snapshot_listed(blobs, limit)? {
+                Some(info) => info,
+                None => {
+                    self.known.clear();
+                    self.snapshot_walked(blobs, limit)?
+                }
+            },
+        };
+        if let Some(mut w) = watch {
+            let all = self.recorded.dirs().all(|d| w.add(&self.root, d));
+            if all {
+                self.watch = Some(w);
+            }
+        }
+        Ok(info)
+    }
+
+    /// Look again at `paths` (and under those that are folders), updating the recorded
+    /// tree and storing changed contents in `blobs`. `false`: something could not be
+    /// read as expected, so the whole tree is to be walked.
+    fn refresh(
+        &mut self,
+        paths: std::collections::BTreeSet<RelPath>,
+        blobs: &dyn BlobStore,
+    ) -> Result<bool, EnvError> {
+        for rel in paths {
+            if rel.validate().is_err() {
+                return Ok(false);
+            }
+            let path = rel.under(&self.root);
+            let md = match fs::symlink_metadata(&path) {
+                Ok(md) => md,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.recorded.remove(&rel);
+                    if let Some(w) = self.watch.as_mut() {
+                        w.forget_under(&rel);
+                    }
+                    continue;
+                }
+                Err(_) => return Ok(false),
+            };
+            let ft = md.file_type();
+            if ft.is_dir() {
+                // new, replaced, moved here or changed itself: walk it whole
+                self.recorded.remove(&rel);
+                let mut walked = Vec::new();
+                if walk_into(&self.root, &rel, true, &mut walked).is_err() {
+                    return Ok(false);
+                }
+                self.recorded.set(rel.clone(), EntryKind::Dir);
+                let Some(w) = self.watch.as_mut() else {
+                    return Ok(false);
+                };
+                if !w.add(&self.root, &rel) {
+                    return Ok(false);
+                }
+                for item in walked {
+                    if !self.record(item, blobs)? {
+                        return Ok(false);
+                    }
+                }
+                continue;
+            }
+            let item = Walked {
+                path: rel.clone(),
+                kind: if ft.is_file() {
+                    WalkedKind::File(md)
+                } else if ft.is_symlink() {
+                    match fs::read_link(&path) {
+                        Ok(t) => WalkedKind::Symlink(t.as_os_str().as_bytes().to_vec()),
+                        Err(_) => return Ok(false),
+                    }
+                } else {
+                    WalkedKind::Special
+                },
+            };
+            if matches!(self.recorded.get(&rel), Some(EntryKind::Dir)) {
+                self.recorded.remove(&rel);
+                if let Some(w) = self.watch.as_mut() {
+                    w.forget_under(&rel);
+                }
+            }
+            if !self.record(item, blobs)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Record one walked entry (a folder is also watched); `false` as for
+    /// [`refresh`](Self::refresh).
+    fn record(&mut self, item: Walked, blobs: &dyn BlobStore) -> Result<bool, EnvError> {
+        match item.kind {
+            WalkedKind::Dir => {
+                let Some(w) = self.watch.as_mut() else {
+                    return Ok(false);
+                };
+                if !w.add(&self.root, &item.path) {
+                    return Ok(false);
+                }
+                self.recorded.set(item.path, EntryKind::Dir);
+            }
+            WalkedKind::File(md) => {
+                if md.nlink() > 1 {
+                    self.hard_links = true;
+                    return Ok(false);
+                }
+                let digest = match self.digest(&item.path, &md, Some(blobs), true) {
+                    Ok(d) => d,
+                    // unreadable (the walk repairs it); what the store refuses stands
+                    Err(EnvError::Io { .. }) => return Ok(false),
+                    Err(e) => return Err(e),
+                };
+                self.recorded.set(
+                    item.path,
+                    EntryKind::File {
+                        digest,
+                        size: md.len(),
+                        executable: md.mode() & 0o111 != 0,
+                    },
+                );
+            }
+            WalkedKind::Symlink(target) => self.recorded.set(
+                item.path,
+                EntryKind::Symlink {
+                    target: RelPath(target),
+                },
+            ),
+            WalkedKind::Special => self.recorded.set_special(item.path),
+        }
+        Ok(true)
     }
 
     /// [`snapshot`](Self::snapshot) from `find`'s listing, or `None` when `find` is
@@ -128,7 +288,7 @@ impl HostTree {
                     target: RelPath(target),
                 },
                 Listed::Special => {
-                    skipped.push(path.display());
+                    skipped.push(path);
                     continue;
                 }
                 Listed::File(stamp) => {
@@ -153,16 +313,10 @@ impl HostTree {
             };
             entries.push(Entry { path, kind });
         }
-        let manifest = Manifest::new(entries);
-        let (files, bytes) = manifest.file_stats();
-        let id = manifest.store_against(&mut self.base, blobs)?;
+        self.recorded.replace_all(entries, skipped);
+        let info = self.recorded.store(blobs, limit)?;
         self.verified_in = blobs.identity().map(Path::to_path_buf);
-        Ok(Some(SnapshotInfo {
-            id,
-            files,
-            bytes,
-            skipped,
-        }))
+        Ok(Some(info))
     }
 
     /// `find`'s listing of the tree, or `None` when it is missing or could not read it all.
@@ -190,6 +344,7 @@ impl HostTree {
     ) -> Result<SnapshotInfo, EnvError> {
         let walked = walk(&self.root, true)?;
         let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        self.hard_links = false;
         let mut entries = Vec::with_capacity(walked.len());
         let mut skipped = Vec::new();
         let mut total = 0u64;
@@ -200,10 +355,11 @@ impl HostTree {
                     target: RelPath(target),
                 },
                 WalkedKind::Special => {
-                    skipped.push(w.path.display());
+                    skipped.push(w.path);
                     continue;
                 }
                 WalkedKind::File(md) => {
+                    self.hard_links |= md.nlink() > 1;
                     total += md.len();
                     if total > limit {
                         return Err(EnvError::TreeTooLarge { limit });
@@ -218,16 +374,10 @@ impl HostTree {
             };
             entries.push(Entry { path: w.path, kind });
         }
-        let manifest = Manifest::new(entries);
-        let (files, bytes) = manifest.file_stats();
-        let id = manifest.store_against(&mut self.base, blobs)?;
+        self.recorded.replace_all(entries, skipped);
+        let info = self.recorded.store(blobs, limit)?;
         self.verified_in = blobs.identity().map(Path::to_path_buf);
-        Ok(SnapshotInfo {
-            id,
-            files,
-            bytes,
-            skipped,
-        })
+        Ok(info)
     }
 
     /// The digest of a walked file, from the cache or by reading it (storing it in `blobs`
@@ -274,7 +424,7 @@ impl HostTree {
         // what the cache holds from here on was checked in this store only
         self.verified_in = None;
         self.known.clear();
-        self.base = Some(base);
+        self.watch = None;
         let target: HashMap<&RelPath, &EntryKind> = manifest
             .entries
             .iter()
@@ -346,8 +496,20 @@ impl HostTree {
             }
             chown(&path, self.owner)?;
         }
-        // The tree is now the manifest's: record its stamps, so the next snapshot reads
-        // back only what changes after the restore (a resumed episode's first step).
+        // The tree is now the manifest's, and every file's content is in `blobs`: the next
+        // snapshot looks only at what changes after the restore (a resumed episode's
+        // first step), as the kernel reports it, or as `find`'s stamps show.
+        self.cache.retain(|p, _| target.contains_key(p));
+        self.recorded.restored(&manifest, base);
+        self.verified_in = blobs.identity().map(Path::to_path_buf);
+        if let Some(mut w) = Watch::new() {
+            let all = w.add(&self.root, &RelPath(Vec::new()))
+                && self.recorded.dirs().all(|d| w.add(&self.root, d));
+            if all {
+                self.watch = Some(w);
+                return Ok(());
+            }
+        }
         if let Some(listed) = self.list() {
             for (path, l) in listed {
                 if let (Listed::File(stamp), Some(EntryKind::File { digest, .. })) =
@@ -658,5 +820,152 @@ mod tests {
             tree.snapshot(&blobs, 50),
             Err(EnvError::TreeTooLarge { limit: 50 })
         ));
+    }
+
+    /// The manifest of `root` as a tree with no history records it.
+    fn fresh_manifest(root: &Path, blobs: &DirBlobStore) -> Manifest {
+        let mut fresh = HostTree::new(root.to_path_buf(), None);
+        let id = fresh.snapshot(blobs, u64::MAX).unwrap().id;
+        Manifest::load(blobs, &id).unwrap()
+    }
+
+    /// Each step's snapshot, taken from what the kernel reported changed, is exactly the
+    /// tree a full walk records, whatever the step did: edits, new nested folders, removed
+    /// and moved folders, a folder moved away and another made at its path, files and
+    /// folders replacing each other, links, modes, unreadable entries, a pipe, a second
+    /// hard link written through, and a restore followed by more steps.
+    #[test]
+    fn issue_34_snapshots_from_reported_changes_are_the_walked_tree() {
+        // See: issues show 34 (cheap per-step state, exact snapshots)
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = DirBlobStore::new(dir.path().join("blobs")).unwrap();
+        let root = dir.path().join("tree");
+        fs::create_dir(&root).unwrap();
+        for i in 0..40 {
+            write(
+                &root,
+                &format!("pkg{}/sub{}/m{i}.py", i % 4, i % 3),
+                &format!("x = {i}\n"),
+            );
+        }
+        let mut tree = HostTree::new(root.clone(), None);
+        let first = tree.snapshot(&blobs, u64::MAX).unwrap();
+        assert!(tree.watch.is_some(), "the kernel offers inotify here");
+        // 'static, so the steps' closures can share it
+        let base: &'static Path = Box::leak(root.clone().into_boxed_path());
+        let r = move |p: &str| base.join(p);
+        type Step = Box<dyn Fn()>;
+        let steps: Vec<(&str, Step)> = vec![
+            (
+                "edit",
+                Box::new(move || fs::write(r("pkg0/sub0/m0.py"), "x = -1\n").unwrap()),
+            ),
+            (
+                "nested new folders",
+                Box::new(move || write(&r(""), "a/b/c/d.txt", "deep")),
+            ),
+            (
+                "remove a folder",
+                Box::new(move || fs::remove_dir_all(r("pkg1")).unwrap()),
+            ),
+            (
+                "move a folder",
+                Box::new(move || fs::rename(r("pkg2"), r("moved")).unwrap()),
+            ),
+            (
+                "write inside the moved folder",
+                Box::new(move || {
+                    write(&r(""), "moved/sub1/new.py", "n");
+                    fs::write(r("moved/sub2/m2.py"), "changed").unwrap();
+                }),
+            ),
+            (
+                "move away and make another at the path",
+                Box::new(move || {
+                    fs::rename(r("pkg3"), r("pkg3-old")).unwrap();
+                    write(&r(""), "pkg3/only.py", "o");
+                }),
+            ),
+            (
+                "file becomes a folder and back",
+                Box::new(move || {
+                    fs::remove_file(r("pkg0/sub0/m0.py")).unwrap();
+                    write(&r(""), "pkg0/sub0/m0.py/inner", "i");
+                    fs::remove_dir_all(r("a/b")).unwrap();
+                    fs::write(r("a/b"), "now a file").unwrap();
+                }),
+            ),
+            (
+                "links and modes",
+                Box::new(move || {
+                    symlink("/etc/passwd", r("evil")).unwrap();
+                    symlink("../moved", r("a/up")).unwrap();
+                    fs::set_permissions(r("moved/sub1/new.py"), fs::Permissions::from_mode(0o755))
+                        .unwrap();
+                }),
+            ),
+            (
+                "unreadable file and folder",
+                Box::new(move || {
+                    fs::set_permissions(
+                        r("pkg3-old/sub0/m3.py"),
+                        fs::Permissions::from_mode(0o000),
+                    )
+                    .unwrap();
+                    fs::set_permissions(r("pkg3-old/sub1"), fs::Permissions::from_mode(0o000))
+                        .unwrap();
+                }),
+            ),
+            (
+                "a pipe",
+                Box::new(move || {
+                    let made = std::process::Command::new("mkfifo").arg(r("fifo")).status();
+                    assert!(made.unwrap().success());
+                }),
+            ),
+            ("nothing", Box::new(|| {})),
+            (
+                "a second hard link written through",
+                Box::new(move || {
+                    fs::hard_link(r("moved/sub1/new.py"), r("hard")).unwrap();
+                    fs::write(r("hard"), "through the link").unwrap();
+                }),
+            ),
+            (
+                "the link removed, the other path edited",
+                Box::new(move || {
+                    fs::remove_file(r("hard")).unwrap();
+                    fs::write(r("moved/sub1/new.py"), "again").unwrap();
+                }),
+            ),
+        ];
+        let mut ids = vec![first.id.clone()];
+        for (what, step) in &steps {
+            step();
+            let info = tree.snapshot(&blobs, u64::MAX).unwrap();
+            let got = Manifest::load(&blobs, &info.id).unwrap();
+            let want = fresh_manifest(&root, &blobs);
+            assert_eq!(got, want, "after {what}");
+            assert_eq!((info.files, info.bytes), want.file_stats(), "after {what}");
+            assert_eq!(
+                info.skipped.contains(&"fifo".to_string()),
+                root.join("fifo").exists()
+            );
+            ids.push(info.id);
+        }
+        // restored to an earlier step, the tree goes on from there exactly
+        tree.restore(&blobs, &ids[3]).unwrap();
+        assert_eq!(
+            fresh_manifest(&root, &blobs),
+            Manifest::load(&blobs, &ids[3]).unwrap()
+        );
+        write(&root, "after-restore.txt", "r");
+        fs::remove_dir_all(root.join("a")).unwrap();
+        let info = tree.snapshot(&blobs, u64::MAX).unwrap();
+        assert_eq!(
+            Manifest::load(&blobs, &info.id).unwrap(),
+            fresh_manifest(&root, &blobs)
+        );
     }
 }
