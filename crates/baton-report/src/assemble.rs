@@ -219,6 +219,7 @@ fn skeleton(pair: &PairSpec, direction: Option<Direction>, family: &str) -> Cell
         qrec: None,
         csret: None,
         qrec_omitted_reason: None,
+        qrec_unstable: false,
         csret_omitted_reason: None,
         score_lc: None,
         score_hc: None,
@@ -396,6 +397,7 @@ fn fill(row: &mut CellRow, counts: &Counts, means: Option<&Means>, min_gap: bool
         let r = Recovery::of(means, min_gap);
         (row.qrec, row.qrec_omitted_reason) = (r.qrec, r.qrec_omitted);
         (row.csret, row.csret_omitted_reason) = (r.csret, r.csret_omitted);
+        row.qrec_unstable = r.qrec_unstable;
         if let Some(m) = means {
             row.score_lc = Some(m.r_lc);
             row.score_hc = Some(m.r_hc);

@@ -1,9 +1,10 @@
-//! CSV export: one line per table row, raw numbers.
+//! CSV export: one line per table row, raw numbers; `qrec_unstable` is `true` on a row
+//! whose QRec divides by anchors less than 5 points apart (empty otherwise).
 
 use crate::report::{CellRow, Report};
 
 /// The CSV header, in column order.
-pub const CSV_COLUMNS: [&str; 31] = [
+pub const CSV_COLUMNS: [&str; 32] = [
     "pair",
     "direction",
     "family",
@@ -35,6 +36,7 @@ pub const CSV_COLUMNS: [&str; 31] = [
     "n_incomplete",
     "n_matched",
     "n_no_answer",
+    "qrec_unstable",
 ];
 
 impl Report {
@@ -114,6 +116,7 @@ fn fields(r: &CellRow) -> Vec<String> {
         r.n_incomplete.to_string(),
         r.n_matched.to_string(),
         r.n_no_answer.to_string(),
+        if r.qrec_unstable { "true" } else { "" }.to_owned(),
     ]
 }
 

@@ -84,7 +84,15 @@ impl Grid {
     }
 }
 
-/// A Markdown table whose columns are padded to line up in a terminal too.
+/// The width, in characters, every Markdown table fits in: a terminal's 100 columns.
+pub(crate) const TABLE_WIDTH: usize = 100;
+
+/// A Markdown table whose columns are padded to line up in a terminal too, no line
+/// wider than [`TABLE_WIDTH`]: a table that would be wider is cut into parts of whole
+/// columns, one under the other, each repeating the row's key (its leading
+/// left-aligned columns, such as family, K and interface) so every part reads alone.
+/// Only a single cell wider than the width (a long error message) can make a line
+/// wider.
 pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -99,6 +107,73 @@ pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
             .unwrap_or(3)
     };
     let widths: Vec<usize> = (0..headers.len()).map(width).collect();
+    parts(headers, &widths, TABLE_WIDTH)
+        .iter()
+        .map(|columns| part(headers, &cells, &widths, columns))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The columns of each part of a table whose columns are `widths` wide, so a part's
+/// lines (`| a | b |`: three characters per column and one) stay within `limit`: as few
+/// parts as fit, their widths as even as that number allows (no part of one lone
+/// column under a full one).
+fn parts(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
+    let fewest = greedy_parts(headers, widths, limit);
+    if fewest.len() < 2 {
+        return fewest;
+    }
+    // The narrowest limit that still needs no more parts.
+    let (mut lo, mut hi) = (1, limit);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if greedy_parts(headers, widths, mid).len() <= fewest.len() {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    greedy_parts(headers, widths, hi)
+}
+
+/// [`parts`] filled greedily: each part takes columns while they fit in `limit`.
+fn greedy_parts(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
+    let line = |columns: &[usize]| 1 + columns.iter().map(|&i| widths[i] + 3).sum::<usize>();
+    let all: Vec<usize> = (0..widths.len()).collect();
+    if line(&all) <= limit {
+        return vec![all];
+    }
+    let mut keys = headers
+        .iter()
+        .take_while(|(_, a)| *a == Align::Left)
+        .count()
+        .min(widths.len().saturating_sub(1));
+    while keys > 1 && line(&all[..keys]) > limit / 2 {
+        keys -= 1;
+    }
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = all[..keys].to_vec();
+    for i in keys..widths.len() {
+        let mut next = current.clone();
+        next.push(i);
+        if current.len() > keys && line(&next) > limit {
+            out.push(std::mem::replace(&mut current, all[..keys].to_vec()));
+            current.push(i);
+        } else {
+            current = next;
+        }
+    }
+    out.push(current);
+    out
+}
+
+/// One part of a table: the given columns of every row.
+fn part(
+    headers: &[(&str, Align)],
+    cells: &[Vec<String>],
+    widths: &[usize],
+    columns: &[usize],
+) -> String {
     let pad = |s: &str, w: usize, a: Align| {
         let fill = " ".repeat(w.saturating_sub(s.chars().count()));
         match a {
@@ -108,27 +183,25 @@ pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
     };
     let line = |items: Vec<String>| format!("| {} |\n", items.join(" | "));
     let mut out = line(
-        headers
+        columns
             .iter()
-            .zip(&widths)
-            .map(|(&(h, a), &w)| pad(h, w, a))
+            .map(|&i| pad(headers[i].0, widths[i], headers[i].1))
             .collect(),
     );
     out.push_str(&line(
-        headers
+        columns
             .iter()
-            .zip(&widths)
-            .map(|(&(_, a), &w)| match a {
-                Align::Left => "-".repeat(w),
-                Align::Right => format!("{}:", "-".repeat(w - 1)),
+            .map(|&i| match headers[i].1 {
+                Align::Left => "-".repeat(widths[i]),
+                Align::Right => format!("{}:", "-".repeat(widths[i] - 1)),
             })
             .collect(),
     ));
-    for r in &cells {
+    for r in cells {
         out.push_str(&line(
-            r.iter()
-                .zip(headers.iter().zip(&widths))
-                .map(|(c, (&(_, a), &w))| pad(c, w, a))
+            columns
+                .iter()
+                .map(|&i| pad(&r[i], widths[i], headers[i].1))
                 .collect(),
         ));
     }
@@ -165,5 +238,36 @@ mod tests {
             &[vec!["a|b".into(), "12345".into()]],
         );
         assert_eq!(t, "| name |     n |\n| ---- | ----: |\n| a\\|b | 12345 |\n");
+    }
+
+    #[test]
+    fn issue_35_wide_tables_wrap_into_parts_that_repeat_the_key() {
+        // See: issue 35 (terminal tables up to 195 columns)
+        let headers: Vec<(&str, Align)> = vec![("family", L), ("K", L)]
+            .into_iter()
+            .chain((0..12).map(|_| ("value 95% CI", R)))
+            .collect();
+        let row: Vec<String> = ["data2text".to_owned(), "middle".to_owned()]
+            .into_iter()
+            .chain((0..12).map(|i| format!("[-{i}0.5, 1{i}0.5]")))
+            .collect();
+        let t = table(&headers, &[row.clone(), row]);
+        let lines: Vec<&str> = t.lines().collect();
+        // The key takes 22 characters, each value column 17 (19 for the last two):
+        // 4 value columns per part (90 and 94 characters; a fifth would make 107), each
+        // part a header, a rule and two rows, a blank line between parts.
+        assert_eq!(lines.len(), 3 * 4 + 2);
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= TABLE_WIDTH),
+            "{t}"
+        );
+        for header in [0, 5, 10] {
+            assert_eq!(lines[header].matches("value 95% CI").count(), 4, "{t}");
+        }
+        for header in [0, 5, 10] {
+            assert!(lines[header].starts_with("| family    | K      |"), "{t}");
+        }
+        assert_eq!(lines[4], "");
+        assert!(lines[12].ends_with("[-110.5, 1110.5] |"), "{t}");
     }
 }

@@ -1,26 +1,53 @@
-//! LaTeX export: `booktabs` tables, one per pair and direction plus the anchors.
+//! LaTeX export: `booktabs` rules in `longtable`s, so a 121-row table breaks across
+//! pages instead of overflowing one float; each value with its 95% interval; the
+//! 5-point rule's marks with their footnotes under the table they appear in.
 
 use std::fmt::Write;
 
 use baton_types::Direction;
 
 use crate::format::{fixed, significant};
-use crate::markdown::SIMULATED_NOTICE;
+use crate::markdown::{ALL_FAMILIES_SUFFIX, SIMULATED_NOTICE, direction_title};
 use crate::metrics::Omission;
 use crate::report::{CellRow, Report};
 
+/// What the preamble needs.
+pub(crate) const PACKAGES: &str = "\\usepackage{booktabs}\n\\usepackage{longtable}";
+
+/// A QRec left out under the 5-point rule.
+const SMALL_GAP: &str = "--$^\\dagger$";
+
+/// The footnote of an unstable QRec (`UNSTABLE_NOTE` in the other formats).
+const UNSTABLE: &str = "$^\\ddagger$ Unstable QRec: on this row's units the anchors differ by \
+     less than 5 points ($|R_{HC} - R_{LC}| < 5$), so QRec divides by a small gap and moves \
+     a lot with a few tasks (its interval is wide). Per-family rows omit such a QRec; rows \
+     over families or switch points give it, marked.";
+
+/// The footnote of [`SMALL_GAP`].
+const SMALL_GAP_NOTE: &str = "$^\\dagger$ QRec omitted: the anchors differ by less than 5 points \
+     ($|R_{HC} - R_{LC}| < 5$) in this family, too small a gap to divide by.";
+
 impl Report {
-    /// The report's tables as LaTeX fragments (needs `booktabs`); a missing value is
-    /// `--`, a QRec omitted under the 5-point rule is `--$^\dagger$`.
+    /// The report's tables as LaTeX `longtable`s with `booktabs` rules (the preamble needs
+    /// `\usepackage{booktabs}` and `\usepackage{longtable}`, as the first lines say): per
+    /// pair the anchors, then per direction its per-family and all-families tables. Each
+    /// score, QRec and CSRet carries its 95% interval in brackets when the bootstrap ran;
+    /// a missing value is `--`, a QRec omitted under the 5-point rule `--$^\dagger$`, an
+    /// unstable QRec (anchors less than 5 points apart) has `$^\ddagger$`; each table
+    /// that shows a mark says what it means in its last foot.
     pub fn to_latex(&self) -> String {
         let mut out = format!("% {}\n", escape(&self.title));
+        for line in PACKAGES.lines() {
+            let _ = writeln!(out, "% needs {line}");
+        }
         if self.simulated {
             let _ = writeln!(out, "% {SIMULATED_NOTICE}");
         }
+        out.push('\n');
         for pair in &self.pairs {
             let anchors: Vec<&CellRow> = self.rows(&pair.name, None).collect();
             let caption = format!("{}: anchors (LC {}, HC {})", pair.name, pair.lc, pair.hc);
-            out.push_str(&tabular(
+            out.push_str(&longtable(
                 &caption,
                 &[
                     "family",
@@ -32,90 +59,159 @@ impl Report {
                     "incomplete",
                 ],
                 "lllrrrr",
-                anchors.iter().map(|r| {
-                    vec![
-                        escape(&r.family),
-                        r.anchor.map_or("", |a| a.label()).to_owned(),
-                        escape(r.model.as_deref().unwrap_or_default()),
-                        num1(r.score),
-                        money(r.cost_per_task),
-                        r.n_scored.to_string(),
-                        (r.n_incomplete + r.n_errored).to_string(),
-                    ]
-                }),
-                self.simulated,
+                anchors
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            escape(&r.family),
+                            r.anchor.map_or("", |a| a.label()).to_owned(),
+                            escape(r.model.as_deref().unwrap_or_default()),
+                            with_ci(r.score, r.score_ci),
+                            money(r.cost_per_task),
+                            r.n_scored.to_string(),
+                            (r.n_incomplete + r.n_errored).to_string(),
+                        ]
+                    })
+                    .collect(),
+                &self.notes_for(&anchors),
             ));
             for direction in [Direction::Escalation, Direction::Downshift] {
                 let rows: Vec<&CellRow> = self.rows(&pair.name, Some(direction)).collect();
                 if rows.is_empty() {
                     continue;
                 }
-                let caption = format!("{}: {}", pair.name, direction.as_str());
-                out.push_str(&tabular(
-                    &caption,
-                    &[
-                        "family",
-                        "K",
-                        "interface",
-                        "score",
-                        "\\$/task",
-                        "QRec",
-                        "CSRet",
-                        "matched",
-                        "incomplete",
-                    ],
-                    "lllrrrrrr",
-                    rows.iter().map(|r| {
-                        let qrec = if r.qrec_omitted_reason == Some(Omission::SmallQualityGap) {
-                            "--$^\\dagger$".to_owned()
-                        } else {
-                            num1(r.qrec)
-                        };
-                        vec![
-                            escape(&r.family),
-                            escape(r.k.as_deref().unwrap_or_default()),
-                            escape(&r.interface),
-                            num1(r.score),
-                            money(r.cost_per_task),
-                            qrec,
-                            num1(r.csret),
-                            r.n_matched.to_string(),
-                            (r.n_incomplete + r.n_errored).to_string(),
-                        ]
-                    }),
-                    self.simulated,
-                ));
+                let (all, per_family): (Vec<&CellRow>, Vec<&CellRow>) =
+                    rows.into_iter().partition(|r| r.is_aggregate());
+                let title = direction_title(direction);
+                for (caption, rows) in [
+                    (format!("{}: {title}, per family", pair.name), per_family),
+                    (
+                        format!("{}: {title}, {ALL_FAMILIES_SUFFIX}", pair.name),
+                        all,
+                    ),
+                ] {
+                    if rows.is_empty() {
+                        continue;
+                    }
+                    out.push_str(&longtable(
+                        &caption,
+                        &[
+                            "family",
+                            "K",
+                            "interface",
+                            "score",
+                            "\\$/task",
+                            "QRec",
+                            "CSRet",
+                            "matched",
+                            "incomplete",
+                        ],
+                        "lllrrrrrr",
+                        rows.iter().map(|r| handoff_cells(r)).collect(),
+                        &self.notes_for(&rows),
+                    ));
+                }
             }
         }
         out
     }
+
+    /// The notes under a table of `rows`: what intervals are, the marks that appear in
+    /// it, and the simulated-models notice.
+    fn notes_for(&self, rows: &[&CellRow]) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(b) = &self.bootstrap {
+            notes.push(format!(
+                "Brackets: percentile 95\\% intervals, paired task-level bootstrap ({} \
+                 resamples, seed {}, tasks resampled within each family).",
+                b.replicates, b.seed
+            ));
+        }
+        if rows
+            .iter()
+            .any(|r| r.qrec_omitted_reason == Some(Omission::SmallQualityGap))
+        {
+            notes.push(SMALL_GAP_NOTE.to_owned());
+        }
+        if rows.iter().any(|r| r.qrec_unstable) {
+            notes.push(UNSTABLE.to_owned());
+        }
+        if self.simulated {
+            notes.push(
+                "Simulated models: the numbers show the pipeline, not a finding about real LLMs."
+                    .to_owned(),
+            );
+        }
+        notes
+    }
 }
 
-fn tabular(
+/// A handoff row's cells.
+fn handoff_cells(r: &CellRow) -> Vec<String> {
+    let qrec = match r.qrec_omitted_reason {
+        Some(Omission::SmallQualityGap) => SMALL_GAP.to_owned(),
+        _ if r.qrec_unstable => format!("{}$^\\ddagger$", with_ci(r.qrec, r.qrec_ci)),
+        _ => with_ci(r.qrec, r.qrec_ci),
+    };
+    vec![
+        escape(&r.family),
+        escape(r.k.as_deref().unwrap_or_default()),
+        escape(&r.interface),
+        with_ci(r.score, r.score_ci),
+        money(r.cost_per_task),
+        qrec,
+        with_ci(r.csret, r.csret_ci),
+        r.n_matched.to_string(),
+        (r.n_incomplete + r.n_errored).to_string(),
+    ]
+}
+
+/// One `longtable`: caption and header on the first page, the header again on each
+/// later one, "continued" at each page's foot, and the notes after the last row.
+fn longtable(
     caption: &str,
     headers: &[&str],
     spec: &str,
-    rows: impl Iterator<Item = Vec<String>>,
-    simulated: bool,
+    rows: Vec<Vec<String>>,
+    notes: &[String],
 ) -> String {
-    let mut s = String::from("\\begin{table}[t]\n\\centering\n\\small\n");
-    let _ = writeln!(s, "\\begin{{tabular}}{{{spec}}}\n\\toprule");
-    let _ = writeln!(s, "{} \\\\\n\\midrule", headers.join(" & "));
+    let n = headers.len();
+    let head = format!("\\toprule\n{} \\\\\n\\midrule\n", headers.join(" & "));
+    let mut s = String::from("{\\footnotesize\n\\setlength{\\tabcolsep}{4pt}\n");
+    let _ = write!(
+        s,
+        "\\begin{{longtable}}{{{spec}}}\n\\caption{{{}.}} \\\\\n{head}\\endfirsthead\n\
+         \\multicolumn{{{n}}}{{l}}{{\\emph{{(continued)}} {}}} \\\\\n{head}\\endhead\n\
+         \\midrule\n\\multicolumn{{{n}}}{{r}}{{\\emph{{continued on the next page}}}} \\\\\n\\endfoot\n\
+         \\bottomrule\n",
+        escape(caption),
+        escape(caption)
+    );
+    for note in notes {
+        let _ = writeln!(
+            s,
+            "\\multicolumn{{{n}}}{{p{{0.95\\linewidth}}}}{{{note}}} \\\\"
+        );
+    }
+    s.push_str("\\endlastfoot\n");
     for r in rows {
         let _ = writeln!(s, "{} \\\\", r.join(" & "));
     }
-    s.push_str("\\bottomrule\n\\end{tabular}\n");
-    let note = if simulated {
-        " Simulated models: the numbers show the pipeline, not a finding about real LLMs."
-    } else {
-        ""
-    };
-    let _ = writeln!(
-        s,
-        "\\caption{{{}.{note}}}\n\\end{{table}}\n",
-        escape(caption)
-    );
+    s.push_str("\\end{longtable}\n}\n\n");
     s
+}
+
+/// A value with one decimal and, when known, its 95% interval in brackets.
+fn with_ci(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match (v, ci) {
+        (Some(v), Some([lo, hi])) => format!(
+            "{} {{\\scriptsize[{}, {}]}}",
+            fixed(v, 1),
+            fixed(lo, 1),
+            fixed(hi, 1)
+        ),
+        (v, _) => num1(v),
+    }
 }
 
 fn num1(v: Option<f64>) -> String {

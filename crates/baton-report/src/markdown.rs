@@ -11,6 +11,25 @@ use crate::report::{ALL_FAMILIES, CellRow, Report};
 /// Marks a QRec left out under the 5-point rule.
 pub(crate) const SMALL_GAP_MARK: &str = "—†";
 
+/// Marks a QRec given over anchors less than 5 points apart (an aggregate row).
+pub(crate) const UNSTABLE_MARK: &str = "‡";
+
+/// The footnote that says what [`UNSTABLE_MARK`] means.
+pub(crate) const UNSTABLE_NOTE: &str = "unstable QRec: on this row's units the anchors differ by less than 5 points \
+     (|R_HC − R_LC| < 5), so QRec divides by a small gap and moves a lot with a few \
+     tasks (its interval is wide). Per-family rows omit such a QRec; rows over \
+     families or switch points give it, marked.";
+
+/// A handoff row's QRec as the tables print it: the value, `—†` when the 5-point rule
+/// left it out, the value with `‡` when it is unstable.
+pub(crate) fn qrec_cell(r: &CellRow) -> String {
+    match r.qrec_omitted_reason {
+        Some(Omission::SmallQualityGap) => SMALL_GAP_MARK.to_owned(),
+        _ if r.qrec_unstable => format!("{}{UNSTABLE_MARK}", one_decimal(r.qrec)),
+        _ => one_decimal(r.qrec),
+    }
+}
+
 /// Heading of the restart-controls section.
 pub(crate) const RESTART_HEADING: &str =
     "Restart controls (escalation, composed from matched runs)";
@@ -114,6 +133,43 @@ impl Report {
         out
     }
 
+    /// A cell label as the tables print it: with one pair, its models' names shortened
+    /// to `LC` and `HC` (the method paragraph says which is which), so a cell column
+    /// of real model names still fits a terminal.
+    pub(crate) fn short_cell(&self, label: &str) -> String {
+        let [pair] = self.pairs.as_slice() else {
+            return label.to_owned();
+        };
+        if pair.lc == pair.hc {
+            return label.to_owned();
+        }
+        let Some((kind, rest)) = label.split_once('(') else {
+            return label.to_owned();
+        };
+        let Some(inner) = rest.strip_suffix(')') else {
+            return label.to_owned();
+        };
+        let short = |m: &str| {
+            if m == pair.lc {
+                "LC".to_owned()
+            } else if m == pair.hc {
+                "HC".to_owned()
+            } else {
+                m.to_owned()
+            }
+        };
+        let inner = match inner.split_once(" -> ") {
+            Some((sender, rest)) => match rest.split_once(", ") {
+                Some((receiver, tail)) => {
+                    format!("{} -> {}, {tail}", short(sender), short(receiver))
+                }
+                None => return label.to_owned(),
+            },
+            None => short(inner),
+        };
+        format!("{kind}({inner})")
+    }
+
     /// The paragraph that says how the numbers were computed (Markdown inline code).
     pub(crate) fn method_paragraph(&self) -> String {
         let mut s = String::from(
@@ -127,6 +183,15 @@ impl Report {
              are scored. K `avg` averages the switch points. Incomplete and errored episodes \
              are never scored 0: they are counted and listed.",
         );
+        if let [pair] = self.pairs.as_slice()
+            && pair.lc != pair.hc
+        {
+            let _ = write!(
+                s,
+                " In cell names LC is `{}` and HC is `{}`.",
+                pair.lc, pair.hc
+            );
+        }
         if let Some(b) = &self.bootstrap {
             let _ = write!(
                 s,
@@ -213,7 +278,7 @@ impl Report {
             .map(|r| {
                 vec![
                     r.family.clone(),
-                    r.cell.clone(),
+                    self.short_cell(&r.cell),
                     r.rule.clone(),
                     r.n.to_string(),
                     r.n_no_answer.to_string(),
@@ -255,7 +320,7 @@ impl Report {
                 vec![
                     r.pair.clone(),
                     r.family.clone(),
-                    r.cell.clone().unwrap_or_default(),
+                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
                     r.extraction_calls.to_string(),
                     r.extraction_failed.to_string(),
                     format!("{:.6}", r.extraction_cost_usd),
@@ -270,7 +335,7 @@ impl Report {
                     vec![
                         String::new(),
                         r.family.clone(),
-                        r.cell.clone(),
+                        self.short_cell(&r.cell),
                         r.extraction_calls.to_string(),
                         r.extraction_failed.to_string(),
                         format!("{:.6}", r.extraction_cost_usd),
@@ -313,7 +378,7 @@ impl Report {
                 vec![
                     r.pair.clone(),
                     r.family.clone(),
-                    r.cell.clone().unwrap_or_default(),
+                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
                     r.cache_read_share
                         .map(|v| format!("{v:.1}"))
                         .unwrap_or_default(),
@@ -363,7 +428,7 @@ impl Report {
             .map(|e| {
                 vec![
                     e.task_id.clone(),
-                    e.cell.clone(),
+                    self.short_cell(&e.cell),
                     e.replicate.to_string(),
                     e.status.to_string(),
                     e.reason.clone().unwrap_or_else(|| DASH.to_owned()),
@@ -389,6 +454,9 @@ impl Report {
                 "\n{SMALL_GAP_MARK} QRec omitted: the anchors differ by less than 5 points \
                  (|R_HC − R_LC| < 5) in this family, too small a gap to divide by."
             );
+        }
+        if self.cells.iter().any(|r| r.qrec_unstable) {
+            let _ = writeln!(s, "\n{UNSTABLE_MARK} {UNSTABLE_NOTE}");
         }
         s
     }
@@ -472,10 +540,7 @@ pub(crate) fn handoff_table(rows: &[&CellRow], ci: bool) -> Grid {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let qrec = match r.qrec_omitted_reason {
-                Some(Omission::SmallQualityGap) => SMALL_GAP_MARK.to_owned(),
-                _ => one_decimal(r.qrec),
-            };
+            let qrec = qrec_cell(r);
             let mut v = vec![
                 r.family.clone(),
                 r.k.clone().unwrap_or_default(),

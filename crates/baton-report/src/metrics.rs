@@ -152,6 +152,10 @@ pub(crate) struct Recovery {
     pub qrec_omitted: Option<Omission>,
     pub csret: Option<f64>,
     pub csret_omitted: Option<Omission>,
+    /// A QRec given although the anchors differ by less than [`MIN_QUALITY_GAP`]
+    /// points (a row the 5-point rule does not omit: an aggregate): it divides by that
+    /// small gap, so it is unstable and marked wherever it is printed.
+    pub qrec_unstable: bool,
 }
 
 impl Recovery {
@@ -164,11 +168,14 @@ impl Recovery {
         let none = Err(Omission::NoMatchedUnits);
         let (qrec, qrec_omitted) = split(means.map_or(none, |m| m.qrec(min_gap)));
         let (csret, csret_omitted) = split(means.map_or(none, Means::csret));
+        let qrec_unstable =
+            qrec.is_some() && means.is_some_and(|m| (m.r_hc - m.r_lc).abs() < MIN_QUALITY_GAP);
         Recovery {
             qrec,
             qrec_omitted,
             csret,
             csret_omitted,
+            qrec_unstable,
         }
     }
 }
@@ -335,6 +342,27 @@ mod tests {
         assert_eq!(m.csret(), Err(Omission::ZeroCostGap));
         let flat = means(41.0, 40.0, 40.0, 0.0, 0.0, 1.0);
         assert_eq!(flat.qrec(false), Err(Omission::ZeroQualityGap));
+    }
+
+    #[test]
+    fn issue_35_a_qrec_over_a_small_anchor_gap_is_marked_unstable() {
+        // See: issue 35 (an all-families QRec of -350 printed unmarked, anchors 4.2 apart)
+        // Gap 44.2 - 40 = 4.2: an aggregate gives 100 * (25.3 - 40) / 4.2 = -350, unstable.
+        let m = means(25.3, 40.0, 44.2, 0.0, 0.0, 1.0);
+        let r = Recovery::of(Some(&m), false);
+        assert!((r.qrec.unwrap() + 350.0).abs() < 1e-9);
+        assert!(r.qrec_unstable);
+        // Per family the value is omitted, so nothing is unstable.
+        let r = Recovery::of(Some(&m), true);
+        assert_eq!(
+            (r.qrec, r.qrec_omitted),
+            (None, Some(Omission::SmallQualityGap))
+        );
+        assert!(!r.qrec_unstable);
+        // A 5-point gap is stable.
+        let r = Recovery::of(Some(&means(45.0, 40.0, 45.0, 0.0, 0.0, 1.0)), false);
+        assert_eq!(r.qrec, Some(100.0));
+        assert!(!r.qrec_unstable);
     }
 
     #[test]

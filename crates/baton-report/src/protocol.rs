@@ -458,7 +458,7 @@ impl crate::Report {
             .map(|r| {
                 vec![
                     r.pair.clone(),
-                    r.cell.clone().unwrap_or_default(),
+                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
                     r.family.clone(),
                     one_decimal(r.mean_p),
                     one_decimal(r.aptitude),

@@ -266,6 +266,10 @@ pub struct CellRow {
     pub csret: Option<f64>,
     /// Why `qrec` is missing on a handoff row.
     pub qrec_omitted_reason: Option<Omission>,
+    /// `qrec` is given although the anchors differ by less than 5 points on the row's
+    /// units (an aggregate row, where the 5-point rule does not omit it): it divides by
+    /// that small gap, so the tables mark it (‡) and the footnotes say why.
+    pub qrec_unstable: bool,
     /// Why `csret` is missing on a handoff row.
     pub csret_omitted_reason: Option<Omission>,
     /// LC anchor's score on the matched units.

@@ -118,9 +118,9 @@ fn csv_has_one_line_per_row_and_raw_numbers() {
     assert_eq!(lines[0], CSV_COLUMNS.join(","));
     assert_eq!(lines.len(), report.cells.len() + 1);
     insta::assert_snapshot!(lines[1..4].join("\n"), @r#"
-    p,,code,,single,lc,sim/lc,single(sim/lc),0,0.002,,,,,,,,,,,,,,,1,1,0,0,0,1,1
-    p,,code,,single,hc,sim/hc,single(sim/hc),100,0.03,,,,,,,,,,,,,,,1,1,0,0,0,1,0
-    p,,math,,single,lc,sim/lc,single(sim/lc),50,0.0013,,,,,,,,,,,,,,,2,2,0,0,0,2,0
+    p,,code,,single,lc,sim/lc,single(sim/lc),0,0.002,,,,,,,,,,,,,,,1,1,0,0,0,1,1,
+    p,,code,,single,hc,sim/hc,single(sim/hc),100,0.03,,,,,,,,,,,,,,,1,1,0,0,0,1,0,
+    p,,math,,single,lc,sim/lc,single(sim/lc),50,0.0013,,,,,,,,,,,,,,,2,2,0,0,0,2,0,
     "#);
     // A handoff row: quoted cell label, the reason for the missing per-family QRec.
     let late = lines
@@ -153,7 +153,7 @@ fn csv_has_one_line_per_row_and_raw_numbers() {
 #[test]
 fn latex_tables_escape_and_flag_simulation() {
     let tex = build(&tiny()).to_latex();
-    assert!(tex.contains("\\begin{tabular}{lllrrrrrr}"), "{tex}");
+    assert!(tex.contains("\\begin{longtable}{lllrrrrrr}"), "{tex}");
     assert!(tex.contains("traj\\_drop"), "{tex}");
     assert!(tex.contains("not a finding about real LLMs"), "{tex}");
 }
@@ -195,7 +195,7 @@ fn markdown_marks_qrec_omitted_under_the_5_point_rule() {
         .find(|l| l.starts_with("| data2text | early"))
         .expect("data2text row");
     // Score 51.0, $0.03, QRec omitted (|53 - 50| < 5), CSRet 100 * (.05 - .03)/(.05 - .01) = 50.
-    insta::assert_snapshot!(line, @"| data2text | early | raw       |  51.0 | $0.03000 |   —† |  50.0 | [51.0, 51.0] |           — | [50.0, 50.0] |         1 |      1 |         0 |        0 |       0 |          0 |       1 |");
+    insta::assert_snapshot!(line, @"| data2text | early | raw       |  51.0 | $0.03000 |   —† |  50.0 | [51.0, 51.0] |");
     assert!(
         md.contains("—† QRec omitted: the anchors differ by less than 5 points"),
         "{md}"

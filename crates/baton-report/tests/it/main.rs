@@ -5,6 +5,7 @@ mod bootstrap;
 mod exports;
 mod html;
 mod metrics;
+mod paper;
 mod protocol;
 mod study;
 

@@ -284,7 +284,7 @@ fn incomplete_and_errored_episodes_are_excluded_and_listed_never_zero() {
     assert_eq!(report.incomplete[0].cell, cell.label());
     let md = report.to_markdown();
     assert!(
-        md.contains("| math/0 | handoff(sim/lc -> sim/hc, early, raw) |"),
+        md.contains("| math/0 | handoff(LC -> HC, early, raw) |"),
         "{md}"
     );
     assert!(md.contains("budget stop at $1.00"), "{md}");
