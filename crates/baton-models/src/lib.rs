@@ -48,7 +48,7 @@ pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};
 pub use provider::{
     BatchJournal, BatchRetry, BatchSetup, GenerateConfig, InDoubtBatch, JournalBatch, Provider,
     ProviderConfig, ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
-    classify_default, redact_url_credentials,
+    ToolChoice, classify_default, redact_url_credentials,
 };
 pub use redact::{MIN_SECRET_LEN, redact_secrets, redactable_secrets};
 pub use sim::{SimProvider, SimSettings};

@@ -387,6 +387,7 @@ impl Model {
             config: self.config.clone(),
             seed,
             tools: Vec::new(),
+            tool_choice: None,
         }
     }
 

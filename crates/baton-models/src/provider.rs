@@ -66,6 +66,21 @@ pub struct Request {
     /// their fingerprints and stored forms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// Whether the model may call `tools`; `None` sends no `tool_choice` (the API's
+    /// default). Each wire crate writes it in its provider's dialect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// Whether a request's tools may be called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// A tool call or a text reply, as the model chooses.
+    Auto,
+    /// A text reply only: the tools are offered (a conversation that holds tool calls
+    /// is only valid with them) but must not be called.
+    NoTools,
 }
 
 impl Request {

@@ -12,7 +12,7 @@
 //! use baton_models::{Provider, ProviderError, Request};
 //!
 //! let p = ScriptedProvider::new().then_err(ProviderError::Connection("reset".into()));
-//! let request = Request { model: "m".into(), messages: vec![], config: Default::default(), seed: None, tools: vec![] };
+//! let request = Request { model: "m".into(), messages: vec![], config: Default::default(), seed: None, tools: vec![], tool_choice: None };
 //! assert!(p.generate(&request).await.is_err());
 //! assert_eq!(p.generate(&request).await.unwrap().text, "ok");
 //! assert_eq!(p.requests().len(), 2);

@@ -77,6 +77,7 @@ pub(crate) fn request(i: usize) -> Request {
         },
         seed: None,
         tools: Vec::new(),
+        tool_choice: None,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, StatusCode};
-use baton_models::{GenerateConfig, Request};
+use baton_models::{GenerateConfig, Request, ToolChoice};
 use baton_types::{Message, Role, ToolCall, ToolSpec, Usage};
 use serde_json::{Value, json};
 
@@ -163,6 +163,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                     },
                     seed: body.get("seed").and_then(Value::as_u64),
                     tools: tools_of(body, true)?,
+                    tool_choice: tool_choice_of(body),
                 },
                 cache: CacheMode::Automatic,
             })
@@ -250,6 +251,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
+                    tool_choice: tool_choice_of(body),
                 },
                 cache: CacheMode::Automatic,
             })
@@ -343,6 +345,7 @@ pub(crate) fn parse(api: Api, headers: &HeaderMap, body: &Value) -> Result<Parse
                     },
                     seed: None,
                     tools: tools_of(body, false)?,
+                    tool_choice: tool_choice_of(body),
                 },
                 cache: match breakpoint {
                     Some((upto, long)) => CacheMode::Breakpoint { upto, long },
@@ -373,6 +376,18 @@ fn chat_calls(calls: Option<&Value>, what: &str) -> Result<Vec<ToolCall>, Refusa
             })
         })
         .collect()
+}
+
+/// `tool_choice` as the OpenAI APIs (`"none"`) and Anthropic's (`{"type": "none"}`)
+/// write it; a choice the simulated models do not act on (a named tool, `required`) is
+/// read as none given.
+fn tool_choice_of(body: &Value) -> Option<ToolChoice> {
+    let choice = body.get("tool_choice")?;
+    match choice.as_str().or_else(|| choice.get("type")?.as_str())? {
+        "none" => Some(ToolChoice::NoTools),
+        "auto" => Some(ToolChoice::Auto),
+        _ => None,
+    }
 }
 
 /// The `tools` of a request: each entry holds `name`, `description` and the schema

@@ -1,7 +1,7 @@
 //! Anthropic Messages (`POST {base}/messages`): top-level `system`, required
 //! `max_tokens`, and a prompt-cache breakpoint on the last user turn.
 
-use baton_models::{ProviderError, Request, Response};
+use baton_models::{ProviderError, Request, Response, ToolChoice};
 use baton_types::{Message, Role, ToolCall};
 use serde_json::{Map, Value, json};
 
@@ -68,7 +68,7 @@ fn tool_input(arguments: &str) -> Value {
 /// carries `cache_control: {type: ephemeral}`, so the whole prompt up to it is written to
 /// (and on the next turn read from) the 5-minute cache. A turn that is one text block
 /// without a breakpoint is sent as a plain string. Tools go in `tools` with their schema
-/// as `input_schema`; no `tool_choice` is sent. `temperature` and `top_p` go only when
+/// as `input_schema`, and `tool_choice: {type}` only when the request sets one. `temperature` and `top_p` go only when
 /// configured (current Claude models refuse them); a `reasoning_effort` is
 /// `output_config.effort`, plus adaptive thinking where [`baton_models::claude::adaptive_thinking`] says the
 /// model needs it; a `thinking_budget` is `thinking: {type: enabled, budget_tokens}`.
@@ -117,6 +117,13 @@ pub fn body(request: &Request, prompt_caching: bool) -> Value {
             })
             .collect();
         b.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = request.tool_choice {
+        let kind = match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::NoTools => "none",
+        };
+        b.insert("tool_choice".into(), json!({"type": kind}));
     }
     let c = &request.config;
     if let Some(t) = c.temperature {
@@ -220,6 +227,7 @@ mod tests {
             },
             seed: Some(9),
             tools: Vec::new(),
+            tool_choice: None,
         };
         assert_eq!(
             body(&r, true),
@@ -246,6 +254,7 @@ mod tests {
             },
             seed: Some(9),
             tools: Vec::new(),
+            tool_choice: None,
         };
         let b = body(&r, false);
         assert_eq!(
@@ -295,6 +304,7 @@ mod tests {
                 description: "run".into(),
                 parameters: json!({"type": "object"}),
             }],
+            tool_choice: None,
         };
         let b = body(&r, true);
         assert_eq!(
@@ -312,6 +322,17 @@ mod tests {
             b["tools"],
             json!([{"name": "bash", "description": "run", "input_schema": {"type": "object"}}])
         );
+        assert!(b.get("tool_choice").is_none());
+        let forbid = Request {
+            tool_choice: Some(ToolChoice::NoTools),
+            ..r.clone()
+        };
+        assert_eq!(body(&forbid, true)["tool_choice"], json!({"type": "none"}));
+        let free = Request {
+            tool_choice: Some(ToolChoice::Auto),
+            ..r
+        };
+        assert_eq!(body(&free, true)["tool_choice"], json!({"type": "auto"}));
         assert_eq!(tool_input("not json"), json!({"arguments": "not json"}));
         let raw = json!({"type": "message", "model": "m", "stop_reason": "tool_use",
             "content": [{"type": "thinking", "thinking": "hm", "signature": "s"},

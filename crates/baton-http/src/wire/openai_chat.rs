@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions (`POST {base}/chat/completions`), also spoken by vLLM,
 //! llama.cpp's server, Ollama and LiteLLM's proxy.
 
-use baton_models::{ProviderError, Request, Response};
+use baton_models::{ProviderError, Request, Response, ToolChoice};
 use baton_types::{Message, Role, ToolCall, ToolSpec};
 use serde_json::{Map, Value, json};
 
@@ -57,8 +57,16 @@ pub(crate) fn tools(tools: &[ToolSpec]) -> Value {
         .collect()
 }
 
+/// `tool_choice` in the OpenAI shape (Chat Completions and Responses alike).
+pub(crate) fn tool_choice(choice: ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::NoTools => json!("none"),
+    }
+}
+
 /// The request body. The system prompt is a `system` message; tools, when the request
-/// has any, go in `tools` (nothing else about them is sent: no `tool_choice`, no
+/// has any, go in `tools` (with `tool_choice` only when the request sets one, and no
 /// `parallel_tool_calls`, so the API's defaults hold). `temperature`, `top_p`, `seed`
 /// and `reasoning_effort` are sent only when configured, `response_format: {"type":
 /// "json_object"}` only for a JSON-mode request; `extra` is merged last.
@@ -69,6 +77,9 @@ pub fn body(request: &Request, dialect: Dialect) -> Value {
     b.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         b.insert("tools".into(), tools(&request.tools));
+    }
+    if let Some(choice) = request.tool_choice {
+        b.insert("tool_choice".into(), tool_choice(choice));
     }
     if dialect == Dialect::OpenAi {
         b.insert("n".into(), json!(1));
@@ -188,6 +199,7 @@ mod tests {
             },
             seed: Some(99),
             tools: Vec::new(),
+            tool_choice: None,
         }
     }
 
@@ -304,6 +316,10 @@ mod tests {
                 "parameters": {"type": "object"}}}])
         );
         assert!(b.get("tool_choice").is_none());
+        r.tool_choice = Some(ToolChoice::NoTools);
+        assert_eq!(body(&r, Dialect::OpenAi)["tool_choice"], json!("none"));
+        r.tool_choice = Some(ToolChoice::Auto);
+        assert_eq!(body(&r, Dialect::Compatible)["tool_choice"], json!("auto"));
         let raw = json!({"model": "m", "choices": [{"finish_reason": "tool_calls",
             "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_2",
                 "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"cat a.py\"}"}}]}}],

@@ -47,6 +47,12 @@ pub fn body(request: &Request) -> Value {
             .collect();
         b.insert("tools".into(), Value::Array(tools));
     }
+    if let Some(choice) = request.tool_choice {
+        b.insert(
+            "tool_choice".into(),
+            super::openai_chat::tool_choice(choice),
+        );
+    }
     b.insert("store".into(), json!(false));
     let c = &request.config;
     if let Some(n) = c.max_tokens {
@@ -151,7 +157,7 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
 
 #[cfg(test)]
 mod tests {
-    use baton_models::GenerateConfig;
+    use baton_models::{GenerateConfig, ToolChoice};
     use baton_types::Message;
 
     use super::*;
@@ -175,6 +181,7 @@ mod tests {
             },
             seed: Some(3),
             tools: Vec::new(),
+            tool_choice: None,
         };
         assert_eq!(
             body(&r),
@@ -239,6 +246,7 @@ mod tests {
                 description: "run".into(),
                 parameters: json!({"type": "object"}),
             }],
+            tool_choice: None,
         };
         let b = body(&r);
         assert_eq!(
@@ -253,6 +261,12 @@ mod tests {
             json!([{"type": "function", "name": "bash", "description": "run",
                 "parameters": {"type": "object"}}])
         );
+        assert!(b.get("tool_choice").is_none());
+        let forbid = Request {
+            tool_choice: Some(ToolChoice::NoTools),
+            ..r
+        };
+        assert_eq!(body(&forbid)["tool_choice"], json!("none"));
         let raw = json!({"status": "completed", "model": "m",
             "output": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"},
                        {"type": "function_call", "id": "fc_1", "call_id": "call_2", "name": "bash",

@@ -39,7 +39,7 @@ use baton_agent::{
     AgentConfig, AgentExit, AgentOutcome, AgentSink, AgentTask, HandoffTexts, Protocol, bash_tool,
     model_side_terminal, rewrite_trajectory, summarises, summary_messages,
 };
-use baton_models::BilledAttempt;
+use baton_models::{BilledAttempt, ToolChoice};
 use baton_report::nearest_rank;
 use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, NewAgentSwitch, Outcome,
@@ -640,15 +640,7 @@ impl AgentRunner {
             let mut request = model.request(messages.clone(), Some(seed));
             if self.config.protocol == Protocol::ToolCalls {
                 request.tools = vec![bash_tool()];
-                let kind = self
-                    .spec
-                    .model(who)
-                    .map(|m| m.spec.provider_and_id().0.to_string())
-                    .unwrap_or_default();
-                request
-                    .config
-                    .extra
-                    .insert("tool_choice".into(), tools_off(&kind));
+                request.tool_choice = Some(ToolChoice::NoTools);
             }
             let generation = model.generate(request, seen).await;
             seen += generation.unusable.len() as u32;
@@ -721,14 +713,6 @@ pub(crate) enum SwitchFailed {
     /// The summariser refused for good or gave no usable summary: the episode ends
     /// with exit `error`.
     Refused(String),
-}
-
-/// The `tool_choice` that forbids tool use, in the provider's dialect.
-fn tools_off(provider_kind: &str) -> serde_json::Value {
-    match provider_kind {
-        "anthropic" => serde_json::json!({"type": "none"}),
-        _ => serde_json::json!("none"),
-    }
 }
 
 /// Where an independent prefix stands.

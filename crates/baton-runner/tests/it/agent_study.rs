@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use baton_agent::{SimAgent, SimAgentSettings, sample_tasks};
 use baton_http::{HttpProviders, ServedProvider, SimServerConfig, serve};
-use baton_models::{Provider, ProviderError, Request, Response};
+use baton_models::{Provider, ProviderError, Request, Response, ToolChoice};
 use baton_runner::RunOptions;
 use baton_runner::agent::{AgentRunner, AgentSpec, agent_report_input};
 use baton_store::{AgentCell, Reader};
@@ -59,7 +59,7 @@ impl Provider for Faulty {
         if asks_summary {
             let mut seen = self.tools_off.lock().unwrap();
             seen.0 += 1;
-            if request.config.extra.get("tool_choice") == Some(&serde_json::json!("none")) {
+            if request.tool_choice == Some(ToolChoice::NoTools) {
                 seen.1 += 1;
             }
             drop(seen);
@@ -257,7 +257,7 @@ interfaces = ["compact_pre", "compact_suf"]
     let forbade: i64 = db
         .query_row(
             "SELECT count(*) FROM calls WHERE phase = 'handoff'
-             AND coalesce(request_json, request_params) LIKE '%\"tool_choice\":\"none\"%'",
+             AND coalesce(request_json, request_params) LIKE '%\"tool_choice\":\"no_tools\"%'",
             [],
             |r| r.get(0),
         )

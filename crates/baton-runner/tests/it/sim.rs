@@ -37,6 +37,7 @@ fn final_answers_follow_the_documented_chances() {
                     config: Default::default(),
                     seed: Some(seed),
                     tools: Vec::new(),
+                    tool_choice: None,
                 };
                 right[i] += u32::from(sim.reply(&request).unwrap().text == reference);
             }
@@ -91,6 +92,7 @@ fn issue_10_code_items_without_a_reference_get_a_wrong_attempt() {
             config: Default::default(),
             seed: Some(seed),
             tools: Vec::new(),
+            tool_choice: None,
         };
         let reply = sim.reply(&request).expect("no call fails").text;
         assert_eq!(reply, wrong_response(&task, 0).unwrap(), "seed {seed}");
