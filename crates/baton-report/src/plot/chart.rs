@@ -468,8 +468,10 @@ impl Rect {
     }
 }
 
-/// Greedy point-label placement: right, left, above or below the point, whichever
-/// overlaps the least with markers and labels already placed or leaves the plot.
+/// Greedy point-label placement: right, left, above, below or at a corner of the point,
+/// close to it and then a little farther, whichever overlaps the least with markers and
+/// labels already placed (with a pixel to spare) or leaves the plot. A label that is not
+/// forced and finds no free place is left out, so labels never cover each other.
 #[derive(Debug, Default)]
 pub(crate) struct LabelPlacer {
     pub(crate) taken: Vec<Rect>,
@@ -486,14 +488,26 @@ impl LabelPlacer {
         size: f64,
         forced: bool,
     ) -> Option<(f64, f64, &'static str)> {
-        let w = text_width(label, size) * 0.9;
+        let w = text_width(label, size);
         let h = size;
-        let candidates = [
-            (x + 7.0, y + size * 0.35, "start", x + 7.0),
-            (x - 7.0, y + size * 0.35, "end", x - 7.0 - w),
-            (x, y - 8.0, "middle", x - w / 2.0),
-            (x, y + 8.0 + size * 0.8, "middle", x - w / 2.0),
-        ];
+        let mut candidates: Vec<(f64, f64, &'static str, f64)> = Vec::new();
+        for d in [7.0, 15.0] {
+            candidates.extend([
+                (x + d, y + size * 0.35, "start", x + d),
+                (x - d, y + size * 0.35, "end", x - d - w),
+                (x, y - d - 1.0, "middle", x - w / 2.0),
+                (x, y + d + 1.0 + size * 0.8, "middle", x - w / 2.0),
+                (x + d * 0.7, y - d * 0.7, "start", x + d * 0.7),
+                (x - d * 0.7, y - d * 0.7, "end", x - d * 0.7 - w),
+                (x + d * 0.7, y + d * 0.7 + size * 0.8, "start", x + d * 0.7),
+                (
+                    x - d * 0.7,
+                    y + d * 0.7 + size * 0.8,
+                    "end",
+                    x - d * 0.7 - w,
+                ),
+            ]);
+        }
         let area = Rect {
             x0: LEFT,
             y0: TOP - 12.0,
@@ -503,10 +517,10 @@ impl LabelPlacer {
         let mut best: Option<(f64, usize, Rect)> = None;
         for (i, &(_, by, _, left)) in candidates.iter().enumerate() {
             let rect = Rect {
-                x0: left,
-                y0: by - h * 0.8,
-                x1: left + w,
-                y1: by + h * 0.2,
+                x0: left - 1.0,
+                y0: by - h * 0.8 - 1.0,
+                x1: left + w + 1.0,
+                y1: by + h * 0.2 + 1.0,
             };
             let cost = self.taken.iter().map(|t| rect.overlap(t)).sum::<f64>() + rect.area()
                 - rect.overlap(&area);
@@ -546,11 +560,10 @@ mod tests {
         let second = p.place(300.0, 200.0, "all·early", 9.5, false);
         assert!(first.is_some() && second.is_some());
         assert_ne!(first, second);
-        // Right, left, above and below are taken now: an optional label is dropped,
-        // a forced one still placed.
-        p.place(300.0, 200.0, "all·early", 9.5, true);
-        p.place(300.0, 200.0, "all·early", 9.5, true);
-        assert_eq!(p.place(300.0, 200.0, "x", 9.5, false), None);
+        // Once every place near the point is taken, an optional label is dropped, a
+        // forced one still placed.
+        while p.place(300.0, 200.0, "all·early", 9.5, false).is_some() {}
+        assert_eq!(p.place(300.0, 200.0, "all·early", 9.5, false), None);
         assert!(p.place(300.0, 200.0, "x", 9.5, true).is_some());
     }
 }

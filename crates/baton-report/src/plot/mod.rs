@@ -296,7 +296,7 @@ impl Report {
                 "{}; one point per family × K × interface",
                 endpoints_line(pair, direction)
             ),
-            "filled: all families (equal weight); hollow: one family, labelled where room \
+            "filled: all families (equal weight); hollow: one family; labels where room \
              allows; shaded: [0, 100]"
                 .to_owned(),
         ];
@@ -364,8 +364,8 @@ impl Report {
             ],
         );
 
-        // Labels: the anchors and the all-families points always, a single
-        // family's point only where its label overlaps nothing.
+        // Labels: the anchors always, then the all-families points, then a single
+        // family's, each only where it covers no other label or marker.
         let mut placer = LabelPlacer::default();
         let points: Vec<(f64, f64)> = rows
             .iter()
@@ -391,11 +391,11 @@ impl Report {
             .map(|(r, _, _)| format!("{}·{}", r.family, r.k.as_deref().unwrap_or_default()))
             .collect();
         let mut placed = vec![None; rows.len()];
-        for forced in [true, false] {
+        for aggregates in [true, false] {
             for (i, &(row, _, _)) in rows.iter().enumerate() {
-                if row.is_aggregate() == forced {
+                if row.is_aggregate() == aggregates {
                     let (px, py) = points[i];
-                    placed[i] = placer.place(px, py, &labels[i], POINT_LABEL, forced);
+                    placed[i] = placer.place(px, py, &labels[i], POINT_LABEL, false);
                 }
             }
         }
@@ -421,11 +421,16 @@ impl Report {
             let style = styles.get(&row.interface);
             let (px, py) = points[i];
             let tip = format!(
-                "{}, {}, {}: QRec {}, CSRet {}; score {}, {}/task; matched units: {}",
+                "{}, {}, {}: QRec {}{}, CSRet {}; score {}, {}/task; matched units: {}",
                 row.family,
                 row.k.as_deref().unwrap_or_default(),
                 row.interface,
                 one_decimal(Some(cy)),
+                if row.qrec_unstable {
+                    " (unstable: the anchors differ by less than 5 points)"
+                } else {
+                    ""
+                },
                 one_decimal(Some(cx)),
                 one_decimal(row.score),
                 dollars(row.cost_per_task),
@@ -537,6 +542,138 @@ mod tests {
             pair_slugs(&pairs),
             ["mini-vs-4o", "mini-vs-4o-2", "b-x", "pair"]
         );
+    }
+
+    /// The boxes of the point and anchor labels in a QRec–CSRet plot: from each
+    /// `<text>` with a point label's size (or the anchors' bold 12), its position,
+    /// anchor and text.
+    fn label_boxes(svg: &str) -> Vec<(String, [f64; 4])> {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            Some(tag[at..].split('"').next()?.to_owned())
+        };
+        svg.split("<text ")
+            .skip(1)
+            .filter_map(|rest| {
+                let (tag, after) = rest.split_once('>')?;
+                let tag = &format!(" {tag}");
+                let text = after.split("</text>").next()?;
+                let size: f64 = attr(tag, "font-size")?.parse().ok()?;
+                let point = size == POINT_LABEL && text.contains('·');
+                let anchor = size == 12.0 && (text == "LC" || text == "HC");
+                if !(point || anchor) {
+                    return None;
+                }
+                let x: f64 = attr(tag, "x")?.parse().ok()?;
+                let y: f64 = attr(tag, "y")?.parse().ok()?;
+                let w = chart::text_width(text, size);
+                let left = match attr(tag, "text-anchor").as_deref() {
+                    Some("end") => x - w,
+                    Some("middle") => x - w / 2.0,
+                    _ => x,
+                };
+                Some((
+                    text.to_owned(),
+                    [left, y - size * 0.8, left + w, y + size * 0.2],
+                ))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_35_scatter_labels_never_overlap_on_a_hundred_points() {
+        // See: issue 35 (the QRec–CSRet scatter had about 100 overlapping labels)
+        use crate::input::{EpisodeRecord, ReportInput};
+        use baton_types::{Cell, Cost, EpisodeStatus, Family, Interface, SwitchPoint};
+        let interfaces = [
+            Interface::Raw,
+            Interface::Disclosure,
+            Interface::CompactPre,
+            Interface::CompactSuf,
+            Interface::TrajDrop,
+        ];
+        let mut episodes = Vec::new();
+        let mut ep = |task: &str, family: Family, cell: Cell, score: f64, usd: f64| {
+            episodes.push(EpisodeRecord {
+                task_id: task.to_owned(),
+                family,
+                cell,
+                replicate: 0,
+                status: EpisodeStatus::Scored,
+                score: Some(score),
+                cost_attributed: Cost::from_usd(usd),
+                cost_paid: Cost::from_usd(usd),
+                n_turns: 4,
+                k: None,
+                reason: None,
+                prefix_cost: None,
+                calls: Default::default(),
+                no_answer: false,
+                rule: None,
+            });
+        };
+        for family in Family::ALL {
+            for t in 0..8u32 {
+                let task = format!("{family}/{t}");
+                ep(
+                    &task,
+                    family,
+                    Cell::single("a"),
+                    f64::from(t.is_multiple_of(4)),
+                    0.001,
+                );
+                ep(
+                    &task,
+                    family,
+                    Cell::single("b"),
+                    f64::from(t % 4 != 3),
+                    0.02,
+                );
+                for (i, switch) in [SwitchPoint::Early, SwitchPoint::Middle, SwitchPoint::Late]
+                    .into_iter()
+                    .enumerate()
+                {
+                    for (j, &interface) in interfaces.iter().enumerate() {
+                        let n = t + (i * 5 + j) as u32;
+                        ep(
+                            &task,
+                            family,
+                            Cell::handoff("a", "b", switch, interface),
+                            f64::from(!n.is_multiple_of(3)),
+                            0.004 + 0.001 * f64::from(n % 7),
+                        );
+                    }
+                }
+            }
+        }
+        let report = crate::build(&ReportInput {
+            title: "t".into(),
+            simulated: true,
+            pairs: vec![pair("p")],
+            episodes,
+            bootstrap: None,
+            spend: None,
+            skipped_tasks: Vec::new(),
+            notes: Vec::new(),
+        });
+        let points = report
+            .rows("p", Some(Direction::Escalation))
+            .filter(|r| r.qrec.is_some() && r.csret.is_some())
+            .count();
+        // 5 families x (3 switch points + avg) x 5 interfaces, and the 20 aggregates.
+        assert_eq!(points, 120);
+        let plot = report.tradeoff_plot(&pair("p"), "p", Direction::Escalation);
+        let boxes = label_boxes(&plot.svg);
+        assert!(boxes.iter().any(|(t, _)| t == "HC") && boxes.iter().any(|(t, _)| t == "LC"));
+        for (i, (a, p)) in boxes.iter().enumerate() {
+            for (b, q) in &boxes[i + 1..] {
+                let apart = p[2] <= q[0] || q[2] <= p[0] || p[3] <= q[1] || q[3] <= p[1];
+                assert!(apart, "{a:?} at {p:?} overlaps {b:?} at {q:?}");
+            }
+        }
+        // The anchors and at least some points are named; the rest say who they are on
+        // hover.
+        assert!(boxes.len() >= 8, "only {} labels placed", boxes.len());
     }
 
     #[test]
