@@ -4,12 +4,14 @@
 //! sample that makes upstream raise (an undocumented function, an unknown type, an array
 //! without `items`, ...) raises here too, at the same point of the evaluation order.
 
+use std::borrow::Cow;
+
 use serde_json::json;
 
 use crate::error::BfclError;
 use crate::value::{
-    PyType, Raise, Value, py_contains, py_eq, py_getitem, py_index_iter, py_iter, py_len,
-    standardize_string,
+    PyType, Raise, Value, py_contains, py_eq, py_getitem, py_getitem_str, py_index_iter, py_iter,
+    py_len, standardize_string,
 };
 
 /// The outcome of one checker function (`{"valid", "error", "error_type"}` upstream).
@@ -136,16 +138,18 @@ pub fn ast_checker(
     }
 }
 
-fn find_description(descriptions: &Value, name: &Value) -> Result<Value, BfclError> {
+/// The document of the function named `name` (borrowed: it is read, never changed).
+fn find_description<'a>(descriptions: &'a Value, name: &Value) -> Result<&'a Value, BfclError> {
+    static NONE: Value = Value::None;
     if let Value::List(items) = descriptions {
         for d in items {
-            if py_eq(&*py_getitem(d, &s("name"))?, name) {
-                return Ok(d.clone());
+            if py_eq(&*py_getitem_str(d, "name")?, name) {
+                return Ok(d);
             }
         }
-        return Ok(Value::None);
+        return Ok(&NONE);
     }
-    Ok(descriptions.clone())
+    Ok(descriptions)
 }
 
 fn multiple_function_checker(
@@ -164,7 +168,7 @@ fn multiple_function_checker(
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
-    simple_function_checker(&description, call, &answer)
+    simple_function_checker(description, call, &answer)
 }
 
 fn parallel_function_checker_no_order(
@@ -188,7 +192,7 @@ fn parallel_function_checker_no_order(
             if matched.contains(&index) {
                 continue;
             }
-            let result = simple_function_checker(&description, call, answer)?;
+            let result = simple_function_checker(description, call, answer)?;
             last_valid = result.valid;
             if result.valid {
                 matched.push(index);
@@ -231,7 +235,7 @@ fn simple_function_checker(
     let possible_answer = match possible_answer {
         Value::Dict(items) => items
             .first()
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v)
             .ok_or_else(|| BfclError::from(Raise::new("IndexError", "list index out of range")))?,
         other => {
             return Err(Raise::new(
@@ -244,10 +248,10 @@ fn simple_function_checker(
             .into());
         }
     };
-    let func_name = py_getitem(description, &s("name"))?;
-    let parameters = py_getitem(description, &s("parameters"))?;
-    let param_details = py_getitem(&parameters, &s("properties"))?;
-    let required_params = py_getitem(&parameters, &s("required"))?;
+    let func_name = py_getitem_str(description, "name")?;
+    let parameters = py_getitem_str(description, "parameters")?;
+    let param_details = py_getitem_str(&parameters, "properties")?;
+    let required_params = py_getitem_str(&parameters, "required")?;
     // convert_func_name: `"." in function_name` (no renaming for gpt-4o).
     py_contains(&func_name, &s("."))?;
 
@@ -262,8 +266,8 @@ fn simple_function_checker(
     }
     let model_params = py_getitem(model_output, &func_name)?;
 
-    for param in py_iter(&required_params)? {
-        if !py_contains(&model_params, &param)? {
+    for param in py_iter(&required_params)?.iter() {
+        if !py_contains(&model_params, param)? {
             return Ok(CheckResult::fail(
                 "simple_function_checker:missing_required",
                 format!("Missing required parameter: {}.", param.repr()),
@@ -272,35 +276,35 @@ fn simple_function_checker(
     }
 
     for (param, value) in dict_items(&model_params)? {
-        if !py_contains(&param_details, param)? || !py_contains(&possible_answer, param)? {
+        if !py_contains(&param_details, param)? || !py_contains(possible_answer, param)? {
             return Ok(CheckResult::fail(
                 "simple_function_checker:unexpected_param",
                 format!("Unexpected parameter: {}.", param.repr()),
             ));
         }
         let details = py_getitem(&param_details, param)?;
-        let type_description = py_getitem(&details, &s("type"))?;
+        let type_description = py_getitem_str(&details, "type")?;
         let expected = python_type(&type_description)?;
         let nested = if py_eq(&type_description, &s("array"))
             || py_eq(&type_description, &s("tuple"))
         {
-            let items = py_getitem(&*py_getitem(&param_details, param)?, &s("items"))?.into_owned();
-            Some(python_type(&*py_getitem(&items, &s("type"))?)?)
+            let items = py_getitem_str(&*py_getitem(&param_details, param)?, "items")?.into_owned();
+            Some(python_type(&*py_getitem_str(&items, "type")?)?)
         } else {
             None
         };
-        let mut value = value.clone();
+        let mut value = Cow::Borrowed(value);
         if py_eq(&type_description, &s("tuple"))
-            && let Value::Tuple(items) = &value
+            && let Value::Tuple(items) = &*value
         {
-            value = Value::List(items.clone());
+            value = Cow::Owned(Value::List(items.clone()));
         }
         if py_eq(&type_description, &s("float"))
-            && let Value::Int(i) = &value
+            && let Value::Int(i) = &*value
         {
             use num_traits::ToPrimitive;
             match i.to_f64().filter(|f| f.is_finite()) {
-                Some(f) => value = Value::Float(f),
+                Some(f) => value = Cow::Owned(Value::Float(f)),
                 None => {
                     return Err(
                         Raise::new("OverflowError", "int too large to convert to float").into(),
@@ -308,7 +312,7 @@ fn simple_function_checker(
                 }
             }
         }
-        let answers = py_getitem(&possible_answer, param)?;
+        let answers = py_getitem(possible_answer, param)?;
         let description_text = match &*type_description {
             Value::Str(t) => t.clone(),
             other => other.repr(),
@@ -346,9 +350,9 @@ fn simple_function_checker(
         }
     }
 
-    for param in py_iter(&possible_answer)? {
-        if !py_contains(&model_params, &param)?
-            && !py_contains(&*py_getitem(&possible_answer, &param)?, &s(""))?
+    for param in py_iter(possible_answer)?.iter() {
+        if !py_contains(&model_params, param)?
+            && !py_contains(&*py_getitem(possible_answer, param)?, &s(""))?
         {
             return Ok(CheckResult::fail(
                 "simple_function_checker:missing_optional",
@@ -364,8 +368,8 @@ fn simple_function_checker(
 
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
 fn possible_answer_type(answers: &Value) -> Result<Option<PyType>, BfclError> {
-    for answer in py_iter(answers)? {
-        if !py_eq(&answer, &s("")) {
+    for answer in py_iter(answers)?.iter() {
+        if !py_eq(answer, &s("")) {
             return Ok(Some(answer.py_type()));
         }
     }
@@ -393,12 +397,12 @@ fn type_checker(
             result.is_variable = is_variable;
             return Ok(result);
         };
-        for candidate in py_iter(answers)? {
+        for candidate in py_iter(answers)?.iter() {
             let mut flag = true;
             if matches!(candidate, Value::List(_)) {
-                for item in py_iter(value)? {
+                for item in py_iter(value)?.iter() {
                     let inner =
-                        type_checker(param, &item, &candidate, &type_str(nested), nested, None)?;
+                        type_checker(param, item, candidate, &type_str(nested), nested, None)?;
                     if !inner.valid {
                         flag = false;
                         break;
@@ -449,9 +453,9 @@ fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
     };
     let standardized = standardize_string(text);
     let mut candidates = Vec::new();
-    for answer in py_index_iter(answers)? {
+    for answer in py_index_iter(answers)?.iter() {
         if let Value::Str(a) = answer {
-            candidates.push(standardize_string(&a));
+            candidates.push(standardize_string(a));
         }
     }
     if !candidates.contains(&standardized) {
@@ -469,12 +473,18 @@ fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
 }
 
 fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
-    let model = Value::List(py_iter(value)?.into_iter().map(standardize_value).collect());
+    let model = Value::List(
+        py_iter(value)?
+            .iter()
+            .cloned()
+            .map(standardize_value)
+            .collect(),
+    );
     let mut candidates = Vec::new();
-    for answer in py_index_iter(answers)? {
-        let items = py_index_iter(&answer)?;
+    for answer in py_index_iter(answers)?.iter() {
+        let items = py_index_iter(answer)?;
         candidates.push(Value::List(
-            items.into_iter().map(standardize_value).collect(),
+            items.iter().cloned().map(standardize_value).collect(),
         ));
     }
     if !candidates.iter().any(|c| py_eq(&model, c)) {
@@ -494,15 +504,15 @@ fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
 fn dict_checker(value: &Value, answers: &Value) -> Checked {
     let mut result = CheckResult::fail("dict_checker:unclear", "");
     result.errors.clear();
-    for answer in py_index_iter(answers)? {
-        if py_eq(&answer, &s("")) {
+    for answer in py_index_iter(answers)?.iter() {
+        if py_eq(answer, &s("")) {
             continue;
         }
         result = CheckResult::fail("dict_checker:unclear", "");
         result.errors.clear();
         let mut flag = true;
         for (key, v) in dict_items(value)? {
-            if !py_contains(&answer, key)? {
+            if !py_contains(answer, key)? {
                 result.errors.push(json!(format!(
                     "Unexpected dict key parameter: '{}'.",
                     display(key)
@@ -512,8 +522,9 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
                 break;
             }
             let standardized = standardize_value(v.clone());
-            let candidates: Vec<Value> = py_index_iter(&*py_getitem(&answer, key)?)?
-                .into_iter()
+            let candidates: Vec<Value> = py_index_iter(&*py_getitem(answer, key)?)?
+                .iter()
+                .cloned()
                 .map(standardize_value)
                 .collect();
             if !candidates.iter().any(|c| py_eq(&standardized, c)) {
@@ -528,7 +539,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
                 break;
             }
         }
-        for (key, allowed) in dict_items(&answer)? {
+        for (key, allowed) in dict_items(answer)? {
             if !py_contains(value, key)? && !py_contains(allowed, &s(""))? {
                 result.errors.push(json!(format!(
                     "Missing dict key parameter: '{}'.",
@@ -550,8 +561,8 @@ fn list_dict_checker(value: &Value, answers: &Value) -> Checked {
     let mut result = CheckResult::fail("list_dict_checker:unclear", "");
     result.errors.clear();
     let items = py_index_iter(value)?;
-    for answer in py_index_iter(answers)? {
-        if items.len() != py_len(&answer)? {
+    for answer in py_index_iter(answers)?.iter() {
+        if items.len() != py_len(answer)? {
             result = CheckResult::fail(
                 "value_error:list_dict_count",
                 "Wrong number of dictionaries in the list.",
@@ -560,7 +571,7 @@ fn list_dict_checker(value: &Value, answers: &Value) -> Checked {
         }
         let mut flag = true;
         for (index, item) in items.iter().enumerate() {
-            let candidate = py_getitem(&answer, &Value::int(index as i64))?;
+            let candidate = py_getitem(answer, &Value::int(index as i64))?;
             result = dict_checker(item, &Value::List(vec![candidate.into_owned()]))?;
             if !result.valid {
                 flag = false;

@@ -25,6 +25,16 @@ impl Call {
         Value::Dict(vec![(Value::Str(self.name.clone()), self.params_value())])
     }
 
+    /// [`Call::to_value`] without copying the arguments.
+    pub fn into_value(self) -> Value {
+        let params = self
+            .args
+            .into_iter()
+            .map(|(k, v)| (k.map_or(Value::None, Value::Str), v))
+            .collect();
+        Value::Dict(vec![(Value::Str(self.name), Value::Dict(params))])
+    }
+
     /// The parameter dict `{kwarg: value}`.
     pub fn params_value(&self) -> Value {
         Value::Dict(

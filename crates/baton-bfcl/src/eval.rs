@@ -211,7 +211,7 @@ fn eval_items(elts: &[Expr], depth: usize) -> Result<Vec<Value>, BfclError> {
     for e in elts {
         match e {
             Expr::Starred(inner) => {
-                let items = py_iter(&eval_at(inner, depth)?)?;
+                let items = py_iter(&eval_at(inner, depth)?)?.into_owned();
                 total += items.iter().map(weight).sum::<u64>();
                 bounded(total, "unpacked sequence")?;
                 out.extend(items);

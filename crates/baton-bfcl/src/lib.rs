@@ -291,7 +291,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         }
     };
 
-    let outputs: Vec<Value> = calls.iter().map(Call::to_value).collect();
+    let outputs: Vec<Value> = calls.into_iter().map(Call::into_value).collect();
     let checked = ast_checker(
         &Value::from_json(function),
         &outputs,

@@ -487,13 +487,19 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
     }
 }
 
-/// Python `iter(x)`, collected.
-pub fn py_iter(v: &Value) -> Result<Vec<Value>, Raise> {
+/// Python `iter(x)`, collected: the items of a list, tuple or set borrowed (the checker
+/// walks the possible answers and documents this way for every call it checks), what
+/// iterating anything else yields built.
+pub fn py_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
     match v {
-        Value::List(items) | Value::Tuple(items) | Value::Set(items) => Ok(items.clone()),
-        Value::Dict(d) => Ok(d.iter().map(|(k, _)| k.clone()).collect()),
-        Value::Str(s) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
-        Value::Bytes(b) => Ok(b.iter().map(|&x| Value::Int(BigInt::from(x))).collect()),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => Ok(Cow::Borrowed(items)),
+        Value::Dict(d) => Ok(Cow::Owned(d.iter().map(|(k, _)| k.clone()).collect())),
+        Value::Str(s) => Ok(Cow::Owned(
+            s.chars().map(|c| Value::Str(c.to_string())).collect(),
+        )),
+        Value::Bytes(b) => Ok(Cow::Owned(
+            b.iter().map(|&x| Value::Int(BigInt::from(x))).collect(),
+        )),
         other => Err(Raise::new(
             "TypeError",
             format!("'{}' object is not iterable", other.py_type().name()),
@@ -573,12 +579,39 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
     }
 }
 
-/// `[x[i] for i in range(len(x))]`: how the BFCL checkers walk their candidate lists.
-pub fn py_index_iter(v: &Value) -> Result<Vec<Value>, Raise> {
+/// `[x[i] for i in range(len(x))]`: how the BFCL checkers walk their candidate lists (a
+/// list's or tuple's items borrowed).
+pub fn py_index_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
+    if let Value::List(items) | Value::Tuple(items) = v {
+        return Ok(Cow::Borrowed(items));
+    }
     let len = py_len(v)?;
     (0..len)
         .map(|i| py_getitem(v, &Value::Int(BigInt::from(i))).map(Cow::into_owned))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(Cow::Owned)
+}
+
+/// `x["key"]` for a string key, as [`py_getitem`] with `Value::str(key)` but without
+/// building the key unless the lookup fails or `x` is not a dict.
+pub fn py_getitem_str<'a>(v: &'a Value, key: &str) -> Result<Cow<'a, Value>, Raise> {
+    match v {
+        Value::Dict(d) => {
+            // A str key equals only a str (no number equals a str), so a dict holds it
+            // under an equal str key or not at all.
+            let found = spend(d.len())
+                .then(|| {
+                    d.iter()
+                        .find(|(k, _)| matches!(k, Value::Str(t) if t == key))
+                        .map(|(_, v)| v)
+                })
+                .flatten();
+            found
+                .map(Cow::Borrowed)
+                .ok_or_else(|| Raise::new("KeyError", Value::str(key).repr()))
+        }
+        other => py_getitem(other, &Value::str(key)),
+    }
 }
 
 /// BFCL's `standardize_string`: drop ` ,./-_*^`, lowercase, `'` → `"`.

@@ -1,6 +1,8 @@
 //! Math (GSM8K): LiC's `TaskMath.evaluator_function`, quirks included (the answer is read
 //! by [`crate::extract::math`]).
 
+use std::borrow::Cow;
+
 use baton_py::{lower, strip};
 use baton_types::{Family, Verdict};
 use serde_json::Value;
@@ -55,16 +57,43 @@ fn last_number(s: &str) -> Option<&str> {
 
 /// The four substitutions in order: drop `,`, drop `$`, drop everything through the last
 /// `"#### "` (a greedy `(?s).*`), drop one `.` at the very end (no input here ends in a
-/// newline, where Python's `$` would also match).
-fn normalize(s: &str) -> String {
-    let mut out: String = s.chars().filter(|&c| c != ',' && c != '$').collect();
+/// newline, where Python's `$` would also match). Borrowed when nothing is removed but the
+/// final `.` (the common case), so a verdict allocates no copy of its number.
+fn normalize(s: &str) -> Cow<'_, str> {
+    let mut out: Cow<'_, str> = if s.bytes().any(|b| b == b',' || b == b'$') {
+        Cow::Owned(s.chars().filter(|&c| c != ',' && c != '$').collect())
+    } else {
+        Cow::Borrowed(s)
+    };
     if let Some(at) = out.rfind("#### ") {
-        out.drain(..at + 5);
+        out = match out {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[at + 5..]),
+            Cow::Owned(mut o) => {
+                o.drain(..at + 5);
+                Cow::Owned(o)
+            }
+        };
     }
     if out.ends_with('.') {
-        out.pop();
+        out = match out {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[..b.len() - 1]),
+            Cow::Owned(mut o) => {
+                o.pop();
+                Cow::Owned(o)
+            }
+        };
     }
     out
+}
+
+/// Python's `s.lower()`, borrowed when `s` has no character it would change (every gold
+/// answer is digits).
+fn lower_cow(s: &str) -> Cow<'_, str> {
+    if s.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(lower(s))
+    }
 }
 
 /// LiC's math verdict on an extracted answer.
@@ -80,7 +109,7 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
             "gold answer has no \"####\" (upstream raises IndexError)",
         );
     };
-    let gold = lower(strip(gold));
+    let gold = lower_cow(strip(gold));
     let stripped = strip(extracted);
     let Some(mut candidate) = last_number(stripped) else {
         let shown: String = stripped.chars().take(200).collect();
@@ -97,8 +126,10 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
     }
     let (c, g) = (normalize(candidate), normalize(&gold));
     let correct = c == g;
-    Verdict::new(if correct { 1.0 } else { 0.0 }, None)
-        .with_details(serde_json::json!({ "candidate": c, "gold": g }))
+    let mut details = serde_json::Map::with_capacity(2);
+    details.insert("candidate".into(), Value::String(c.into_owned()));
+    details.insert("gold".into(), Value::String(g.into_owned()));
+    Verdict::new(if correct { 1.0 } else { 0.0 }, None).with_details(Value::Object(details))
 }
 
 impl Evaluator for MathEvaluator {
@@ -189,6 +220,7 @@ mod tests {
                 .iter()
                 .fold(s.clone(), |acc, re| re.replace_all(&acc, "").into_owned());
             assert_eq!(normalize(s), want, "{s:?}");
+            assert_eq!(lower_cow(s), lower(s), "{s:?}");
         }
     }
 
