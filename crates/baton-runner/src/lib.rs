@@ -57,6 +57,8 @@ mod identity;
 mod interface;
 mod ledger;
 mod lock;
+mod merge;
+pub mod part;
 mod plan;
 mod report_input;
 mod run;
@@ -73,6 +75,8 @@ pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
 pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use lock::{LOCK_FILE, lock_path};
+pub use merge::{Difference, MergeError, MergeSummary, merge};
+pub use part::Part;
 pub use plan::{Plan, TaskGroup};
 pub use report_input::{prefix_cost, report_input};
 pub use run::{RunOptions, RunSummary, Runner};
@@ -200,6 +204,17 @@ pub enum RunError {
     /// cancelled); the store keeps everything committed before it.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A results folder holds one part of an experiment and the run asks for another
+    /// (or for the whole experiment).
+    #[error("{}: this folder holds part {} of the experiment, and the run asks for {}; run that part's command or use another --out folder", .folder.display(), .stored.as_deref().unwrap_or("none"), .given.as_deref().map_or("the whole experiment".to_string(), |g| format!("part {g}")))]
+    PartFolder {
+        /// The results folder.
+        folder: PathBuf,
+        /// The part its store holds.
+        stored: Option<String>,
+        /// The part asked for (none: the whole experiment).
+        given: Option<String>,
+    },
     /// A file the run writes beside its store could not be written.
     #[error("cannot write {}: {message}", .path.display())]
     Write {

@@ -22,6 +22,7 @@ use crate::identity::{EpisodeKey, Identities};
 use crate::interface::InterfaceTemplates;
 use crate::ledger::{self, RunContext};
 use crate::lock::FolderLock;
+use crate::part::Part;
 use crate::plan::{Plan, TaskGroup};
 use crate::schedule;
 use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
@@ -70,6 +71,13 @@ pub struct RunOptions {
     pub evaluators: Arc<dyn EvaluatorFactory>,
     /// Progress events.
     pub observer: Arc<dyn Observer>,
+    /// Run one part of the experiment (`--part I/N`, see [`crate::part`]): only the
+    /// tasks that hash to it, `max_cost` read as the experiment's total (this part gets
+    /// its share), and rate limits divided by N unless `part_rate_limits`.
+    pub part: Option<Part>,
+    /// With `part`: the experiment's `requests_per_minute` and `tokens_per_minute` are
+    /// this part's own, not divided by N (`--part-rate-limits`).
+    pub part_rate_limits: bool,
 }
 
 impl RunOptions {
@@ -97,7 +105,22 @@ impl RunOptions {
             providers: Vec::new(),
             evaluators: Arc::new(LicEvaluators),
             observer: Arc::new(SilentObserver),
+            part: None,
+            part_rate_limits: false,
         }
+    }
+
+    /// `spec` with each model's rate limits as this part's: divided by N for a part
+    /// (unless [`part_rate_limits`](Self::part_rate_limits)), as given otherwise.
+    pub(crate) fn part_limits(&self, spec: &ExperimentSpec) -> ExperimentSpec {
+        let mut spec = spec.clone();
+        if let Some(part) = self.part.filter(|_| !self.part_rate_limits) {
+            for m in spec.models.values_mut().chain(spec.extractor.as_mut()) {
+                m.requests_per_minute = m.requests_per_minute.map(|r| part.divide(r));
+                m.tokens_per_minute = m.tokens_per_minute.map(|t| part.divide(t));
+            }
+        }
+        spec
     }
 
     /// `p` as given when absolute, else under [`base_dir`](Self::base_dir).
@@ -198,6 +221,8 @@ pub struct Runner {
     store_path: PathBuf,
     identities: Identities,
     changes: Changes,
+    max_cost: Option<Cost>,
+    part: Option<(Part, Vec<Cost>)>,
     _lock: FolderLock,
 }
 
@@ -226,7 +251,10 @@ impl Runner {
             templates,
             skipped,
             batch_store,
+            part_bounds,
         } = Setup::load(spec, &options)?;
+        let max_cost = crate::part::record(&store_path, &options, &part_bounds)?;
+        let part = options.part.map(|p| (p, part_bounds));
         let evaluators = options.evaluators.make(&spider_dir);
         let inputs = input_hashes(
             &spec,
@@ -390,11 +418,13 @@ impl Runner {
                     store,
                     options.stop,
                     options.observer,
-                    Budget::new(options.max_cost, paid),
+                    Budget::new(max_cost, paid),
                     secrets,
                 ),
                 evaluators,
             }),
+            max_cost,
+            part,
             store_path,
             _lock: lock,
         })
@@ -420,6 +450,17 @@ impl Runner {
     /// the bound of what will run.
     pub fn changes(&self) -> &Changes {
         &self.changes
+    }
+
+    /// This run's spending cap: `--max-cost`, or for a part its share of it.
+    pub fn max_cost(&self) -> Option<Cost> {
+        self.max_cost
+    }
+
+    /// A part's `I/N` with every part's dry-run upper bound (part 1 first), from
+    /// which its share of `--max-cost` is computed.
+    pub fn part(&self) -> Option<(Part, &[Cost])> {
+        self.part.as_ref().map(|(p, b)| (*p, b.as_slice()))
     }
 
     /// The spec being run (after command-line overrides).

@@ -15,12 +15,13 @@ use baton_models::{
     BatchRetry, BatchSetup, Model, ModelObserver, PriceCard, Provider, ProviderConfig,
     ProviderFactory, RateLimits, RetryBudget, RetryPolicy, SimProvider, SimSettings, defaults,
 };
-use baton_types::{Baseline, Extraction, Family, SwitchPoint, Task};
+use baton_types::{Baseline, Cost, Extraction, Family, SwitchPoint, Task};
 
 use crate::RunError;
 use crate::control::Observer;
 use crate::control::StopSignal;
 use crate::interface::InterfaceTemplates;
+use crate::part::Part;
 use crate::run::RunOptions;
 use crate::spec::{ExperimentSpec, ModelSpec};
 
@@ -73,9 +74,50 @@ pub(crate) struct Setup {
     pub skipped: Vec<InvalidTask>,
     /// The store batched models journal their batches in, set once it is open.
     pub batch_store: Arc<OnceLock<Store>>,
+    /// Run as a part (`--part I/N`): each part's dry-run upper bound, part 1 first,
+    /// computed on the whole experiment before the tasks were cut to this part's.
+    pub part_bounds: Vec<Cost>,
 }
 
 impl Setup {
+    /// Keep `part`'s tasks (with their schedules and baselines), after recording every
+    /// part's upper bound over the whole experiment.
+    fn keep_part(&mut self, part: Part) {
+        let plan = crate::plan::Plan::new(&self.spec, &self.tasks);
+        let families: Vec<baton_types::Family> = self.tasks.iter().map(|t| t.family).collect();
+        let bounds = crate::dry_run::Bounds {
+            spec: &self.spec,
+            schedules: &self.schedules,
+            baselines: &self.baselines,
+            models: &self.models,
+            extractor: self.extractor.as_deref(),
+            families: &families,
+            interfaces: &self.interfaces,
+        };
+        let mut per_part = vec![Cost::ZERO; part.count as usize];
+        for g in &plan.groups {
+            let of = Part::of_task(&self.tasks[g.task].task_id, part.count) as usize - 1;
+            for (cell, k) in g.cells() {
+                per_part[of] += bounds.episode(g, &cell, k).paid;
+                if let Some(x) = bounds.extraction(g, &cell) {
+                    per_part[of] += x.paid;
+                }
+            }
+        }
+        self.part_bounds = per_part;
+        let keep: Vec<bool> = self
+            .tasks
+            .iter()
+            .map(|t| part.contains(&t.task_id))
+            .collect();
+        let mut i = 0;
+        self.tasks.retain(|_| (keep[i], i += 1).0);
+        let mut i = 0;
+        self.schedules.retain(|_| (keep[i], i += 1).0);
+        let mut i = 0;
+        self.baselines.retain(|_| (keep[i], i += 1).0);
+    }
+
     /// Apply command-line overrides, load the dataset and templates, build schedules,
     /// and build every model with its price (a missing price fails here).
     pub fn load(spec: ExperimentSpec, options: &RunOptions) -> Result<Setup, RunError> {
@@ -181,22 +223,26 @@ impl Setup {
         };
         let batch_store = Arc::new(OnceLock::new());
         let batch = BatchContext::new(&spec, &batch_store);
-        let (models, extractor) = build_models(&spec, &tasks, &card, options, max_prompt, &batch)
-            .map_err(|e| match &e {
-            RunError::Model { name, .. } => {
-                let key = if spec.models.contains_key(name) {
-                    format!("models.{name}")
-                } else {
-                    name.clone()
-                };
-                setting(&key)(e)
-            }
-            _ => e,
-        })?;
+        // a part's models send under its share of each rate limit
+        let model_spec = options.part_limits(&spec);
+        let (models, extractor) =
+            build_models(&model_spec, &tasks, &card, options, max_prompt, &batch).map_err(|e| {
+                match &e {
+                    RunError::Model { name, .. } => {
+                        let key = if spec.models.contains_key(name) {
+                            format!("models.{name}")
+                        } else {
+                            name.clone()
+                        };
+                        setting(&key)(e)
+                    }
+                    _ => e,
+                }
+            })?;
         let extractor = extractor
             .zip(prompts)
             .map(|(model, prompts)| Arc::new(Extractor { model, prompts }));
-        Ok(Setup {
+        let mut setup = Setup {
             spec,
             tasks,
             schedules,
@@ -209,7 +255,12 @@ impl Setup {
             templates,
             skipped,
             batch_store,
-        })
+            part_bounds: Vec::new(),
+        };
+        if let Some(part) = options.part {
+            setup.keep_part(part);
+        }
+        Ok(setup)
     }
 }
 

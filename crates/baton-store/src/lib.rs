@@ -48,6 +48,7 @@ mod batch;
 mod connect;
 mod error;
 mod identity;
+mod parts;
 mod reader;
 mod request;
 mod rows;
@@ -65,6 +66,7 @@ pub use error::{Result, StoreError};
 pub use identity::{
     AttemptCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
 };
+pub use parts::{MergeCounts, merge_into, merged_parts, record_part, spool_pending, stored_part};
 pub use reader::{CallFigures, Reader};
 pub use rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewAttempt, NewCall, Outcome,

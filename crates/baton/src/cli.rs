@@ -27,6 +27,9 @@ pub enum Command {
     Run(RunArgs),
     /// Build the report of a stored experiment.
     Report(ReportArgs),
+    /// Merge the folders of an experiment's parts (`run --part I/N`) into one store
+    /// whose report is the unsplit run's.
+    Merge(MergeArgs),
     /// Write a transcript viewer of a stored experiment: every episode's conversation,
     /// switch, extracted answer and verdict, as static HTML (`view/index.html`).
     View(ViewArgs),
@@ -539,6 +542,45 @@ pub struct RunArgs {
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Run part I of N (1-based): the tasks whose id hashes to it, each with every cell
+    /// and replicate, in its own folder (default results/<name>-part-<I>-of-<N>);
+    /// `baton merge` joins the parts. --max-cost is then the experiment's total (this
+    /// part gets its share), and rate limits are divided by N.
+    #[arg(long, value_name = "I/N")]
+    pub part: Option<baton_runner::Part>,
+    /// With --part: the experiment's requests_per_minute and tokens_per_minute are this
+    /// part's own, not divided by N (set them per part by hand, so they add up to what
+    /// the provider allows).
+    #[arg(long, requires = "part")]
+    pub part_rate_limits: bool,
+    /// With --part, an agent handoff study's phase: `anchors` (every part, first), then
+    /// `baton thresholds`, then `handoffs` with --thresholds.
+    #[arg(long, value_enum, requires = "part")]
+    pub phase: Option<PartPhase>,
+    /// With --phase handoffs: the file `baton thresholds` wrote from every part's
+    /// anchors.
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+}
+
+/// A part's phase of the agent handoff study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartPhase {
+    /// The anchor episodes (every model alone).
+    Anchors,
+    /// The handoff cells, with the thresholds of every part's anchors.
+    Handoffs,
+}
+
+/// `baton merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The parts' folders (each part's --out).
+    #[arg(required = true)]
+    pub parts: Vec<PathBuf>,
+    /// The merged folder (its report is the unsplit run's).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Report formats.

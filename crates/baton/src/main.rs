@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => commands::run::demo(args, &printer),
         Command::Run(args) => commands::run::run(args, &printer),
         Command::Report(args) => commands::report::report(args, &printer),
+        Command::Merge(args) => commands::merge::merge(args, &printer),
         Command::Score(args) => commands::score::score(args, &printer),
         Command::Data(cmd) => commands::data::data(cmd, &printer),
         Command::Show(args) => commands::show::show(args, &printer),

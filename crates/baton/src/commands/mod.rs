@@ -6,6 +6,7 @@ pub mod bench_evaluators;
 pub mod data;
 pub mod env;
 pub mod handoff;
+pub mod merge;
 pub mod report;
 pub mod run;
 pub mod sandbox;

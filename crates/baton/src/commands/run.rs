@@ -48,10 +48,18 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
         return crate::commands::agent::run(args, text, printer);
     }
     let spec = ExperimentSpec::parse(&args.experiment.display().to_string(), &text)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&spec.name));
+    anyhow::ensure!(
+        args.phase.is_none(),
+        "--phase: a chat experiment has no barrier; run its parts without --phase"
+    );
+    anyhow::ensure!(
+        args.thresholds.is_none(),
+        "--thresholds: a chat experiment has no thresholds; run its parts without it"
+    );
+    let out = args.out.clone().unwrap_or_else(|| match args.part {
+        Some(part) => Path::new("results").join(part.folder_name(&spec.name)),
+        None => Path::new("results").join(&spec.name),
+    });
     let base = args
         .experiment
         .parent()
@@ -66,6 +74,8 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.skip_invalid = args.skip_invalid;
     options.allow_changed = args.allow_changed;
     options.batch = args.batch;
+    options.part = args.part;
+    options.part_rate_limits = args.part_rate_limits;
     let http = baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT);
     // an estimate makes no call, so it needs no key
     let http = if args.dry_run {
@@ -173,16 +183,39 @@ fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
         .unwrap_or(true)
 }
 
+/// The line a part prints before it starts: its share of the experiment's cap, and
+/// the bounds it comes from. None for a whole run, or a part without a cap.
+pub fn part_share(
+    part: Option<(baton_runner::Part, &[Cost])>,
+    share: Option<Cost>,
+    total: Option<Cost>,
+) -> Option<String> {
+    let ((part, bounds), share, total) = (part?, share?, total?);
+    let all = bounds.iter().fold(Cost::ZERO, |a, b| a + *b);
+    let mine = bounds
+        .get(part.index as usize - 1)
+        .copied()
+        .unwrap_or_default();
+    Some(format!(
+        "part {part}: spending cap {share} of the experiment's {total} (its upper bound {mine} of all {} parts' {all})",
+        part.count
+    ))
+}
+
 fn execute(
     spec: ExperimentSpec,
     mut options: RunOptions,
     show_progress: bool,
     printer: &Printer,
 ) -> Result<RunSummary> {
+    let max_cost = options.max_cost;
     let summary = drive(show_progress, |progress, stop| async move {
         options.observer = progress;
         options.stop = stop;
         let runner = Runner::prepare(spec, options).await?;
+        if let Some(line) = part_share(runner.part(), runner.max_cost(), max_cost) {
+            printer.line(&line)?;
+        }
         // what a run on an existing folder changes, before its first call
         if runner.changes().stored {
             printer.out(&runner.changes().to_string())?;

@@ -18,6 +18,7 @@ mod money;
 mod money3;
 mod money_rules;
 mod partly;
+mod parts;
 mod presets;
 mod progress;
 mod protocol;

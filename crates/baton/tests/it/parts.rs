@@ -1,0 +1,289 @@
+//! One experiment run in parts and merged: the merge's report is the unsplit run's byte
+//! for byte, every mismatch between parts is refused naming the part, and the spending
+//! cap is the experiment's total across parts.
+// See: issue 33
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::{baton, stderr, stdout};
+
+/// A chat experiment with simulated models: two families, anchors, forked handoffs
+/// both ways, a compaction summary, two replicates.
+const CHAT: &str = r#"name = "split"
+dataset = "sample"
+families = ["math", "actions"]
+limit = 3
+replicates = 2
+seed = 33
+switch_points = ["middle"]
+directions = ["escalation", "downshift"]
+interfaces = ["raw", "compact_pre"]
+
+[models.lc]
+model = "sim/lc"
+
+[models.hc]
+model = "sim/hc"
+
+[[pairs]]
+low = "lc"
+high = "hc"
+"#;
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = baton(dir, args);
+    assert!(
+        o.status.success(),
+        "baton {args:?}: {}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// `baton report` of `folder` in Markdown and JSON.
+fn reports(dir: &Path, folder: &str) -> (String, String) {
+    (
+        ok(dir, &["report", folder]),
+        ok(dir, &["report", folder, "--format", "json"]),
+    )
+}
+
+/// Run every part of `exp.toml` into `p1`, `p2`, … and return the folders.
+fn run_parts(dir: &Path, n: u32, extra: &[&str]) -> Vec<String> {
+    (1..=n)
+        .map(|i| {
+            let out = format!("p{i}");
+            let part = format!("{i}/{n}");
+            let mut args = vec!["run", "exp.toml", "--part", &part, "--out", &out, "--quiet"];
+            args.extend_from_slice(extra);
+            ok(dir, &args);
+            out
+        })
+        .collect()
+}
+
+fn tasks_of(folder: &Path) -> Vec<String> {
+    let c = Connection::open(folder.join("results.sqlite")).unwrap();
+    c.prepare("SELECT task_id FROM tasks ORDER BY task_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn issue_33_three_chat_parts_merged_report_the_unsplit_run_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("exp.toml"), CHAT).unwrap();
+    ok(d, &["run", "exp.toml", "--out", "whole", "--quiet"]);
+    let parts = run_parts(d, 3, &[]);
+    // every task in exactly one part, and every part has some
+    let mut all: Vec<String> = parts.iter().flat_map(|p| tasks_of(&d.join(p))).collect();
+    assert!(parts.iter().all(|p| !tasks_of(&d.join(p)).is_empty()));
+    all.sort();
+    assert_eq!(all, tasks_of(&d.join("whole")));
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(String::as_str));
+    args.extend(["--out", "merged"]);
+    let said = ok(d, &args);
+    assert!(said.starts_with("merged 3 parts: episodes: "), "{said}");
+    let whole = reports(d, "whole");
+    let merged = reports(d, "merged");
+    assert_eq!(merged.0, whole.0, "Markdown");
+    assert_eq!(merged.1, whole.1, "JSON");
+    assert!(whole.0.contains("## "), "a report with tables: {}", whole.0);
+    // merging again gives the same store's report
+    ok(d, &args);
+    assert_eq!(reports(d, "merged"), whole);
+    // resuming a part sends nothing and changes nothing
+    let again = ok(d, &["run", "exp.toml", "--part", "2/3", "--out", "p2"]);
+    assert!(again.contains("calls: 0 new"), "{again}");
+}
+
+/// Merge `parts` into `out` and return its exit code and stderr.
+fn merge(dir: &Path, parts: &[&str], out: &str) -> (i32, String) {
+    let mut args = vec!["merge"];
+    args.extend_from_slice(parts);
+    args.extend(["--out", out]);
+    let o = baton(dir, &args);
+    (o.status.code().unwrap_or(-1), stderr(&o))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn sql(folder: &Path, statement: &str) {
+    Connection::open(folder.join("results.sqlite"))
+        .unwrap()
+        .execute_batch(statement)
+        .unwrap();
+}
+
+#[test]
+fn issue_33_each_mismatch_between_parts_is_refused_naming_the_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let small = CHAT
+        .replace(
+            "families = [\"math\", \"actions\"]",
+            "families = [\"math\"]",
+        )
+        .replace("replicates = 2", "replicates = 1")
+        .replace(
+            "interfaces = [\"raw\", \"compact_pre\"]",
+            "interfaces = [\"raw\"]",
+        );
+    std::fs::write(d.join("exp.toml"), &small).unwrap();
+    run_parts(d, 3, &[]);
+    let refused = |parts: &[&str], words: &[&str]| {
+        let (code, err) = merge(d, parts, "m");
+        assert_eq!(code, 2, "{parts:?}: {err}");
+        for w in words {
+            assert!(err.contains(w), "{parts:?}: {w:?} not in {err}");
+        }
+    };
+    // a missing part, a repeated one
+    refused(&["p1", "p2"], &["part(s) 3 of 3 missing"]);
+    refused(
+        &["p1", "p2", "p2", "p3"],
+        &["part 2/3 is given twice", "p2"],
+    );
+    // a different part count
+    std::fs::write(d.join("exp.toml"), &small).unwrap();
+    ok(
+        d,
+        &["run", "exp.toml", "--part", "1/2", "--out", "q1", "--quiet"],
+    );
+    refused(
+        &["p1", "p2", "q1"],
+        &[
+            "part q1 (1/2)",
+            "the part count",
+            "2 parts there, 3 parts here",
+        ],
+    );
+    // a different experiment, price card, input
+    for (folder, change, what) in [
+        (
+            "x-exp",
+            "UPDATE experiment SET spec_sha256 = 'other'",
+            "the experiment file",
+        ),
+        (
+            "x-card",
+            "UPDATE experiment SET price_card_sha256 = 'other'",
+            "the price card",
+        ),
+        (
+            "x-input",
+            "UPDATE inputs SET sha256 = 'other' WHERE name = 'templates'",
+            "input \"templates\"",
+        ),
+    ] {
+        copy_dir(&d.join("p3"), &d.join(folder));
+        sql(&d.join(folder), change);
+        refused(
+            &["p1", "p2", folder],
+            &[&format!("part {folder} (3/3)"), what, "sha256 other there"],
+        );
+    }
+    // a task in two parts
+    copy_dir(&d.join("p3"), &d.join("x-task"));
+    let (owner, task) = ["p1", "p2"]
+        .into_iter()
+        .find_map(|p| tasks_of(&d.join(p)).into_iter().next().map(|t| (p, t)))
+        .expect("a task outside part 3");
+    sql(
+        &d.join("x-task"),
+        &format!(
+            "INSERT INTO tasks SELECT '{task}', family, n_turns, schedule_sha256, sample_json FROM tasks LIMIT 1"
+        ),
+    );
+    refused(
+        &["p1", "p2", "x-task"],
+        &[&format!(
+            "task {task:?} is in two parts: {owner} and x-task"
+        )],
+    );
+    // a part still locked by a run
+    let lock = std::fs::File::open(d.join("p2")).unwrap();
+    lock.try_lock().unwrap();
+    refused(&["p1", "p2", "p3"], &["part p2: still locked"]);
+    drop(lock);
+    // a spool with a paid reply not yet imported
+    copy_dir(&d.join("p3"), &d.join("x-spool"));
+    let spool = d.join("x-spool/results.sqlite-spool");
+    let mut bytes = std::fs::read(&spool).unwrap_or_default();
+    let line = b"{\"kind\":\"attempt\"}\n";
+    if bytes.len() < line.len() {
+        bytes.resize(line.len(), 0);
+    }
+    bytes[..line.len()].copy_from_slice(line);
+    std::fs::write(&spool, bytes).unwrap();
+    refused(
+        &["p1", "p2", "x-spool"],
+        &["part x-spool: its spool holds paid replies not yet imported"],
+    );
+    // a folder of a whole run, and an --out that holds one
+    ok(d, &["run", "exp.toml", "--out", "whole", "--quiet"]);
+    refused(
+        &["p1", "p2", "whole"],
+        &["part whole: its store was not run with --part"],
+    );
+    let (code, err) = merge(d, &["p1", "p2", "p3"], "whole");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--out whole: holds a store that is not a merge"),
+        "{err}"
+    );
+    // the parts as they are merge, twice, to the same report
+    let (code, err) = merge(d, &["p3", "p1", "p2"], "m");
+    assert_eq!(code, 0, "{err}");
+    let first = reports(d, "m");
+    assert_eq!(merge(d, &["p1", "p2", "p3"], "m").0, 0);
+    assert_eq!(reports(d, "m"), first);
+    assert_eq!(first, reports(d, "whole"));
+    // a part's folder refuses another part, and a whole run
+    let o = baton(
+        d,
+        &["run", "exp.toml", "--part", "2/3", "--out", "p1", "--quiet"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("holds part 1/3 of the experiment, and the run asks for part 2/3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = baton(d, &["run", "exp.toml", "--out", "p1", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the run asks for the whole experiment"),
+        "{}",
+        stderr(&o)
+    );
+    // a chat experiment has no phases
+    let o = baton(
+        d,
+        &[
+            "run", "exp.toml", "--part", "1/3", "--phase", "anchors", "--out", "p1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a chat experiment has no barrier; run its parts without --phase"),
+        "{}",
+        stderr(&o)
+    );
+}
