@@ -43,6 +43,15 @@ pub enum DataError {
         problems: Problems,
     },
 
+    /// A dataset file that starts like Parquet but cannot be read as Parquet.
+    #[error("{file}: not a readable Parquet file: {message}")]
+    Parquet {
+        /// The dataset name (usually its path).
+        file: String,
+        /// What the reader said.
+        message: String,
+    },
+
     /// A template file is missing from a user's template folder.
     #[error("template file {} is missing (a template folder must hold system.txt and final_instruction.txt for every family)", path.display())]
     TemplateMissing {

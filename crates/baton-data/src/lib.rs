@@ -49,6 +49,7 @@ mod baseline;
 mod error;
 pub mod lic;
 mod load;
+mod parquet;
 mod sample;
 mod schedule;
 mod stats;

@@ -1,4 +1,5 @@
-//! Reading LiC datasets (JSON array or JSON Lines) into validated [`Task`]s.
+//! Reading LiC datasets (JSON array, JSON Lines, or the Hub's Parquet) into validated
+//! [`Task`]s.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -67,12 +68,17 @@ fn read_dataset(path: &Path) -> Result<Vec<u8>, DataError> {
 
 /// Read and validate a dataset file.
 ///
-/// The format is decided by content: a file whose first non-space character
-/// is `[` is one JSON array of objects (LiC's own format); anything else is
-/// JSON Lines, one object per line (blank lines are ignored).
+/// The format is decided by content: a file that starts with `PAR1` is Parquet, as the
+/// Hugging Face Hub serves a dataset (one row per item, `row N` in messages; see
+/// `parquet.rs`); a file whose first non-space character is `[` is one JSON array of
+/// objects (LiC's own format); anything else is JSON Lines, one object per line (blank
+/// lines are ignored).
 pub fn load(path: &Path) -> Result<Dataset, DataError> {
     let bytes = read_dataset(path)?;
     let name = path.display().to_string();
+    if bytes.starts_with(crate::parquet::MAGIC) {
+        return load_parquet(path, &name, bytes, false);
+    }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {
@@ -98,6 +104,9 @@ pub fn load(path: &Path) -> Result<Dataset, DataError> {
 pub fn load_lenient(path: &Path) -> Result<Dataset, DataError> {
     let bytes = read_dataset(path)?;
     let name = path.display().to_string();
+    if bytes.starts_with(crate::parquet::MAGIC) {
+        return load_parquet(path, &name, bytes, true);
+    }
     let text = String::from_utf8(bytes).map_err(|err| {
         let mut problems = Problems::default();
         problems.push(format!(
@@ -119,12 +128,41 @@ pub fn parse(name: &str, text: &str) -> Result<Dataset, DataError> {
     read(name, text, false)
 }
 
+/// A Parquet file's rows as a dataset; its hash is the file's bytes'.
+fn load_parquet(
+    path: &Path,
+    name: &str,
+    bytes: Vec<u8>,
+    lenient: bool,
+) -> Result<Dataset, DataError> {
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    let items = crate::parquet::rows(name, bytes)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| (Pos::Row(i + 1), Ok(row)))
+        .collect();
+    let mut dataset = check_items(name, sha256, items, lenient)?;
+    dataset.path = path.to_path_buf();
+    Ok(dataset)
+}
+
 /// Read items; with `lenient`, an invalid item is listed instead of failing the file.
 fn read(name: &str, text: &str, lenient: bool) -> Result<Dataset, DataError> {
     let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut problems = Problems::default();
     let items = read_items(name, body)?;
+    check_items(name, sha256, items, lenient)
+}
+
+/// Checks read items into a dataset; with `lenient`, an invalid item is listed instead
+/// of failing the file.
+fn check_items(
+    name: &str,
+    sha256: String,
+    items: Vec<Item>,
+    lenient: bool,
+) -> Result<Dataset, DataError> {
+    let mut problems = Problems::default();
     if items.is_empty() {
         problems.push(format!("{name}: the file holds no items"));
     }
@@ -237,6 +275,8 @@ enum Pos {
     Item(usize),
     /// 1-based line in a JSON Lines file.
     Line(usize),
+    /// 1-based row of a Parquet file.
+    Row(usize),
 }
 
 impl fmt::Display for Pos {
@@ -244,6 +284,7 @@ impl fmt::Display for Pos {
         match self {
             Pos::Item(i) => write!(f, "item {i}"),
             Pos::Line(n) => write!(f, "line {n}"),
+            Pos::Row(n) => write!(f, "row {n}"),
         }
     }
 }

@@ -3,5 +3,6 @@
 //! the sample set is tested in `baton-runner`, where both meet.)
 
 mod errors;
+mod parquet;
 mod python;
 mod schedule;
