@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::announce::{self, BuildEvent};
 use crate::cache::{WASMTIME_VERSION, sha256_hex};
 use crate::{CodeGrader, GraderConfig, Limits, RunStatus, Sandbox, SandboxError, SandboxHome};
 
@@ -339,15 +340,21 @@ fn build(home: &SandboxHome, python: Option<&Path>) -> Result<RuntimeInfo, Sandb
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("python3"));
     let build_python = python_version(&python)?;
+    let started = Instant::now();
+    announce::tell(&BuildEvent::Starting {
+        folder: home.root(),
+    });
     let venv = home.venv();
     let venv_python = venv.join("bin").join("python");
     let tool = venv.join("bin").join("componentize-py");
     if !venv_python.is_file() {
         tracing::info!(venv = %venv.display(), "creating the build venv");
-        let out = run(
-            Command::new(&python).arg("-m").arg("venv").arg(&venv),
-            "python3 -m venv",
-        )?;
+        let out = announce::step(0, || {
+            run(
+                Command::new(&python).arg("-m").arg("venv").arg(&venv),
+                "python3 -m venv",
+            )
+        })?;
         if !out.status.success() {
             let text = output_tail(&out);
             if text.contains("ensurepip") || text.contains("venv") {
@@ -363,18 +370,20 @@ fn build(home: &SandboxHome, python: Option<&Path>) -> Result<RuntimeInfo, Sandb
     if tool_version(&tool).as_deref() != Some(COMPONENTIZE_PY_VERSION) {
         tracing::info!("installing componentize-py=={COMPONENTIZE_PY_VERSION} from PyPI");
         let spec = format!("componentize-py=={COMPONENTIZE_PY_VERSION}");
-        let out = run(
-            Command::new(&venv_python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--quiet",
-                ])
-                .arg(&spec),
-            "pip install",
-        )?;
+        let out = announce::step(1, || {
+            run(
+                Command::new(&venv_python)
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--disable-pip-version-check",
+                        "--quiet",
+                    ])
+                    .arg(&spec),
+                "pip install",
+            )
+        })?;
         if !out.status.success() {
             let text = output_tail(&out);
             if text.contains("No module named pip") {
@@ -406,27 +415,29 @@ fn build(home: &SandboxHome, python: Option<&Path>) -> Result<RuntimeInfo, Sandb
     }
     let tmp = home.build_dir().join("runner.wasm.tmp");
     tracing::info!("building the runner component with componentize-py (10-40 s)");
-    let out = run(
-        Command::new(&tool)
-            .current_dir(&src)
-            .env_remove("VIRTUAL_ENV")
-            .env_remove("PYTHONPATH")
-            .env_remove("PYTHONHOME")
-            .args([
-                "-q",
-                "-d",
-                "wit",
-                "-w",
-                "runner",
-                "componentize",
-                "-p",
-                ".",
-                "app",
-                "-o",
-            ])
-            .arg(&tmp),
-        "componentize-py componentize",
-    )?;
+    let out = announce::step(2, || {
+        run(
+            Command::new(&tool)
+                .current_dir(&src)
+                .env_remove("VIRTUAL_ENV")
+                .env_remove("PYTHONPATH")
+                .env_remove("PYTHONHOME")
+                .args([
+                    "-q",
+                    "-d",
+                    "wit",
+                    "-w",
+                    "runner",
+                    "componentize",
+                    "-p",
+                    ".",
+                    "app",
+                    "-o",
+                ])
+                .arg(&tmp),
+            "componentize-py componentize",
+        )
+    })?;
     if !out.status.success() {
         return Err(step_failed("componentize-py componentize", &out));
     }
@@ -445,7 +456,18 @@ fn build(home: &SandboxHome, python: Option<&Path>) -> Result<RuntimeInfo, Sandb
         step: "writing the stamp".into(),
         detail: e.to_string(),
     })?;
+    // Compiled here, as the build's last step, so the first load finds it in the cache.
+    announce::step(3, || -> Result<(), SandboxError> {
+        let engine = wasmtime::Engine::new(&crate::runtime::engine_config())
+            .map_err(|e| SandboxError::wasmtime("creating the engine", e))?;
+        crate::cache::load_or_compile(&engine, &home.cache_dir(), &wasm_path)?;
+        Ok(())
+    })?;
     write(&stamp, &text)?;
+    announce::tell(&BuildEvent::Finished {
+        elapsed: started.elapsed(),
+        wasm_bytes: wasm.len() as u64,
+    });
     Ok(info)
 }
 

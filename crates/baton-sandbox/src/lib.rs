@@ -88,6 +88,11 @@
 //! Main types: [`Sandbox`], [`Limits`], [`ScratchLimits`], [`RunOutput`], [`CodeGrader`],
 //! [`GraderConfig`], [`SandboxError`]. Test cases are read by `baton_data::testcases`.
 //!
+//! A machine's first [`Sandbox::open`] (or [`install`]) builds the runtime, about a minute
+//! that can fall in the middle of a run: it tells the [`BuildObserver`] registered with
+//! [`observe_builds`] when it starts (what it fetches, that it happens once), each of its
+//! [`BUILD_STEPS`] and the end, so the binary can say so above its progress bar.
+//!
 //! ```no_run
 //! use baton_sandbox::{CodeGrader, GraderConfig};
 //! let grader = CodeGrader::new(GraderConfig::default())?;
@@ -101,6 +106,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod announce;
 mod cache;
 mod error;
 mod grader;
@@ -110,6 +116,7 @@ mod pyvalue;
 mod runtime;
 mod scratch;
 
+pub use announce::{BUILD_STEPS, BuildEvent, BuildObserver, observe_builds};
 pub use cache::WASMTIME_VERSION;
 pub use error::SandboxError;
 pub use grader::{CodeGrader, GraderConfig, MAX_RESULT_BYTES};

@@ -5,6 +5,10 @@
 //! ends). Without one (nohup, CI, a Slurm job's log) it is a plain line every
 //! [`INTERVAL_VAR`] seconds (default 30), plus one when the run is planned and one at the
 //! end, so a log shows a long run advancing and what it met on the way.
+//!
+//! A sandbox runtime build that starts during the run (a machine's first code task) is
+//! announced with what it fetches and that it happens once, and each of its steps gets a
+//! line: above the bar on a terminal, among the plain lines otherwise.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -78,11 +82,17 @@ impl Progress {
             let shared = shared.clone();
             std::thread::spawn(move || shared.write_lines(every))
         });
+        if show {
+            baton_sandbox::observe_builds(Some(Arc::new(BuildLines {
+                bar: (show && terminal).then(|| bar.clone()),
+            })));
+        }
         Progress { bar, shared, lines }
     }
 
     /// Remove the bar; without a terminal, write the last line.
     pub fn finish(&self) {
+        baton_sandbox::observe_builds(None);
         self.bar.finish_and_clear();
         let mut s = self.shared.state.lock().expect("progress lock");
         if !s.finished {
@@ -192,6 +202,27 @@ fn interval() -> Duration {
             }
         },
         Err(_) => DEFAULT_INTERVAL,
+    }
+}
+
+/// Announces sandbox builds as plain lines on stderr from now on (`baton sandbox
+/// install`, which has no bar).
+pub fn announce_sandbox_builds() {
+    baton_sandbox::observe_builds(Some(Arc::new(BuildLines { bar: None })));
+}
+
+/// Writes a sandbox build's events: above the bar, or as plain lines.
+struct BuildLines {
+    bar: Option<ProgressBar>,
+}
+
+impl baton_sandbox::BuildObserver for BuildLines {
+    fn event(&self, event: &baton_sandbox::BuildEvent<'_>) {
+        let text = event.describe();
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => line(&text),
+        }
     }
 }
 

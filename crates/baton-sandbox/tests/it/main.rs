@@ -4,6 +4,7 @@
 //! venv and access to PyPI), which takes about a minute.
 #![allow(clippy::print_stderr)]
 
+mod build;
 mod common;
 mod conformance;
 mod hostile;

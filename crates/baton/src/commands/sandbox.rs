@@ -10,7 +10,9 @@ use crate::printer::Printer;
 pub fn sandbox(cmd: SandboxCommand, printer: &Printer) -> Result<Outcome> {
     match cmd {
         SandboxCommand::Install { force, python } => {
-            printer.error("building the Python-for-WASI runtime (a venv with componentize-py from PyPI; about a minute)");
+            // a build says what it fetches and each step as it goes; an up-to-date
+            // runtime is only checked
+            crate::progress::announce_sandbox_builds();
             let report = baton_sandbox::install(&InstallOptions {
                 home: None,
                 python,
