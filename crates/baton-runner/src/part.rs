@@ -208,6 +208,35 @@ mod tests {
     }
 
     #[test]
+    fn a_parts_models_get_the_rate_limits_divided_unless_told_they_are_its_own() {
+        let text = "name = \"x\"\ndataset = \"sample\"\n[models.lc]\nmodel = \"sim/lc\"\nrequests_per_minute = 90\ntokens_per_minute = 30000\n[models.hc]\nmodel = \"sim/hc\"\n[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n";
+        let spec = crate::ExperimentSpec::parse("x", text).unwrap();
+        let mut options = RunOptions::new("out", ".", text);
+        let limits = |s: &crate::ExperimentSpec| {
+            let m = &s.models["lc"];
+            (m.requests_per_minute, m.tokens_per_minute)
+        };
+        assert_eq!(
+            limits(&options.part_limits(&spec)),
+            (Some(90), Some(30_000))
+        );
+        options.part = Some(Part { index: 2, count: 3 });
+        assert_eq!(
+            limits(&options.part_limits(&spec)),
+            (Some(30), Some(10_000))
+        );
+        assert_eq!(
+            options.part_limits(&spec).models["hc"].requests_per_minute,
+            None
+        );
+        options.part_rate_limits = true;
+        assert_eq!(
+            limits(&options.part_limits(&spec)),
+            (Some(90), Some(30_000))
+        );
+    }
+
+    #[test]
     fn rate_limits_are_divided_and_stay_at_least_one() {
         let p = Part { index: 1, count: 4 };
         assert_eq!(p.divide(100u32), 25);

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+use crate::money::SimServer;
+
 use crate::{baton, stderr, stdout};
 
 /// A chat experiment with simulated models: two families, anchors, forked handoffs
@@ -286,4 +288,114 @@ fn issue_33_each_mismatch_between_parts_is_refused_naming_the_part() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The chat experiment with its models served by `server`, priced as the simulated ones.
+fn billed(server: &SimServer) -> String {
+    CHAT.replace(
+        "model = \"sim/lc\"",
+        &format!(
+            "model = \"openai-compatible/lc\"\nprice = \"sim/lc\"\nbase_url = \"{}\"",
+            server.base_url
+        ),
+    )
+    .replace(
+        "model = \"sim/hc\"",
+        &format!(
+            "model = \"openai-compatible/hc\"\nprice = \"sim/hc\"\nbase_url = \"{}\"",
+            server.base_url
+        ),
+    )
+}
+
+/// Every billed attempt's cost in the store of `folder`, in picodollars.
+fn spent(folder: &Path) -> i64 {
+    Connection::open(folder.join("results.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT (SELECT coalesce(sum(cost), 0) FROM calls) + (SELECT coalesce(sum(cost), 0) FROM attempts)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn issue_33_max_cost_over_three_parts_is_the_experiments_total() {
+    let server = SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("exp.toml"), billed(&server)).unwrap();
+    // the whole run costs about $0.37: a $0.10 cap stops every part
+    let cap = 0.10;
+    let mut shares = Vec::new();
+    for i in 1..=3 {
+        let part = format!("{i}/3");
+        let out = format!("p{i}");
+        let o = baton(
+            d,
+            &[
+                "run",
+                "exp.toml",
+                "--part",
+                &part,
+                "--out",
+                &out,
+                "--max-cost",
+                "0.10",
+                "--quiet",
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "stopped by its share: {}",
+            stderr(&o)
+        );
+        let said = stdout(&o);
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&format!("part {part}: spending cap $")))
+            .unwrap_or_else(|| panic!("no share printed: {said}"));
+        assert!(line.contains("of the experiment's $0.100000"), "{line}");
+        let share: f64 = line
+            .split_once("cap $")
+            .unwrap()
+            .1
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        shares.push(share);
+        // the part kept within its share
+        assert!(spent(&d.join(&out)) as f64 <= share * 1e12, "{line}");
+    }
+    assert!(shares.iter().sum::<f64>() <= cap + 1e-12, "{shares:?}");
+    assert!(shares.iter().all(|s| *s > 0.0), "{shares:?}");
+    let (code, err) = merge(d, &["p1", "p2", "p3"], "m");
+    assert_eq!(code, 1, "unfinished episodes: {err}");
+    assert!(err.contains("unfinished in their parts"), "{err}");
+    let total = spent(&d.join("m"));
+    assert!(total > 0 && total <= 100_000_000_000, "{total}");
+    assert_eq!(
+        total,
+        (1..=3)
+            .map(|i| spent(&d.join(format!("p{i}"))))
+            .sum::<i64>()
+    );
+    // every billed attempt the server answered is in the merged store
+    let stored: i64 = Connection::open(d.join("m/results.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(server.stats()["requests"].as_i64().unwrap(), stored);
+    // the unfinished episodes report as incomplete
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(d, &["report", "m", "--format", "json"])).unwrap();
+    assert!(json.to_string().contains("incomplete"), "{json}");
 }
