@@ -96,7 +96,7 @@ pub(crate) fn column_names(stmt: &rusqlite::Statement<'_>) -> Vec<String> {
     stmt.column_names().into_iter().map(String::from).collect()
 }
 
-/// Open for writing, in WAL mode, and migrate it to [`SCHEMA_VERSION`]. A missing file
+/// Open for writing, in WAL mode (a rollback journal on a network file system), and migrate it to [`SCHEMA_VERSION`]. A missing file
 /// (and its folder) is created whole: migrated under a temporary name, then renamed into
 /// place, so a store file that exists was always a baton store. An existing file is
 /// inspected read-only first: one that is not a baton store, or is newer, is refused
@@ -132,7 +132,8 @@ pub(crate) fn open_rw(path: &Path) -> Result<Connection> {
 /// The pragmas of a writing connection.
 fn configure(conn: &Connection, path: &Path) -> Result<()> {
     let err = sqlite_err(path);
-    conn.pragma_update(None, "journal_mode", "WAL")
+    // WAL, or a rollback journal on a network file system (`crate::filesystem`)
+    conn.pragma_update(None, "journal_mode", crate::filesystem::journal_mode(path))
         .map_err(&err)?;
     // FULL: every commit is synced to disk before the writer answers, so not even a
     // power cut loses a call that was reported stored (NORMAL in WAL mode could lose

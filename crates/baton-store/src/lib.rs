@@ -2,7 +2,8 @@
 //!
 //! Every completed model call, and every answered attempt that could not be used (it
 //! is billed all the same), is committed the moment it completes, by a single writer
-//! thread that owns the connection (WAL mode), so a crash loses at most the call in
+//! thread that owns the connection (WAL mode; a rollback journal on a network file
+//! system such as NFS, Lustre or GPFS, where WAL is unsupported: `filesystem`), so a crash loses at most the call in
 //! flight and never a paid result. Resuming reads back what is stored and repeats
 //! nothing. The schema is documented and versioned in [`schema`]; older files are
 //! migrated forward when opened, and a file from a newer baton is refused.
@@ -35,7 +36,8 @@
 //! ([`StoreError::ReplyChecksum`]). An existing file that is not a baton store is
 //! refused and left unchanged ([`StoreError::NotAStore`]), never started afresh.
 //!
-//! Modules by job: `writer` (the thread and its commands), `agent` (its rows, commands,
+//! Modules by job: `writer` (the thread and its commands), `filesystem` (the journal
+//! mode a store's folder allows), `parts` (a part's label, merging parts' stores), `agent` (its rows, commands,
 //! writes and reads), `batch`, `reader`, `rows`, `request` (splitting and rebuilding
 //! requests), `spool` (keeping replies through a failed write), `connect` (pragmas,
 //! version check, migrations), [`schema`] (the DDL).
@@ -47,6 +49,7 @@ mod agent;
 mod batch;
 mod connect;
 mod error;
+mod filesystem;
 mod identity;
 mod parts;
 mod reader;
@@ -63,6 +66,7 @@ pub use agent::{
 };
 pub use batch::{BatchRow, NewBatch, NewSubmission, SubmissionRow};
 pub use error::{Result, StoreError};
+pub use filesystem::{network_filesystem, network_filesystem_of};
 pub use identity::{
     AttemptCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
 };
