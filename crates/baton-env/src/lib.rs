@@ -26,7 +26,11 @@
 //! * [`Environment::snapshot`] records the working tree in a [`BlobStore`] and returns a
 //!   content-addressed [`SnapshotId`]; [`Environment::restore`] makes the tree exactly that
 //!   snapshot again (see [`snapshot`] for what is recorded). A handoff
-//!   forks from the snapshot after step *s*.
+//!   forks from the snapshot after step *s*. An environment keeps the tree as last
+//!   recorded and looks again only at what changed: under bwrap and local the kernel
+//!   names the changed paths (inotify), under Docker a listing in the container is
+//!   compared with the last one and only changed files are copied out; either way a step
+//!   stores only the changed contents and a delta.
 //!
 //! # Backends
 //!
@@ -36,7 +40,9 @@
 //! * `docker`: one container per task from its image (SWE-bench), with
 //!   `--network none` and cgroup limits, labelled with the run and living at most
 //!   `container_lifetime_secs`; [`remove_run_containers`] removes a killed run's
-//!   leftovers. The client is overridable (`BATON_DOCKER`); the tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
+//!   leftovers. Commands, listings and copies go through one long-lived `docker exec`
+//!   per container (a small bash server, see `session.rs`), so a step starts no
+//!   `docker exec` of its own. The client is overridable (`BATON_DOCKER`); the tests drive a shim that emulates `run`/`exec`/`rm` under bubblewrap.
 //! * `local`: no isolation, only when named.
 //!
 //! The bwrap and local backends keep the working tree in a private folder on the host
@@ -99,6 +105,7 @@ mod local;
 mod output;
 mod preflight;
 mod recorded;
+mod session;
 mod shell;
 pub mod snapshot;
 mod tree;

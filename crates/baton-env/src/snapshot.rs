@@ -16,7 +16,9 @@
 //! # Only what changed, per step
 //!
 //! An environment stores its first snapshot as a full manifest and keeps it in memory as
-//! its base ([`Base`]); each later snapshot is stored as a delta against that base
+//! its base, with the tree as last recorded and its differences from the base, which it
+//! updates from what changed (a step's cost follows what the step changed, not the size
+//! of the tree); each later snapshot is stored as a delta against that base
 //! (version [`DELTA_VERSION`]: the entries added or changed, the paths removed), so a step
 //! that edits one file of a 10,000-file repository stores a few hundred bytes, not a
 //! manifest of the whole tree. When the differences grow past a quarter of the base, a
@@ -200,7 +202,11 @@ impl Manifest {
     }
 
     /// Store the manifest as a delta against `base` when the differences are small,
-    /// otherwise in full, which then becomes the base (see the module docs).
+    /// otherwise in full, which then becomes the base (see the module docs). The
+    /// environments keep the recorded tree between snapshots and store from its
+    /// differences alone ([`Recorded`](crate::recorded)); this whole-tree comparison is
+    /// what the tests hold that to.
+    #[cfg(test)]
     pub(crate) fn store_against(
         &self,
         base: &mut Option<Base>,

@@ -274,3 +274,120 @@ fn issue_34_a_docker_step_stores_only_what_changed_and_restores_exactly() {
     );
     fresh.close().unwrap();
 }
+
+/// The tree in the container as `d PATH`, `l PATH TARGET`, `f PATH SHA256` and
+/// `x PATH` (executable) lines, sorted: computed in the container, not by baton.
+const TREE_LINES: &str = "find . -mindepth 1 -type d -printf 'd %P\\n'; \
+    find . -mindepth 1 -type l -printf 'l %P %l\\n'; \
+    find . -mindepth 1 -type f -printf '%P\\0' | xargs -0 -r sha256sum | \
+    sed 's/^\\([0-9a-f]*\\)  \\(.*\\)$/f \\2 \\1/'; \
+    find . -mindepth 1 -type f -perm /111 -printf 'x %P\\n'";
+
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+/// A manifest in [`TREE_LINES`]'s form.
+fn manifest_lines(m: &baton_env::snapshot::Manifest) -> Vec<String> {
+    use baton_env::snapshot::EntryKind;
+    let mut v = Vec::new();
+    for e in &m.entries {
+        let p = e.path.display();
+        match &e.kind {
+            EntryKind::Dir => v.push(format!("d {p}")),
+            EntryKind::Symlink { target } => v.push(format!("l {p} {}", target.display())),
+            EntryKind::File {
+                digest, executable, ..
+            } => {
+                v.push(format!("f {p} {digest}"));
+                if *executable {
+                    v.push(format!("x {p}"));
+                }
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// Steps run through the container's command session: after the first snapshot no step
+/// starts a `docker exec` of its own (counted by a client that logs every call), each
+/// snapshot is exactly the tree in the container (listed and hashed there), whatever
+/// the step did, a background process outlives its command and its later writes are
+/// recorded, and after a timed-out command the next one runs.
+// See: issue 34
+#[test]
+fn issue_34_docker_steps_run_through_one_session_and_record_the_exact_tree() {
+    let Some(e) = engine() else { return };
+    let tree = tempfile::tempdir().unwrap();
+    for d in 0..6 {
+        let dir = tree.path().join(format!("pkg{d}/sub"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..10 {
+            std::fs::write(dir.join(format!("m{f}.py")), format!("X = {d}{f}\n")).unwrap();
+        }
+    }
+    let calls = tempfile::tempdir().unwrap();
+    let log = calls.path().join("calls.log");
+    let client = calls.path().join("docker");
+    std::fs::write(
+        &client,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            e.client.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config = e.config();
+    config.docker.executable = client;
+    let store = tempfile::tempdir().unwrap();
+    let blobs = baton_env::DirBlobStore::new(store.path()).unwrap();
+    let mut env = start(&config, &e.setup(tree.path())).unwrap();
+    env.snapshot(&blobs).unwrap();
+    let execs = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| *l == "exec")
+            .count()
+    };
+    let after_first = execs();
+    let steps = [
+        "echo 'Y = 1' >> pkg0/sub/m0.py",
+        "mkdir -p a/b/c && echo deep > a/b/c/d.txt",
+        "rm -rf pkg1",
+        "mv pkg2 moved && echo more >> moved/sub/m1.py",
+        "mv pkg3 pkg3-old && mkdir -p pkg3 && echo only > pkg3/only.py",
+        "rm pkg4/sub/m4.py && mkdir pkg4/sub/m4.py && echo in > pkg4/sub/m4.py/inner",
+        "rm -rf a/b && echo now-a-file > a/b",
+        "ln -s moved/sub/m1.py link && chmod +x pkg5/sub/m5.py",
+        "(sleep 1; echo late > late.txt) > /dev/null 2>&1 &",
+        "sleep 2; test -f late.txt",
+        "true",
+    ];
+    for step in steps {
+        let out = env.exec(&Exec::new(step)).unwrap();
+        assert!(out.status.success(), "{step}: {}", out.output.text());
+        let s = env.snapshot(&blobs).unwrap();
+        let got = manifest_lines(&baton_env::snapshot::Manifest::load(&blobs, &s.id).unwrap());
+        let want = sorted_lines(&env.exec(&Exec::new(TREE_LINES)).unwrap().output.text());
+        assert_eq!(got, want, "after {step}");
+    }
+    assert_eq!(execs(), after_first, "no docker exec of a step's own");
+    let out = env
+        .exec(&Exec::new("echo started; sleep 30").timeout(std::time::Duration::from_secs(1)))
+        .unwrap();
+    assert_eq!(out.status, baton_env::ExitStatus::TimedOut);
+    assert_eq!(out.output.text(), "started\n");
+    let out = env.exec(&Exec::new("echo after")).unwrap();
+    assert_eq!(
+        (out.status.success(), out.output.text().as_str()),
+        (true, "after\n")
+    );
+    env.close().unwrap();
+    assert_eq!(e.containers(&config), "", "no container left");
+}
