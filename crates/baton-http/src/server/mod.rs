@@ -49,6 +49,14 @@
 //! Faults: each request is fingerprinted (route + body); its `n`-th arrival draws a
 //! fault with probability `fault_rate` from `faults`, as a pure function of
 //! `(seed, fingerprint, n)`. See [`FaultKind`].
+//!
+//! Repeats: a client's episode seed stays home (only a configured `seed` is sent), so
+//! two replicates of an episode send byte-identical requests. Like a sampling model, the
+//! server answers a repeat afresh: the `n`-th arrival of the same body (a batch item
+//! counts apart) is answered with its seed (or 0) mixed with `n` ([`repeat_seed`]), the
+//! first arrival with the seed as sent. So replicates differ where the simulated model's
+//! draws allow, and a run is reproducible up to which of its identical requests arrives
+//! first.
 
 mod api;
 mod cache;
@@ -308,10 +316,19 @@ impl SimAnswerer {
                 ),
             }));
         }
-        let answer = s
-            .sim
-            .reply(&parsed.request)
-            .map_err(|e| (500, e.to_string()))?;
+        let occurrence = {
+            let mut h = Sha256::new();
+            h.update(b"batch");
+            h.update([api as u8]);
+            h.update(body.to_string().as_bytes());
+            let mut seen = s.occurrences.lock().expect("occurrences lock");
+            let n = seen.entry(h.finalize().into()).or_default();
+            *n += 1;
+            *n - 1
+        };
+        let mut request = parsed.request.clone();
+        request.seed = repeat_seed(request.seed, occurrence);
+        let answer = s.sim.reply(&request).map_err(|e| (500, e.to_string()))?;
         s.stats.lock().expect("stats lock").ok_responses += 1;
         let (reply, usage) = scored_reply(s, api, &parsed, &answer);
         let mut st = s.stats.lock().expect("stats lock");
@@ -587,9 +604,11 @@ async fn handle(
     if latency > 0 {
         tokio::time::sleep(Duration::from_millis(latency)).await;
     }
+    let mut request = parsed.request.clone();
+    request.seed = repeat_seed(request.seed, occurrence);
     let answer = match served_by {
-        Some(p) => p.0.generate(&parsed.request).await,
-        None => s.sim.reply(&parsed.request),
+        Some(p) => p.0.generate(&request).await,
+        None => s.sim.reply(&request),
     };
     let answer = match answer {
         Ok(r) => r,
@@ -649,6 +668,21 @@ async fn handle(
         st.sent += usage;
     }
     json_response(StatusCode::OK, &reply)
+}
+
+/// The seed a request's `occurrence`-th identical arrival is answered with: the seed as
+/// sent the first time, then the seed (or 0) mixed with the arrival's number
+/// (SplitMix64's finalizer), so each repeat draws apart.
+fn repeat_seed(seed: Option<u64>, occurrence: u64) -> Option<u64> {
+    if occurrence == 0 {
+        return seed;
+    }
+    let mut z = seed
+        .unwrap_or(0)
+        .wrapping_add(occurrence.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    Some(z ^ (z >> 31))
 }
 
 fn rate_limited(api: Api, retry_after_ms: u64) -> Response {

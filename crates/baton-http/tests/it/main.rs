@@ -7,6 +7,7 @@ mod hostile;
 mod live;
 mod money3;
 mod providers;
+mod replicates;
 mod sdk;
 
 use std::sync::Arc;
