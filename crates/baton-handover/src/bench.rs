@@ -1,7 +1,9 @@
 //! Handover's trap bench, deterministic layer, with negation-aware coverage.
 //!
 //! A scenario is a folder with a `traps.json` (`{"scenario", "premise", "traps": [{"id",
-//! "kind", "description", "guard_pattern"}]}`) and handoff documents (`*.md`). A trap is
+//! "kind", "description", "guard_pattern", "detect_fell_in"}]}`) and handoff documents
+//! (`*.md`). This module reads the documents' text only; [`crate::traps`] runs the scenarios
+//! as agent tasks and their `detect_fell_in` probes on the tree an agent leaves. A trap is
 //! *covered* when some sentence of the document matches its `guard_pattern` (a regular
 //! expression, case-insensitive) and no matching sentence tells the reader to walk into it.
 //!
@@ -39,6 +41,9 @@ pub struct Trap {
     pub description: String,
     /// What a document must say to guard against it.
     pub guard: Regex,
+    /// The shell probe that tells, on the tree an agent left, whether it fell in
+    /// (`detect_fell_in`: output on stdout means it did); run by [`crate::traps::probe`].
+    pub detect: Option<String>,
 }
 
 impl Trap {
@@ -78,6 +83,8 @@ struct TrapSpec {
     #[serde(default)]
     description: String,
     guard_pattern: String,
+    #[serde(default)]
+    detect_fell_in: Option<String>,
 }
 
 fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -135,6 +142,7 @@ fn load_one(dir: &Path) -> Result<Scenario, Error> {
             kind: spec.kind,
             description: spec.description,
             guard,
+            detect: spec.detect_fell_in,
         });
     }
     let documents = read_dir(dir)?
@@ -546,6 +554,7 @@ mod tests {
             kind: kind.into(),
             description: String::new(),
             guard: Regex::new(&format!("(?i){pattern}")).unwrap(),
+            detect: None,
         }
     }
 

@@ -57,4 +57,43 @@ pub enum Error {
         /// The folder.
         path: PathBuf,
     },
+    /// A file or folder could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A trap scenario's bundled description (`traps/<scenario>/scenario.toml`) is not what
+    /// the trap tasks expect.
+    #[error("trap scenario \"{scenario}\": {message}")]
+    TrapScenario {
+        /// The scenario.
+        scenario: String,
+        /// What is wrong, naming the key or file.
+        message: String,
+    },
+    /// git failed while building a scenario's repository.
+    #[error("trap scenario \"{scenario}\": `git {args}` failed in {}: {message}", dir.display())]
+    Git {
+        /// The scenario.
+        scenario: String,
+        /// The repository.
+        dir: PathBuf,
+        /// git's arguments.
+        args: String,
+        /// Its standard error, or why it did not start.
+        message: String,
+    },
+    /// The sandbox the trap probes run in could not start or be reset.
+    #[error("trap probes of \"{scenario}\": the sandbox failed")]
+    ProbeSandbox {
+        /// The scenario.
+        scenario: String,
+        /// Why.
+        #[source]
+        source: baton_env::EnvError,
+    },
 }

@@ -35,6 +35,10 @@
 //! - **CI** ([`changed`], [`agents`]): the documents a commit range touched, and checks of
 //!   `AGENTS.md`/`CLAUDE.md` (the commands and paths they name exist; their tests pass).
 //! - **Bench** ([`mod@bench`]): Handover's trap bench with negation-aware coverage.
+//! - **Traps as tasks** ([`traps`]): the trap bench's scenarios as agent tasks: their
+//!   repositories (two written here as replayed git histories), the documents under test
+//!   (`good`, `bad`, `poisoned`, `none`) placed as `HANDOVER.md`, the `detect_fell_in` probes
+//!   run in the sandbox on the tree an agent left, and the report's statistics.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
 //!
@@ -84,6 +88,7 @@ pub mod rubric;
 pub mod sandbox;
 pub mod stage;
 pub mod structure;
+pub mod traps;
 pub mod verify;
 pub mod write;
 

@@ -7,5 +7,6 @@ mod large;
 mod reference;
 mod structure;
 mod support;
+mod traps;
 mod variants;
 mod verify;
