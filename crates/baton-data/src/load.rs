@@ -455,7 +455,8 @@ fn check_item(at: &Where<'_>, value: &Value, problems: &mut Problems) -> Option<
             c.fail(
                 "task",
                 format!(
-                    "unknown task family \"{family_name}\" (expected one of code, database, actions, math, data2text; summary and translation are skipped)"
+                    "unknown task family \"{family_name}\" (expected one of code, database, actions, math, data2text; summary and translation are skipped){}",
+                    did_you_mean(family_name)
                 ),
             );
             None
@@ -469,6 +470,20 @@ fn check_item(at: &Where<'_>, value: &Value, problems: &mut Problems) -> Option<
         (Some(family), Some(shards)) if c.ok => Some(Outcome::Task { family, shards }),
         _ => None,
     }
+}
+
+/// `; did you mean "math"?` for the family name closest to `name`, when one is close.
+fn did_you_mean(name: &str) -> String {
+    let wanted = name.trim().to_lowercase();
+    Family::ALL
+        .iter()
+        .map(|f| f.as_str())
+        .chain(SKIPPED_FAMILIES)
+        .map(|f| (strsim::normalized_damerau_levenshtein(&wanted, f), f))
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, f)| format!("; did you mean \"{f}\"?"))
+        .unwrap_or_default()
 }
 
 fn check_shards(c: &mut Checker<'_, '_>, obj: &Map<String, Value>) -> Option<Vec<Shard>> {

@@ -211,3 +211,30 @@ fn issue_9_packed_private_tests_are_checked_and_bounded() {
       packed.json: item 5 (task_id "c/5"): key "private_test_cases": neither JSON text nor packed test cases: the packed tests inflate to more than 268435456 bytes
     "#);
 }
+
+#[test]
+fn issue_35_an_unknown_family_names_the_closest_one() {
+    // See: issue 35 (did-you-mean for families)
+    let item = |family: &str| {
+        format!(
+            r#"[{{"task_id": "m/1", "task": "{family}", "answer": "so #### 1", "shards": [{{"shard_id": 1, "shard": "x"}}]}}]"#
+        )
+    };
+    for (typo, meant) in [
+        ("maths", "math"),
+        ("Database", "database"),
+        ("data-to-text", "data2text"),
+        ("summaries", "summary"),
+    ] {
+        let e = err("mem.json", &item(typo));
+        assert!(
+            e.contains(&format!("unknown task family \"{typo}\"")),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(&format!("are skipped); did you mean \"{meant}\"?")),
+            "{e}"
+        );
+    }
+    assert!(err("mem.json", &item("poetry")).ends_with("are skipped)"));
+}
