@@ -6,7 +6,7 @@
 //! (two-sided, the sum of the probabilities of every table with the same margins that is no
 //! more likely than the one observed, as R's `fisher.test` and SciPy's `fisher_exact` define
 //! it; ties within a relative 1e-7, R's tolerance) because the counts are small. Checked
-//! against SciPy 1.x's `fisher_exact` and textbook values in the tests.
+//! in the tests against textbook values and exact rational sums (SciPy was not at hand).
 
 use serde::Serialize;
 
@@ -142,6 +142,21 @@ mod tests {
         assert!(split.odds_ratio.is_infinite());
         // Identical rows: p = 1.
         assert!(close(fisher_exact(2, 3, 2, 3).p_value, 1.0, 1e-12));
+        // Wikipedia's example (men and women studying): [[1, 9], [11, 3]], p = 0.002759.
+        // The rest: exact rational sums (Python's `fractions` and `math.comb`, run once).
+        for (t, p) in [
+            ((1, 9, 11, 3), 0.002_759_456_185_220_083_6),
+            ((7, 3, 2, 8), 0.069_778_518_694_927_36),
+            ((0, 10, 6, 4), 0.010_835_913_312_693_499),
+            ((10, 0, 3, 7), 0.003_095_975_232_198_142_6),
+            ((2, 18, 9, 11), 0.030_950_305_143_853_53),
+        ] {
+            let got = fisher_exact(t.0, t.1, t.2, t.3).p_value;
+            assert!(
+                close(got, p, 1e-12 * p.max(1e-3)),
+                "{t:?}: {got} against {p}"
+            );
+        }
         // No trials at all.
         let empty = fisher_exact(0, 0, 0, 0);
         assert_eq!(empty.p_value, 1.0);

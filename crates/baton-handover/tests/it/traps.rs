@@ -649,3 +649,62 @@ fn issue_38_documents_are_placed_and_linted() {
     ];
     assert_eq!(scores, want);
 }
+
+/// The probe rule itself, on made-up traps: only standard output decides (a `grep` of a
+/// folder that is gone writes to stderr, which is kept), a probe past its time limit gives
+/// no answer, and a probe that writes does not change what the next one sees.
+#[test]
+fn issue_38_probes_read_stdout_only_keep_stderr_and_reset_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let traps = serde_json::json!({
+        "scenario": "made-up",
+        "traps": [
+            {"id": "gone", "kind": "tried-and-failed", "guard_pattern": "x",
+             "detect_fell_in": "grep -rn 'countCache' missing/ || true"},
+            {"id": "blank", "kind": "tried-and-failed", "guard_pattern": "x",
+             "detect_fell_in": "printf '  \\n\\n'; touch written-by-a-probe; exit 3"},
+            {"id": "sees-no-write", "kind": "tried-and-failed", "guard_pattern": "x",
+             "detect_fell_in": "ls written-by-a-probe 2>/dev/null; cat kept.txt"},
+            {"id": "slow", "kind": "tried-and-failed", "guard_pattern": "x",
+             "detect_fell_in": "sleep 30; echo late"},
+            {"id": "none", "kind": "tried-and-failed", "guard_pattern": "x"}
+        ]
+    });
+    std::fs::write(dir.path().join("traps.json"), traps.to_string()).unwrap();
+    let scenario = baton_handover::bench::load(dir.path()).unwrap().remove(0);
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("kept.txt"), "still here\n").unwrap();
+    let opts = ProbeOptions {
+        timeout: Duration::from_secs(2),
+        ..ProbeOptions::default()
+    };
+    let results = traps::probe::probe_tree("made-up", tree.path(), &scenario.traps, &opts).unwrap();
+    let summary: Vec<(&str, Outcome, Option<i32>, &str)> = results
+        .iter()
+        .map(|r| (r.trap.as_str(), r.outcome, r.exit_code, r.stdout.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("gone", Outcome::Clear, Some(0), ""),
+            ("blank", Outcome::Clear, Some(3), "  \n\n"),
+            ("sees-no-write", Outcome::FellIn, Some(0), "still here\n"),
+            ("slow", Outcome::NoAnswer, None, ""),
+            ("none", Outcome::NoAnswer, None, ""),
+        ]
+    );
+    assert!(
+        results[0].stderr.contains("missing/"),
+        "{:?}",
+        results[0].stderr
+    );
+    assert_eq!(results[1].stdout_bytes, 4);
+    assert!(results[3].note.as_deref().unwrap().contains("timed out"));
+    assert!(
+        results[4]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("no detect_fell_in")
+    );
+}
