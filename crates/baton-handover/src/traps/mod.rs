@@ -20,10 +20,10 @@
 //!
 //! # For the agent runner
 //!
-//! A trial is: [`TrapTask::build_repo`] into a fresh folder, [`TrapTask::place`] the
-//! condition's document, start the sandbox on that folder with [`TrapTask::sandbox_env`]
+//! A trial is: [`TrapTask::prepare`] (build the repository into a fresh folder, place the
+//! condition's document, give the prompt), start the sandbox on that folder with [`TrapTask::sandbox_env`]
 //! (a git identity, so the agent can commit), run the agent with
-//! [`TrapTask::prompt`], then [`probe::probe_env`] on the same environment (or
+//! the prepared prompt, then [`TrapTask::probe`] on the same environment (or
 //! [`probe::probe_tree`] on a copy of its final tree). Lint each condition's document once
 //! with [`TrapTask::lint`] for the report.
 //!
@@ -33,7 +33,8 @@
 //! `reverted-feature`'s third probe runs `npm test`: without Node.js in the sandbox the
 //! `npm test` half finds nothing (its "command not found" goes to the pipe's `grep`, which
 //! does not match) and the probe falls back to its other half (the migration never applied),
-//! so it still answers, but cannot see a test suite the agent broke.
+//! so it still answers, but cannot see a test suite the agent broke (tested with `node` and
+//! `npm` hidden in the sandbox: every scripted agent's values are the same).
 
 pub mod documents;
 pub mod history;
@@ -84,6 +85,19 @@ pub struct TrapTask {
     pub spec: ScenarioSpec,
     /// baton's `poisoned` document.
     pub poisoned: String,
+}
+
+/// A trial ready for its agent ([`TrapTask::prepare`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// The working tree to start the sandbox on.
+    pub repo: PathBuf,
+    /// Its HEAD, the scenario's last commit (the agent's own commits come after it).
+    pub head: String,
+    /// The task prompt.
+    pub prompt: String,
+    /// The condition whose document was placed.
+    pub condition: Condition,
 }
 
 /// Every scenario baton runs, from the Handover checkout's `bench/scenarios` folder
@@ -171,6 +185,19 @@ impl TrapTask {
         Ok(self
             .document(condition)?
             .map(|text| documents::lint(&text, &self.scenario.traps, rubric)))
+    }
+
+    /// Everything a trial needs before the agent starts: the repository built in `dest`,
+    /// `condition`'s document placed in it, and the prompt.
+    pub fn prepare(&self, condition: Condition, dest: &Path) -> Result<Prepared, Error> {
+        let head = self.build_repo(dest)?;
+        self.place(dest, condition)?;
+        Ok(Prepared {
+            repo: dest.to_path_buf(),
+            head,
+            prompt: self.prompt(condition),
+            condition,
+        })
     }
 
     /// Variables for the sandbox the agent works in: a git identity, so its commits work

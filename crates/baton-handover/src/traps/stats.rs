@@ -99,6 +99,25 @@ pub fn fisher_exact(a: u64, b: u64, c: u64, d: u64) -> Fisher {
     }
 }
 
+/// The rate of a cell from its trials' answers (`None`: the probe gave no answer, left out
+/// of `n`); `None` when no trial answered.
+pub fn cell_rate(answers: &[Option<bool>]) -> Option<Rate> {
+    let n = answers.iter().flatten().count() as u64;
+    let k = answers.iter().flatten().filter(|f| **f).count() as u64;
+    wilson(k, n, Z95)
+}
+
+/// Fisher's exact test of a condition's cell against the control's (`none`): the table
+/// `[[fell in, clear] of the condition, [fell in, clear] of the control]`.
+pub fn contrast(condition: &Rate, control: &Rate) -> Fisher {
+    fisher_exact(
+        condition.k,
+        condition.n - condition.k,
+        control.k,
+        control.n - control.k,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +147,18 @@ mod tests {
         assert!(close(all.low, 0.722_467_7, 1e-6), "{all:?}");
         assert_eq!(wilson(0, 0, Z95), None);
         assert_eq!(wilson(3, 2, Z95), None);
+    }
+
+    #[test]
+    fn cells_leave_out_trials_without_an_answer() {
+        let good = cell_rate(&[Some(false), None, Some(false), Some(true)]).unwrap();
+        assert_eq!((good.k, good.n), (1, 3));
+        let none = cell_rate(&[Some(true); 5]).unwrap();
+        let good5 = cell_rate(&[Some(false); 5]).unwrap();
+        let f = contrast(&good5, &none);
+        assert!(close(f.p_value, 2.0 / 252.0, 1e-12), "{f:?}");
+        assert_eq!(f.odds_ratio, 0.0);
+        assert_eq!(cell_rate(&[None, None]), None);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! skip loudly when the host has no `node` (the sandbox sees the host's `/usr`); CI does not
 //! install Node.js, so they never fail for its absence, even under
 //! `BATON_REQUIRE_CONFORMANCE=1`. `reverted-feature`'s third probe runs `npm test` when it
-//! can; without Node.js it answers from its other half, and the expected values are the same.
+//! can; without Node.js it answers from its other half, and the expected values are the same
+//! (checked with `node` and `npm` hidden in the sandbox).
 //
 // See: issue 38 (`issues show 38`).
 
@@ -218,7 +219,7 @@ struct Script {
 
 const COMMIT: &str = "git add -A && git commit -qm 'Work from the handoff'";
 
-const APPLY_MIGRATION: &str = "if command -v node >/dev/null; then node scripts/apply-migrations.js; \
+const APPLY_MIGRATION: &str = "if node --version >/dev/null 2>&1; then node scripts/apply-migrations.js; \
      else printf '[\\n  \"2026_01_10_create_guest_orders\"\\n]\\n' > migrations/applied.json; fi";
 
 const WIRE_ROUTE: &str = r#"cat > src/routes/guestOrder.ts <<'TS'
@@ -707,4 +708,55 @@ fn issue_38_probes_read_stdout_only_keep_stderr_and_reset_the_tree() {
             .unwrap()
             .contains("no detect_fell_in")
     );
+}
+
+/// `reverted-feature`'s third probe runs `npm test` when it can. On a host without Node.js
+/// (CI's) it answers from its other half, the migration marker; here the sandbox's `PATH`
+/// is cut down to a folder without `node` and `npm`, and every script's values are the same.
+#[test]
+fn issue_38_reverted_feature_probes_answer_the_same_without_node() {
+    let Some(tasks) = tasks() else { return };
+    let task = task(&tasks, "reverted-feature");
+    let mut cases: Vec<(&str, &[&str], [bool; 3])> = vec![("untouched", &[], [false, false, true])];
+    cases.extend(
+        SCRIPTS
+            .iter()
+            .filter(|s| s.scenario == "reverted-feature")
+            .map(|s| (s.what, s.commands, s.fell)),
+    );
+    // `node` and `npm` as a shell without them sees them: not found, exit 127.
+    let hide = "mkdir -p /tmp/no-node && for t in node npm; do \
+                printf '#!/bin/sh\\necho \"$0: command not found\" >&2\\nexit 127\\n' > /tmp/no-node/$t; \
+                chmod +x /tmp/no-node/$t; done";
+    for (what, commands, fell) in cases {
+        let (dir, _) = build(task);
+        let mut config = EnvConfig::for_backend(BackendKind::Bwrap);
+        config.limits.timeout_secs = 60.0;
+        let mut setup = Setup::tree(dir.path().join("repo"));
+        setup.env = TrapTask::sandbox_env();
+        let path = baton_env::base_env(BackendKind::Bwrap)["PATH"].clone();
+        setup
+            .env
+            .insert("PATH".into(), format!("/tmp/no-node:{path}"));
+        let mut env = baton_env::start(&config, &setup).unwrap();
+        run(
+            env.as_mut(),
+            &[hide, "! node --version && ! npm --version"],
+            "no node",
+        );
+        run(env.as_mut(), commands, what);
+        let results = task.probe(env.as_mut(), &ProbeOptions::default()).unwrap();
+        assert_eq!(
+            outcomes(&results),
+            expect(task, fell),
+            "{what}: {results:#?}"
+        );
+        if fell[2] {
+            assert_eq!(
+                results[2].stdout.trim(),
+                "fell in: migration never applied",
+                "{what}"
+            );
+        }
+    }
 }
