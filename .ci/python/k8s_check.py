@@ -13,7 +13,8 @@
    merged report must equal an unsplit run's byte for byte.
 
     python k8s_check.py --manifests launchers/kubernetes            # 1 and 2
-    python k8s_check.py --manifests … --run chat --experiment exp.toml --baton target/debug/baton --work DIR
+    python k8s_check.py --manifests … --run chat=chat.toml --run agent=agent.toml \
+        --baton target/debug/baton --work DIR
 """
 
 from __future__ import annotations
@@ -234,7 +235,11 @@ def run_chain(chain, jobs, experiment: Path, baton: Path, work: Path):
     if status.returncode != 0:
         raise CheckError(f"{chain}: the unsplit run exited {status.returncode}: {status.stderr[-2000:]}")
     whole_md = work / "whole.md"
-    subprocess.run([str(baton), "report", str(whole), "--out", str(whole_md)], check=True)
+    subprocess.run(
+        [str(baton), "report", str(whole), "--out", str(whole_md)],
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
     if merged.read_bytes() != whole_md.read_bytes():
         raise CheckError(f"{chain}: {merged} differs from the unsplit run's report {whole_md}")
     print(
@@ -247,17 +252,28 @@ def run_chain(chain, jobs, experiment: Path, baton: Path, work: Path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifests", type=Path, required=True)
-    parser.add_argument("--run", choices=sorted(CHAINS))
-    parser.add_argument("--experiment", type=Path)
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="CHAIN=EXPERIMENT",
+        help=f"run a chain ({', '.join(sorted(CHAINS))}) on an experiment file",
+    )
     parser.add_argument("--baton", type=Path)
-    parser.add_argument("--work", type=Path)
+    parser.add_argument("--work", type=Path, help="one folder per chain is made in it")
     args = parser.parse_args()
+    runs = []
+    for given in args.run:
+        chain, _, experiment = given.partition("=")
+        if chain not in CHAINS or not experiment:
+            parser.error(f"--run {given}: write CHAIN=EXPERIMENT, CHAIN one of {sorted(CHAINS)}")
+        runs.append((chain, Path(experiment)))
+    if runs and not (args.baton and args.work):
+        parser.error("--run needs --baton and --work")
     try:
         jobs = validate(args.manifests)
-        if args.run:
-            if not (args.experiment and args.baton and args.work):
-                parser.error("--run needs --experiment, --baton and --work")
-            run_chain(args.run, jobs, args.experiment.resolve(), args.baton.resolve(), args.work.resolve())
+        for chain, experiment in runs:
+            run_chain(chain, jobs, experiment.resolve(), args.baton.resolve(), (args.work / chain).resolve())
     except CheckError as e:
         print(f"k8s-check: {e}", file=sys.stderr)
         sys.exit(1)
