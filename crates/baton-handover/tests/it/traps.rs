@@ -797,3 +797,48 @@ fn issue_38_descoped_admin_export_budget_holds_with_uplot_and_not_chart_js() {
     let tests = env.exec(&Exec::new("npm test 2>&1")).unwrap();
     assert!(tests.status.success(), "{}", tests.output.text());
 }
+
+/// The repositories agree with the documents: every claim of Handover's good document and of
+/// the poisoned one holds on the built repository (run in the sandbox), so a trial's agent
+/// finds what the document says it will.
+#[test]
+fn issue_38_every_claim_of_the_good_and_poisoned_documents_holds_on_the_repository() {
+    let Some(tasks) = tasks() else { return };
+    let node = node();
+    let mut ran = 0;
+    for task in &tasks {
+        let (dir, _) = build(task);
+        let mut env = sandbox(&dir.path().join("repo"));
+        for condition in [Condition::Good, Condition::Poisoned] {
+            let text = task.document(condition).unwrap().unwrap();
+            let doc = baton_handover::Document::parse(&text);
+            let (claims, over) = baton_handover::claims::claims(&doc.body);
+            assert!(over.is_empty());
+            // reverted-feature's good document writes `ls migrations/ | grep guest_orders`
+            // with an unescaped pipe, which splits its table row: one claim is lost (the
+            // hole docs/handover.md lists first).
+            let want = match (task.name(), condition) {
+                ("reverted-feature", Condition::Good) => 1,
+                _ => 2,
+            };
+            assert_eq!(claims.len(), want, "{} {condition}", task.name());
+            for claim in claims {
+                if claim.command.starts_with("npm") && !node {
+                    skip_without_node(&format!("{} {condition}: `{}`", task.name(), claim.command));
+                    continue;
+                }
+                let out = env.exec(&Exec::new(claim.command.as_str())).unwrap();
+                assert!(
+                    out.status.success(),
+                    "{} {condition}: `{}` ended {}: {}",
+                    task.name(),
+                    claim.command,
+                    out.status,
+                    out.output.text()
+                );
+                ran += 1;
+            }
+        }
+    }
+    assert_eq!(ran, if node { 11 } else { 10 });
+}
