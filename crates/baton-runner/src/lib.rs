@@ -76,7 +76,7 @@ pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use lock::{LOCK_FILE, lock_path};
 pub use merge::{Difference, MergeError, MergeSummary, merge};
-pub use part::Part;
+pub use part::{Part, PartPhase};
 pub use plan::{Plan, TaskGroup};
 pub use report_input::{prefix_cost, report_input};
 pub use run::{RunOptions, RunSummary, Runner};
@@ -214,6 +214,15 @@ pub enum RunError {
         stored: Option<String>,
         /// The part asked for (none: the whole experiment).
         given: Option<String>,
+    },
+    /// A part's `--phase handoffs` cannot use its thresholds file: it was computed
+    /// for another experiment or part count, or from anchors that are not this part's.
+    #[error("--thresholds {}: {message}", .file.display())]
+    Thresholds {
+        /// The thresholds file.
+        file: PathBuf,
+        /// What does not match.
+        message: String,
     },
     /// A file the run writes beside its store could not be written.
     #[error("cannot write {}: {message}", .path.display())]

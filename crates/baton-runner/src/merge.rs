@@ -81,6 +81,17 @@ pub enum MergeError {
         /// The other.
         second: PathBuf,
     },
+    /// `baton thresholds` was given parts of an experiment with no handoff study.
+    #[error("part {}: its experiment has no [handoff] table, so no thresholds: run its parts without --phase and merge them", .0.display())]
+    NoBarrier(PathBuf),
+    /// `baton thresholds`: a part's anchors are not all finished.
+    #[error("part {}: its anchors are incomplete ({why}); run its `--phase anchors` command again to finish them, then compute the thresholds", .part.display())]
+    AnchorsIncomplete {
+        /// The part's folder.
+        part: PathBuf,
+        /// Which anchor, or how many are stored.
+        why: String,
+    },
     /// `--out` holds a store that is not a merge.
     #[error("--out {}: holds a store that is not a merge (a run's or a part's); merge into another folder", .0.display())]
     OutHoldsRun(PathBuf),
@@ -133,17 +144,17 @@ impl MergeSummary {
 }
 
 /// One part as checked.
-struct Checked {
-    dir: PathBuf,
-    store: PathBuf,
-    part: Part,
+pub(crate) struct Checked {
+    pub(crate) dir: PathBuf,
+    pub(crate) store: PathBuf,
+    pub(crate) part: Part,
     name: String,
     kind: String,
     spec_sha256: String,
     normalized: Option<String>,
     price_card: String,
     inputs: BTreeMap<String, String>,
-    tasks: Vec<String>,
+    pub(crate) tasks: Vec<String>,
     thresholds: Vec<ThresholdRow>,
     _lock: FolderLock,
 }
@@ -176,7 +187,7 @@ fn check_part(dir: &Path) -> Result<Checked, MergeError> {
         normalized: reader.experiment_json()?,
         price_card: exp.price_card_sha256,
         inputs: reader.inputs()?,
-        tasks: reader.tasks()?.into_iter().map(|t| t.task_id).collect(),
+        tasks: reader.task_ids()?,
         thresholds: reader.agent_thresholds()?,
         dir: dir.to_path_buf(),
         store,
@@ -261,8 +272,9 @@ fn compare(first: &Checked, c: &Checked) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Check the parts in `dirs` and merge them into `out`'s store (see the module).
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
+/// Check the parts in `dirs` (see the module) and return them by index, each folder
+/// locked until they are dropped.
+pub(crate) fn checked_parts(dirs: &[PathBuf]) -> Result<Vec<Checked>, MergeError> {
     if dirs.is_empty() {
         return Err(MergeError::NoParts);
     }
@@ -293,16 +305,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
         compare(first, c)?;
     }
     let count = first.part.count;
-    let mut by_index: BTreeMap<u32, &Checked> = BTreeMap::new();
-    for c in &checked {
-        if let Some(other) = by_index.insert(c.part.index, c) {
+    let mut by_index: BTreeMap<u32, Checked> = BTreeMap::new();
+    for c in checked {
+        let index = c.part.index;
+        if let Some(other) = by_index.get(&index) {
             return Err(MergeError::Repeated {
-                index: c.part.index,
+                index,
                 count,
                 first: other.dir.clone(),
                 second: c.dir.clone(),
             });
         }
+        by_index.insert(index, c);
     }
     let missing: Vec<String> = (1..=count)
         .filter(|i| !by_index.contains_key(i))
@@ -326,6 +340,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
             }
         }
     }
+    Ok(by_index.into_values().collect())
+}
+
+/// Check the parts in `dirs` and merge them into `out`'s store (see the module).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
+    let by_index = checked_parts(dirs)?;
     let out_lock = FolderLock::acquire(out)?;
     let store_path = out.join(STORE_FILE);
     if store_path.exists() && baton_store::merged_parts(&store_path)?.is_none() {
@@ -333,9 +353,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
     }
     let building = out.join(format!("{STORE_FILE}.merging"));
     remove_store_files(&building)?;
-    let stores: Vec<&Path> = by_index.values().map(|c| c.store.as_path()).collect();
+    let stores: Vec<&Path> = by_index.iter().map(|c| c.store.as_path()).collect();
     baton_store::merge_into(&building, &stores)?;
-    for c in by_index.values() {
+    for c in &by_index {
         copy_blobs(&c.dir, out)?;
     }
     remove_store_files(&store_path)?;
@@ -346,13 +366,19 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeSummary, MergeError> {
     drop(out_lock);
     let reader = Reader::open(&store_path)?;
     let mut episodes = BTreeMap::new();
-    for e in reader.episodes()? {
-        *episodes.entry(e.status()).or_default() += 1;
+    if reader.experiment()?.meta.kind == baton_types::ExperimentKind::Agent {
+        for e in reader.agent_episodes()? {
+            *episodes.entry(e.outcome.status).or_default() += 1;
+        }
+    } else {
+        for e in reader.episodes()? {
+            *episodes.entry(e.status()).or_default() += 1;
+        }
     }
     Ok(MergeSummary {
         calls: reader.call_count()?,
         store_path,
-        parts: checked.len(),
+        parts: by_index.len(),
         episodes,
     })
 }

@@ -31,6 +31,16 @@ pub struct Part {
     pub count: u32,
 }
 
+/// A part's phase of the agent handoff study (`--phase`): its anchors first, then,
+/// with the thresholds of every part's anchors, its handoff cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PartPhase {
+    /// The anchor episodes only.
+    Anchors,
+    /// The handoff cells, with a thresholds file (`baton thresholds`).
+    Handoffs,
+}
+
 /// A `--part` value that is not `I/N` with 1 ≤ I ≤ N.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--part {given:?}: {why}; write it I/N with 1 ≤ I ≤ N (e.g. 2/8)")]

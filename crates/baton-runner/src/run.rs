@@ -78,6 +78,12 @@ pub struct RunOptions {
     /// With `part`: the experiment's `requests_per_minute` and `tokens_per_minute` are
     /// this part's own, not divided by N (`--part-rate-limits`).
     pub part_rate_limits: bool,
+    /// With `part`, an agent handoff study's phase (`--phase`); a chat experiment and
+    /// a whole run have none.
+    pub phase: Option<crate::part::PartPhase>,
+    /// With [`PartPhase::Handoffs`](crate::part::PartPhase): the thresholds file `baton
+    /// thresholds` wrote from every part's anchors.
+    pub thresholds: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -107,6 +113,8 @@ impl RunOptions {
             observer: Arc::new(SilentObserver),
             part: None,
             part_rate_limits: false,
+            phase: None,
+            thresholds: None,
         }
     }
 
@@ -114,13 +122,18 @@ impl RunOptions {
     /// (unless [`part_rate_limits`](Self::part_rate_limits)), as given otherwise.
     pub(crate) fn part_limits(&self, spec: &ExperimentSpec) -> ExperimentSpec {
         let mut spec = spec.clone();
-        if let Some(part) = self.part.filter(|_| !self.part_rate_limits) {
-            for m in spec.models.values_mut().chain(spec.extractor.as_mut()) {
-                m.requests_per_minute = m.requests_per_minute.map(|r| part.divide(r));
-                m.tokens_per_minute = m.tokens_per_minute.map(|t| part.divide(t));
-            }
+        for m in spec.models.values_mut().chain(spec.extractor.as_mut()) {
+            self.part_model_limits(m);
         }
         spec
+    }
+
+    /// One model's rate limits as this part's (see [`part_limits`](Self::part_limits)).
+    pub(crate) fn part_model_limits(&self, m: &mut crate::spec::ModelSpec) {
+        if let Some(part) = self.part.filter(|_| !self.part_rate_limits) {
+            m.requests_per_minute = m.requests_per_minute.map(|r| part.divide(r));
+            m.tokens_per_minute = m.tokens_per_minute.map(|t| part.divide(t));
+        }
     }
 
     /// `p` as given when absolute, else under [`base_dir`](Self::base_dir).

@@ -57,6 +57,23 @@ pub fn record_part(path: &Path, label: &str) -> Result<Option<String>> {
     Ok(before)
 }
 
+impl crate::Reader {
+    /// The id of every stored task, either study's, in order.
+    pub fn task_ids(&self) -> Result<Vec<String>> {
+        let err = sqlite_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT task_id FROM tasks ORDER BY task_id")
+            .map_err(&err)?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(&err)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(&err)?;
+        Ok(ids)
+    }
+}
+
 /// Whether the store at `path` has paid replies in its spool, kept from a failed write
 /// and not yet imported (the next open of the store imports them).
 pub fn spool_pending(path: &Path) -> bool {

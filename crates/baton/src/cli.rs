@@ -30,6 +30,9 @@ pub enum Command {
     /// Merge the folders of an experiment's parts (`run --part I/N`) into one store
     /// whose report is the unsplit run's.
     Merge(MergeArgs),
+    /// The agent handoff study's switch thresholds from the anchors of all its parts
+    /// (`run --part I/N --phase anchors`), written to a file for `--phase handoffs`.
+    Thresholds(ThresholdsArgs),
     /// Write a transcript viewer of a stored experiment: every episode's conversation,
     /// switch, extracted answer and verdict, as static HTML (`view/index.html`).
     View(ViewArgs),
@@ -579,6 +582,17 @@ pub struct MergeArgs {
     #[arg(required = true)]
     pub parts: Vec<PathBuf>,
     /// The merged folder (its report is the unsplit run's).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `baton thresholds`.
+#[derive(Debug, Args)]
+pub struct ThresholdsArgs {
+    /// The parts' folders after `--phase anchors`.
+    #[arg(required = true)]
+    pub parts: Vec<PathBuf>,
+    /// The thresholds file to write (JSON).
     #[arg(long)]
     pub out: PathBuf,
 }

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args, &printer),
         Command::Report(args) => commands::report::report(args, &printer),
         Command::Merge(args) => commands::merge::merge(args, &printer),
+        Command::Thresholds(args) => commands::thresholds::thresholds(args, &printer),
         Command::Score(args) => commands::score::score(args, &printer),
         Command::Data(cmd) => commands::data::data(cmd, &printer),
         Command::Show(args) => commands::show::show(args, &printer),

@@ -168,7 +168,7 @@ pub(crate) fn thresholds(
     Ok(out)
 }
 
-fn finished(e: &AgentEpisodeRow) -> bool {
+pub(crate) fn finished(e: &AgentEpisodeRow) -> bool {
     e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete
 }
 

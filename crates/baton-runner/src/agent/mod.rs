@@ -22,6 +22,7 @@
 //! preflight a run makes before its first call and `baton swebench eval`, which judges a
 //! finished run's SWE-bench patches and stores the verdicts.
 
+pub mod barrier;
 pub mod dry_run;
 mod handoff;
 mod models;
@@ -47,6 +48,7 @@ use baton_store::{
 };
 use baton_types::{Cost, EpisodeStatus, Verdict};
 
+pub use barrier::{ThresholdsFile, thresholds_from_parts};
 pub use report_input::{STUDY_BOOTSTRAP, agent_report_input, study_input};
 pub use spec::{AGENT_KIND, AgentModel, AgentSpec, BATCH_REFUSED, is_agent_experiment};
 
@@ -133,6 +135,11 @@ pub struct AgentRunner {
     independent: bool,
     concurrency: usize,
     store_path: PathBuf,
+    /// A part's phase: anchors only, or handoffs with adopted thresholds.
+    phase: Option<crate::part::PartPhase>,
+    /// A part's `I/N` and every part's upper bound, and its spending cap.
+    part: Option<(crate::part::Part, Vec<Cost>)>,
+    max_cost: Option<Cost>,
     _lock: FolderLock,
 }
 
@@ -173,6 +180,27 @@ pub fn select_dataset(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDat
         dataset.tasks.truncate(limit);
     }
     Ok(dataset)
+}
+
+/// Every part's dry-run upper bound (part 1 first) of `tasks`, the whole experiment's
+/// sample: an agent episode's bound is its limits', the same for every task, so a
+/// part's is the whole bound in proportion to its tasks.
+fn part_bounds(
+    spec: &AgentSpec,
+    options: &RunOptions,
+    tasks: &[AgentTask],
+    part: crate::part::Part,
+) -> Result<Vec<Cost>, RunError> {
+    let whole = dry_run::dry_run(spec, options)?.paid_upper();
+    let mut counts = vec![0i128; part.count as usize];
+    for t in tasks {
+        counts[crate::part::Part::of_task(&t.id, part.count) as usize - 1] += 1;
+    }
+    let n = tasks.len().max(1) as i128;
+    Ok(counts
+        .into_iter()
+        .map(|c| Cost(i64::try_from(i128::from(whole.0) * c / n).unwrap_or(i64::MAX)))
+        .collect())
 }
 
 /// The loop's configuration: protocol, limits and templates.
@@ -231,8 +259,9 @@ impl AgentRunner {
         if options.resume && !store_path.exists() {
             return Err(RunError::NothingToResume(store_path));
         }
+        barrier::check_phase(&spec, &options)?;
         let lock = FolderLock::acquire(&options.out_dir)?;
-        let dataset = select_dataset(&spec, &options)?;
+        let mut dataset = select_dataset(&spec, &options)?;
         let config = agent_config(&spec, &options)?;
         let card = price_card(&spec, &options)?;
         let models = models::build(
@@ -242,6 +271,18 @@ impl AgentRunner {
             &options,
             &config.templates.model_kwargs,
         )?;
+        // a part keeps its tasks, after every part's bound is known (models are built
+        // on the whole sample, as a whole run builds them)
+        let part_bounds = match options.part {
+            Some(part) => {
+                let bounds = part_bounds(&spec, &options, &dataset.tasks, part)?;
+                dataset.tasks.retain(|t| part.contains(&t.id));
+                bounds
+            }
+            None => Vec::new(),
+        };
+        let max_cost =
+            crate::part::record(&options.out_dir.join(STORE_FILE), &options, &part_bounds)?;
         let mut env = environment(&spec, &config.templates);
         // The run's containers carry its label; a run killed with SIGKILL left some, which
         // its resume removes before it starts new ones (the folder lock is held).
@@ -345,6 +386,11 @@ impl AgentRunner {
         for c in store.check_inputs(inputs, options.allow_changed).await? {
             tracing::warn!(input = %c, "continuing with a changed input (--allow-changed); recorded in the store");
         }
+        if let (Some(crate::part::PartPhase::Handoffs), Some(part), Some(file)) =
+            (options.phase, options.part, &options.thresholds)
+        {
+            barrier::adopt(file, &spec, part, &store, &store_path).await?;
+        }
         let episodes = dataset.tasks.len() * models.len() * spec.replicates as usize;
         options
             .observer
@@ -369,10 +415,13 @@ impl AgentRunner {
                 store,
                 options.stop,
                 options.observer,
-                Budget::new(options.max_cost, paid),
+                Budget::new(max_cost, paid),
                 secrets,
             )),
             store_path,
+            phase: options.phase,
+            part: options.part.map(|p| (p, part_bounds)),
+            max_cost,
             texts,
             independent,
             _lock: lock,
@@ -382,6 +431,16 @@ impl AgentRunner {
     /// The tasks, in run order.
     pub fn tasks(&self) -> &[Arc<AgentTask>] {
         &self.tasks
+    }
+
+    /// This run's spending cap: `--max-cost`, or for a part its share of it.
+    pub fn max_cost(&self) -> Option<Cost> {
+        self.max_cost
+    }
+
+    /// A part's `I/N` with every part's dry-run upper bound (part 1 first).
+    pub fn part(&self) -> Option<(crate::part::Part, &[Cost])> {
+        self.part.as_ref().map(|(p, b)| (*p, b.as_slice()))
     }
 
     /// Run every episode, resuming what is stored.
@@ -412,7 +471,10 @@ impl AgentRunner {
             },
         )
         .await?;
-        runner.run_handoffs().await?;
+        // a part's anchors phase stops at the barrier: the thresholds need every part's
+        if runner.phase != Some(crate::part::PartPhase::Anchors) {
+            runner.run_handoffs().await?;
+        }
         if let Some(why) = runner.shared.first_block() {
             return Err(RunError::Unpriced(why));
         }

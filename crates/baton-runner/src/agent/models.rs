@@ -86,10 +86,12 @@ pub(crate) fn build(
     let mut sims = BTreeMap::new();
     let mut specs = BTreeMap::new();
     for name in spec.models.keys() {
-        let m = spec.model(name).map_err(|message| RunError::Model {
+        let mut m = spec.model(name).map_err(|message| RunError::Model {
             name: name.clone(),
             message,
         })?;
+        // a part's models send under its share of each rate limit
+        options.part_model_limits(&mut m.spec);
         let (kind, id) = m.spec.provider_and_id();
         if kind == "sim" {
             sims.insert(

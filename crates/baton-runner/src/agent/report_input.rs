@@ -5,7 +5,7 @@ use std::path::Path;
 use baton_report::{
     AgentEpisodeRecord, AgentReportInput, StudyCell, StudyEpisode, StudyInput, StudyThreshold,
 };
-use baton_store::{AgentCell, Reader};
+use baton_store::{AgentCell, AgentEpisodeRow, Reader};
 use baton_types::{Cost, EpisodeStatus};
 
 use crate::agent::AgentSpec;
@@ -22,8 +22,7 @@ pub fn agent_report_input(store_path: &Path) -> Result<AgentReportInput, RunErro
     let reader = Reader::open(store_path)?;
     let experiment = reader.experiment()?;
     let simulated = experiment.meta.simulated || reader.served_by_simulated_model()?;
-    let episodes = reader
-        .agent_episodes()?
+    let episodes = in_report_order(reader.agent_episodes()?)
         .into_iter()
         .filter(|e| matches!(e.cell, AgentCell::Single { .. }))
         .map(|e| {
@@ -56,6 +55,15 @@ pub fn agent_report_input(store_path: &Path) -> Result<AgentReportInput, RunErro
     })
 }
 
+/// Episodes by task, cell and replicate: the report's sums (floating point, so their
+/// order shows in the last digits) and bootstrap draws never depend on the order the
+/// episodes were stored in, which concurrency decides, and which differs between a
+/// whole run and the merge of its parts.
+fn in_report_order(mut episodes: Vec<AgentEpisodeRow>) -> Vec<AgentEpisodeRow> {
+    episodes.sort_by_cached_key(|e| (e.task_id.clone(), e.cell.label(), e.replicate));
+    episodes
+}
+
 /// The bootstrap replicates of the study report (the paper's).
 pub const STUDY_BOOTSTRAP: usize = 10_000;
 
@@ -84,8 +92,7 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
             s: t.s,
         })
         .collect();
-    let episodes = reader
-        .agent_episodes()?
+    let episodes = in_report_order(reader.agent_episodes()?)
         .into_iter()
         .map(|e| {
             let finished = e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete;

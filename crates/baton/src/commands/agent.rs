@@ -47,10 +47,10 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
         !args.independent || spec.handoff.is_some(),
         "--independent is for handoff experiments: this agent experiment has no [handoff] table, so no prefixes to fork"
     );
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&spec.name));
+    let out = args.out.clone().unwrap_or_else(|| match args.part {
+        Some(part) => Path::new("results").join(part.folder_name(&spec.name)),
+        None => Path::new("results").join(&spec.name),
+    });
     let base = args
         .experiment
         .parent()
@@ -64,6 +64,10 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
     options.allow_changed = args.allow_changed;
     options.independent = args.independent;
     options.skip_invalid = args.skip_invalid;
+    options.part = args.part;
+    options.part_rate_limits = args.part_rate_limits;
+    options.phase = args.phase.map(crate::commands::run::part_phase);
+    options.thresholds = args.thresholds.clone();
     if let Some(usd) = args.max_cost {
         anyhow::ensure!(
             usd >= 0.0 && usd.is_finite(),
@@ -92,7 +96,13 @@ fn execute(
     let summary = drive(show_progress, |progress, stop| async move {
         options.observer = progress;
         options.stop = stop;
-        Ok(AgentRunner::prepare(spec, options).await?.run().await?)
+        let max_cost = options.max_cost;
+        let runner = AgentRunner::prepare(spec, options).await?;
+        let share = crate::commands::run::part_share(runner.part(), runner.max_cost(), max_cost);
+        if let Some(line) = share {
+            printer.line(&line)?;
+        }
+        Ok(runner.run().await?)
     })?;
     if summary.count(EpisodeStatus::Incomplete) > 0 {
         printer.error("some episodes are incomplete; run the same command again to finish them");

@@ -14,4 +14,5 @@ pub mod score;
 pub mod show;
 pub mod sim_server;
 pub mod swebench;
+pub mod thresholds;
 pub mod view;

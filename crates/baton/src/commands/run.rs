@@ -183,6 +183,14 @@ fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
         .unwrap_or(true)
 }
 
+/// The library's name for a `--phase`.
+pub fn part_phase(phase: crate::cli::PartPhase) -> baton_runner::PartPhase {
+    match phase {
+        crate::cli::PartPhase::Anchors => baton_runner::PartPhase::Anchors,
+        crate::cli::PartPhase::Handoffs => baton_runner::PartPhase::Handoffs,
+    }
+}
+
 /// The line a part prints before it starts: its share of the experiment's cap, and
 /// the bounds it comes from. None for a whole run, or a part without a cap.
 pub fn part_share(

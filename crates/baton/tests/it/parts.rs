@@ -399,3 +399,168 @@ fn issue_33_max_cost_over_three_parts_is_the_experiments_total() {
         serde_json::from_str(&ok(d, &["report", "m", "--format", "json"])).unwrap();
     assert!(json.to_string().contains("incomplete"), "{json}");
 }
+
+/// The agent handoff study on the bundled agent sample with simulated agents: four
+/// tasks (one or two in each of three parts), two percentiles, both directions.
+const AGENT: &str = r#"kind = "agent"
+name = "agent-split"
+dataset = "agent-sample"
+limit = 4
+seed = 5
+concurrency = 8
+interfaces = ["raw"]
+
+[agent]
+step_limit = 30
+
+[models.lc]
+model = "sim/lc"
+
+[models.lc.sim]
+skill = 0.45
+malformed = 0.05
+
+[models.hc]
+model = "sim/hc"
+
+[[pairs]]
+low = "lc"
+high = "hc"
+
+[handoff]
+percentiles = [10, 50]
+"#;
+
+fn code(dir: &Path, args: &[&str]) -> (i32, String) {
+    let o = baton(dir, args);
+    (o.status.code().unwrap_or(-1), stderr(&o))
+}
+
+#[test]
+fn issue_33_three_agent_parts_anchors_thresholds_handoffs_merged_report_the_unsplit_study() {
+    if !crate::env::sandbox_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("exp.toml"), AGENT).unwrap();
+    ok(d, &["run", "exp.toml", "--out", "whole", "--quiet"]);
+    // a part of the study without a phase is told the two phases
+    let (c, err) = code(d, &["run", "exp.toml", "--part", "1/3", "--out", "p1"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("runs in two phases: `--part 1/3 --phase anchors`"),
+        "{err}"
+    );
+    for i in 1..=3 {
+        let part = format!("{i}/3");
+        let out = format!("p{i}");
+        ok(
+            d,
+            &[
+                "run", "exp.toml", "--part", &part, "--out", &out, "--phase", "anchors", "--quiet",
+            ],
+        );
+    }
+    // the anchors phase stops at the barrier: no handoff ran, no threshold stored
+    let c = Connection::open(d.join("p1/results.sqlite")).unwrap();
+    let stored: i64 = c
+        .query_row("SELECT count(*) FROM agent_thresholds", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 0);
+    drop(c);
+    // thresholds need every part
+    let (c, err) = code(d, &["thresholds", "p1", "p2", "--out", "t.json"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("part(s) 3 of 3 missing"), "{err}");
+    let said = ok(d, &["thresholds", "p1", "p2", "p3", "--out", "t.json"]);
+    assert!(said.contains("from 8 anchors of 3 parts"), "{said}");
+    // handoffs need the thresholds file, and refuse one whose anchors are not theirs
+    let (c, err) = code(
+        d,
+        &[
+            "run", "exp.toml", "--part", "2/3", "--out", "p2", "--phase", "handoffs",
+        ],
+    );
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("--phase handoffs needs --thresholds FILE"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(d.join("t.json")).unwrap();
+    let mut file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let p2_task = tasks_of(&d.join("p2"))[0].clone();
+    for a in file["anchors"].as_array_mut().unwrap() {
+        if a["task"] == p2_task.as_str() {
+            a["calls"] = (a["calls"].as_u64().unwrap() + 1).into();
+        }
+    }
+    std::fs::write(d.join("bad.json"), file.to_string()).unwrap();
+    let (c, err) = code(
+        d,
+        &[
+            "run",
+            "exp.toml",
+            "--part",
+            "2/3",
+            "--out",
+            "p2",
+            "--phase",
+            "handoffs",
+            "--thresholds",
+            "bad.json",
+        ],
+    );
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("--thresholds bad.json: its anchor of model"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("on task {p2_task:?}")), "{err}");
+    for i in 1..=3 {
+        let part = format!("{i}/3");
+        let out = format!("p{i}");
+        ok(
+            d,
+            &[
+                "run",
+                "exp.toml",
+                "--part",
+                &part,
+                "--out",
+                &out,
+                "--phase",
+                "handoffs",
+                "--thresholds",
+                "t.json",
+                "--quiet",
+            ],
+        );
+    }
+    // parts whose thresholds differ are not merged
+    copy_dir(&d.join("p3"), &d.join("x-th"));
+    sql(
+        &d.join("x-th"),
+        "UPDATE agent_thresholds SET s = s + 1 WHERE rowid = (SELECT min(rowid) FROM agent_thresholds)",
+    );
+    let (c, err) = merge(d, &["p1", "p2", "x-th"], "m");
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("part x-th (3/3) differs from part p1 (1/3) in the thresholds"),
+        "{err}"
+    );
+    let said = ok(d, &["merge", "p1", "p2", "p3", "--out", "m"]);
+    assert!(
+        said.starts_with("merged 3 parts: episodes: 24 scored"),
+        "{said}"
+    );
+    let whole = reports(d, "whole");
+    let merged = reports(d, "m");
+    assert_eq!(merged.0, whole.0, "Markdown");
+    assert_eq!(merged.1, whole.1, "JSON");
+    assert!(
+        whole.0.contains("p10"),
+        "the thresholds are in the report: {}",
+        whole.0
+    );
+}
