@@ -93,9 +93,22 @@ impl fmt::Display for AgentDryRun {
     }
 }
 
-/// Plan an agent experiment and bound every cell without a key, a call or a store.
+/// Plan an agent experiment and bound every cell without a key, a call or a store; a
+/// part (`--part I/N`) bounds its own tasks.
 pub fn dry_run(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDryRun, RunError> {
-    let dataset = select_dataset(spec, options)?;
+    let mut dataset = select_dataset(spec, options)?;
+    if let Some(part) = options.part {
+        dataset.tasks.retain(|t| part.contains(&t.id));
+    }
+    estimate(spec, options, &dataset)
+}
+
+/// [`dry_run`] of the tasks of `dataset`.
+pub(crate) fn estimate(
+    spec: &AgentSpec,
+    options: &RunOptions,
+    dataset: &baton_agent::AgentDataset,
+) -> Result<AgentDryRun, RunError> {
     let card = price_card(spec, options)?;
     let mut buckets = std::collections::BTreeMap::new();
     for t in &dataset.tasks {

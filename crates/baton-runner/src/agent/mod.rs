@@ -188,10 +188,11 @@ pub fn select_dataset(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDat
 fn part_bounds(
     spec: &AgentSpec,
     options: &RunOptions,
-    tasks: &[AgentTask],
+    dataset: &AgentDataset,
     part: crate::part::Part,
 ) -> Result<Vec<Cost>, RunError> {
-    let whole = dry_run::dry_run(spec, options)?.paid_upper();
+    let tasks = &dataset.tasks;
+    let whole = dry_run::estimate(spec, options, dataset)?.paid_upper();
     let mut counts = vec![0i128; part.count as usize];
     for t in tasks {
         counts[crate::part::Part::of_task(&t.id, part.count) as usize - 1] += 1;
@@ -275,7 +276,7 @@ impl AgentRunner {
         // on the whole sample, as a whole run builds them)
         let part_bounds = match options.part {
             Some(part) => {
-                let bounds = part_bounds(&spec, &options, &dataset.tasks, part)?;
+                let bounds = part_bounds(&spec, &options, &dataset, part)?;
                 dataset.tasks.retain(|t| part.contains(&t.id));
                 bounds
             }
