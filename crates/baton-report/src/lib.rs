@@ -11,6 +11,13 @@
 //! SVG plots per pair and direction (score by switch point; QRec against CSRet),
 //! hand-written so they stay small, exact and byte-for-byte reproducible.
 //!
+//! Paper-ready by rule: Markdown tables fit a 100-column terminal (a wider one reads in
+//! parts that each repeat the row's key; with one pair, cell names say LC and HC), LaTeX
+//! is `booktabs` rules in `longtable`s with each value's interval, scatter labels never
+//! cover each other, and a QRec over anchors less than 5 points apart (an aggregate the
+//! 5-point rule does not omit) is marked ‡ with its footnote (`qrec_unstable` in CSV and
+//! JSON).
+//!
 //! It is pure: no store, no files, no clock. `baton-runner` reads the SQLite store
 //! into a [`ReportInput`] (costs as exact [`baton_types::Cost`]s, turned into dollars
 //! here only where they are averaged), and the binary writes the strings this crate
