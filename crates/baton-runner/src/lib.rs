@@ -33,7 +33,9 @@
 //! episode's bound, summed over the plan), `plan`, `identity` (what an episode's identity
 //! is made of), `growth` (a run on an existing folder: adopt, compare, re-price),
 //! `changes` (what it says before any call), `interface`, `control` (observer and stop
-//! signal), `report_input`, [`spec`].
+//! signal), `report_input`, [`spec`], [`part`] (one of N parts: its tasks, its share of
+//! the cap and of rate limits), `merge` (checking parts and merging their stores:
+//! [`merge()`]; the agent study's barrier is `agent::barrier`).
 //! Model defaults (temperature, output cap, concurrency) are `baton_models::defaults`.
 //!
 //! Agent experiments (`kind = "agent"`) have their own driver in [`agent`]: the same
