@@ -8,12 +8,12 @@
 //! 2. `baton thresholds DIR…` ([`thresholds_from_parts`]): every part's anchors, checked
 //!    finished, give the switch calls (`handoff::thresholds`, the rule a whole run
 //!    uses), written with the anchors they came from to a [`ThresholdsFile`];
-//! 3. `--phase handoffs --thresholds FILE` ([`adopt`]): the part checks that the file's
+//! 3. `--phase handoffs --thresholds FILE` (`adopt`): the part checks that the file's
 //!    anchors of its tasks are exactly its own stored anchors (same episodes, same
 //!    termination steps, same buckets), stores the file's switch calls (refusing a file
 //!    that differs from the ones it stored already), then runs its handoff cells.
 //!
-//! A part without `--phase` is refused explaining the phases ([`check_phase`]); a run
+//! A part without `--phase` is refused explaining the phases (`check_phase`); a run
 //! without `--part` does all of it by itself as before.
 
 use std::collections::BTreeMap;
