@@ -20,12 +20,14 @@
 //!
 //! # For the agent runner
 //!
-//! A trial is: [`TrapTask::prepare`] (build the repository into a fresh folder, place the
-//! condition's document, give the prompt), start the sandbox on that folder with [`TrapTask::sandbox_env`]
-//! (a git identity, so the agent can commit), run the agent with
-//! the prepared prompt, then [`TrapTask::probe`] on the same environment (or
-//! [`probe::probe_tree`] on a copy of its final tree). Lint each condition's document once
-//! with [`TrapTask::lint`] for the report.
+//! [`tasks`] reads the three scenarios from the Handover checkout. A trial is then:
+//! [`TrapTask::prepare`] (build the repository into a fresh folder, place the condition's
+//! document, give the prompt); start the sandbox on that folder (`baton_env::Setup::tree`)
+//! with [`TrapTask::sandbox_env`] (a git identity, so the agent can commit); run the agent
+//! with the prepared prompt; then [`TrapTask::probe`] on the same environment (or
+//! [`probe::probe_tree`] on a copy of its final tree), one [`ProbeResult`] per trap. Lint
+//! each condition's document once with [`TrapTask::lint`]; a cell's rate and its contrast
+//! with `none` are [`stats::cell_rate`] and [`stats::contrast`].
 //!
 //! # Tools the probes need
 //!
