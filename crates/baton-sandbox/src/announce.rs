@@ -156,7 +156,7 @@ mod tests {
         );
         assert_eq!(
             BuildEvent::Finished {
-                elapsed: Duration::from_millis(68_050),
+                elapsed: Duration::from_millis(68_060),
                 wasm_bytes: 41_234_567
             }
             .describe(),
