@@ -75,6 +75,10 @@ pub(crate) struct DockerEnv {
     session: Option<Session>,
     /// The session could not start in this container: plain `docker exec` only.
     no_session: bool,
+    /// The change watcher (`session.rs`), started before a full listing.
+    watcher: Option<Session>,
+    /// The watcher could not start or run in this container: a listing at every step.
+    no_watcher: bool,
 }
 
 impl DockerEnv {
@@ -178,6 +182,8 @@ impl DockerEnv {
             listed: None,
             session: None,
             no_session: false,
+            watcher: None,
+            no_watcher: false,
         };
         if let Some(src) = &setup.tree {
             me.upload_tree(src)?;
@@ -264,6 +270,16 @@ impl DockerEnv {
             cmd.args(["exec", c, "kill", "-9", "--", &format!("-{}", s.pid)]);
             let _ = helper(cmd, &self.program, "docker exec kill", None);
         }
+    }
+
+    /// Give up the change watcher for good (it answered out of protocol or ended).
+    fn drop_watcher(&mut self) {
+        if let (Some(w), Ok(c)) = (self.watcher.take(), self.container()) {
+            let mut cmd = Command::new(&self.program);
+            cmd.args(["exec", c, "kill", "-9", &w.pid]);
+            let _ = helper(cmd, &self.program, "docker exec kill", None);
+        }
+        self.no_watcher = true;
     }
 
     /// The working directory's listing, or `None` when the image has no GNU `find`.
@@ -605,12 +621,32 @@ impl Environment for DockerEnv {
     }
 
     fn snapshot(&mut self, blobs: &dyn BlobStore) -> Result<SnapshotInfo, EnvError> {
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        if trusted
+            && self.listed.is_some()
+            && let Some(w) = self.watcher.as_mut()
+        {
+            match w.request("changes", &[]) {
+                Some((0, out)) => match listing::parse_changes(&out) {
+                    Ok(changes) => return self.snapshot_changes(blobs, changes),
+                    Err(_) => self.drop_watcher(),
+                },
+                // it started over: the listing below is its new starting point
+                Some(_) => {}
+                None => self.drop_watcher(),
+            }
+        }
+        if self.watcher.is_none() && !self.no_watcher {
+            // watching before the listing: what changes after it is reported
+            let container = self.container()?.to_string();
+            self.watcher = Session::start_watcher(&self.program, &container, &self.info.workdir);
+            self.no_watcher = self.watcher.is_none();
+        }
         let listed = match self.list()? {
             Some(listed) => listed,
             // no GNU find in the image: the whole tree, streamed
             None => return self.snapshot_whole(blobs),
         };
-        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
         let limit = self.limits.snapshot_bytes;
         let total: u64 = listed.iter().map(|(_, l)| l.size()).sum();
         if total > limit {
@@ -632,6 +668,139 @@ impl Environment for DockerEnv {
             }
             now.insert(path, l);
         }
+        let removed = before.into_keys().collect();
+        self.record_changes(blobs, now, changes, removed, incremental)
+    }
+
+    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
+        let (manifest, base) = Manifest::load_with_base(blobs, id)?;
+        manifest.check_blobs(blobs)?;
+        self.known.clear();
+        self.verified_in = None;
+        self.listed = None;
+        // its watches are on the folders the restore removes
+        self.watcher.take();
+        self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| {
+            write_tar(w, &manifest, blobs)
+        })?;
+        self.recorded.restored(&manifest, base);
+        if !self.no_watcher {
+            let container = self.container()?.to_string();
+            self.watcher = Session::start_watcher(&self.program, &container, &self.info.workdir);
+            self.no_watcher = self.watcher.is_none();
+        }
+        // What was just written is the manifest's content, and every file of it is in
+        // `blobs`: record its stamps, so the next snapshot copies out only what changes
+        // after the restore (a resumed episode's first step).
+        if let Some(listed) = self.list()? {
+            let by_path: HashMap<&RelPath, &str> = manifest
+                .entries
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EntryKind::File { digest, .. } => Some((&e.path, digest.as_str())),
+                    _ => None,
+                })
+                .collect();
+            let mut now = HashMap::with_capacity(listed.len());
+            let mut exact = listed.len() == manifest.entries.len();
+            for (path, l) in listed {
+                match (&l, by_path.get(&path)) {
+                    (Listed::File(stamp), Some(d)) => {
+                        self.known
+                            .insert(path.clone(), stamp.clone(), d.to_string())
+                    }
+                    (Listed::File(_), None) => exact = false,
+                    _ => {}
+                }
+                now.insert(path, l);
+            }
+            if exact {
+                self.listed = Some(now);
+                self.verified_in = blobs.identity().map(std::path::Path::to_path_buf);
+            }
+        }
+        Ok(())
+    }
+
+    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
+        self.session.take();
+        self.watcher.take();
+        match self.container.take() {
+            Some(c) => remove_container(&self.program, &c),
+            None => Ok(()),
+        }
+    }
+}
+
+impl DockerEnv {
+    /// A snapshot from the change watcher's records: only the paths they name are
+    /// compared with the last listing.
+    fn snapshot_changes(
+        &mut self,
+        blobs: &dyn BlobStore,
+        changes: Vec<listing::Change>,
+    ) -> Result<SnapshotInfo, EnvError> {
+        use listing::Change;
+        let mut listed = self.listed.take().unwrap_or_default();
+        // entries taken out of the listing, back if a record names them again
+        let mut gone: HashMap<RelPath, Listed> = HashMap::new();
+        let take_under = |listed: &mut HashMap<RelPath, Listed>,
+                          gone: &mut HashMap<RelPath, Listed>,
+                          p: &RelPath| {
+            let prefix = [p.0.as_slice(), b"/"].concat();
+            let under: Vec<RelPath> = listed
+                .keys()
+                .filter(|k| k.0.starts_with(&prefix))
+                .cloned()
+                .collect();
+            for k in under {
+                if let Some(l) = listed.remove(&k) {
+                    gone.insert(k, l);
+                }
+            }
+        };
+        let mut changed: Vec<(RelPath, Listed)> = Vec::new();
+        for c in changes {
+            match c {
+                Change::Gone(p) => {
+                    if matches!(listed.get(&p), Some(Listed::Dir)) {
+                        take_under(&mut listed, &mut gone, &p);
+                    }
+                    if let Some(l) = listed.remove(&p) {
+                        gone.insert(p, l);
+                    }
+                }
+                Change::Walked(p) => take_under(&mut listed, &mut gone, &p),
+                Change::Entry(p, l) => {
+                    p.validate()?;
+                    if !matches!(l, Listed::Dir) && matches!(listed.get(&p), Some(Listed::Dir)) {
+                        take_under(&mut listed, &mut gone, &p);
+                    }
+                    let before = listed.remove(&p).or_else(|| gone.remove(&p));
+                    if before.as_ref() != Some(&l) {
+                        changed.push((p.clone(), l.clone()));
+                    }
+                    listed.insert(p, l);
+                }
+            }
+        }
+        let removed = gone.into_keys().collect();
+        self.record_changes(blobs, listed, changed, removed, true)
+    }
+
+    /// Record what differs from the last listing (`incremental`; else `changes` is the
+    /// whole tree): copy out the changed files not yet in `blobs`, update the recorded
+    /// tree and store the snapshot; `now` is the tree's listing from here on.
+    fn record_changes(
+        &mut self,
+        blobs: &dyn BlobStore,
+        mut now: HashMap<RelPath, Listed>,
+        changes: Vec<(RelPath, Listed)>,
+        removed: Vec<RelPath>,
+        incremental: bool,
+    ) -> Result<SnapshotInfo, EnvError> {
+        let trusted = blobs.identity().is_some() && blobs.identity() == self.verified_in.as_deref();
+        let limit = self.limits.snapshot_bytes;
         let mut digests: HashMap<RelPath, String> = HashMap::new();
         let mut copy: Vec<&RelPath> = Vec::new();
         for (path, l) in &changes {
@@ -654,7 +823,7 @@ impl Environment for DockerEnv {
         }
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
-        for p in before.into_keys() {
+        for p in removed {
             self.recorded.remove(&p);
         }
         for (path, l) in changes {
@@ -706,62 +875,12 @@ impl Environment for DockerEnv {
         self.verified_in = blobs.identity().map(std::path::Path::to_path_buf);
         Ok(info)
     }
-
-    fn restore(&mut self, blobs: &dyn BlobStore, id: &SnapshotId) -> Result<(), EnvError> {
-        let (manifest, base) = Manifest::load_with_base(blobs, id)?;
-        manifest.check_blobs(blobs)?;
-        self.known.clear();
-        self.verified_in = None;
-        self.listed = None;
-        self.stream_in("restore a snapshot", REPLACE_TREE, &mut |w| {
-            write_tar(w, &manifest, blobs)
-        })?;
-        self.recorded.restored(&manifest, base);
-        // What was just written is the manifest's content, and every file of it is in
-        // `blobs`: record its stamps, so the next snapshot copies out only what changes
-        // after the restore (a resumed episode's first step).
-        if let Some(listed) = self.list()? {
-            let by_path: HashMap<&RelPath, &str> = manifest
-                .entries
-                .iter()
-                .filter_map(|e| match &e.kind {
-                    EntryKind::File { digest, .. } => Some((&e.path, digest.as_str())),
-                    _ => None,
-                })
-                .collect();
-            let mut now = HashMap::with_capacity(listed.len());
-            let mut exact = listed.len() == manifest.entries.len();
-            for (path, l) in listed {
-                match (&l, by_path.get(&path)) {
-                    (Listed::File(stamp), Some(d)) => {
-                        self.known
-                            .insert(path.clone(), stamp.clone(), d.to_string())
-                    }
-                    (Listed::File(_), None) => exact = false,
-                    _ => {}
-                }
-                now.insert(path, l);
-            }
-            if exact {
-                self.listed = Some(now);
-                self.verified_in = blobs.identity().map(std::path::Path::to_path_buf);
-            }
-        }
-        Ok(())
-    }
-
-    fn close(mut self: Box<Self>) -> Result<(), EnvError> {
-        self.session.take();
-        match self.container.take() {
-            Some(c) => remove_container(&self.program, &c),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Drop for DockerEnv {
     fn drop(&mut self) {
         self.session.take();
+        self.watcher.take();
         if let Some(c) = self.container.take()
             && let Err(e) = remove_container(&self.program, &c)
         {

@@ -93,6 +93,41 @@ pub(crate) fn parse(out: &[u8]) -> Result<Vec<(RelPath, Listed)>, String> {
     Ok(entries)
 }
 
+/// One record of the Docker change watcher's answer (`session.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Nothing is at the path (nor under it).
+    Gone(RelPath),
+    /// The folder was walked whole: its entries follow, and what they leave out of what
+    /// was under it is gone.
+    Walked(RelPath),
+    /// The entry at the path now.
+    Entry(RelPath, Listed),
+}
+
+/// Parse the change watcher's records: the listing's, or `G`/`W` ones naming a path.
+pub(crate) fn parse_changes(out: &[u8]) -> Result<Vec<Change>, String> {
+    let mut fields = out.split(|b| *b == 0);
+    let mut changes = Vec::new();
+    while let Some(head) = fields.next().filter(|h| !h.is_empty()) {
+        let (Some(path), Some(target)) = (fields.next(), fields.next()) else {
+            return Err("a change record is cut short".into());
+        };
+        let path_of = || RelPath(path.to_vec());
+        match head.first() {
+            Some(b'G') => changes.push(Change::Gone(path_of())),
+            Some(b'W') => changes.push(Change::Walked(path_of())),
+            _ => {
+                let record = [head, b"\0", path, b"\0", target, b"\0"].concat();
+                for (p, l) in parse(&record)? {
+                    changes.push(Change::Entry(p, l));
+                }
+            }
+        }
+    }
+    Ok(changes)
+}
+
 /// The files recorded at the last snapshot: their stamp and content digest.
 #[derive(Debug, Default)]
 pub(crate) struct Known {
@@ -172,5 +207,25 @@ mod tests {
             .unwrap();
         assert_ne!(now, &listed[3].1);
         assert!(parse(b"f 1 2 3 644\0cut").is_err());
+    }
+
+    #[test]
+    fn change_records_name_gone_and_walked_paths_and_entries() {
+        let out = b"G 0 0 0 0\0old\0\0W 0 0 0 0\0pkg\0\0d 5 4096 1.0 755\0pkg\0\0\
+f 7 3 2.0 644\0pkg/a\0\0l 8 3 3.0 777\0ln\0a/b\0";
+        let got = parse_changes(out).unwrap();
+        let p = |s: &str| RelPath(s.as_bytes().to_vec());
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0], Change::Gone(p("old")));
+        assert_eq!(got[1], Change::Walked(p("pkg")));
+        assert_eq!(got[2], Change::Entry(p("pkg"), Listed::Dir));
+        assert!(
+            matches!(&got[3], Change::Entry(q, Listed::File(s)) if *q == p("pkg/a") && s.size() == 3)
+        );
+        assert_eq!(
+            got[4],
+            Change::Entry(p("ln"), Listed::Symlink(b"a/b".to_vec()))
+        );
+        assert!(parse_changes(b"G 0 0 0 0\0cut").is_err());
     }
 }

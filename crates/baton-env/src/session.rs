@@ -81,6 +81,122 @@ while IFS=' ' read -r kind marker count; do
   esac
 done"#;
 
+/// Runs [`WATCHER`] (`$0`) on the working directory (`$1`) with the image's Python 3.
+const START_WATCHER: &str = r#"for p in python3 python; do
+  command -v "$p" >/dev/null 2>&1 && exec "$p" -c "$0" "$1"
+done
+exit 1"#;
+
+/// The change watcher: inotify (through `ctypes`) on every folder and file of the
+/// working directory, which answers a `changes` request with the entries that may have
+/// changed since the last one, in the listing's format ([`listing`](crate::listing)),
+/// each named path looked at again: `G` records a path that is gone, `W` a folder walked
+/// whole (its records follow). A file is watched itself too, so a write through any of
+/// its links, even one outside the tree, names it. When it cannot say (the kernel's queue
+/// overflowed, a watch was refused, an entry could not be read) it answers return code 1
+/// and starts over with new watches, before the listing baton then takes.
+pub(crate) const WATCHER: &str = r#"import ctypes, os, stat, struct, sys
+L = ctypes.CDLL(None, use_errno=True)
+R = os.fsencode(sys.argv[1])
+M = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x2000000
+fd = -1
+wds = {}
+def full(rel):
+    return os.path.join(R, rel) if rel else R
+def watch(rel):
+    w = L.inotify_add_watch(fd, full(rel), M)
+    if w < 0:
+        raise OSError(ctypes.get_errno(), "inotify_add_watch")
+    wds[w] = rel
+def rec(out, rel, st):
+    m = st.st_mode
+    t = b"d" if stat.S_ISDIR(m) else b"f" if stat.S_ISREG(m) else b"l" if stat.S_ISLNK(m) else b"p"
+    target = os.readlink(full(rel)) if t == b"l" else b""
+    ns = st.st_ctime_ns
+    out += b"%s %d %d %d.%09d0 %o\0%s\0%s\0" % (t, st.st_ino, st.st_size, ns // 10**9, ns % 10**9, m & 0o7777, rel, target)
+def walk(out, rel):
+    watch(rel)
+    for e in os.scandir(full(rel)):
+        c = os.path.join(rel, e.name) if rel else e.name
+        st = os.lstat(full(c))
+        rec(out, c, st)
+        if stat.S_ISDIR(st.st_mode):
+            walk(out, c)
+        elif stat.S_ISREG(st.st_mode):
+            watch(c)
+def reset():
+    global fd
+    if fd >= 0:
+        os.close(fd)
+    wds.clear()
+    fd = L.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "inotify_init1")
+    walk(bytearray(), b"")
+def drain():
+    dirty = set()
+    while True:
+        try:
+            b = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        i = 0
+        while i < len(b):
+            wd, mask, _, n = struct.unpack_from("iIII", b, i)
+            name = b[i + 16 : i + 16 + n].rstrip(b"\0")
+            i += 16 + n
+            if mask & 0x4000:
+                return None
+            if mask & 0x8000:
+                wds.pop(wd, None)
+                continue
+            d = wds.get(wd)
+            if d is None:
+                return None
+            dirty.add(os.path.join(d, name) if name and d else name or d)
+    dirty.discard(b"")
+    return dirty
+def changes():
+    dirty = drain()
+    if dirty is None:
+        reset()
+        return 1, b""
+    out = bytearray()
+    for rel in sorted(dirty):
+        try:
+            st = os.lstat(full(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            out += b"G 0 0 0 0\0%s\0\0" % rel
+            continue
+        rec(out, rel, st)
+        if stat.S_ISDIR(st.st_mode):
+            out += b"W 0 0 0 0\0%s\0\0" % rel
+            walk(out, rel)
+        elif stat.S_ISREG(st.st_mode):
+            watch(rel)
+    return 0, bytes(out)
+reset()
+out = sys.stdout.buffer
+out.write(b"baton-session %d\n" % os.getpid())
+out.flush()
+inp = sys.stdin.buffer
+while True:
+    line = inp.readline()
+    if not line:
+        break
+    kind, marker, n = line.split()
+    for _ in range(int(n)):
+        while inp.read(1) not in (b"\0", b""):
+            pass
+    try:
+        rc, data = changes() if kind == b"changes" else (2, b"")
+    except Exception:
+        reset()
+        rc, data = 1, b""
+    out.write(b"%s %d %d\n" % (marker, rc, len(data)))
+    out.write(data)
+    out.flush()"#;
+
 /// How long the server may take to start, list or pack.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -117,19 +233,44 @@ impl Session {
         container: &str,
         workdir: &str,
     ) -> Option<Session> {
+        let server = [
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-c",
+            SERVER,
+            "baton",
+            workdir,
+        ];
+        Self::start_server(program, args, container, &server)
+    }
+
+    /// Start the change watcher ([`WATCHER`]) over `workdir` with `docker exec -i`;
+    /// `None` when the image has no Python 3 or the kernel no watches to spare.
+    pub(crate) fn start_watcher(program: &Path, container: &str, workdir: &str) -> Option<Session> {
+        let server = [
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-c",
+            START_WATCHER,
+            WATCHER,
+            workdir,
+        ];
+        Self::start_server(program, &[], container, &server)
+    }
+
+    fn start_server(
+        program: &Path,
+        args: &[String],
+        container: &str,
+        server: &[&str],
+    ) -> Option<Session> {
         let mut child = Command::new(program)
             .args(["exec", "-i"])
             .args(args)
-            .args([
-                container,
-                "bash",
-                "--noprofile",
-                "--norc",
-                "-c",
-                SERVER,
-                "baton",
-            ])
-            .arg(workdir)
+            .arg(container)
+            .args(server)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -279,7 +420,7 @@ impl Session {
     fn until_marker(&mut self, marker: &str, deadline: Instant, capture: &mut Capture) -> Ended {
         let m = marker.as_bytes();
         loop {
-            if let Some(i) = self.buf.windows(m.len()).position(|w| w == m) {
+            if let Some(i) = find(&self.buf, m) {
                 capture.push(&self.buf[..i]);
                 self.buf.drain(..i + m.len());
                 // the marker is followed by " RC\n"
@@ -294,6 +435,7 @@ impl Session {
             capture.push(&self.buf[..out]);
             self.buf.drain(..out);
             match self.rx.recv_timeout(remaining(deadline)) {
+                Ok(chunk) if self.buf.is_empty() => self.buf = chunk,
                 Ok(chunk) => self.buf.extend_from_slice(&chunk),
                 Err(mpsc::RecvTimeoutError::Timeout) => return Ended::Deadline,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -328,6 +470,25 @@ enum Ended {
     Closed,
 }
 
+/// Where `needle` starts in `hay`: the first byte found by a plain scan (which the
+/// compiler vectorizes), then the rest compared; a gigabyte of output is scanned this way.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let mut from = 0;
+    while let Some(off) = hay[from..].iter().position(|b| *b == first) {
+        let at = from + off;
+        let end = at + needle.len();
+        if end > hay.len() {
+            return None;
+        }
+        if &hay[at + 1..end] == rest {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 fn remaining(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now())
 }
@@ -358,4 +519,17 @@ fn marker() -> Option<String> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .ok()?;
     Some(format!("BATON{}", hex::encode(bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_is_found_where_it_starts() {
+        assert_eq!(find(b"xxBATON1yy", b"BATON1"), Some(2));
+        assert_eq!(find(b"BBATBATON1", b"BATON1"), Some(4));
+        assert_eq!(find(b"xxBATON", b"BATON1"), None);
+        assert_eq!(find(b"", b"BATON1"), None);
+    }
 }

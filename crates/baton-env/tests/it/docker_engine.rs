@@ -314,8 +314,9 @@ fn manifest_lines(m: &baton_env::snapshot::Manifest) -> Vec<String> {
 
 /// Steps run through the container's command session: after the first snapshot no step
 /// starts a `docker exec` of its own (counted by a client that logs every call), each
-/// snapshot is exactly the tree in the container (listed and hashed there), whatever
-/// the step did, a background process outlives its command and its later writes are
+/// snapshot, made from the change watcher's report, is exactly the tree in the container
+/// (listed and hashed there), whatever the step did (a write through a hard link outside
+/// the tree included), a background process outlives its command and its later writes are
 /// recorded, and after a timed-out command the next one runs.
 // See: issue 34
 #[test]
@@ -365,6 +366,8 @@ fn issue_34_docker_steps_run_through_one_session_and_record_the_exact_tree() {
         "rm pkg4/sub/m4.py && mkdir pkg4/sub/m4.py && echo in > pkg4/sub/m4.py/inner",
         "rm -rf a/b && echo now-a-file > a/b",
         "ln -s moved/sub/m1.py link && chmod +x pkg5/sub/m5.py",
+        "ln pkg0/sub/m1.py /tmp/outside && echo through-a-link-outside >> /tmp/outside",
+        "mv pkg0/sub/m1.py pkg0/m1.py && echo moved-then-written >> /tmp/outside",
         "(sleep 1; echo late > late.txt) > /dev/null 2>&1 &",
         "sleep 2; test -f late.txt",
         "true",
@@ -378,6 +381,17 @@ fn issue_34_docker_steps_run_through_one_session_and_record_the_exact_tree() {
         assert_eq!(got, want, "after {step}");
     }
     assert_eq!(execs(), after_first, "no docker exec of a step's own");
+    // the steps' changes came from the change watcher, not from listings
+    let watching = env
+        .exec(&Exec::new(
+            "grep -l 'inotify_[a]dd_watch' /proc/[0-9]*/cmdline | wc -l",
+        ))
+        .unwrap();
+    assert_eq!(
+        watching.output.text().trim(),
+        "1",
+        "one change watcher runs"
+    );
     let out = env
         .exec(&Exec::new("echo started; sleep 30").timeout(std::time::Duration::from_secs(1)))
         .unwrap();
