@@ -17,6 +17,13 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
     } else {
         args.results.clone()
     };
+    if let Some(name) = experiment_name(&path) {
+        anyhow::bail!(
+            "{} is an experiment file, not results: give baton report the folder its run \
+             wrote (results/{name} unless you ran it with --out) or the results.sqlite in it",
+            path.display()
+        );
+    }
     let report: Box<dyn Export> = if crate::commands::agent::is_agent_store(&path) {
         Box::new(agent_report(&path, args.bootstrap, args.seed)?)
     } else {
@@ -41,6 +48,17 @@ pub fn report(args: ReportArgs, printer: &Printer) -> Result<Outcome> {
         None => printer.out(&text)?,
     }
     Ok(Outcome::Success)
+}
+
+/// The experiment's name when `path` is an experiment file (TOML with a top-level string
+/// `name`) rather than a store, so `baton report EXPERIMENT.toml` says what to give it.
+fn experiment_name(path: &Path) -> Option<String> {
+    if !path.is_file() || path.extension().is_none_or(|e| e != "toml") {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let table: toml::Table = text.parse().ok()?;
+    table.get("name")?.as_str().map(str::to_owned)
 }
 
 /// The URL of `target` from a page in `page_dir`: relative when `target` is inside it,
@@ -110,4 +128,26 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_35_an_experiment_file_given_as_results_is_named_as_one() {
+        // See: issue 35 (`baton report EXPERIMENT.toml` said "move it away")
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("haiku-opus.toml");
+        std::fs::write(&file, "name = \"haiku-opus\"\ndataset = \"sample\"\n").unwrap();
+        assert_eq!(experiment_name(&file).as_deref(), Some("haiku-opus"));
+        // a store, a folder, another file or TOML without a name are left to the store
+        let other = dir.path().join("results.sqlite");
+        std::fs::write(&other, "name = \"x\"").unwrap();
+        assert_eq!(experiment_name(&other), None);
+        assert_eq!(experiment_name(dir.path()), None);
+        let nameless = dir.path().join("prices.toml");
+        std::fs::write(&nameless, "[models]\n").unwrap();
+        assert_eq!(experiment_name(&nameless), None);
+    }
 }
