@@ -101,7 +101,10 @@ fn demo_prints_qrec_and_csret_for_both_directions() {
     let report = std::fs::read_to_string(dir.path().join("demo/report.md")).unwrap();
     for line in text.lines().chain(report.lines()) {
         if line.starts_with('|') {
-            assert!(line.chars().count() <= 100, "wider than 100 columns: {line}");
+            assert!(
+                line.chars().count() <= 100,
+                "wider than 100 columns: {line}"
+            );
         }
     }
     let html = std::fs::read_to_string(dir.path().join("demo/report.html")).unwrap();
