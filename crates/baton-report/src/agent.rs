@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use baton_types::Cost;
 use serde::Serialize;
 
-use crate::format::{Align, DASH, Grid, L, R, fixed};
+use crate::format::{Column, DASH, Grid, L, R, column, fixed};
 use crate::html::{PAGE_END, escape, html_table, page_start};
 use crate::percentile::nearest_rank;
 
@@ -199,48 +199,6 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| DASH.to_string(), f)
 }
 
-impl AgentRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.model.clone(),
-            self.bucket.clone(),
-            format!("{}/{}", self.finished, self.episodes),
-            self.incomplete.to_string(),
-            format!("{}", self.resolved),
-            opt(self.resolve_rate, |r| format!("{}%", fixed(100.0 * r, 1))),
-            opt(self.usd_per_task, |c| format!("${}", fixed(c, 4))),
-            opt(self.mean_steps, |s| fixed(s, 1)),
-            opt(self.usd_per_step, |c| format!("${}", fixed(c, 5))),
-        ]
-    }
-
-    fn termination_cells(&self) -> Vec<String> {
-        let mut out = vec![
-            self.model.clone(),
-            self.bucket.clone(),
-            self.finished.to_string(),
-        ];
-        for p in TERMINATION_PERCENTILES {
-            let s = self
-                .termination
-                .iter()
-                .find(|(q, _)| *q == p)
-                .map(|(_, s)| *s);
-            out.push(s.map_or_else(|| DASH.into(), |s| s.to_string()));
-        }
-        out
-    }
-
-    fn exit_cells(&self) -> Vec<String> {
-        let mut out = vec![self.model.clone(), self.bucket.clone()];
-        for e in EXITS {
-            out.push(self.exits.get(e).copied().unwrap_or(0).to_string());
-        }
-        out.push(self.incomplete.to_string());
-        out
-    }
-}
-
 /// Exit statuses in report order (one spelling, `baton_types::agent::AgentExit`).
 const EXITS: [&str; baton_types::agent::AgentExit::ALL.len()] = {
     use baton_types::agent::AgentExit as E;
@@ -253,70 +211,90 @@ const EXITS: [&str; baton_types::agent::AgentExit::ALL.len()] = {
     names
 };
 
-const MAIN_HEAD: [(&str, Align); 9] = [
-    ("model", L),
-    ("bucket", L),
-    ("finished", R),
-    ("incomplete", R),
-    ("resolved", R),
-    ("resolve rate", R),
-    ("$ / task", R),
-    ("steps", R),
-    ("$ / step", R),
-];
+/// The termination table's percentile headers, one per [`TERMINATION_PERCENTILES`].
+const PERCENTILE_HEADS: [&str; TERMINATION_PERCENTILES.len()] =
+    ["p5", "p10", "p15", "p25", "p35", "p45", "p50"];
 
-const TERMINATION_HEAD: [(&str, Align); 10] = [
-    ("model", L),
-    ("bucket", L),
-    ("n", R),
-    ("p5", R),
-    ("p10", R),
-    ("p15", R),
-    ("p25", R),
-    ("p35", R),
-    ("p45", R),
-    ("p50", R),
-];
+/// The model and bucket columns every table of the report starts with.
+fn key_columns<'a>() -> Vec<Column<'a, &'a AgentRow>> {
+    vec![
+        column("model", L, |r: &&AgentRow| r.model.clone()),
+        column("bucket", L, |r: &&AgentRow| r.bucket.clone()),
+    ]
+}
 
-/// The exit-status table's header: model and bucket, one column per exit status of
-/// [`EXITS`] (the list [`AgentRow::exit_cells`] fills its cells from), then incomplete.
-const EXIT_HEAD: [(&str, Align); EXITS.len() + 3] = {
-    let mut head = [("", R); EXITS.len() + 3];
-    head[0] = ("model", L);
-    head[1] = ("bucket", L);
-    let mut i = 0;
-    while i < EXITS.len() {
-        head[2 + i] = (EXITS[i], R);
-        i += 1;
+/// Resolve rate and cost per model and bucket.
+fn main_columns<'a>() -> Vec<Column<'a, &'a AgentRow>> {
+    let mut c = key_columns();
+    c.extend([
+        column("finished", R, |r: &&AgentRow| {
+            format!("{}/{}", r.finished, r.episodes)
+        }),
+        column("incomplete", R, |r: &&AgentRow| r.incomplete.to_string()),
+        column("resolved", R, |r: &&AgentRow| r.resolved.to_string()),
+        column("resolve rate", R, |r: &&AgentRow| {
+            opt(r.resolve_rate, |v| format!("{}%", fixed(100.0 * v, 1)))
+        }),
+        column("$ / task", R, |r: &&AgentRow| {
+            opt(r.usd_per_task, |c| format!("${}", fixed(c, 4)))
+        }),
+        column("steps", R, |r: &&AgentRow| {
+            opt(r.mean_steps, |s| fixed(s, 1))
+        }),
+        column("$ / step", R, |r: &&AgentRow| {
+            opt(r.usd_per_step, |c| format!("${}", fixed(c, 5)))
+        }),
+    ]);
+    c
+}
+
+/// The termination step at each of [`TERMINATION_PERCENTILES`].
+fn termination_columns<'a>() -> Vec<Column<'a, &'a AgentRow>> {
+    let mut c = key_columns();
+    c.push(column("n", R, |r: &&AgentRow| r.finished.to_string()));
+    for (p, head) in TERMINATION_PERCENTILES.into_iter().zip(PERCENTILE_HEADS) {
+        c.push(column(head, R, move |r: &&AgentRow| {
+            r.termination
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map_or_else(|| DASH.into(), |(_, s)| s.to_string())
+        }));
     }
-    head[EXITS.len() + 2] = ("incomplete", R);
-    head
-};
+    c
+}
+
+/// One column per exit status of [`EXITS`], then incomplete.
+fn exit_columns<'a>() -> Vec<Column<'a, &'a AgentRow>> {
+    let mut c = key_columns();
+    for e in EXITS {
+        c.push(column(e, R, move |r: &&AgentRow| {
+            r.exits.get(e).copied().unwrap_or(0).to_string()
+        }));
+    }
+    c.push(column("incomplete", R, |r: &&AgentRow| {
+        r.incomplete.to_string()
+    }));
+    c
+}
 
 /// A titled table.
 pub(crate) type Section = (String, Grid);
 
 impl AgentReport {
-    fn sections(&self) -> Vec<Section> {
+    pub(crate) fn sections(&self) -> Vec<Section> {
         vec![
             (
                 "Resolve rate and cost per model and bucket".into(),
-                Grid::new(&MAIN_HEAD, self.rows.iter().map(AgentRow::cells).collect()),
+                Grid::of(&main_columns(), &self.rows),
             ),
             (
                 "Termination step (model calls) by percentile, nearest rank, finished episodes"
                     .into(),
-                Grid::new(
-                    &TERMINATION_HEAD,
-                    self.rows.iter().map(AgentRow::termination_cells).collect(),
-                ),
+                Grid::of(&termination_columns(), &self.rows),
             ),
             (
                 "Exit statuses".into(),
-                Grid::new(
-                    &EXIT_HEAD,
-                    self.rows.iter().map(AgentRow::exit_cells).collect(),
-                ),
+                Grid::of(&exit_columns(), &self.rows),
             ),
         ]
     }

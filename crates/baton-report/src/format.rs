@@ -52,29 +52,77 @@ pub(crate) const L: Align = Align::Left;
 /// See [`L`].
 pub(crate) const R: Align = Align::Right;
 
-/// A table's headers (with alignment) and cells, rendered by each exporter.
+/// One column of a table: its header, its alignment and how its cell is computed from
+/// a row's item, so a header and its cells are written once, side by side, and cannot
+/// drift apart (the agent report's exit-status table once had 9 cells under 8 headers).
+pub(crate) struct Column<'a, T> {
+    /// The header text.
+    pub header: &'static str,
+    /// How the column's header and cells align.
+    pub align: Align,
+    /// Whether the column holds the 95% interval of the column before it (LaTeX puts
+    /// the two in one cell).
+    pub interval: bool,
+    cell: Box<dyn Fn(&T) -> String + 'a>,
+}
+
+impl<T> std::fmt::Debug for Column<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column")
+            .field("header", &self.header)
+            .field("align", &self.align)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A column headed `header`, aligned `align`, whose cell for an item is `cell(item)`.
+pub(crate) fn column<'a, T>(
+    header: &'static str,
+    align: Align,
+    cell: impl Fn(&T) -> String + 'a,
+) -> Column<'a, T> {
+    Column {
+        header,
+        align,
+        interval: false,
+        cell: Box::new(cell),
+    }
+}
+
+impl<T> Column<'_, T> {
+    /// This column marked as the interval of the column before it.
+    pub(crate) fn interval(mut self) -> Self {
+        self.interval = true;
+        self
+    }
+
+    /// This column's cell for `item`.
+    pub(crate) fn cell(&self, item: &T) -> String {
+        (self.cell)(item)
+    }
+}
+
+/// A table's headers (with alignment) and cells, rendered by each exporter. Built only
+/// from a column list ([`Grid::of`]), so every row has one cell per header.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Grid {
     pub headers: Vec<(&'static str, Align)>,
+    /// Per column, whether it is the interval of the column before it.
+    pub intervals: Vec<bool>,
     pub rows: Vec<Vec<String>>,
 }
 
 impl Grid {
-    /// A table of `rows` under `headers`; every row has one cell per header (a row
-    /// that does not is a report bug: a column would print under another's name).
-    pub(crate) fn new(headers: &[(&'static str, Align)], rows: Vec<Vec<String>>) -> Grid {
-        for row in &rows {
-            debug_assert_eq!(
-                row.len(),
-                headers.len(),
-                "a table row has {} cells under {} headers",
-                row.len(),
-                headers.len()
-            );
-        }
+    /// The table of `items`, one row each, under `columns`: each column gives its
+    /// header and its cell of every row.
+    pub(crate) fn of<T>(columns: &[Column<'_, T>], items: impl IntoIterator<Item = T>) -> Grid {
         Grid {
-            headers: headers.to_vec(),
-            rows,
+            headers: columns.iter().map(|c| (c.header, c.align)).collect(),
+            intervals: columns.iter().map(|c| c.interval).collect(),
+            rows: items
+                .into_iter()
+                .map(|item| columns.iter().map(|c| c.cell(&item)).collect())
+                .collect(),
         }
     }
 

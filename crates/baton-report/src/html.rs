@@ -387,10 +387,11 @@ mod tests {
 
     #[test]
     fn tables_mark_numbers_and_missing_values() {
-        let grid = Grid::new(
-            &[("name", Align::Left), ("n", Align::Right)],
-            vec![vec!["a<b".into(), DASH.into()]],
-        );
+        let columns: [crate::format::Column<'_, (&str, &str)>; 2] = [
+            crate::format::column("name", Align::Left, |r: &(&str, &str)| r.0.to_owned()),
+            crate::format::column("n", Align::Right, |r: &(&str, &str)| r.1.to_owned()),
+        ];
+        let grid = Grid::of(&columns, [("a<b", DASH)]);
         let t = html_table(&grid);
         assert!(
             t.contains("<tr><td>a&lt;b</td><td class=\"num na\">—</td></tr>"),

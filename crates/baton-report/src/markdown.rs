@@ -4,9 +4,10 @@ use std::fmt::Write;
 
 use baton_types::Direction;
 
-use crate::format::{Align, DASH, Grid, dollars, interval, one_decimal};
+use crate::format::{Column, DASH, Grid, L, R, column, dollars, interval, one_decimal};
+use crate::input::SkippedTask;
 use crate::metrics::Omission;
-use crate::report::{ALL_FAMILIES, CellRow, Report};
+use crate::report::{ALL_FAMILIES, CellRow, IncompleteEntry, Report, RestartControl, RuleCount};
 
 /// Marks a QRec left out under the 5-point rule.
 pub(crate) const SMALL_GAP_MARK: &str = "—†";
@@ -216,37 +217,29 @@ impl Report {
 
     /// The restart controls as a table.
     pub(crate) fn restart_table(&self) -> Grid {
-        let headers = [
-            ("pair", Align::Left),
-            ("family", Align::Left),
-            ("K", Align::Left),
-            ("units", Align::Right),
-            ("quality", Align::Right),
-            ("LC prefix $/task", Align::Right),
-            ("abort+HC $/task", Align::Right),
-            ("abort+HC CSRet", Align::Right),
-            ("LC-full+HC-full $/task", Align::Right),
-            ("LC-full+HC-full CSRet", Align::Right),
+        let columns: [Column<'_, &RestartControl>; 10] = [
+            column("pair", L, |c: &&RestartControl| c.pair.clone()),
+            column("family", L, |c: &&RestartControl| c.family.clone()),
+            column("K", L, |c: &&RestartControl| c.k.clone()),
+            column("units", R, |c: &&RestartControl| c.n_units.to_string()),
+            column("quality", R, |c: &&RestartControl| one_decimal(c.quality)),
+            column("LC prefix $/task", R, |c: &&RestartControl| {
+                dollars(c.prefix_cost)
+            }),
+            column("abort+HC $/task", R, |c: &&RestartControl| {
+                dollars(c.abort_hc_cost)
+            }),
+            column("abort+HC CSRet", R, |c: &&RestartControl| {
+                one_decimal(c.abort_hc_csret)
+            }),
+            column("LC-full+HC-full $/task", R, |c: &&RestartControl| {
+                dollars(c.full_restart_cost)
+            }),
+            column("LC-full+HC-full CSRet", R, |c: &&RestartControl| {
+                one_decimal(c.full_restart_csret)
+            }),
         ];
-        let rows: Vec<Vec<String>> = self
-            .restart_controls
-            .iter()
-            .map(|c| {
-                vec![
-                    c.pair.clone(),
-                    c.family.clone(),
-                    c.k.clone(),
-                    c.n_units.to_string(),
-                    one_decimal(c.quality),
-                    dollars(c.prefix_cost),
-                    dollars(c.abort_hc_cost),
-                    one_decimal(c.abort_hc_csret),
-                    dollars(c.full_restart_cost),
-                    one_decimal(c.full_restart_csret),
-                ]
-            })
-            .collect();
-        Grid::new(&headers, rows)
+        Grid::of(&columns, &self.restart_controls)
     }
 
     fn incomplete_section(&self) -> String {
@@ -265,32 +258,24 @@ impl Report {
         if self.extraction_rules.is_empty() {
             return String::new();
         }
-        let headers = [
-            ("family", Align::Left),
-            ("cell", Align::Left),
-            ("rule", Align::Left),
-            ("replies", Align::Right),
-            ("no answer", Align::Right),
-        ];
-        let rows = self
-            .extraction_rules
-            .iter()
-            .map(|r| {
-                vec![
-                    r.family.clone(),
-                    self.short_cell(&r.cell),
-                    r.rule.clone(),
-                    r.n.to_string(),
-                    r.n_no_answer.to_string(),
-                ]
-            })
-            .collect();
         let mut s = String::from(
             "## Extraction rules\n\nWhich rule read each scored final reply (`evaluators/README.md` lists them).\n\n",
         );
-        s.push_str(&Grid::new(&headers, rows).markdown());
+        s.push_str(&self.rules_table().markdown());
         s.push('\n');
         s
+    }
+
+    /// Which extraction rule read the final replies, as a table.
+    pub(crate) fn rules_table(&self) -> Grid {
+        let columns: [Column<'_, &RuleCount>; 5] = [
+            column("family", L, |r: &&RuleCount| r.family.clone()),
+            column("cell", L, |r: &&RuleCount| self.short_cell(&r.cell)),
+            column("rule", L, |r: &&RuleCount| r.rule.clone()),
+            column("replies", R, |r: &&RuleCount| r.n.to_string()),
+            column("no answer", R, |r: &&RuleCount| r.n_no_answer.to_string()),
+        ];
+        Grid::of(&columns, &self.extraction_rules)
     }
 
     /// LiC's LLM answer extraction (`extraction = "lic"`): its calls, spend and failures
@@ -304,58 +289,60 @@ impl Report {
             "## Answer extraction (LiC's LLM extractor)\n\nMath and database answers were extracted by an LLM with LiC's prompt (JSON mode, temperature 0, up to 3 attempts, accepted only verbatim). Its spend is not in the cells' costs: {} calls, ${:.6} in all; {} extraction(s) gave no answer (scored 0 as no answer).\n\n",
             total.extraction_calls, total.extraction_cost_usd, total.extraction_failed
         );
-        let headers = [
-            ("pair", Align::Left),
-            ("family", Align::Left),
-            ("cell", Align::Left),
-            ("calls", Align::Right),
-            ("failed", Align::Right),
-            ("cost $", Align::Right),
+        s.push_str(&self.extraction_table().markdown());
+        s.push('\n');
+        s
+    }
+
+    /// LiC's extraction calls per cell and family (handoff and anchor rows, then
+    /// baselines), as a table.
+    pub(crate) fn extraction_table(&self) -> Grid {
+        /// One row: pair (empty for a baseline), family, cell, calls, failed, cost.
+        type Line<'r> = (&'r str, &'r str, &'r str, u64, u64, f64);
+        let columns: [Column<'_, Line<'_>>; 6] = [
+            column("pair", L, |l: &Line<'_>| l.0.to_owned()),
+            column("family", L, |l: &Line<'_>| l.1.to_owned()),
+            column("cell", L, |l: &Line<'_>| self.short_cell(l.2)),
+            column("calls", R, |l: &Line<'_>| l.3.to_string()),
+            column("failed", R, |l: &Line<'_>| l.4.to_string()),
+            column("cost $", R, |l: &Line<'_>| format!("{:.6}", l.5)),
         ];
-        let mut grid_rows: Vec<Vec<String>> = self
+        let cells = self
             .cells
             .iter()
             .filter(|r| r.cell.is_some() && r.extraction_calls > 0)
             .map(|r| {
-                vec![
-                    r.pair.clone(),
-                    r.family.clone(),
-                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
-                    r.extraction_calls.to_string(),
-                    r.extraction_failed.to_string(),
-                    format!("{:.6}", r.extraction_cost_usd),
-                ]
-            })
-            .collect();
-        grid_rows.extend(
-            self.baselines
-                .iter()
-                .filter(|r| r.family != ALL_FAMILIES && r.extraction_calls > 0)
-                .map(|r| {
-                    vec![
-                        String::new(),
-                        r.family.clone(),
-                        self.short_cell(&r.cell),
-                        r.extraction_calls.to_string(),
-                        r.extraction_failed.to_string(),
-                        format!("{:.6}", r.extraction_cost_usd),
-                    ]
-                }),
-        );
-        s.push_str(&Grid::new(&headers, grid_rows).markdown());
-        s.push('\n');
-        s
+                (
+                    r.pair.as_str(),
+                    r.family.as_str(),
+                    r.cell.as_deref().unwrap_or_default(),
+                    r.extraction_calls,
+                    r.extraction_failed,
+                    r.extraction_cost_usd,
+                )
+            });
+        let baselines = self
+            .baselines
+            .iter()
+            .filter(|r| r.family != ALL_FAMILIES && r.extraction_calls > 0)
+            .map(|r| {
+                (
+                    "",
+                    r.family.as_str(),
+                    r.cell.as_str(),
+                    r.extraction_calls,
+                    r.extraction_failed,
+                    r.extraction_cost_usd,
+                )
+            });
+        Grid::of(&columns, cells.chain(baselines))
     }
 
     /// Per cell and family, the cache-read share of input tokens and the empty and cut
     /// replies; left out when no row has calls (a report built without them).
     fn calls_section(&self) -> String {
-        let rows: Vec<&CellRow> = self
-            .cells
-            .iter()
-            .filter(|r| r.cell.is_some() && r.cache_read_share.is_some())
-            .collect();
-        if rows.is_empty() {
+        let grid = self.calls_table();
+        if grid.rows.is_empty() {
             return String::new();
         }
         let mut s = String::from(
@@ -364,32 +351,33 @@ impl Report {
              text (re-sent to the next turn as `(no reply)`); cut: replies stopped at the output \
              cap.\n\n",
         );
-        let headers = [
-            ("pair", Align::Left),
-            ("family", Align::Left),
-            ("cell", Align::Left),
-            ("cache share %", Align::Right),
-            ("empty", Align::Right),
-            ("cut", Align::Right),
-        ];
-        let grid_rows: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.pair.clone(),
-                    r.family.clone(),
-                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
-                    r.cache_read_share
-                        .map(|v| format!("{v:.1}"))
-                        .unwrap_or_default(),
-                    r.n_empty_replies.to_string(),
-                    r.n_cut_replies.to_string(),
-                ]
-            })
-            .collect();
-        s.push_str(&Grid::new(&headers, grid_rows).markdown());
+        s.push_str(&grid.markdown());
         s.push('\n');
         s
+    }
+
+    /// The cache share and empty and cut replies of the rows with calls, as a table.
+    pub(crate) fn calls_table(&self) -> Grid {
+        let columns: [Column<'_, &CellRow>; 6] = [
+            column("pair", L, |r: &&CellRow| r.pair.clone()),
+            column("family", L, |r: &&CellRow| r.family.clone()),
+            column("cell", L, |r: &&CellRow| {
+                self.short_cell(r.cell.as_deref().unwrap_or_default())
+            }),
+            column("cache share %", R, |r: &&CellRow| {
+                r.cache_read_share
+                    .map(|v| format!("{v:.1}"))
+                    .unwrap_or_default()
+            }),
+            column("empty", R, |r: &&CellRow| r.n_empty_replies.to_string()),
+            column("cut", R, |r: &&CellRow| r.n_cut_replies.to_string()),
+        ];
+        Grid::of(
+            &columns,
+            self.cells
+                .iter()
+                .filter(|r| r.cell.is_some() && r.cache_read_share.is_some()),
+        )
     }
 
     fn skipped_section(&self) -> String {
@@ -404,38 +392,27 @@ impl Report {
 
     /// The tasks the run left out, as a table.
     pub(crate) fn skipped_table(&self) -> Grid {
-        let headers = [("task", Align::Left), ("reason", Align::Left)];
-        let rows: Vec<Vec<String>> = self
-            .skipped_tasks
-            .iter()
-            .map(|t| vec![t.task_id.clone(), t.reason.clone()])
-            .collect();
-        Grid::new(&headers, rows)
+        let columns: [Column<'_, &SkippedTask>; 2] = [
+            column("task", L, |t: &&SkippedTask| t.task_id.clone()),
+            column("reason", L, |t: &&SkippedTask| t.reason.clone()),
+        ];
+        Grid::of(&columns, &self.skipped_tasks)
     }
 
     /// The incomplete and errored episodes as a table.
     pub(crate) fn incomplete_table(&self) -> Grid {
-        let headers = [
-            ("task", Align::Left),
-            ("cell", Align::Left),
-            ("replicate", Align::Right),
-            ("status", Align::Left),
-            ("reason", Align::Left),
+        let columns: [Column<'_, &IncompleteEntry>; 5] = [
+            column("task", L, |e: &&IncompleteEntry| e.task_id.clone()),
+            column("cell", L, |e: &&IncompleteEntry| self.short_cell(&e.cell)),
+            column("replicate", R, |e: &&IncompleteEntry| {
+                e.replicate.to_string()
+            }),
+            column("status", L, |e: &&IncompleteEntry| e.status.to_string()),
+            column("reason", L, |e: &&IncompleteEntry| {
+                e.reason.clone().unwrap_or_else(|| DASH.to_owned())
+            }),
         ];
-        let rows: Vec<Vec<String>> = self
-            .incomplete
-            .iter()
-            .map(|e| {
-                vec![
-                    e.task_id.clone(),
-                    self.short_cell(&e.cell),
-                    e.replicate.to_string(),
-                    e.status.to_string(),
-                    e.reason.clone().unwrap_or_else(|| DASH.to_owned()),
-                ]
-            })
-            .collect();
-        Grid::new(&headers, rows)
+        Grid::of(&columns, &self.incomplete)
     }
 
     /// The footnotes explaining `—` and `—†`, one paragraph each.
@@ -462,104 +439,59 @@ impl Report {
     }
 }
 
-fn counts(r: &CellRow) -> [String; 7] {
+/// The episode counts every anchor and handoff table ends with.
+fn count_columns<'a>() -> [Column<'a, &'a CellRow>; 7] {
     [
-        r.n_attempted,
-        r.n_scored,
-        r.n_no_answer,
-        r.n_unscored,
-        r.n_errored,
-        r.n_incomplete,
-        r.n_matched,
+        column("attempted", R, |r: &&CellRow| r.n_attempted.to_string()),
+        column("scored", R, |r: &&CellRow| r.n_scored.to_string()),
+        column("no answer", R, |r: &&CellRow| r.n_no_answer.to_string()),
+        column("unscored", R, |r: &&CellRow| r.n_unscored.to_string()),
+        column("errored", R, |r: &&CellRow| r.n_errored.to_string()),
+        column("incomplete", R, |r: &&CellRow| r.n_incomplete.to_string()),
+        column("matched", R, |r: &&CellRow| r.n_matched.to_string()),
     ]
-    .map(|n| n.to_string())
 }
-
-const COUNT_HEADERS: [(&str, Align); 7] = [
-    ("attempted", Align::Right),
-    ("scored", Align::Right),
-    ("no answer", Align::Right),
-    ("unscored", Align::Right),
-    ("errored", Align::Right),
-    ("incomplete", Align::Right),
-    ("matched", Align::Right),
-];
 
 /// A pair's anchors table.
 pub(crate) fn anchor_table(rows: &[&CellRow], ci: bool) -> Grid {
-    let mut headers = vec![
-        ("family", Align::Left),
-        ("role", Align::Left),
-        ("model", Align::Left),
-        ("score", Align::Right),
-        ("$/task", Align::Right),
+    let mut columns: Vec<Column<'_, &CellRow>> = vec![
+        column("family", L, |r: &&CellRow| r.family.clone()),
+        column("role", L, |r: &&CellRow| {
+            r.anchor.map_or("", |a| a.label()).to_owned()
+        }),
+        column("model", L, |r: &&CellRow| {
+            r.model.clone().unwrap_or_default()
+        }),
+        column("score", R, |r: &&CellRow| one_decimal(r.score)),
+        column("$/task", R, |r: &&CellRow| dollars(r.cost_per_task)),
     ];
     if ci {
-        headers.push(("score 95% CI", Align::Right));
+        columns.push(column("score 95% CI", R, |r: &&CellRow| {
+            interval(r.score_ci)
+        }));
     }
-    headers.extend(COUNT_HEADERS);
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let mut v = vec![
-                r.family.clone(),
-                r.anchor.map_or("", |a| a.label()).to_owned(),
-                r.model.clone().unwrap_or_default(),
-                one_decimal(r.score),
-                dollars(r.cost_per_task),
-            ];
-            if ci {
-                v.push(interval(r.score_ci));
-            }
-            v.extend(counts(r));
-            v
-        })
-        .collect();
-    Grid::new(&headers, body)
+    columns.extend(count_columns());
+    Grid::of(&columns, rows.iter().copied())
 }
 
 /// A table of handoff rows.
 pub(crate) fn handoff_table(rows: &[&CellRow], ci: bool) -> Grid {
-    let mut headers = vec![
-        ("family", Align::Left),
-        ("K", Align::Left),
-        ("interface", Align::Left),
-        ("score", Align::Right),
-        ("$/task", Align::Right),
-        ("QRec", Align::Right),
-        ("CSRet", Align::Right),
+    let mut columns: Vec<Column<'_, &CellRow>> = vec![
+        column("family", L, |r: &&CellRow| r.family.clone()),
+        column("K", L, |r: &&CellRow| r.k.clone().unwrap_or_default()),
+        column("interface", L, |r: &&CellRow| r.interface.clone()),
+        column("score", R, |r: &&CellRow| one_decimal(r.score)),
+        column("$/task", R, |r: &&CellRow| dollars(r.cost_per_task)),
+        column("QRec", R, |r: &&CellRow| qrec_cell(r)),
+        column("CSRet", R, |r: &&CellRow| one_decimal(r.csret)),
     ];
     if ci {
-        headers.extend([
-            ("score 95% CI", Align::Right),
-            ("QRec 95% CI", Align::Right),
-            ("CSRet 95% CI", Align::Right),
+        columns.extend([
+            column("score 95% CI", R, |r: &&CellRow| interval(r.score_ci)),
+            column("QRec 95% CI", R, |r: &&CellRow| interval(r.qrec_ci)),
+            column("CSRet 95% CI", R, |r: &&CellRow| interval(r.csret_ci)),
         ]);
     }
-    headers.extend(COUNT_HEADERS);
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let qrec = qrec_cell(r);
-            let mut v = vec![
-                r.family.clone(),
-                r.k.clone().unwrap_or_default(),
-                r.interface.clone(),
-                one_decimal(r.score),
-                dollars(r.cost_per_task),
-                qrec,
-                one_decimal(r.csret),
-            ];
-            if ci {
-                v.extend([
-                    interval(r.score_ci),
-                    interval(r.qrec_ci),
-                    interval(r.csret_ci),
-                ]);
-            }
-            v.extend(counts(r));
-            v
-        })
-        .collect();
-    Grid::new(&headers, body)
+    columns.extend(count_columns());
+    Grid::of(&columns, rows.iter().copied())
 }

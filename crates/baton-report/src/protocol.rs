@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use baton_types::{Baseline, Cell, EpisodeStatus, Family};
 use serde::Serialize;
 
-use crate::format::{Align, Grid, dollars, interval as ci_text, one_decimal};
+use crate::format::{Column, Grid, L, R, column, dollars, interval as ci_text, one_decimal};
 use crate::input::{BootstrapConfig, EpisodeRecord, PairSpec};
 use crate::metrics::{Means, Plan, Source, Sums, add_sums, unit_sums};
 use crate::percentile::quantile;
@@ -401,75 +401,51 @@ pub(crate) const RELIABILITY_INTRO: &str = "Per task, over its scored replicates
 impl crate::Report {
     /// The baseline rows as a table.
     pub(crate) fn baseline_table(&self) -> Grid {
-        let headers = [
-            ("model", Align::Left),
-            ("family", Align::Left),
-            ("interface", Align::Left),
-            ("score", Align::Right),
-            ("$/task", Align::Right),
-            ("sharded", Align::Right),
-            ("baseline (matched)", Align::Right),
-            ("degradation", Align::Right),
-            ("95% CI", Align::Right),
-            ("scored/attempted", Align::Right),
-            ("no answer", Align::Right),
-            ("matched", Align::Right),
+        let columns: [Column<'_, &BaselineRow>; 12] = [
+            column("model", L, |r: &&BaselineRow| r.model.clone()),
+            column("family", L, |r: &&BaselineRow| r.family.clone()),
+            column("interface", L, |r: &&BaselineRow| r.interface.clone()),
+            column("score", R, |r: &&BaselineRow| one_decimal(r.score)),
+            column("$/task", R, |r: &&BaselineRow| dollars(r.cost_per_task)),
+            column("sharded", R, |r: &&BaselineRow| {
+                one_decimal(r.sharded_score)
+            }),
+            column("baseline (matched)", R, |r: &&BaselineRow| {
+                one_decimal(r.baseline_score_matched)
+            }),
+            column("degradation", R, |r: &&BaselineRow| {
+                one_decimal(r.degradation)
+            }),
+            column("95% CI", R, |r: &&BaselineRow| ci_text(r.degradation_ci)).interval(),
+            column("scored/attempted", R, |r: &&BaselineRow| {
+                format!("{}/{}", r.n_scored, r.n_attempted)
+            }),
+            column("no answer", R, |r: &&BaselineRow| r.n_no_answer.to_string()),
+            column("matched", R, |r: &&BaselineRow| r.n_matched.to_string()),
         ];
-        let rows = self
-            .baselines
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.family.clone(),
-                    r.interface.clone(),
-                    one_decimal(r.score),
-                    dollars(r.cost_per_task),
-                    one_decimal(r.sharded_score),
-                    one_decimal(r.baseline_score_matched),
-                    one_decimal(r.degradation),
-                    ci_text(r.degradation_ci),
-                    format!("{}/{}", r.n_scored, r.n_attempted),
-                    r.n_no_answer.to_string(),
-                    r.n_matched.to_string(),
-                ]
-            })
-            .collect();
-        Grid::new(&headers, rows)
+        Grid::of(&columns, &self.baselines)
     }
 
     /// The rows with LiC's metrics as a table.
     pub(crate) fn reliability_table(&self) -> Grid {
-        let headers = [
-            ("pair", Align::Left),
-            ("cell", Align::Left),
-            ("family", Align::Left),
-            ("P", Align::Right),
-            ("A90", Align::Right),
-            ("U90_10", Align::Right),
-            ("U90_10 LC", Align::Right),
-            ("U90_10 HC", Align::Right),
-            ("tasks", Align::Right),
+        let columns: [Column<'_, &CellRow>; 9] = [
+            column("pair", L, |r: &&CellRow| r.pair.clone()),
+            column("cell", L, |r: &&CellRow| {
+                self.short_cell(r.cell.as_deref().unwrap_or_default())
+            }),
+            column("family", L, |r: &&CellRow| r.family.clone()),
+            column("P", R, |r: &&CellRow| one_decimal(r.mean_p)),
+            column("A90", R, |r: &&CellRow| one_decimal(r.aptitude)),
+            column("U90_10", R, |r: &&CellRow| one_decimal(r.unreliability)),
+            column("U90_10 LC", R, |r: &&CellRow| {
+                one_decimal(r.unreliability_lc)
+            }),
+            column("U90_10 HC", R, |r: &&CellRow| {
+                one_decimal(r.unreliability_hc)
+            }),
+            column("tasks", R, |r: &&CellRow| r.n_reliability_tasks.to_string()),
         ];
-        let rows = self
-            .cells
-            .iter()
-            .filter(|r| r.aptitude.is_some())
-            .map(|r| {
-                vec![
-                    r.pair.clone(),
-                    self.short_cell(r.cell.as_deref().unwrap_or_default()),
-                    r.family.clone(),
-                    one_decimal(r.mean_p),
-                    one_decimal(r.aptitude),
-                    one_decimal(r.unreliability),
-                    one_decimal(r.unreliability_lc),
-                    one_decimal(r.unreliability_hc),
-                    r.n_reliability_tasks.to_string(),
-                ]
-            })
-            .collect();
-        Grid::new(&headers, rows)
+        Grid::of(&columns, self.cells.iter().filter(|r| r.aptitude.is_some()))
     }
 
     /// Whether any row carries LiC's metrics.

@@ -1,58 +1,10 @@
 //! The study's tables as Markdown, HTML sections and JSON, through the same table type,
 //! number formats and escaping as the chat study's exporters.
 
-use super::{StudyReport, StudyRow};
+use super::{Decomposition, Interval, StudyReport, StudyRow, StudyThreshold};
 use crate::agent::Section;
-use crate::format::{Align, DASH, Grid, L, R, fixed, interval, one_decimal};
+use crate::format::{Column, DASH, Grid, L, R, column, fixed, interval, one_decimal};
 use crate::html::{escape, html_table};
-
-const ROW_HEAD: [(&str, Align); 16] = [
-    ("pair", L),
-    ("direction", L),
-    ("interface", L),
-    ("p", L),
-    ("window", L),
-    ("n", R),
-    ("fired", R),
-    ("unfired", R),
-    ("matched", R),
-    ("pass rate", R),
-    ("95% CI", R),
-    ("$ / task", R),
-    ("QRec", R),
-    ("95% CI", R),
-    ("CSRet", R),
-    ("95% CI", R),
-];
-
-const THRESHOLD_HEAD: [(&str, Align); 5] = [
-    ("pair", L),
-    ("direction", L),
-    ("bucket", L),
-    ("p", L),
-    ("s", R),
-];
-
-const DECOMPOSITION_HEAD: [(&str, Align); 7] = [
-    ("pair", L),
-    ("direction", L),
-    ("interface", L),
-    ("$ / suffix step", R),
-    ("suffix steps", R),
-    ("$/step ÷ compact_pre", R),
-    ("steps ÷ compact_pre", R),
-];
-
-const INTERVAL_HEAD: [(&str, Align); 8] = [
-    ("pair", L),
-    ("direction", L),
-    ("interface", L),
-    ("Δ pass rate (pts)", R),
-    ("95% interval", R),
-    ("Δ $ / task", R),
-    ("95% interval", R),
-    ("replicates", R),
-];
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| DASH.to_string(), f)
@@ -68,51 +20,98 @@ fn signed(v: f64, decimals: usize) -> String {
     }
 }
 
-impl StudyRow {
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.pair.clone(),
-            self.direction.clone(),
-            self.interface.clone(),
-            self.p.map_or_else(|| "avg".into(), |p| format!("p{p}")),
-            self.window.clone(),
-            self.n.to_string(),
-            self.n_fired.to_string(),
-            self.n_unfired.to_string(),
-            self.n_matched.to_string(),
-            opt(self.pass_rate, |r| format!("{}%", fixed(r, 1))),
-            interval(self.pass_rate_ci),
-            opt(self.mean_cost_usd, |c| format!("${}", fixed(c, 4))),
-            one_decimal(self.qrec),
-            interval(self.qrec_ci),
-            one_decimal(self.csret),
-            interval(self.csret_ci),
-        ]
-    }
+/// The columns of every table of [`StudyRow`]s: each value with its interval beside it.
+fn row_columns<'a>() -> Vec<Column<'a, &'a StudyRow>> {
+    vec![
+        column("pair", L, |r: &&StudyRow| r.pair.clone()),
+        column("direction", L, |r: &&StudyRow| r.direction.clone()),
+        column("interface", L, |r: &&StudyRow| r.interface.clone()),
+        column("p", L, |r: &&StudyRow| {
+            r.p.map_or_else(|| "avg".into(), |p| format!("p{p}"))
+        }),
+        column("window", L, |r: &&StudyRow| r.window.clone()),
+        column("n", R, |r: &&StudyRow| r.n.to_string()),
+        column("fired", R, |r: &&StudyRow| r.n_fired.to_string()),
+        column("unfired", R, |r: &&StudyRow| r.n_unfired.to_string()),
+        column("matched", R, |r: &&StudyRow| r.n_matched.to_string()),
+        column("pass rate", R, |r: &&StudyRow| {
+            opt(r.pass_rate, |v| format!("{}%", fixed(v, 1)))
+        }),
+        column("95% CI", R, |r: &&StudyRow| interval(r.pass_rate_ci)).interval(),
+        column("$ / task", R, |r: &&StudyRow| {
+            opt(r.mean_cost_usd, |c| format!("${}", fixed(c, 4)))
+        }),
+        column("QRec", R, |r: &&StudyRow| one_decimal(r.qrec)),
+        column("95% CI", R, |r: &&StudyRow| interval(r.qrec_ci)).interval(),
+        column("CSRet", R, |r: &&StudyRow| one_decimal(r.csret)),
+        column("95% CI", R, |r: &&StudyRow| interval(r.csret_ci)).interval(),
+    ]
+}
+
+fn threshold_columns<'a>() -> Vec<Column<'a, &'a StudyThreshold>> {
+    vec![
+        column("pair", L, |t: &&StudyThreshold| t.pair.clone()),
+        column("direction", L, |t: &&StudyThreshold| t.direction.clone()),
+        column("bucket", L, |t: &&StudyThreshold| t.bucket.clone()),
+        column("p", L, |t: &&StudyThreshold| format!("p{}", t.p)),
+        column("s", R, |t: &&StudyThreshold| t.s.to_string()),
+    ]
+}
+
+fn decomposition_columns<'a>() -> Vec<Column<'a, &'a Decomposition>> {
+    vec![
+        column("pair", L, |d: &&Decomposition| d.pair.clone()),
+        column("direction", L, |d: &&Decomposition| d.direction.clone()),
+        column("interface", L, |d: &&Decomposition| d.interface.clone()),
+        column("$ / suffix step", R, |d: &&Decomposition| {
+            opt(d.usd_per_suffix_step, |c| format!("${}", fixed(c, 5)))
+        }),
+        column("suffix steps", R, |d: &&Decomposition| {
+            opt(d.suffix_steps, |s| fixed(s, 1))
+        }),
+        column("$/step ÷ compact_pre", R, |d: &&Decomposition| {
+            opt(d.usd_per_step_vs_compact_pre, |r| fixed(r, 2))
+        }),
+        column("steps ÷ compact_pre", R, |d: &&Decomposition| {
+            opt(d.steps_vs_compact_pre, |r| fixed(r, 2))
+        }),
+    ]
+}
+
+fn interval_columns<'a>() -> Vec<Column<'a, &'a Interval>> {
+    let range = |[_, lo, hi]: [f64; 3], decimals: usize| {
+        format!("[{}, {}]", signed(lo, decimals), signed(hi, decimals))
+    };
+    vec![
+        column("pair", L, |i: &&Interval| i.pair.clone()),
+        column("direction", L, |i: &&Interval| i.direction.clone()),
+        column("interface", L, |i: &&Interval| i.interface.clone()),
+        column("Δ pass rate (pts)", R, |i: &&Interval| {
+            signed(i.pass_rate_diff[0], 1)
+        }),
+        column("95% interval", R, move |i: &&Interval| {
+            range(i.pass_rate_diff, 1)
+        })
+        .interval(),
+        column("Δ $ / task", R, |i: &&Interval| {
+            signed(i.cost_diff_usd[0], 4)
+        }),
+        column("95% interval", R, move |i: &&Interval| {
+            range(i.cost_diff_usd, 4)
+        })
+        .interval(),
+        column("replicates", R, |i: &&Interval| i.replicates.to_string()),
+    ]
 }
 
 impl StudyReport {
-    fn sections(&self) -> Vec<Section> {
-        let rows = |v: &[StudyRow]| Grid::new(&ROW_HEAD, v.iter().map(StudyRow::cells).collect());
+    pub(crate) fn sections(&self) -> Vec<Section> {
+        let rows = |v: &'_ [StudyRow]| Grid::of(&row_columns(), v);
         vec![
             (
                 "Handoff switch calls s_b(p) (nearest rank of the prefix model's termination steps)"
                     .into(),
-                Grid::new(
-                    &THRESHOLD_HEAD,
-                    self.thresholds
-                        .iter()
-                        .map(|t| {
-                            vec![
-                                t.pair.clone(),
-                                t.direction.clone(),
-                                t.bucket.clone(),
-                                format!("p{}", t.p),
-                                t.s.to_string(),
-                            ]
-                        })
-                        .collect(),
-                ),
+                Grid::of(&threshold_columns(), &self.thresholds),
             ),
             (
                 "Table 1: per interface, matched fired subsets, equal weight over switch points"
@@ -131,46 +130,11 @@ impl StudyReport {
             (
                 "Step-cost decomposition (post-handoff cost per suffix step, relative to compact_pre)"
                     .into(),
-                Grid::new(
-                    &DECOMPOSITION_HEAD,
-                    self.decomposition
-                        .iter()
-                        .map(|d| {
-                            vec![
-                                d.pair.clone(),
-                                d.direction.clone(),
-                                d.interface.clone(),
-                                opt(d.usd_per_suffix_step, |c| format!("${}", fixed(c, 5))),
-                                opt(d.suffix_steps, |s| fixed(s, 1)),
-                                opt(d.usd_per_step_vs_compact_pre, |r| fixed(r, 2)),
-                                opt(d.steps_vs_compact_pre, |r| fixed(r, 2)),
-                            ]
-                        })
-                        .collect(),
-                ),
+                Grid::of(&decomposition_columns(), &self.decomposition),
             ),
             (
                 "Interface minus compact_pre, paired task-level bootstrap (95%)".into(),
-                Grid::new(
-                    &INTERVAL_HEAD,
-                    self.intervals
-                        .iter()
-                        .map(|i| {
-                            let [r, r_lo, r_hi] = i.pass_rate_diff;
-                            let [c, c_lo, c_hi] = i.cost_diff_usd;
-                            vec![
-                                i.pair.clone(),
-                                i.direction.clone(),
-                                i.interface.clone(),
-                                signed(r, 1),
-                                format!("[{}, {}]", signed(r_lo, 1), signed(r_hi, 1)),
-                                signed(c, 4),
-                                format!("[{}, {}]", signed(c_lo, 4), signed(c_hi, 4)),
-                                i.replicates.to_string(),
-                            ]
-                        })
-                        .collect(),
-                ),
+                Grid::of(&interval_columns(), &self.intervals),
             ),
             ("Every cell".into(), rows(&self.cells)),
         ]
