@@ -430,9 +430,10 @@ impl Parser {
 
     /// `named_expression: NAME ':=' expression | expression !':='`
     fn named_expression(&mut self) -> Result<Expr, BfclError> {
-        if let Tok::Name(n) = self.peek().clone()
+        if let Tok::Name(n) = self.peek()
             && self.is_op_at(1, ":=")
         {
+            let n = n.clone();
             self.i += 2;
             let value = self.expression()?;
             let depth = self.depth;
@@ -763,9 +764,9 @@ impl Parser {
     }
 
     fn atom(&mut self) -> Result<Expr, BfclError> {
-        let tok = self.peek().clone();
-        match tok {
+        match self.peek() {
             Tok::Name(n) => {
+                let n = n.clone();
                 self.i += 1;
                 self.leaf(Expr::Name(n))
             }
@@ -782,6 +783,7 @@ impl Parser {
                 self.leaf(Expr::constant(Constant::None))
             }
             Tok::Num(c) => {
+                let c = c.clone();
                 self.i += 1;
                 self.leaf(Expr::constant(c))
             }
