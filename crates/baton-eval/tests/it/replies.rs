@@ -7,6 +7,13 @@
 //! For actions LiC's extraction is the whole response, so a LiC-wrong reply whose calls sit
 //! inside prose can be right: credit there is counted apart (`credit_in_prose`) and only
 //! credit on a reply LiC's parser read whole is false credit.
+//!
+//! For math both rates are printed as percentages with the categories of what is still
+//! missed and credited, and held under issue 35's bar (under 3 % missed, under 1 % false
+//! credit). A false credit where baton read the very number LiC's extractor read, written
+//! with the `$` the reply has and LiC's extractor dropped, is counted apart: LiC's scorer
+//! strips `.00` only after a `$` (`rstrip(".00")`), so `$2.00` scores right and `2.00`
+//! wrong against a gold `2`; the reading agrees and the verdicts differ by that quirk.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -57,6 +64,10 @@ struct Tally {
     wrong: usize,
     credited: usize,
     credit_in_prose: usize,
+    /// Math: credit where baton read LiC's own number, differing only by a `$`.
+    credit_same_number: usize,
+    /// What is still missed and credited, by category.
+    categories: BTreeMap<String, usize>,
     no_answer: usize,
     rules: BTreeMap<String, usize>,
     examples: Vec<String>,
@@ -102,6 +113,20 @@ fn tally(replies: &Replies, family: Family, rules: Rules) -> Tally {
                 t.right += 1;
                 if score != 1.0 {
                     t.missed += 1;
+                    if family == Family::Math {
+                        let gold = gold_of(&replies.tasks[r["task_id"].as_str().unwrap_or("")]);
+                        let stated = reply_states(r["response"].as_str().unwrap_or(""), &gold);
+                        let what = if no_answer {
+                            "no number read".to_owned()
+                        } else if stated {
+                            format!("the right number is in the reply, {rule} read another")
+                        } else {
+                            format!(
+                                "the reply never writes the gold number (LiC's extractor read a figure that matched), {rule}"
+                            )
+                        };
+                        *t.categories.entry(format!("missed: {what}")).or_default() += 1;
+                    }
                     if t.examples.len() < 40 {
                         t.examples.push(format!(
                             "miss {} ({rule}): read {extracted:?}, LiC's {}",
@@ -115,8 +140,25 @@ fn tally(replies: &Replies, family: Family, rules: Rules) -> Tally {
                 if score == 1.0 {
                     if family == Family::Actions && rule != "actions.full_response" {
                         t.credit_in_prose += 1;
+                    } else if family == Family::Math
+                        && bare(&extracted) == bare(r["lic_extracted"].as_str().unwrap_or(""))
+                    {
+                        t.credit_same_number += 1;
+                        *t.categories
+                            .entry(
+                                "credited: LiC's own number, its `$` dropped by LiC's extractor"
+                                    .into(),
+                            )
+                            .or_default() += 1;
                     } else {
                         t.credited += 1;
+                        if family == Family::Math {
+                            *t.categories
+                                .entry(format!(
+                                    "credited: LiC's extractor read another number, {rule}"
+                                ))
+                                .or_default() += 1;
+                        }
                     }
                 }
             }
@@ -124,6 +166,36 @@ fn tally(replies: &Replies, family: Family, rules: Rules) -> Tally {
         }
     }
     t
+}
+
+/// The number after the gold solution's `####`.
+fn gold_of(task: &Value) -> String {
+    let answer = task["answer"].as_str().unwrap_or("");
+    bare(answer.rsplit("####").next().unwrap_or(""))
+}
+
+/// A number as compared here: no `$`, thousands separators, spaces or final `.`.
+fn bare(s: &str) -> String {
+    s.trim()
+        .trim_end_matches('.')
+        .chars()
+        .filter(|c| !matches!(c, '$' | ',' | ' '))
+        .collect()
+}
+
+/// Whether `reply` writes `gold` as a number of its own (with or without separators).
+fn reply_states(reply: &str, gold: &str) -> bool {
+    let digits: String = reply.chars().filter(|c| !matches!(c, ',' | '$')).collect();
+    digits.match_indices(gold).any(|(at, _)| {
+        let before = digits[..at].chars().next_back();
+        let after = digits[at + gold.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit() || c == '.')
+            && !after.is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+fn percent(n: usize, of: usize) -> f64 {
+    100.0 * n as f64 / of.max(1) as f64
 }
 
 fn report(family: Family, rules: Rules, t: &Tally) {
@@ -141,6 +213,20 @@ fn report(family: Family, rules: Rules, t: &Tally) {
         t.no_answer,
         t.rules
     );
+    if family == Family::Math {
+        eprintln!(
+            "replies math: missed {:.2} % of right answers; false credit {:.2} % ({} of {}) plus {} ({:.2} % in all) where baton read LiC's own number with its `$`",
+            percent(t.missed, t.right),
+            percent(t.credited, t.wrong),
+            t.credited,
+            t.wrong,
+            t.credit_same_number,
+            percent(t.credited + t.credit_same_number, t.wrong)
+        );
+        for (category, n) in &t.categories {
+            eprintln!("  {n:>3}  {category}");
+        }
+    }
     for e in &t.examples {
         eprintln!("  {e}");
     }
@@ -152,10 +238,23 @@ fn math_replies_are_read_as_lic_reads_them() {
     let t = tally(&replies, Family::Math, Rules::Baton);
     report(Family::Math, Rules::Baton, &t);
     assert_eq!((t.right, t.wrong), (632, 1029), "the replies file changed");
-    // Before these rules: 196 misses, 9 false credits. The misses left are listed in the
-    // extraction module's docs; most are replies that state two answers.
-    assert!(t.missed <= 50, "{} misses", t.missed);
-    assert!(t.credited <= 15, "{} false credits", t.credited);
+    // Issue 35's bar: under 3 % of right answers missed, under 1 % false credit. Before
+    // the rules of issue 35 (quotations, recaps, two-unit quantities, abbreviations,
+    // qualified labels, restated results): 48 missed (7.6 %), 12 + 5 credited.
+    assert!(percent(t.missed, t.right) < 3.0, "{} misses", t.missed);
+    assert!(
+        percent(t.credited, t.wrong) < 1.0,
+        "{} false credits",
+        t.credited
+    );
+    // Pinned at what these rules give, so a change that loses ground shows.
+    assert!(t.missed <= 14, "{} misses (was 14)", t.missed);
+    assert!(t.credited <= 9, "{} false credits (was 9)", t.credited);
+    assert!(
+        t.credit_same_number <= 5,
+        "{} credits on LiC's own number (was 5)",
+        t.credit_same_number
+    );
 }
 
 #[test]
