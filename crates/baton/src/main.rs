@@ -10,6 +10,7 @@ mod commands;
 mod printer;
 mod progress;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -38,6 +39,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
+        // No colour codes in a log file (nohup, Slurm's output files, CI).
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let printer = Printer::stdout();
     let result = match cli.command {

@@ -58,6 +58,8 @@ fn issue_24_an_agent_experiment_with_pairs_runs_as_its_older_spelling_does() {
             && warned.contains("handoff.interfaces is the older spelling"),
         "{warned}"
     );
+    // stderr is a pipe here, as in a log file: no colour codes
+    assert!(!warned.contains('\u{1b}'), "{warned:?}");
     let (a, b) = (
         dir.path().join("new/results.sqlite"),
         dir.path().join("old/results.sqlite"),
