@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::format::{Column, DASH, Grid, L, R, column, fixed};
 use crate::html::{PAGE_END, escape, html_table, page_start};
+use crate::latex;
 use crate::percentile::nearest_rank;
 
 /// The percentiles of the termination-step distribution the report shows (the handoff
@@ -330,6 +331,42 @@ impl AgentReport {
             for (m, t, r, why) in &self.incomplete {
                 s.push_str(&format!("- {m} on {t} (replicate {r}): {why}\n"));
             }
+        }
+        s
+    }
+
+    /// The report as LaTeX: each table a `booktabs` `longtable` (the preamble needs
+    /// `\usepackage{booktabs}` and `\usepackage{longtable}`, as the first lines say)
+    /// with the report's rules in its last foot, then the incomplete episodes.
+    pub fn to_latex(&self) -> String {
+        let mut s = latex::preamble_comment(&self.page_title());
+        s.push('\n');
+        s.push_str(&self.latex_body());
+        s
+    }
+
+    /// The report's LaTeX tables, without the comment lines before them.
+    pub(crate) fn latex_body(&self) -> String {
+        let notes = vec![latex::inline(self.note().replace('\n', " ").trim())];
+        let mut s = String::new();
+        for (title, grid) in self.sections() {
+            s.push_str(&latex::longtable(
+                &title,
+                &latex::Tex::from_text(&grid),
+                &notes,
+            ));
+        }
+        if !self.incomplete.is_empty() {
+            s.push_str("\\paragraph{Incomplete episodes}\n\\begin{itemize}\n");
+            for (m, t, r, why) in &self.incomplete {
+                s.push_str(&format!(
+                    "\\item {} on {} (replicate {r}): {}\n",
+                    latex::escape(m),
+                    latex::escape(t),
+                    latex::escape(why)
+                ));
+            }
+            s.push_str("\\end{itemize}\n\n");
         }
         s
     }

@@ -114,11 +114,18 @@ impl Export for AgentExperimentReport {
                 s.push_str(PAGE_END);
                 s
             }
-            ExportFormat::Csv | ExportFormat::Latex => {
+            ExportFormat::Latex => {
+                let mut s = self.agent.to_latex();
+                if let Some(study) = &self.study {
+                    s.push_str(&study.to_latex());
+                }
+                s
+            }
+            ExportFormat::Csv => {
                 return Err(ReportError::UnsupportedFormat {
                     report: "agent",
                     format,
-                    formats: "md, json or html",
+                    formats: "md, json, latex or html",
                 });
             }
         })

@@ -135,18 +135,25 @@ impl Grid {
 /// The width, in characters, every Markdown table fits in: a terminal's 100 columns.
 pub(crate) const TABLE_WIDTH: usize = 100;
 
+/// The widest a key column is when a table is cut into parts.
+const MAX_KEY_WIDTH: usize = 40;
+
+/// The narrowest a text column is cut to when a table is too wide for [`TABLE_WIDTH`].
+const MIN_TEXT_WIDTH: usize = 24;
+
 /// A Markdown table whose columns are padded to line up in a terminal too, no line
 /// wider than [`TABLE_WIDTH`]: a table that would be wider is cut into parts of whole
 /// columns, one under the other, each repeating the row's key (its leading
 /// left-aligned columns, such as family, K and interface) so every part reads alone.
-/// Only a single cell wider than the width (a long error message) can make a line
-/// wider.
+/// A text cell too long for any part (a long error message, a cell name with long
+/// model names) is abbreviated to its start, `…` and a number, `[1]`, and the table is
+/// followed by its legend: each number with the full text.
 pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
-    let cells: Vec<Vec<String>> = rows
+    let mut cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| r.iter().map(|c| c.replace('|', "\\|")).collect())
         .collect();
-    let width = |i: usize| {
+    let width = |cells: &[Vec<String>], i: usize| {
         cells
             .iter()
             .map(|r| r[i].chars().count())
@@ -154,12 +161,108 @@ pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
             .max()
             .unwrap_or(3)
     };
-    let widths: Vec<usize> = (0..headers.len()).map(width).collect();
-    parts(headers, &widths, TABLE_WIDTH)
+    let mut widths: Vec<usize> = (0..headers.len()).map(|i| width(&cells, i)).collect();
+    let legend = abbreviate(headers, &mut cells, &mut widths);
+    let mut out = parts(headers, &widths, TABLE_WIDTH)
         .iter()
         .map(|columns| part(headers, &cells, &widths, columns))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if !legend.is_empty() {
+        out.push('\n');
+        for (n, text) in legend.iter().enumerate() {
+            out.push_str(&wrap(&format!("- [{}] {text}", n + 1), TABLE_WIDTH, "  "));
+        }
+    }
+    out
+}
+
+/// When the table is cut into parts, narrows its key columns to [`MAX_KEY_WIDTH`];
+/// then narrows the widest text column of the widest part while a part is wider than
+/// [`TABLE_WIDTH`] (never under [`MIN_TEXT_WIDTH`] or its header), then shortens each
+/// cell longer than its column to its start, `…` and `[n]`; the texts shortened, in
+/// order of their numbers (one number per distinct text).
+fn abbreviate(
+    headers: &[(&str, Align)],
+    cells: &mut [Vec<String>],
+    widths: &mut [usize],
+) -> Vec<String> {
+    let line = line_width;
+    let natural = widths.to_vec();
+    if parts(headers, widths, TABLE_WIDTH).len() > 1 {
+        // The key repeats in every part: a long key (a pair of model names) would
+        // leave room for a column or two beside it.
+        let keys = headers
+            .iter()
+            .take_while(|(_, a)| *a == Align::Left)
+            .count();
+        for i in 0..keys.min(widths.len().saturating_sub(1)) {
+            widths[i] = widths[i].min(MAX_KEY_WIDTH.max(headers[i].0.chars().count()));
+        }
+    }
+    loop {
+        let all = parts(headers, widths, TABLE_WIDTH);
+        let Some(worst) = all.iter().max_by_key(|c| line(widths, c)) else {
+            break;
+        };
+        let over = line(widths, worst).saturating_sub(TABLE_WIDTH);
+        if over == 0 {
+            break;
+        }
+        let floor = |i: usize| MIN_TEXT_WIDTH.max(headers[i].0.chars().count());
+        let Some(&i) = worst
+            .iter()
+            .filter(|&&i| headers[i].1 == Align::Left && widths[i] > floor(i))
+            .max_by_key(|&&i| widths[i])
+        else {
+            break;
+        };
+        widths[i] = widths[i].saturating_sub(over).max(floor(i));
+    }
+    let mut legend: Vec<String> = Vec::new();
+    for row in cells.iter_mut() {
+        for (i, cell) in row.iter_mut().enumerate() {
+            if widths[i] == natural[i] || cell.chars().count() <= widths[i] {
+                continue;
+            }
+            let n = match legend.iter().position(|t| t == cell) {
+                Some(n) => n + 1,
+                None => {
+                    legend.push(cell.clone());
+                    legend.len()
+                }
+            };
+            let mark = format!("… [{n}]");
+            let keep = widths[i].saturating_sub(mark.chars().count());
+            let mut start: String = cell.chars().take(keep).collect();
+            while start.ends_with(' ') || start.ends_with('\\') {
+                start.pop();
+            }
+            *cell = format!("{start}{mark}");
+        }
+    }
+    legend
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word
+/// keeps its line), each line after the first starting with `indent`.
+pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let len = line.chars().count();
+        if len > indent.len() && len + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_owned();
+        } else if !line.is_empty() && line != indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 /// The columns of each part of a table whose columns are `widths` wide, so a part's
@@ -167,7 +270,8 @@ pub(crate) fn table(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
 /// parts as fit, their widths as even as that number allows (no part of one lone
 /// column under a full one).
 fn parts(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
-    let fewest = greedy_parts(headers, widths, limit);
+    let keys = key_columns(headers, widths, limit);
+    let fewest = greedy_parts(widths, limit, keys);
     if fewest.len() < 2 {
         return fewest;
     }
@@ -175,29 +279,42 @@ fn parts(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> Vec<Vec<u
     let (mut lo, mut hi) = (1, limit);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if greedy_parts(headers, widths, mid).len() <= fewest.len() {
+        if greedy_parts(widths, mid, keys).len() <= fewest.len() {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
-    greedy_parts(headers, widths, hi)
+    greedy_parts(widths, hi, keys)
 }
 
-/// [`parts`] filled greedily: each part takes columns while they fit in `limit`.
-fn greedy_parts(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
-    let line = |columns: &[usize]| 1 + columns.iter().map(|&i| widths[i] + 3).sum::<usize>();
+/// The line of a part made of `columns`: `| a | b |`, three characters per column and one.
+fn line_width(widths: &[usize], columns: &[usize]) -> usize {
+    1 + columns.iter().map(|&i| widths[i] + 3).sum::<usize>()
+}
+
+/// How many leading columns each part repeats as the row's key: the leading
+/// left-aligned ones (not all of them), as many as fit in 3/5 of `limit`.
+fn key_columns(headers: &[(&str, Align)], widths: &[usize], limit: usize) -> usize {
     let all: Vec<usize> = (0..widths.len()).collect();
-    if line(&all) <= limit {
-        return vec![all];
-    }
     let mut keys = headers
         .iter()
         .take_while(|(_, a)| *a == Align::Left)
         .count()
         .min(widths.len().saturating_sub(1));
-    while keys > 1 && line(&all[..keys]) > limit / 2 {
+    while keys > 1 && line_width(widths, &all[..keys]) > limit * 3 / 5 {
         keys -= 1;
+    }
+    keys
+}
+
+/// [`parts`] filled greedily: each part takes columns while they fit in `limit`, after
+/// the first `keys` columns.
+fn greedy_parts(widths: &[usize], limit: usize, keys: usize) -> Vec<Vec<usize>> {
+    let line = |columns: &[usize]| line_width(widths, columns);
+    let all: Vec<usize> = (0..widths.len()).collect();
+    if line(&all) <= limit {
+        return vec![all];
     }
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut current: Vec<usize> = all[..keys].to_vec();

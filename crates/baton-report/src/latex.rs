@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use baton_types::Direction;
 
-use crate::format::{fixed, significant};
+use crate::format::{Align, Column, DASH, Grid, L, R, column, fixed, significant};
 use crate::markdown::{ALL_FAMILIES_SUFFIX, SIMULATED_NOTICE, direction_title};
 use crate::metrics::Omission;
 use crate::report::{CellRow, Report};
@@ -49,30 +49,7 @@ impl Report {
             let caption = format!("{}: anchors (LC {}, HC {})", pair.name, pair.lc, pair.hc);
             out.push_str(&longtable(
                 &caption,
-                &[
-                    "family",
-                    "role",
-                    "model",
-                    "score",
-                    "\\$/task",
-                    "scored",
-                    "incomplete",
-                ],
-                "lllrrrr",
-                anchors
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            escape(&r.family),
-                            r.anchor.map_or("", |a| a.label()).to_owned(),
-                            escape(r.model.as_deref().unwrap_or_default()),
-                            with_ci(r.score, r.score_ci),
-                            money(r.cost_per_task),
-                            r.n_scored.to_string(),
-                            (r.n_incomplete + r.n_errored).to_string(),
-                        ]
-                    })
-                    .collect(),
+                &Tex::raw(&Grid::of(&anchor_columns(), anchors.iter().copied())),
                 &self.notes_for(&anchors),
             ));
             for direction in [Direction::Escalation, Direction::Downshift] {
@@ -95,19 +72,7 @@ impl Report {
                     }
                     out.push_str(&longtable(
                         &caption,
-                        &[
-                            "family",
-                            "K",
-                            "interface",
-                            "score",
-                            "\\$/task",
-                            "QRec",
-                            "CSRet",
-                            "matched",
-                            "incomplete",
-                        ],
-                        "lllrrrrrr",
-                        rows.iter().map(|r| handoff_cells(r)).collect(),
+                        &Tex::raw(&Grid::of(&handoff_columns(), rows.iter().copied())),
                         &self.notes_for(&rows),
                     ));
                 }
@@ -146,35 +111,121 @@ impl Report {
     }
 }
 
-/// A handoff row's cells.
-fn handoff_cells(r: &CellRow) -> Vec<String> {
-    let qrec = match r.qrec_omitted_reason {
-        Some(Omission::SmallQualityGap) => SMALL_GAP.to_owned(),
-        _ if r.qrec_unstable => format!("{}$^\\ddagger$", with_ci(r.qrec, r.qrec_ci)),
-        _ => with_ci(r.qrec, r.qrec_ci),
-    };
+/// The anchors table's columns, in LaTeX.
+fn anchor_columns<'a>() -> Vec<Column<'a, &'a CellRow>> {
     vec![
-        escape(&r.family),
-        escape(r.k.as_deref().unwrap_or_default()),
-        escape(&r.interface),
-        with_ci(r.score, r.score_ci),
-        money(r.cost_per_task),
-        qrec,
-        with_ci(r.csret, r.csret_ci),
-        r.n_matched.to_string(),
-        (r.n_incomplete + r.n_errored).to_string(),
+        column("family", L, |r: &&CellRow| escape(&r.family)),
+        column("role", L, |r: &&CellRow| {
+            r.anchor.map_or("", |a| a.label()).to_owned()
+        }),
+        column("model", L, |r: &&CellRow| {
+            escape(r.model.as_deref().unwrap_or_default())
+        }),
+        column("score", R, |r: &&CellRow| with_ci(r.score, r.score_ci)),
+        column("\\$/task", R, |r: &&CellRow| money(r.cost_per_task)),
+        column("scored", R, |r: &&CellRow| r.n_scored.to_string()),
+        column("incomplete", R, |r: &&CellRow| {
+            (r.n_incomplete + r.n_errored).to_string()
+        }),
     ]
+}
+
+/// A handoff table's columns, in LaTeX.
+fn handoff_columns<'a>() -> Vec<Column<'a, &'a CellRow>> {
+    vec![
+        column("family", L, |r: &&CellRow| escape(&r.family)),
+        column("K", L, |r: &&CellRow| {
+            escape(r.k.as_deref().unwrap_or_default())
+        }),
+        column("interface", L, |r: &&CellRow| escape(&r.interface)),
+        column("score", R, |r: &&CellRow| with_ci(r.score, r.score_ci)),
+        column("\\$/task", R, |r: &&CellRow| money(r.cost_per_task)),
+        column("QRec", R, |r: &&CellRow| match r.qrec_omitted_reason {
+            Some(Omission::SmallQualityGap) => SMALL_GAP.to_owned(),
+            _ if r.qrec_unstable => format!("{}$^\\ddagger$", with_ci(r.qrec, r.qrec_ci)),
+            _ => with_ci(r.qrec, r.qrec_ci),
+        }),
+        column("CSRet", R, |r: &&CellRow| with_ci(r.csret, r.csret_ci)),
+        column("matched", R, |r: &&CellRow| r.n_matched.to_string()),
+        column("incomplete", R, |r: &&CellRow| {
+            (r.n_incomplete + r.n_errored).to_string()
+        }),
+    ]
+}
+
+/// A table ready for [`longtable`]: LaTeX headers, column spec and cells.
+pub(crate) struct Tex {
+    headers: Vec<String>,
+    spec: String,
+    rows: Vec<Vec<String>>,
+}
+
+impl Tex {
+    /// A grid whose headers and cells are LaTeX already.
+    fn raw(grid: &Grid) -> Tex {
+        Tex {
+            headers: grid.headers.iter().map(|(h, _)| (*h).to_owned()).collect(),
+            spec: spec(&grid.headers.iter().map(|(_, a)| *a).collect::<Vec<_>>()),
+            rows: grid.rows.clone(),
+        }
+    }
+
+    /// A grid of plain text, as the Markdown and HTML reports print it: its text
+    /// escaped, a dash as `--`, and each interval column (`[lo, hi]`) set small in the
+    /// cell of the value before it, so a value and its interval read together.
+    pub(crate) fn from_text(grid: &Grid) -> Tex {
+        let keep: Vec<usize> = (0..grid.headers.len())
+            .filter(|&i| !(i > 0 && grid.intervals[i]))
+            .collect();
+        let cell = |row: &[String], i: usize| {
+            let value = text_cell(&row[i]);
+            match row.get(i + 1) {
+                Some(ci) if grid.intervals[i + 1] && ci.starts_with('[') => {
+                    format!("{value} {{\\scriptsize{}}}", escape(ci))
+                }
+                _ => value,
+            }
+        };
+        Tex {
+            headers: keep.iter().map(|&i| escape(grid.headers[i].0)).collect(),
+            spec: spec(&keep.iter().map(|&i| grid.headers[i].1).collect::<Vec<_>>()),
+            rows: grid
+                .rows
+                .iter()
+                .map(|row| keep.iter().map(|&i| cell(row, i)).collect())
+                .collect(),
+        }
+    }
+}
+
+/// A `longtable` column spec: `l` or `r` per column.
+fn spec(aligns: &[Align]) -> String {
+    aligns
+        .iter()
+        .map(|a| match a {
+            Align::Left => 'l',
+            Align::Right => 'r',
+        })
+        .collect()
+}
+
+/// A Markdown cell in LaTeX: escaped, a lone dash as `--`.
+fn text_cell(s: &str) -> String {
+    if s == DASH {
+        "--".to_owned()
+    } else {
+        escape(s)
+    }
 }
 
 /// One `longtable`: caption and header on the first page, the header again on each
 /// later one, "continued" at each page's foot, and the notes after the last row.
-fn longtable(
-    caption: &str,
-    headers: &[&str],
-    spec: &str,
-    rows: Vec<Vec<String>>,
-    notes: &[String],
-) -> String {
+pub(crate) fn longtable(caption: &str, table: &Tex, notes: &[String]) -> String {
+    let Tex {
+        headers,
+        spec,
+        rows,
+    } = table;
     let n = headers.len();
     let head = format!("\\toprule\n{} \\\\\n\\midrule\n", headers.join(" & "));
     let mut s = String::from("{\\footnotesize\n\\setlength{\\tabcolsep}{4pt}\n");
@@ -201,6 +252,33 @@ fn longtable(
     s
 }
 
+/// The comment lines a LaTeX export starts with: its title and the packages it needs.
+pub(crate) fn preamble_comment(title: &str) -> String {
+    let mut out = format!("% {}\n", escape(title));
+    for line in PACKAGES.lines() {
+        let _ = writeln!(out, "% needs {line}");
+    }
+    out
+}
+
+/// Plain text with Markdown code spans (`` `x` ``) in LaTeX: escaped, the spans in
+/// `\texttt`.
+pub(crate) fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 && i + 1 < parts.len() {
+            let _ = write!(out, "\\texttt{{{}}}", escape(part));
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
 /// A value with one decimal and, when known, its 95% interval in brackets.
 fn with_ci(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
     match (v, ci) {
@@ -223,7 +301,7 @@ fn money(v: Option<f64>) -> String {
 }
 
 /// Escapes LaTeX's special characters in plain text.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -236,6 +314,16 @@ fn escape(s: &str) -> String {
             '^' => out.push_str("\\textasciicircum{}"),
             '>' => out.push_str("\\textgreater{}"),
             '<' => out.push_str("\\textless{}"),
+            '—' | '–' => out.push_str("--"),
+            'Δ' => out.push_str("$\\Delta$"),
+            '÷' => out.push_str("$\\div$"),
+            '×' => out.push_str("$\\times$"),
+            '≥' => out.push_str("$\\geq$"),
+            '≤' => out.push_str("$\\leq$"),
+            '→' => out.push_str("$\\to$"),
+            '−' => out.push('-'),
+            '·' => out.push_str("$\\cdot$"),
+            '|' => out.push_str("\\textbar{}"),
             _ => out.push(c),
         }
     }

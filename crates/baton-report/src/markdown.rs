@@ -134,14 +134,44 @@ impl Report {
         out
     }
 
-    /// A cell label as the tables print it: with one pair, its models' names shortened
-    /// to `LC` and `HC` (the method paragraph says which is which), so a cell column
-    /// of real model names still fits a terminal.
+    /// The short names cell labels use for the pairs' models: with one pair `LC` and
+    /// `HC`; with several, `M1`, `M2`, … in the order the pairs name them (the method
+    /// paragraph is their legend), so a cell column of real model names still fits a
+    /// terminal. Empty when no name would get shorter.
+    pub(crate) fn model_aliases(&self) -> Vec<(String, String)> {
+        match self.pairs.as_slice() {
+            [] => Vec::new(),
+            [pair] if pair.lc == pair.hc => Vec::new(),
+            [pair] => vec![
+                (pair.lc.clone(), "LC".to_owned()),
+                (pair.hc.clone(), "HC".to_owned()),
+            ],
+            pairs => {
+                let mut models: Vec<&str> = Vec::new();
+                for p in pairs {
+                    for m in [&p.lc, &p.hc] {
+                        if !models.contains(&m.as_str()) {
+                            models.push(m);
+                        }
+                    }
+                }
+                if models.iter().all(|m| m.chars().count() <= 3) {
+                    return Vec::new();
+                }
+                models
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| ((*m).to_owned(), format!("M{}", i + 1)))
+                    .collect()
+            }
+        }
+    }
+
+    /// A cell label as the tables print it: its models' names shortened by
+    /// [`Report::model_aliases`].
     pub(crate) fn short_cell(&self, label: &str) -> String {
-        let [pair] = self.pairs.as_slice() else {
-            return label.to_owned();
-        };
-        if pair.lc == pair.hc {
+        let aliases = self.model_aliases();
+        if aliases.is_empty() {
             return label.to_owned();
         }
         let Some((kind, rest)) = label.split_once('(') else {
@@ -151,13 +181,10 @@ impl Report {
             return label.to_owned();
         };
         let short = |m: &str| {
-            if m == pair.lc {
-                "LC".to_owned()
-            } else if m == pair.hc {
-                "HC".to_owned()
-            } else {
-                m.to_owned()
-            }
+            aliases
+                .iter()
+                .find(|(name, _)| name == m)
+                .map_or_else(|| m.to_owned(), |(_, alias)| alias.clone())
         };
         let inner = match inner.split_once(" -> ") {
             Some((sender, rest)) => match rest.split_once(", ") {
@@ -184,13 +211,18 @@ impl Report {
              are scored. K `avg` averages the switch points. Incomplete and errored episodes \
              are never scored 0: they are counted and listed.",
         );
-        if let [pair] = self.pairs.as_slice()
-            && pair.lc != pair.hc
-        {
+        let aliases = self.model_aliases();
+        if !aliases.is_empty() {
+            let names: Vec<String> = aliases
+                .iter()
+                .map(|(model, alias)| format!("{alias} is `{model}`"))
+                .collect();
+            let last = names.len() - 1;
             let _ = write!(
                 s,
-                " In cell names LC is `{}` and HC is `{}`.",
-                pair.lc, pair.hc
+                " In cell names {} and {}.",
+                names[..last].join(", "),
+                names[last]
             );
         }
         if let Some(b) = &self.bootstrap {

@@ -20,10 +20,44 @@ fn signed(v: f64, decimals: usize) -> String {
     }
 }
 
+/// The short names the tables give the study's pairs: a pair of long model names
+/// (over [`SHORT_PAIR`] characters) is `LC/HC` in a study of one pair, `P1`, `P2`, …
+/// in a study of several, each named in full under the audit line.
+#[derive(Debug, Default)]
+pub(crate) struct Pairs(Vec<(String, String)>);
+
+/// The longest pair name the tables print whole.
+const SHORT_PAIR: usize = 12;
+
+impl Pairs {
+    /// How the tables print `pair`.
+    fn short(&self, pair: &str) -> String {
+        self.0
+            .iter()
+            .find(|(name, _)| name == pair)
+            .map_or_else(|| pair.to_owned(), |(_, alias)| alias.clone())
+    }
+
+    /// The sentence that names every shortened pair (Markdown code spans), if any.
+    fn legend(&self) -> Option<String> {
+        let names: Vec<String> = self
+            .0
+            .iter()
+            .map(|(name, alias)| format!("{alias} is `{name}`"))
+            .collect();
+        let (last, rest) = names.split_last()?;
+        Some(if rest.is_empty() {
+            format!("In the tables the pair {last}.")
+        } else {
+            format!("In the tables the pair {} and {last}.", rest.join(", "))
+        })
+    }
+}
+
 /// The columns of every table of [`StudyRow`]s: each value with its interval beside it.
-fn row_columns<'a>() -> Vec<Column<'a, &'a StudyRow>> {
+fn row_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a StudyRow>> {
     vec![
-        column("pair", L, |r: &&StudyRow| r.pair.clone()),
+        column("pair", L, |r: &&StudyRow| pairs.short(&r.pair)),
         column("direction", L, |r: &&StudyRow| r.direction.clone()),
         column("interface", L, |r: &&StudyRow| r.interface.clone()),
         column("p", L, |r: &&StudyRow| {
@@ -48,9 +82,9 @@ fn row_columns<'a>() -> Vec<Column<'a, &'a StudyRow>> {
     ]
 }
 
-fn threshold_columns<'a>() -> Vec<Column<'a, &'a StudyThreshold>> {
+fn threshold_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a StudyThreshold>> {
     vec![
-        column("pair", L, |t: &&StudyThreshold| t.pair.clone()),
+        column("pair", L, |t: &&StudyThreshold| pairs.short(&t.pair)),
         column("direction", L, |t: &&StudyThreshold| t.direction.clone()),
         column("bucket", L, |t: &&StudyThreshold| t.bucket.clone()),
         column("p", L, |t: &&StudyThreshold| format!("p{}", t.p)),
@@ -58,9 +92,9 @@ fn threshold_columns<'a>() -> Vec<Column<'a, &'a StudyThreshold>> {
     ]
 }
 
-fn decomposition_columns<'a>() -> Vec<Column<'a, &'a Decomposition>> {
+fn decomposition_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a Decomposition>> {
     vec![
-        column("pair", L, |d: &&Decomposition| d.pair.clone()),
+        column("pair", L, |d: &&Decomposition| pairs.short(&d.pair)),
         column("direction", L, |d: &&Decomposition| d.direction.clone()),
         column("interface", L, |d: &&Decomposition| d.interface.clone()),
         column("$ / suffix step", R, |d: &&Decomposition| {
@@ -78,12 +112,12 @@ fn decomposition_columns<'a>() -> Vec<Column<'a, &'a Decomposition>> {
     ]
 }
 
-fn interval_columns<'a>() -> Vec<Column<'a, &'a Interval>> {
+fn interval_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a Interval>> {
     let range = |[_, lo, hi]: [f64; 3], decimals: usize| {
         format!("[{}, {}]", signed(lo, decimals), signed(hi, decimals))
     };
     vec![
-        column("pair", L, |i: &&Interval| i.pair.clone()),
+        column("pair", L, |i: &&Interval| pairs.short(&i.pair)),
         column("direction", L, |i: &&Interval| i.direction.clone()),
         column("interface", L, |i: &&Interval| i.interface.clone()),
         column("Δ pass rate (pts)", R, |i: &&Interval| {
@@ -106,12 +140,13 @@ fn interval_columns<'a>() -> Vec<Column<'a, &'a Interval>> {
 
 impl StudyReport {
     pub(crate) fn sections(&self) -> Vec<Section> {
-        let rows = |v: &'_ [StudyRow]| Grid::of(&row_columns(), v);
+        let pairs = self.pairs();
+        let rows = |v: &'_ [StudyRow]| Grid::of(&row_columns(&pairs), v);
         vec![
             (
                 "Handoff switch calls s_b(p) (nearest rank of the prefix model's termination steps)"
                     .into(),
-                Grid::of(&threshold_columns(), &self.thresholds),
+                Grid::of(&threshold_columns(&pairs), &self.thresholds),
             ),
             (
                 "Table 1: per interface, matched fired subsets, equal weight over switch points"
@@ -130,14 +165,40 @@ impl StudyReport {
             (
                 "Step-cost decomposition (post-handoff cost per suffix step, relative to compact_pre)"
                     .into(),
-                Grid::of(&decomposition_columns(), &self.decomposition),
+                Grid::of(&decomposition_columns(&pairs), &self.decomposition),
             ),
             (
                 "Interface minus compact_pre, paired task-level bootstrap (95%)".into(),
-                Grid::of(&interval_columns(), &self.intervals),
+                Grid::of(&interval_columns(&pairs), &self.intervals),
             ),
             ("Every cell".into(), rows(&self.cells)),
         ]
+    }
+
+    /// The pairs the tables shorten ([`Pairs`]).
+    pub(crate) fn pairs(&self) -> Pairs {
+        let mut names: Vec<&str> = Vec::new();
+        let all = (self.thresholds.iter().map(|t| t.pair.as_str()))
+            .chain(self.cells.iter().map(|r| r.pair.as_str()))
+            .chain(self.table1.iter().map(|r| r.pair.as_str()))
+            .chain(self.decomposition.iter().map(|d| d.pair.as_str()))
+            .chain(self.intervals.iter().map(|i| i.pair.as_str()));
+        for name in all {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.iter().all(|n| n.chars().count() <= SHORT_PAIR) {
+            return Pairs::default();
+        }
+        Pairs(match names.as_slice() {
+            [one] => vec![((*one).to_owned(), "LC/HC".to_owned())],
+            _ => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((*n).to_owned(), format!("P{}", i + 1)))
+                .collect(),
+        })
     }
 
     fn audit_line(&self) -> String {
@@ -156,7 +217,11 @@ impl StudyReport {
                 Some(_) => String::new(),
                 None => " (none: the bootstrap was off)".to_string(),
             }
-        )
+        ) + &self
+            .pairs()
+            .legend()
+            .map(|l| format!(" {l}"))
+            .unwrap_or_default()
     }
 
     /// The study as Markdown sections (to follow the agent report).
@@ -191,6 +256,25 @@ impl StudyReport {
         for (title, grid) in self.sections() {
             s.push_str(&format!("<h2>{}</h2>\n", escape(&title)));
             s.push_str(&html_table(&grid));
+        }
+        s
+    }
+
+    /// The study's tables as LaTeX `longtable`s (to follow the agent report's), each
+    /// value with its interval in its cell, the audit and what a dash means in each
+    /// table's last foot.
+    pub fn to_latex(&self) -> String {
+        let notes = vec![
+            crate::latex::inline(&self.audit_line()),
+            crate::latex::inline(&self.legend()),
+        ];
+        let mut s = String::new();
+        for (title, grid) in self.sections() {
+            s.push_str(&crate::latex::longtable(
+                &format!("Handoff study: {title}"),
+                &crate::latex::Tex::from_text(&grid),
+                &notes,
+            ));
         }
         s
     }

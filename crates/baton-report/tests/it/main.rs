@@ -8,6 +8,7 @@ mod metrics;
 mod paper;
 mod protocol;
 mod study;
+mod tables;
 
 use baton_report::{CellRow, EpisodeRecord, PairSpec, Report, ReportInput};
 use baton_types::{Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};

@@ -12,7 +12,7 @@ const LONG_HC: &str = "anthropic/claude-sonnet-4-5-20250929";
 /// The demo's design with real-length model names: every family, three switch points,
 /// five interfaces, both directions, six tasks per family, intervals on; scores that
 /// give negative QRec intervals of three digits.
-fn demo_shaped() -> ReportInput {
+pub(crate) fn demo_shaped() -> ReportInput {
     let interfaces = [
         Interface::Raw,
         Interface::Disclosure,

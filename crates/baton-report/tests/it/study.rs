@@ -61,7 +61,7 @@ fn handoff(sender: &str, receiver: &str, p: u32, interface: Interface) -> StudyC
 ///   fired but never finished.
 /// - compact_pre at p10: t1 resolved (.06); t2, t3, t4 not (.07, .08, .09).
 /// - downshift raw at p10: only t4 fired (not resolved, .03).
-fn input(bootstrap: usize) -> StudyInput {
+pub(crate) fn input(bootstrap: usize) -> StudyInput {
     use Interface::{CompactPre, Raw};
     let (lc, hc) = ("lc", "hc");
     let mut episodes = Vec::new();
@@ -345,6 +345,6 @@ fn issue_24_one_page_and_one_trait_for_the_agent_report_and_its_study() {
     assert!(matches!(err, ReportError::UnsupportedFormat { .. }));
     assert_eq!(
         err.to_string(),
-        "the agent report has no csv export; it is written as md, json or html"
+        "the agent report has no csv export; it is written as md, json, latex or html"
     );
 }
