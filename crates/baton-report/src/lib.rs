@@ -12,11 +12,17 @@
 //! hand-written so they stay small, exact and byte-for-byte reproducible.
 //!
 //! Paper-ready by rule: Markdown tables fit a 100-column terminal (a wider one reads in
-//! parts that each repeat the row's key; with one pair, cell names say LC and HC), LaTeX
-//! is `booktabs` rules in `longtable`s with each value's interval, scatter labels never
-//! cover each other, and a QRec over anchors less than 5 points apart (an aggregate the
-//! 5-point rule does not omit) is marked ‡ with its footnote (`qrec_unstable` in CSV and
-//! JSON).
+//! parts that each repeat the row's key; cell names say LC and HC for one pair's models,
+//! M1, M2, … for several; a text cell too long for any part is cut to `… [n]` with the
+//! full text in a legend under the table), LaTeX is `booktabs` rules in `longtable`s
+//! with each value's interval in its cell and the table's rules in its last foot (both
+//! studies), scatter labels never cover each other, and a QRec over anchors less than 5
+//! points apart (an aggregate the 5-point rule does not omit) is marked ‡ with its
+//! footnote (`qrec_unstable` in CSV and JSON).
+//!
+//! Every table is built from one column list (`format::Column`: a header, its
+//! alignment and how its cell is computed), which each format renders, so a header and
+//! its cells cannot drift apart; the chat report's CSV columns are one list too.
 //!
 //! It is pure: no store, no files, no clock. `baton-runner` reads the SQLite store
 //! into a [`ReportInput`] (costs as exact [`baton_types::Cost`]s, turned into dollars
@@ -38,7 +44,8 @@
 //! (`metrics.rs`), the paired bootstrap (`bootstrap.rs`) and the percentile rules
 //! ([`nearest_rank`], linear interpolation; `percentile.rs`). Both reports are written
 //! through one trait, [`Export`] ([`Report`] and [`AgentExperimentReport`]), in the
-//! [`ExportFormat`]s each supports, with the same tables and escaping.
+//! [`ExportFormat`]s each supports (the agent report: all but CSV), with the same
+//! tables and escaping.
 //!
 //! Main types: [`ReportInput`] (with [`PairSpec`], [`EpisodeRecord`],
 //! [`BootstrapConfig`]) goes into [`build`], which returns a [`Report`] of
