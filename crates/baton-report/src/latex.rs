@@ -7,8 +7,11 @@ use std::fmt::Write;
 use baton_types::Direction;
 
 use crate::format::{Align, Column, DASH, Grid, L, R, column, fixed, significant};
-use crate::markdown::{ALL_FAMILIES_SUFFIX, SIMULATED_NOTICE, direction_title};
+use crate::markdown::{
+    ALL_FAMILIES_SUFFIX, RESTART_HEADING, RESTART_INTRO, SIMULATED_NOTICE, direction_title,
+};
 use crate::metrics::Omission;
+use crate::protocol::{BASELINES_HEADING, BASELINES_INTRO, RELIABILITY_HEADING, RELIABILITY_INTRO};
 use crate::report::{CellRow, Report};
 
 /// What the preamble needs.
@@ -77,6 +80,40 @@ impl Report {
                     ));
                 }
             }
+        }
+        // Under a table of other rows: what it shows, the intervals' note where it has
+        // intervals (the baselines' degradation), and the simulated-models notice.
+        let general = self.notes_for(&[]);
+        let with = |intro: &str, intervals: bool| {
+            let mut notes = vec![inline(intro)];
+            notes.extend(
+                general
+                    .iter()
+                    .filter(|n| intervals || !n.starts_with("Brackets:"))
+                    .cloned(),
+            );
+            notes
+        };
+        if !self.baselines.is_empty() {
+            out.push_str(&longtable(
+                BASELINES_HEADING,
+                &Tex::from_text(&self.baseline_table()),
+                &with(BASELINES_INTRO, true),
+            ));
+        }
+        if self.has_reliability() {
+            out.push_str(&longtable(
+                RELIABILITY_HEADING,
+                &Tex::from_text(&self.reliability_table()),
+                &with(RELIABILITY_INTRO, false),
+            ));
+        }
+        if !self.restart_controls.is_empty() {
+            out.push_str(&longtable(
+                RESTART_HEADING,
+                &Tex::from_text(&self.restart_table()),
+                &with(RESTART_INTRO, false),
+            ));
         }
         out
     }

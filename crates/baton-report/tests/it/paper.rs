@@ -125,18 +125,23 @@ fn issue_35_latex_breaks_long_tables_across_pages_and_prints_intervals() {
     assert!(!tex.contains("\\begin{table}"), "{tex}");
     assert!(tex.contains("% needs \\usepackage{booktabs}"));
     assert!(tex.contains("% needs \\usepackage{longtable}"));
-    // Anchors, then per direction its per-family and all-families tables.
-    assert_eq!(tex.matches("\\begin{longtable}").count(), 5);
-    assert_eq!(tex.matches("\\end{longtable}").count(), 5);
+    // Anchors, then per direction its per-family and all-families tables, then the
+    // restart controls (composed from the escalation rows).
+    assert_eq!(tex.matches("\\begin{longtable}").count(), 6);
+    assert_eq!(tex.matches("\\end{longtable}").count(), 6);
     for env in ["\\endfirsthead", "\\endhead", "\\endfoot", "\\endlastfoot"] {
-        assert_eq!(tex.matches(env).count(), 5, "{env}");
+        assert_eq!(tex.matches(env).count(), 6, "{env}");
     }
     assert_eq!(
         tex.matches("\\toprule").count(),
-        10,
+        12,
         "first head and later heads"
     );
-    assert_eq!(tex.matches("\\bottomrule").count(), 5);
+    assert_eq!(tex.matches("\\bottomrule").count(), 6);
+    assert!(
+        tex.contains("\\caption{Restart controls (escalation, composed from matched runs).}"),
+        "{tex}"
+    );
     // Every per-family escalation row is in its table, with its interval.
     let row = report
         .cells

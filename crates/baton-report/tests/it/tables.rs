@@ -351,7 +351,27 @@ fn issue_31_every_table_has_one_cell_per_header_in_every_format() {
     let [md, html, tex, json] = check_every_format(&chat, "chat");
     assert!(md >= 12, "{md} Markdown tables");
     assert_eq!(html, 10, "HTML tables");
-    assert_eq!(tex, 5, "anchors and 2 directions x 2 tables");
+    assert_eq!(
+        tex, 8,
+        "anchors, 2 directions x 2 tables, baselines, LiC metrics, restart controls"
+    );
+    // The baselines in LaTeX: the degradation with its interval in one cell.
+    let full = chat
+        .baselines
+        .iter()
+        .find(|b| b.family == "math" && b.interface == "full")
+        .unwrap();
+    let [lo, hi] = full.degradation_ci.expect("a degradation interval");
+    let latex = chat.to_latex();
+    let row = latex
+        .lines()
+        .find(|l| l.starts_with(&format!("{} & math & full & ", LONG_LC)))
+        .expect("the math full baseline row");
+    let (d, lo, hi) = (full.degradation.unwrap(), lo, hi);
+    assert!(
+        row.contains(&format!(" & {d:.1} {{\\scriptsize[{lo:.1}, {hi:.1}]}} & ")),
+        "{row}"
+    );
     assert!(json >= 3, "{json} JSON arrays");
     let csv = chat.to_csv();
     assert_eq!(
