@@ -473,6 +473,21 @@ fn issue_33_three_agent_parts_anchors_thresholds_handoffs_merged_report_the_unsp
     let (c, err) = code(d, &["thresholds", "p1", "p2", "--out", "t.json"]);
     assert_eq!(c, 2, "{err}");
     assert!(err.contains("part(s) 3 of 3 missing"), "{err}");
+    // thresholds need every part's anchors finished
+    copy_dir(&d.join("p3"), &d.join("x-anchors"));
+    sql(
+        &d.join("x-anchors"),
+        "UPDATE episodes SET status = 'incomplete' WHERE id = (SELECT min(id) FROM episodes)",
+    );
+    let (c, err) = code(
+        d,
+        &["thresholds", "p1", "p2", "x-anchors", "--out", "t.json"],
+    );
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("part x-anchors: its anchors are incomplete (the anchor of model"),
+        "{err}"
+    );
     let said = ok(d, &["thresholds", "p1", "p2", "p3", "--out", "t.json"]);
     assert!(said.contains("from 8 anchors of 3 parts"), "{said}");
     // handoffs need the thresholds file, and refuse one whose anchors are not theirs
