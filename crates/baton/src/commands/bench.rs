@@ -54,7 +54,11 @@ pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
 /// it, and small); command and model wall time are printed apart, from the store. Where
 /// the benchmark can make a cgroup (root), the run's whole process tree is counted in it
 /// too, so the per-step cost with the sandbox included is printed beside baton's own.
-/// Then the per-step cost on a generated large repository ([`large_repo`]).
+/// With `--docker-image` the matrix runs a second time under Docker (its containers in
+/// the cgroup through `--cgroup-parent`). Each figure on the sample includes episode
+/// setup (environment start, the first snapshot, a container per episode) and scoring,
+/// not only steps. Then the per-step cost on a generated large repository
+/// ([`large_repo`]), per backend.
 fn agent_study(args: AgentStudyBenchArgs, printer: &Printer) -> Result<Outcome> {
     anyhow::ensure!(args.concurrency > 0, "--concurrency must be at least 1");
     let cgroup = large_repo::Cgroup::enter(&format!("baton-bench-{}", std::process::id()));
@@ -64,14 +68,49 @@ fn agent_study(args: AgentStudyBenchArgs, printer: &Printer) -> Result<Outcome> 
         ))?;
     }
     let cgroup = cgroup.ok();
-    let cg_start = cgroup.as_ref().map(large_repo::Cgroup::cpu).transpose()?;
-    let own_start = large_repo::own_cpu()?;
     let out = &args.out;
     if out.exists() {
         std::fs::remove_dir_all(out)
             .with_context(|| format!("cannot clear the benchmark folder {}", out.display()))?;
     }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    printer.line(
+        "agent study benchmark: agent-sample, sim/lc and sim/hc, 2 anchors + 7 percentiles × 5 interfaces × 2 directions, forked prefixes",
+    )?;
+    sample_study(&args, "bwrap", "", cgroup.as_ref(), printer)?;
+    if let Some(image) = &args.docker_image {
+        let mut docker = format!("default_image = {image:?}");
+        if let Some(client) = &args.docker {
+            docker.push_str(&format!(
+                ", executable = {:?}",
+                client.display().to_string()
+            ));
+        }
+        if let Some(c) = &cgroup {
+            docker.push_str(&format!(", cgroup_parent = {:?}", c.parent));
+        }
+        let environment = format!("[environment]\nbackend = \"docker\"\ndocker = {{ {docker} }}\n");
+        sample_study(&args, "docker", &environment, cgroup.as_ref(), printer)?;
+    }
+    if args.repo_files > 0 {
+        large_repository(&args, cgroup.as_ref(), printer)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// The sample's full matrix on one backend (`environment`: the experiment's
+/// `[environment]` table, empty for the default bubblewrap), run by a child `baton run`
+/// into `run-BACKEND`, with the figures printed under the backend's name.
+fn sample_study(
+    args: &AgentStudyBenchArgs,
+    backend: &str,
+    environment: &str,
+    cgroup: Option<&large_repo::Cgroup>,
+    printer: &Printer,
+) -> Result<()> {
+    let out = &args.out;
+    let cg_start = cgroup.map(large_repo::Cgroup::cpu).transpose()?;
+    let own_start = large_repo::own_cpu()?;
     let limit = args
         .limit
         .map_or_else(String::new, |n| format!("limit = {n}\n"));
@@ -90,23 +129,22 @@ model = "sim/hc"
 [[pairs]]
 low = "lc"
 high = "hc"
-"#,
+{environment}"#,
         args.concurrency
     );
-    std::fs::write(out.join("bench.toml"), spec)
-        .with_context(|| format!("cannot write {}", out.join("bench.toml").display()))?;
-    printer.line(
-        "agent study benchmark: agent-sample, sim/lc and sim/hc, 2 anchors + 7 percentiles × 5 interfaces × 2 directions, forked prefixes",
-    )?;
-    let (usage, wall) = run_child(out, "bench.toml", "run")?;
+    let file = format!("bench-{backend}.toml");
+    let run = format!("run-{backend}");
+    std::fs::write(out.join(&file), spec)
+        .with_context(|| format!("cannot write {}", out.join(&file).display()))?;
+    let (usage, wall) = run_child(out, &file, &run)?;
     // the run's tree in the cgroup, less this process's own polling
-    let tree_cpu = match (&cgroup, cg_start) {
+    let tree_cpu = match (cgroup, cg_start) {
         (Some(c), Some(start)) => {
             Some(c.cpu()?.saturating_sub(start) - (large_repo::own_cpu()? - own_start))
         }
         _ => None,
     };
-    let db = out.join("run").join(baton_runner::STORE_FILE);
+    let db = out.join(&run).join(baton_runner::STORE_FILE);
     let reader = baton_store::Reader::open(&db)?;
     let rows = reader.agent_episodes()?;
     let episodes = rows.len();
@@ -126,17 +164,17 @@ high = "hc"
         model_ms += p.handoff_call.as_ref().map_or(0, |c| c.call.latency_ms);
     }
     printer.line(&format!(
-        "episodes: {episodes} ({handoffs} handoffs, {fired} fired); calls: {calls} ({steps} steps); sandbox commands: {commands} (scoring runs not counted)"
+        "{backend}: episodes: {episodes} ({handoffs} handoffs, {fired} fired); calls: {calls} ({steps} steps); sandbox commands: {commands} (scoring runs not counted)"
     ))?;
     printer.line(&format!(
-        "wall {:.1} s at concurrency {}; command time {:.1} s; model time {:.1} s (summed over episodes)",
+        "{backend}: wall {:.1} s at concurrency {}; command time {:.1} s; model time {:.1} s (summed over episodes)",
         wall.as_secs_f64(),
         args.concurrency,
         command_ms as f64 / 1e3,
         model_ms as f64 / 1e3
     ))?;
     printer.line(&format!(
-        "baton's own CPU {:.1} s = {:.2} ms per step (goal ≤ 5 ms); peak RSS {:.0} MB; store {:.1} MB",
+        "{backend}: baton's own CPU {:.1} s = {:.2} ms per step (goal ≤ 10 ms; episode setup, scoring and reports included); peak RSS {:.0} MB; store {:.1} MB",
         usage.cpu_secs,
         usage.cpu_secs * 1e3 / steps.max(1) as f64,
         usage.peak_rss_kb as f64 / 1024.0,
@@ -144,15 +182,12 @@ high = "hc"
     ))?;
     if let Some(tree) = tree_cpu {
         printer.line(&format!(
-            "with the sandbox (cgroup: baton, bwrap and every command): {:.1} s = {:.2} ms per step",
+            "{backend}: with the sandbox (cgroup: baton, its children and every command): {:.1} s = {:.2} ms per step",
             tree.as_secs_f64(),
             tree.as_secs_f64() * 1e3 / steps.max(1) as f64
         ))?;
     }
-    if args.repo_files > 0 {
-        large_repository(&args, cgroup.as_ref(), printer)?;
-    }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 /// The per-step cost on the generated repository, bubblewrap and (with an image) Docker.
