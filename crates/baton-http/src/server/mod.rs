@@ -56,7 +56,9 @@
 //! counts apart) is answered with its seed (or 0) mixed with `n` ([`repeat_seed`]), the
 //! first arrival with the seed as sent. So replicates differ where the simulated model's
 //! draws allow, and a run is reproducible up to which of its identical requests arrives
-//! first.
+//! first. A request sent with `temperature = 0` asks for no sampling: its repeats are
+//! answered as the first was, so a run at temperature 0 (and its resume, which may send
+//! again what was in flight when it stopped) is reproducible exactly.
 
 mod api;
 mod cache;
@@ -78,7 +80,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use baton_models::tokens::text_tokens;
-use baton_models::{Provider, SimProvider, SimSettings};
+use baton_models::{Provider, Request, SimProvider, SimSettings};
 use baton_types::{Task, Usage};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -327,7 +329,7 @@ impl SimAnswerer {
             *n - 1
         };
         let mut request = parsed.request.clone();
-        request.seed = repeat_seed(request.seed, occurrence);
+        request.seed = repeat_seed(&request, occurrence);
         let answer = s.sim.reply(&request).map_err(|e| (500, e.to_string()))?;
         s.stats.lock().expect("stats lock").ok_responses += 1;
         let (reply, usage) = scored_reply(s, api, &parsed, &answer);
@@ -605,7 +607,7 @@ async fn handle(
         tokio::time::sleep(Duration::from_millis(latency)).await;
     }
     let mut request = parsed.request.clone();
-    request.seed = repeat_seed(request.seed, occurrence);
+    request.seed = repeat_seed(&request, occurrence);
     let answer = match served_by {
         Some(p) => p.0.generate(&request).await,
         None => s.sim.reply(&request),
@@ -671,10 +673,11 @@ async fn handle(
 }
 
 /// The seed a request's `occurrence`-th identical arrival is answered with: the seed as
-/// sent the first time, then the seed (or 0) mixed with the arrival's number
-/// (SplitMix64's finalizer), so each repeat draws apart.
-fn repeat_seed(seed: Option<u64>, occurrence: u64) -> Option<u64> {
-    if occurrence == 0 {
+/// sent the first time (and every time at temperature 0), then the seed (or 0) mixed
+/// with the arrival's number (SplitMix64's finalizer), so each repeat draws apart.
+fn repeat_seed(request: &Request, occurrence: u64) -> Option<u64> {
+    let seed = request.seed;
+    if occurrence == 0 || request.config.temperature == Some(0.0) {
         return seed;
     }
     let mut z = seed

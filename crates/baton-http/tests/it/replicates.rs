@@ -1,5 +1,6 @@
 //! Replicates through the simulated server (issue 35): the episode seed stays home, so
-//! two replicates send identical requests; the server answers a repeat afresh.
+//! two replicates send identical requests; the server answers a repeat afresh, unless
+//! the request asks for temperature 0.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use baton_types::EpisodeStatus;
 
 use crate::server;
 
-fn spec(base_url: &str) -> String {
+fn spec(base_url: &str, settings: &str) -> String {
     format!(
         r#"
 name = "replicates"
@@ -27,12 +28,12 @@ interfaces = ["raw"]
 model = "openai-compatible/lc"
 base_url = "{base_url}"
 price = "sim/lc"
-
+{settings}
 [models.hc]
 model = "openai-compatible/hc"
 base_url = "{base_url}"
 price = "sim/hc"
-
+{settings}
 [[pairs]]
 low = "lc"
 high = "hc"
@@ -41,10 +42,10 @@ high = "hc"
 }
 
 /// Per (task, cell), each replicate's final reply, from a run against a fresh server.
-async fn run() -> BTreeMap<(String, String), [String; 2]> {
+async fn run(settings: &str) -> BTreeMap<(String, String), [String; 2]> {
     let srv = server(|_| {}).await;
     let dir = tempfile::tempdir().unwrap();
-    let text = spec(&srv.base_url());
+    let text = spec(&srv.base_url(), settings);
     let mut options = RunOptions::new(dir.path(), dir.path(), &text);
     options.providers = vec![Arc::new(HttpProviders::new(Duration::from_secs(10)))];
     let spec = ExperimentSpec::parse("replicates.toml", &text).unwrap();
@@ -70,7 +71,7 @@ async fn run() -> BTreeMap<(String, String), [String; 2]> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_35_replicates_through_the_server_differ_and_repeat_run_to_run() {
     // See: issue 35 (through baton sim-server replicates 0 and 1 were identical, 24/24)
-    let first = run().await;
+    let first = run("").await;
     // every sample task x (2 anchors + 2 handoff cells)
     assert_eq!(first.len(), crate::tasks().len() * 4);
     let differ = first.values().filter(|[a, b]| a != b).count();
@@ -82,5 +83,18 @@ async fn issue_35_replicates_through_the_server_differ_and_repeat_run_to_run() {
     // 80 of 152 differ at the time of writing (the simulated models' draws flip where
     // their skill leaves room). One request at a time arrives in the same order, so a second run gives the same
     // replies, replicate by replicate.
-    assert_eq!(run().await, first);
+    assert_eq!(run("").await, first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_35_at_temperature_zero_a_repeat_is_answered_as_the_first() {
+    // No sampling asked for: both replicates of every (task, cell) get the same reply, so
+    // a resume that sends again what was in flight gets what the first sending got.
+    let greedy = run("temperature = 0.0").await;
+    assert_eq!(greedy.len(), crate::tasks().len() * 4);
+    let differ: Vec<_> = greedy
+        .keys()
+        .filter(|k| greedy[*k][0] != greedy[*k][1])
+        .collect();
+    assert!(differ.is_empty(), "{differ:?}");
 }

@@ -155,11 +155,13 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
 }
 
 /// The experiment above over HTTP: both models are served by `server` through the
-/// `openai-compatible` provider, four calls in flight per model.
+/// `openai-compatible` provider, four calls in flight per model, at temperature 0, so
+/// the server answers a request sent again (in flight at a kill) as it answered it the
+/// first time, as the comparison with an uninterrupted run needs.
 fn over_http(base_url: &str) -> String {
     let model = |id: &str| {
         format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nconcurrency = 4\n"
+            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nconcurrency = 4\ntemperature = 0.0\n"
         )
     };
     format!(
