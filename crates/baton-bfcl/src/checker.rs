@@ -53,6 +53,11 @@ fn s(text: &str) -> Value {
     Value::str(text)
 }
 
+/// `v == "text"` (a str equals only a str), without building the str.
+fn is_str(v: &Value, text: &str) -> bool {
+    matches!(v, Value::Str(t) if t == text)
+}
+
 /// `PYTHON_TYPE_MAPPING[description]`.
 fn python_type(description: &Value) -> Result<PyType, BfclError> {
     if !description.is_hashable() {
@@ -285,21 +290,19 @@ fn simple_function_checker(
         let details = py_getitem(&param_details, param)?;
         let type_description = py_getitem_str(&details, "type")?;
         let expected = python_type(&type_description)?;
-        let nested = if py_eq(&type_description, &s("array"))
-            || py_eq(&type_description, &s("tuple"))
-        {
+        let nested = if is_str(&type_description, "array") || is_str(&type_description, "tuple") {
             let items = py_getitem_str(&*py_getitem(&param_details, param)?, "items")?.into_owned();
             Some(python_type(&*py_getitem_str(&items, "type")?)?)
         } else {
             None
         };
         let mut value = Cow::Borrowed(value);
-        if py_eq(&type_description, &s("tuple"))
+        if is_str(&type_description, "tuple")
             && let Value::Tuple(items) = &*value
         {
             value = Cow::Owned(Value::List(items.clone()));
         }
-        if py_eq(&type_description, &s("float"))
+        if is_str(&type_description, "float")
             && let Value::Int(i) = &*value
         {
             use num_traits::ToPrimitive;

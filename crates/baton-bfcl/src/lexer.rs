@@ -493,10 +493,14 @@ impl Lexer {
     fn operator(&mut self) -> Result<(), BfclError> {
         let start = self.pos;
         let c = self.chars[self.pos];
+        // The first operator in OPERATORS' order (longest first) that the input spells out;
+        // every operator is ASCII, so its first byte is compared before the rest.
         let Some(op) = OPERATORS.iter().find(|op| {
-            op.chars()
-                .enumerate()
-                .all(|(i, oc)| self.peek(i) == Some(oc))
+            u32::from(op.as_bytes()[0]) == c as u32
+                && op
+                    .bytes()
+                    .enumerate()
+                    .all(|(i, ob)| self.peek(i) == Some(char::from(ob)))
         }) else {
             let message = if c.is_ascii_graphic() {
                 format!("invalid character '{c}'")
@@ -505,7 +509,7 @@ impl Lexer {
             };
             return Err(BfclError::syntax(start, message));
         };
-        self.pos += op.chars().count();
+        self.pos += op.len();
         match *op {
             "(" | "[" | "{" => {
                 if self.brackets.len() >= MAX_NESTING {
