@@ -65,7 +65,10 @@ fn normalize(s: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(s)
     };
-    if let Some(at) = out.rfind("#### ") {
+    // Looking for `#` first: a substring search is set up per call, and numbers have none.
+    if out.contains('#')
+        && let Some(at) = out.rfind("#### ")
+    {
         out = match out {
             Cow::Borrowed(b) => Cow::Borrowed(&b[at + 5..]),
             Cow::Owned(mut o) => {

@@ -115,6 +115,7 @@ pub fn evaluators(args: EvaluatorsBenchArgs, printer: &Printer) -> Result<Outcom
     ))?;
 
     let mut all_ok = lic.is_ok();
+    let mut short: Vec<String> = Vec::new();
     let families = if args.families.is_empty() {
         DEFAULT_FAMILIES.to_vec()
     } else {
@@ -144,10 +145,12 @@ pub fn evaluators(args: EvaluatorsBenchArgs, printer: &Printer) -> Result<Outcom
             } => {
                 let whole_x = ratio(figures.whole, baton.whole);
                 let vec_x = ratio(figures.per_vector, baton.per_vector);
-                all_ok &= whole_x >= WHOLE_PROCESS_GOAL
-                    && vec_x >= PER_VECTOR_GOAL
-                    && agreed == with_expected
-                    && *mismatches == 0;
+                let misses =
+                    goal_misses(whole_x, vec_x, agreed == with_expected && *mismatches == 0);
+                all_ok &= misses.is_empty();
+                if !misses.is_empty() {
+                    short.push(format!("{family} ({})", misses.join(", ")));
+                }
                 format!(
                     "{:<10} {:>7} | {:>11} {:>11} {:>6.1}× | {:>10} {:>10} {:>6.0}× | {agree}, LiC {} mismatches",
                     family.to_string(),
@@ -186,6 +189,13 @@ pub fn evaluators(args: EvaluatorsBenchArgs, printer: &Printer) -> Result<Outcom
     printer.line(&format!(
         "goal: every family ≥ {WHOLE_PROCESS_GOAL}× faster than LiC whole-process and ≥ {PER_VECTOR_GOAL}× per vector, agreeing on every vector"
     ))?;
+    if lic.is_ok() {
+        printer.line(&if short.is_empty() {
+            "every family meets the goal".to_owned()
+        } else {
+            format!("short of the goal: {}", short.join("; "))
+        })?;
+    }
     Ok(if all_ok {
         Outcome::Success
     } else {
@@ -370,6 +380,23 @@ fn lic_family(
     })
 }
 
+/// What a family's figures leave short of the goal (none when it meets it).
+fn goal_misses(whole_x: f64, vec_x: f64, agrees: bool) -> Vec<String> {
+    let mut misses = Vec::new();
+    if whole_x < WHOLE_PROCESS_GOAL {
+        misses.push(format!(
+            "whole process {whole_x:.1}× < {WHOLE_PROCESS_GOAL}×"
+        ));
+    }
+    if vec_x < PER_VECTOR_GOAL {
+        misses.push(format!("per vector {vec_x:.1}× < {PER_VECTOR_GOAL}×"));
+    }
+    if !agrees {
+        misses.push("verdicts disagree".to_owned());
+    }
+    misses
+}
+
 fn fastest(repeat: usize, mut run: impl FnMut() -> Result<Duration>) -> Result<Duration> {
     let mut best = Duration::MAX;
     for _ in 0..repeat {
@@ -417,6 +444,19 @@ mod tests {
             repeat: 1,
             out: "unused".into(),
         }
+    }
+
+    #[test]
+    fn issue_37_goal_misses_name_each_shortfall() {
+        assert!(goal_misses(5.0, 20.0, true).is_empty());
+        assert_eq!(
+            goal_misses(4.9, 2.04, false),
+            [
+                "whole process 4.9× < 5×",
+                "per vector 2.0× < 20×",
+                "verdicts disagree"
+            ]
+        );
     }
 
     #[test]

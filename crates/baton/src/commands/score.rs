@@ -22,6 +22,12 @@ pub(crate) struct Case {
     family: Family,
     response_stage: bool,
     input: String,
+    /// The case's `sample`, taken out of the object once here rather than looked up by key
+    /// for every scoring.
+    sample: Value,
+    /// The case's `expected` verdict, read once here: `score` (`None` when not a number)
+    /// and `is_correct`.
+    expected: Option<(Option<f64>, Value)>,
 }
 
 fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
@@ -50,9 +56,13 @@ fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
             at()
         ),
     };
-    if !object.get("sample").is_some_and(Value::is_object) {
-        bail!("{}: key \"sample\": expected an object", at());
-    }
+    let sample = match object.get("sample") {
+        Some(sample @ Value::Object(_)) => sample.clone(),
+        _ => bail!("{}: key \"sample\": expected an object", at()),
+    };
+    let expected = object
+        .get("expected")
+        .map(|e| (e["score"].as_f64(), e["is_correct"].clone()));
     let input = object
         .get("input")
         .and_then(Value::as_str)
@@ -65,6 +75,8 @@ fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
         family,
         response_stage,
         input,
+        sample,
+        expected,
     })
 }
 
@@ -169,11 +181,7 @@ fn score_case(evaluators: &Evaluators, c: &Case) -> (String, Option<bool>) {
         }
         Err(e) => json!({ "score": null, "is_correct": null, "error": e.to_string() }),
     };
-    let agrees = c
-        .object
-        .get("expected")
-        .map(|exp| agrees(c.family, exp, &actual));
-    (with_actual(c, &actual), agrees)
+    (with_actual(c, &actual), agrees_with_expected(c, &result))
 }
 
 /// The case's line with `"actual"` added as its last key. The line as read is kept and
@@ -194,7 +202,7 @@ fn with_actual(c: &Case, actual: &Value) -> String {
 
 /// The case's verdict: its response extracted and scored, or its answer scored.
 pub(crate) fn verdict(evaluators: &Evaluators, c: &Case) -> Result<Verdict, EvalError> {
-    let sample = &c.object["sample"];
+    let sample = &c.sample;
     if c.response_stage {
         evaluators
             .score_response(c.family, &c.input, sample)
@@ -204,12 +212,12 @@ pub(crate) fn verdict(evaluators: &Evaluators, c: &Case) -> Result<Verdict, Eval
     }
 }
 
-/// Whether a case's verdict agrees with its `expected` (`None` when it has none), by the
-/// rule of [`agrees`], without building the `actual` object.
+/// Whether a case's verdict agrees with its `expected` (`None` when it has none): exact
+/// agreement on `score` and `is_correct`, data2text scores within 1e-9.
 pub(crate) fn agrees_with_expected(c: &Case, verdict: &Result<Verdict, EvalError>) -> Option<bool> {
-    let expected = c.object.get("expected")?;
+    let (score, is_correct) = c.expected.as_ref()?;
     let Ok(v) = verdict else { return Some(false) };
-    let Some(e) = expected["score"].as_f64() else {
+    let Some(e) = *score else {
         return Some(false);
     };
     let score_ok = if c.family == Family::Data2Text {
@@ -217,23 +225,10 @@ pub(crate) fn agrees_with_expected(c: &Case, verdict: &Result<Verdict, EvalError
     } else {
         e == v.score
     };
-    let correct_ok = match (&expected["is_correct"], v.is_correct) {
+    let correct_ok = match (is_correct, v.is_correct) {
         (Value::Null, None) => true,
         (Value::Bool(e), Some(a)) => *e == a,
         _ => false,
     };
     Some(score_ok && correct_ok)
-}
-
-/// Exact agreement on `score` and `is_correct`; data2text scores within 1e-9.
-pub fn agrees(family: Family, expected: &Value, actual: &Value) -> bool {
-    let (Some(e), Some(a)) = (expected["score"].as_f64(), actual["score"].as_f64()) else {
-        return false;
-    };
-    let score_ok = if family == Family::Data2Text {
-        (e - a).abs() <= 1e-9
-    } else {
-        e == a
-    };
-    score_ok && expected["is_correct"] == actual["is_correct"]
 }
