@@ -303,8 +303,15 @@ fn a_swebench_run_in_real_containers_is_scored_by_the_official_harness() {
     for ep in &finished {
         assert_eq!(ep.status, "unscored", "{ep:?}");
     }
-    // no container outlives its episode
-    let out = e.docker(&["ps", "-aq", "--filter", "label=org.baton.env=1"]);
+    // no container of this run outlives its episode (other tests on the same engine may
+    // have containers of their own up meanwhile)
+    let run = format!(
+        "label={}={}",
+        baton_env::RUN_LABEL,
+        baton_env::run_label(&root.join("out"))
+    );
+    let out = e.docker(&["ps", "-aq", "--filter", &run]);
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "", "containers left behind");
 
     let python = e.python.to_str().unwrap();
