@@ -191,7 +191,10 @@ fn parallel_function_checker_no_order(
     for (i, answer) in py_index_iter(answers)?.iter().enumerate() {
         let expected = first_key(answer)?;
         let description = find_description(descriptions, &expected)?;
-        let mut all_errors = Vec::new();
+        // The failed attempts are kept as they are and written out as JSON only if no call
+        // matches this answer: most attempts fail on the way to a match, and rendering each
+        // (the call's JSON above all) was most of the parallel checker's own work.
+        let mut failed: Vec<(usize, CheckResult)> = Vec::new();
         let mut last_valid = true;
         for (index, call) in model_output.iter().enumerate() {
             if matched.contains(&index) {
@@ -203,14 +206,20 @@ fn parallel_function_checker_no_order(
                 matched.push(index);
                 break;
             }
-            all_errors.push(json!({
-                "model_index": index,
-                "sub_error": result.errors,
-                "sub_error_type": result.error_type,
-                "model_output_item": call.to_json(),
-            }));
+            failed.push((index, result));
         }
         if !last_valid {
+            let mut all_errors: Vec<serde_json::Value> = failed
+                .into_iter()
+                .map(|(index, result)| {
+                    json!({
+                        "model_index": index,
+                        "sub_error": result.errors,
+                        "sub_error_type": result.error_type,
+                        "model_output_item": model_output[index].to_json(),
+                    })
+                })
+                .collect();
             let considered: Vec<usize> = (0..model_output.len())
                 .filter(|j| !matched.contains(j))
                 .collect();
