@@ -296,16 +296,19 @@ impl Lexer {
         let Some(c) = self.peek(0) else {
             return Ok(());
         };
-        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 4)]
-            .iter()
-            .collect();
+        // Compared in place: a number is followed by `,` or `)` far more often than by a
+        // keyword, and spelling out what follows cost an allocation per number.
+        let follows = |word: &str| {
+            let rest = &self.chars[self.pos..];
+            rest.len() >= word.len() && word.chars().zip(rest).all(|(w, &c)| w == c)
+        };
         let keyword_follows = match c {
-            'a' => rest.starts_with("and"),
-            'e' => rest.starts_with("else"),
-            'f' => rest.starts_with("for"),
+            'a' => follows("and"),
+            'e' => follows("else"),
+            'f' => follows("for"),
             'i' => matches!(self.peek(1), Some('f' | 'n' | 's')),
-            'o' => rest.starts_with("or"),
-            'n' => rest.starts_with("not"),
+            'o' => follows("or"),
+            'n' => follows("not"),
             _ => false,
         };
         if !keyword_follows && is_ident_char(c) {
@@ -356,11 +359,13 @@ impl Lexer {
         } else {
             self.digits(10, "decimal")?
         };
+        // The float's text is spelled out only for a float (most numbers are integers).
         let mut is_float = false;
-        let mut text = int_part.clone();
+        let mut text = String::new();
         if self.peek(0) == Some('.') {
             is_float = true;
             self.pos += 1;
+            text.push_str(&int_part);
             text.push('.');
             if self.peek(0).is_some_and(|d| d.is_ascii_digit()) {
                 text.push_str(&self.digits(10, "decimal")?);
@@ -376,6 +381,9 @@ impl Lexer {
             }
             if self.peek(0).is_some_and(|d| d.is_ascii_digit()) {
                 exp.push_str(&self.digits(10, "decimal")?);
+                if !is_float {
+                    text.push_str(&int_part);
+                }
                 text.push_str(&exp);
                 is_float = true;
             } else {
@@ -386,6 +394,7 @@ impl Lexer {
         if matches!(self.peek(0), Some('j' | 'J')) {
             self.pos += 1;
             self.verify_end_of_number("imaginary")?;
+            let text = if is_float { &text } else { &int_part };
             let imag: f64 = text.parse().unwrap_or(f64::INFINITY);
             self.push(Tok::Num(Constant::Imag(imag)), start);
             return Ok(());
