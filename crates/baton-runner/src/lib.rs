@@ -134,8 +134,10 @@ pub enum RunError {
         "{0}; LiC's sharded instructions are downloaded, not shipped: datasets/README.md says where from and gives the file's sha256 (dataset = \"sample\" runs the bundled sample set)"
     )]
     MissingDataset(baton_data::DataError),
-    /// A model could not be set up (no price, unknown provider, missing key).
-    #[error("model {name:?}: {message}")]
+    /// A model could not be set up (no price, unknown provider, missing key). The
+    /// message is the cause alone: the [`RunError::Setting`] around it names the key
+    /// (`models.NAME`), so the model is named once.
+    #[error("{message}")]
     Model {
         /// The model's name in the experiment.
         name: String,

@@ -231,6 +231,9 @@ impl Setup {
                     RunError::Model { name, .. } => {
                         let key = if spec.models.contains_key(name) {
                             format!("models.{name}")
+                        } else if name == "sim" {
+                            // the simulated provider's settings, read from every sim model
+                            "models".to_string()
                         } else {
                             name.clone()
                         };
@@ -633,7 +636,10 @@ pub(crate) fn build_model_with(
 ) -> Result<Model, RunError> {
     let err = |message: String| RunError::Model {
         name: name.to_string(),
-        message,
+        // a provider names the model in its own errors; the key around this names it
+        message: message
+            .strip_prefix(&format!("model {name:?}: "))
+            .map_or_else(|| message.clone(), str::to_string),
     };
     let (kind, id) = m.provider_and_id();
     // an unknown provider is the mistake to name, not the missing price it implies

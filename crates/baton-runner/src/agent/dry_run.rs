@@ -120,13 +120,19 @@ pub(crate) fn estimate(
     // one trajectory: its cost limit (the call in flight when it is reached comes on
     // top, as the table's note says); its model must have a price
     let trajectory = |name: &str| -> Result<Cost, RunError> {
-        let m = spec.model(name).map_err(|e| RunError::Model {
-            name: name.to_string(),
-            message: e.to_string(),
+        // its errors name the key (`models.NAME`) already
+        let m = spec.model(name).map_err(|message| RunError::Spec {
+            source_name: options.source_name.clone(),
+            message,
         })?;
-        card.get(&m.spec.price_key()).map_err(|e| RunError::Model {
-            name: name.to_string(),
-            message: e.to_string(),
+        card.get(&m.spec.price_key()).map_err(|e| {
+            super::models::keyed(
+                options,
+                RunError::Model {
+                    name: name.to_string(),
+                    message: e.to_string(),
+                },
+            )
         })?;
         Ok(Cost::from_usd(spec.cost_limit_usd))
     };

@@ -86,8 +86,9 @@ pub(crate) fn build(
     let mut sims = BTreeMap::new();
     let mut specs = BTreeMap::new();
     for name in spec.models.keys() {
-        let mut m = spec.model(name).map_err(|message| RunError::Model {
-            name: name.clone(),
+        // its errors name the key (`models.NAME`) already
+        let mut m = spec.model(name).map_err(|message| RunError::Spec {
+            source_name: options.source_name.clone(),
             message,
         })?;
         // a part's models send under its share of each rate limit
@@ -104,9 +105,14 @@ pub(crate) fn build(
     let sim: Option<Arc<dyn Provider>> = if sims.is_empty() {
         None
     } else {
-        let agent = SimAgent::new(tasks, sims).map_err(|e| RunError::Model {
-            name: "sim".into(),
-            message: format!("{e:#}"),
+        let agent = SimAgent::new(tasks, sims).map_err(|e| {
+            keyed(
+                options,
+                RunError::Model {
+                    name: "sim".into(),
+                    message: format!("{e:#}"),
+                },
+            )
         })?;
         Some(Arc::new(agent))
     };
@@ -120,21 +126,36 @@ pub(crate) fn build(
     for (name, m) in specs {
         let config = agent_generate_config(&m, kwargs);
         if m.provider_and_id().0 == "anthropic" && config.max_tokens.is_none() {
-            return Err(RunError::Model {
-                name: name.clone(),
-                message: format!(
-                    "models.{name}: Anthropic's API requires an output cap and an agent call sends none unless configured; set max_tokens (e.g. 64000)"
-                ),
-            });
+            return Err(keyed(
+                options,
+                RunError::Model {
+                    name: name.clone(),
+                    message: "Anthropic's API requires an output cap and an agent call sends none unless configured; set max_tokens (e.g. 64000)".into(),
+                },
+            ));
         }
         let cap = config
             .max_tokens
             .map_or(defaults::UNCAPPED_OUTPUT_BOUND, u64::from);
         let model = build_model(&name, &m, sim.as_ref(), card, &cx, |_| {
             8_000 + u64::from(spec.step_limit) * (cap + OBSERVATION_BOUND + 32)
-        })?
+        })
+        .map_err(|e| keyed(options, e))?
         .with_config(config);
         models.insert(name, Arc::new(model));
     }
     Ok(models)
+}
+
+/// A model's setup error under the experiment file's key it is about (`models.NAME`; the
+/// simulated provider's, under `models`): the one layer that names the model.
+pub(crate) fn keyed(options: &RunOptions, e: RunError) -> RunError {
+    match &e {
+        RunError::Model { name, .. } if name == "sim" => options.setting("models".into(), e),
+        RunError::Model { name, .. } => {
+            let key = format!("models.{name}");
+            options.setting(key, e)
+        }
+        _ => e,
+    }
 }

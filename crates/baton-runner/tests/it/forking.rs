@@ -301,7 +301,7 @@ async fn a_model_without_a_price_fails_before_any_call_or_store() {
         Err(e) => e.to_string(),
     };
     assert!(
-        err.contains("\"hc\"") && err.contains("no-such-model"),
+        err.starts_with("experiment experiment: models.hc: no price for \"no-such-model\""),
         "{err}"
     );
     assert!(

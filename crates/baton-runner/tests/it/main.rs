@@ -4,6 +4,7 @@
 mod agent_study;
 mod answer_key;
 mod baselines;
+mod errors;
 mod extraction;
 mod forking;
 mod interfaces;
