@@ -32,6 +32,7 @@ mod provider;
 mod redact;
 pub mod sim;
 mod sim_extraction;
+mod suggest;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tokens;
@@ -52,6 +53,7 @@ pub use provider::{
 };
 pub use redact::{MIN_SECRET_LEN, redact_secrets, redactable_secrets};
 pub use sim::{SimProvider, SimSettings};
+pub use suggest::{closest, with_did_you_mean};
 
 use std::time::Duration;
 
@@ -85,7 +87,7 @@ pub enum ModelError {
     },
     /// A batched model's card entry has no Batch API rates.
     #[error(
-        "price card entry {key:?} has no input_cost_per_token_batches and output_cost_per_token_batches ({sources}), which a batched model needs; add them in LiteLLM's format with --prices"
+        "price card entry {key:?} has no input_cost_per_token_batches and output_cost_per_token_batches ({sources}), which a batched model needs; add them in LiteLLM's format to a card the experiment's `prices` key names"
     )]
     NoBatchPrice {
         /// The card key looked up.

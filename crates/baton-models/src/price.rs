@@ -553,6 +553,19 @@ mod tests {
         assert!(!far.contains("closest"), "{far}");
     }
 
+    /// See: issue 35, item 5: `baton run` has no `--prices`; the card is the `prices` key.
+    #[test]
+    fn issue_35_a_missing_batch_price_names_the_prices_key() {
+        let text = r#"{"m": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}}"#;
+        let card = PriceCard::parse("card.json", text).unwrap();
+        assert_eq!(
+            card.get_batch("m").unwrap_err().to_string(),
+            "price card entry \"m\" has no input_cost_per_token_batches and \
+             output_cost_per_token_batches (card.json), which a batched model needs; add them \
+             in LiteLLM's format to a card the experiment's `prices` key names"
+        );
+    }
+
     #[test]
     fn issue_23_a_rate_past_any_real_price_is_refused_by_name() {
         for rate in ["1e308", "0.5"] {

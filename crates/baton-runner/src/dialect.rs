@@ -17,6 +17,7 @@
 //! type, so an older file and its rewrite in the shared dialect are the same experiment
 //! (the same spec hash, the same store).
 
+use baton_models::{closest, with_did_you_mean};
 use toml::{Table, Value};
 
 /// Keys only a chat experiment has: written in `[chat]` (or at the top level).
@@ -49,15 +50,14 @@ pub(crate) fn read<T: serde::de::DeserializeOwned>(
     text: &str,
     normalise: fn(Table) -> Result<Normalized, String>,
 ) -> Result<(T, Vec<String>), String> {
-    let table: Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    let message = |e: toml::de::Error| with_did_you_mean(&e.to_string());
+    let table: Table = toml::from_str(text).map_err(message)?;
     let original = table.clone();
     let n = normalise(table)?;
     let spec = if n.table == original {
-        toml::from_str(text).map_err(|e| e.to_string())?
+        toml::from_str(text).map_err(message)?
     } else {
-        n.table
-            .try_into()
-            .map_err(|e: toml::de::Error| e.to_string())?
+        n.table.try_into().map_err(message)?
     };
     Ok((spec, n.warnings))
 }
@@ -194,8 +194,11 @@ fn lift(table: &mut Table, section: &str, keys: &[&str]) -> Result<(), String> {
     };
     for (key, value) in inner {
         if !keys.contains(&key.as_str()) {
+            let hint = closest(&key, keys.iter().copied())
+                .map(|k| format!("; did you mean {k}?"))
+                .unwrap_or_default();
             return Err(format!(
-                "{section}.{key} is not one of the [{section}] settings ({})",
+                "{section}.{key} is not one of the [{section}] settings ({}){hint}",
                 keys.join(", ")
             ));
         }

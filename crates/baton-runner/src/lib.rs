@@ -169,7 +169,7 @@ pub enum RunError {
     /// A reply was paid for and stored, but its cost cannot be computed; the model
     /// made no further call.
     #[error(
-        "{0}; the reply is stored and the episode incomplete: add the rate to the price card (--prices) and resume"
+        "{0}; the reply is stored and the episode incomplete: add the rate to a price card the experiment's `prices` key names and resume"
     )]
     Unpriced(String),
     /// Database tasks name `db_id`s with no `*.sqlite` file: checked before any call.

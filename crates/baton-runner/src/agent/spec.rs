@@ -57,6 +57,7 @@ use std::path::PathBuf;
 
 use baton_agent::{DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, Protocol, SimAgentSettings};
 use baton_env::EnvConfig;
+use baton_models::with_did_you_mean;
 use baton_types::Interface;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -306,7 +307,12 @@ impl AgentSpec {
             .ok_or_else(|| format!("no model {name:?} in [models]"))?;
         let mut rest = table.clone();
         let sim = rest.remove("sim");
-        let spec: ModelSpec = rest.try_into().map_err(|e| format!("models.{name}: {e}"))?;
+        let spec: ModelSpec = rest.try_into().map_err(|e| {
+            format!(
+                "models.{name}: {}",
+                with_did_you_mean(e.to_string().trim_end())
+            )
+        })?;
         let (provider, id) = spec.provider_and_id();
         if provider.is_empty() || id.is_empty() {
             return Err(format!(
@@ -322,10 +328,12 @@ impl AgentSpec {
                     "models.{name}: [sim] settings given for a {provider} model"
                 ));
             }
-            Some(v) => Some(
-                v.try_into::<SimAgentSettings>()
-                    .map_err(|e| format!("models.{name}.sim: {e}"))?,
-            ),
+            Some(v) => Some(v.try_into::<SimAgentSettings>().map_err(|e| {
+                format!(
+                    "models.{name}.sim: {}",
+                    with_did_you_mean(e.to_string().trim_end())
+                )
+            })?),
         };
         Ok(AgentModel { spec, sim })
     }

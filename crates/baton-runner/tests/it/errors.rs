@@ -76,3 +76,68 @@ async fn issue_35_a_missing_key_names_the_model_once() {
          (it should hold the API key; name another with api_key_env)"
     );
 }
+
+/// The last line of the error reading `text` as a chat experiment.
+fn parse_error(text: &str) -> String {
+    let err = ExperimentSpec::parse("exp.toml", text)
+        .unwrap_err()
+        .to_string();
+    err.lines().last().unwrap().to_string()
+}
+
+#[test]
+fn issue_35_a_misspelt_key_or_interface_gets_a_did_you_mean() {
+    let text = spec_with("sim/hc");
+    assert_eq!(
+        parse_error(&text.replace("limit = 1", "limt = 1")),
+        "unknown field `limt`, expected one of `name`, `dataset`, `families`, `limit`, \
+         `skip_invalid`, `models`, `pairs`, `switch_points`, `directions`, `interfaces`, \
+         `baselines`, `replicates`, `seed`, `concurrency`, `retry_budget_secs`, \
+         `fork_prefixes`, `templates`, `lic_dir`, `extraction`, `extractor`, `prices`, \
+         `batch_gather_ms`, `batch_poll_ms`, `batch_retry`, `batch_deadline`, `spider_dir`; \
+         did you mean `limit`?"
+    );
+    assert_eq!(
+        parse_error(&text.replace("model = \"sim/hc\"", "model = \"sim/hc\"\ntemprature = 0")),
+        "unknown field `temprature`, expected one of `model`, `price`, `base_url`, \
+         `api_key_env`, `temperature`, `top_p`, `max_tokens`, `reasoning_effort`, \
+         `thinking_budget`, `extra`, `seed`, `concurrency`, `requests_per_minute`, \
+         `tokens_per_minute`, `unusable_retries`, `allow_http_with_key`, `batch`, `sim`; \
+         did you mean `temperature`?"
+    );
+    assert_eq!(
+        parse_error(&text.replace("limit = 1", "interfaces = [\"raw\", \"compact-pre\"]")),
+        "unknown variant `compact-pre`, expected one of `raw`, `disclosure`, `compact_pre`, \
+         `compact_suf`, `traj_drop`; did you mean `compact_pre`?"
+    );
+    // an agent experiment: a model's key, and a key of [agent]
+    let agent = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n\
+                 [agent]\nstep_limt = 4\n[models.lc]\nmodel = \"sim/lc\"\n\
+                 [models.hc]\nmodel = \"sim/hc\"\n[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n";
+    let err = |text: &str| match baton_runner::agent::AgentSpec::parse("a.toml", text) {
+        Ok(_) => panic!("{text} parsed"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        err(agent),
+        "experiment a.toml: agent.step_limt is not one of the [agent] settings (tasks, \
+         protocol, step_limit, cost_limit_usd, agent_templates, swebench_python); did you \
+         mean step_limit?"
+    );
+    let fixed = agent.replace("step_limt", "step_limit");
+    let spec = baton_runner::agent::AgentSpec::parse(
+        "a.toml",
+        &fixed.replace("model = \"sim/hc\"", "model = \"sim/hc\"\nmax_token = 9"),
+    );
+    assert_eq!(
+        spec.map_err(|e| e.to_string()).err(),
+        Some(
+            "experiment a.toml: models.hc: unknown field `max_token`, expected one of `model`, `price`, \
+             `base_url`, `api_key_env`, `temperature`, `top_p`, `max_tokens`, \
+             `reasoning_effort`, `thinking_budget`, `extra`, `seed`, `concurrency`, \
+             `requests_per_minute`, `tokens_per_minute`, `unusable_retries`, \
+             `allow_http_with_key`, `batch`, `sim`; did you mean `max_tokens`?"
+                .to_string()
+        )
+    );
+}
