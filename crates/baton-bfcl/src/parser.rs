@@ -538,21 +538,27 @@ impl Parser {
 
     /// Left-associative binary levels from `|` down to `*`.
     fn binary_level(&mut self, level: usize) -> Result<Expr, BfclError> {
-        const LEVELS: [&[&str]; 6] = [
-            &["|"],
-            &["^"],
-            &["&"],
-            &["<<", ">>"],
-            &["+", "-"],
-            &["*", "/", "//", "%", "@"],
-        ];
-        if level == LEVELS.len() {
+        /// The level of a binary operator, `|` (0) down to `*` (5); one `match` per token
+        /// instead of comparing it with each operator of each of the six levels per atom.
+        fn level_of(op: &str) -> Option<usize> {
+            Some(match op {
+                "|" => 0,
+                "^" => 1,
+                "&" => 2,
+                "<<" | ">>" => 3,
+                "+" | "-" => 4,
+                "*" | "/" | "//" | "%" | "@" => 5,
+                _ => return None,
+            })
+        }
+        const LEVELS: usize = 6;
+        if level == LEVELS {
             return self.factor();
         }
         let mut left = self.binary_level(level + 1)?;
         loop {
             let op = match self.peek() {
-                Tok::Op(o) if LEVELS[level].contains(o) => *o,
+                Tok::Op(o) if level_of(o) == Some(level) => *o,
                 _ => return Ok(left),
             };
             let left_depth = self.depth;
