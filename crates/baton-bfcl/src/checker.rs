@@ -325,9 +325,9 @@ fn simple_function_checker(
             }
         }
         let answers = py_getitem(possible_answer, param)?;
-        let description_text = match &*type_description {
-            Value::Str(t) => t.clone(),
-            other => other.repr(),
+        let description_text: Cow<str> = match &*type_description {
+            Value::Str(t) => Cow::Borrowed(t),
+            other => Cow::Owned(other.repr()),
         };
         let type_check =
             type_checker(param, &value, &answers, &description_text, expected, nested)?;

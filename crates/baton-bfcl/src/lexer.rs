@@ -468,7 +468,7 @@ impl Lexer {
             }
             self.pos += 1;
         }
-        let body: Vec<char> = self.chars[body_start..body_end].to_vec();
+        let body = &self.chars[body_start..body_end];
         if bytes && body.iter().any(|c| !c.is_ascii()) {
             return Err(BfclError::syntax(
                 start,
@@ -476,9 +476,14 @@ impl Lexer {
             ));
         }
         if fstr {
-            return Ok(StrPiece::FStr { body, raw });
+            return Ok(StrPiece::FStr {
+                body: body.to_vec(),
+                raw,
+            });
         }
-        if raw {
+        // A body without a backslash decodes to itself: it is read as a raw one is, without
+        // copying it twice on the way (most strings in an answer have no escape).
+        if raw || !body.contains(&'\\') {
             return Ok(if bytes {
                 StrPiece::Bytes(body.iter().map(|&c| c as u8).collect())
             } else {
@@ -488,7 +493,7 @@ impl Lexer {
                 }
             });
         }
-        let decoded = decode_escapes(&body, bytes, start)?;
+        let decoded = decode_escapes(body, bytes, start)?;
         Ok(if bytes {
             StrPiece::Bytes(decoded.iter().map(|&c| c as u8).collect())
         } else {
