@@ -424,8 +424,18 @@ impl Lexer {
                 ),
             ));
         }
-        let value = BigInt::parse_bytes(int_part.as_bytes(), 10)
-            .ok_or_else(|| BfclError::syntax(start, "invalid number"))?;
+        // Up to 19 digits fit a u64: converted directly, without the digit buffers of a
+        // general big-integer parse (nearly every literal in an answer is this small).
+        let small = if int_part.len() <= 19 {
+            int_part.parse::<u64>().ok().map(BigInt::from)
+        } else {
+            None
+        };
+        let value = match small {
+            Some(value) => value,
+            None => BigInt::parse_bytes(int_part.as_bytes(), 10)
+                .ok_or_else(|| BfclError::syntax(start, "invalid number"))?,
+        };
         self.push(Tok::Num(Constant::Int(value)), start);
         Ok(())
     }
