@@ -94,9 +94,22 @@ impl fmt::Display for AgentDryRun {
 }
 
 /// Plan an agent experiment and bound every cell without a key, a call or a store; a
-/// part (`--part I/N`) bounds its own tasks.
+/// part (`--part I/N`) bounds its own tasks. The file is checked as the run checks it,
+/// in the run's order (templates, price card, then each model: its table, output cap,
+/// provider and price), so both meet the same first mistake: `options.providers` are
+/// the run's, with keys optional (an estimate makes no call).
 pub fn dry_run(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDryRun, RunError> {
     let mut dataset = select_dataset(spec, options)?;
+    let config = super::agent_config(spec, options)?;
+    let card = price_card(spec, options)?;
+    // models are built on the whole sample, as the run builds them
+    super::models::build(
+        spec,
+        &dataset.tasks,
+        &card,
+        options,
+        &config.templates.model_kwargs,
+    )?;
     if let Some(part) = options.part {
         dataset.tasks.retain(|t| part.contains(&t.id));
     }

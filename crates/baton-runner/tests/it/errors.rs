@@ -141,3 +141,57 @@ fn issue_35_a_misspelt_key_or_interface_gets_a_did_you_mean() {
         )
     );
 }
+
+/// Options as `baton run` sets them for `text`, keys optional (both the dry run and
+/// the run are asked here with the same providers).
+fn options(base: &std::path::Path, out: &str, text: &str) -> RunOptions {
+    let mut options = RunOptions::new(base.join(out), base, text);
+    options.source_name = "exp.toml".into();
+    options.providers = vec![Arc::new(
+        HttpProviders::new(Duration::from_secs(5)).keys_optional(),
+    )];
+    options
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_35_the_dry_run_meets_the_runs_first_error() {
+    use baton_runner::agent::{AgentRunner, AgentSpec, dry_run::dry_run};
+
+    // two mistakes in one model: no output cap for Anthropic, and a dot for a dash
+    let text = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n\
+                [models.lc]\nmodel = \"sim/lc\"\n\
+                [models.hc]\nmodel = \"anthropic/claude-haiku-4.5\"\n\
+                [[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let spec = AgentSpec::parse("exp.toml", text).unwrap();
+    let estimate = dry_run(&spec, &options(dir.path(), "out", text))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    let run = match AgentRunner::prepare(spec, options(dir.path(), "out", text)).await {
+        Ok(_) => panic!("prepared"),
+        Err(e) => e.to_string(),
+    };
+    let first = "experiment exp.toml: models.hc: Anthropic's API requires an output cap and an \
+                 agent call sends none unless configured; set max_tokens (e.g. 64000)";
+    assert_eq!(run, first);
+    assert_eq!(estimate, first);
+
+    // a chat experiment: a missing dataset file and a model without a price
+    let text = spec_with("anthropic/claude-haiku-4.5")
+        .replace("dataset = \"sample\"", "dataset = \"missing.json\"");
+    let spec = ExperimentSpec::parse("exp.toml", &text).unwrap();
+    let estimate = baton_runner::dry_run(spec.clone(), &options(dir.path(), "chat", &text))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    let run = match Runner::prepare(spec, options(dir.path(), "chat", &text)).await {
+        Ok(_) => panic!("prepared"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(run, estimate);
+    assert!(
+        run.starts_with("experiment exp.toml: dataset = \"missing.json\": "),
+        "{run}"
+    );
+}

@@ -76,6 +76,10 @@ pub fn run(args: RunArgs, text: String, printer: &Printer) -> Result<Outcome> {
         options.max_cost = Some(Cost::from_usd(usd));
     }
     if args.dry_run {
+        // checked as the run checks it; an estimate makes no call, so it needs no key
+        options.providers = vec![Arc::new(
+            baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT).keys_optional(),
+        )];
         printer.out(&baton_runner::agent::dry_run::dry_run(&spec, &options)?.to_string())?;
         return Ok(Outcome::Success);
     }
