@@ -129,10 +129,31 @@ pub fn evaluate(extracted: &str, sample: &Value) -> Verdict {
     }
     let (c, g) = (normalize(candidate), normalize(&gold));
     let correct = c == g;
-    let mut details = serde_json::Map::with_capacity(2);
-    details.insert("candidate".into(), Value::String(c.into_owned()));
-    details.insert("gold".into(), Value::String(g.into_owned()));
-    Verdict::new(if correct { 1.0 } else { 0.0 }, None).with_details(Value::Object(details))
+    Verdict::new(if correct { 1.0 } else { 0.0 }, None).with_details(details(c, g))
+}
+
+/// The verdict's details, `{"candidate": …, "gold": …}` in that order, as the store and the
+/// viewer show them.
+///
+/// Copied from a map built once rather than built key by key: `serde_json`'s map (kept in
+/// insertion order) hashes every key it inserts with a randomly seeded SipHash, and the two
+/// inserts were a fifth of a verdict's instructions; a copy takes the table as it is and
+/// the values are set in place, in the map's order.
+fn details(candidate: Cow<'_, str>, gold: Cow<'_, str>) -> Value {
+    static TEMPLATE: std::sync::LazyLock<serde_json::Map<String, Value>> =
+        std::sync::LazyLock::new(|| {
+            let mut m = serde_json::Map::with_capacity(2);
+            m.insert("candidate".into(), Value::Null);
+            m.insert("gold".into(), Value::Null);
+            m
+        });
+    let mut map = TEMPLATE.clone();
+    let mut values = map.values_mut();
+    if let (Some(c), Some(g)) = (values.next(), values.next()) {
+        *c = Value::String(candidate.into_owned());
+        *g = Value::String(gold.into_owned());
+    }
+    Value::Object(map)
 }
 
 impl Evaluator for MathEvaluator {
@@ -225,6 +246,34 @@ mod tests {
             assert_eq!(normalize(s), want, "{s:?}");
             assert_eq!(lower_cow(s), lower(s), "{s:?}");
         }
+    }
+
+    /// The details as stored: the same bytes as the map built key by key, in its order.
+    #[test]
+    fn issue_37_details_serialize_as_before() {
+        for (extracted, answer) in [
+            ("The answer is $18.", "x #### 18"),
+            ("$1,000", "x #### 1,000"),
+            ("-3", "x #### É3"),
+        ] {
+            let v = evaluate(extracted, &serde_json::json!({ "answer": answer }));
+            let gold = normalize(&lower(strip(answer.split("####").nth(1).unwrap()))).into_owned();
+            let candidate = normalize(last_number(extracted).unwrap()).into_owned();
+            let mut want = serde_json::Map::new();
+            want.insert("candidate".into(), Value::String(candidate));
+            want.insert("gold".into(), Value::String(gold));
+            let want = Verdict::new(v.score, None).with_details(Value::Object(want));
+            assert_eq!(v, want);
+            assert_eq!(
+                serde_json::to_string(&v).unwrap(),
+                serde_json::to_string(&want).unwrap()
+            );
+        }
+        let v = evaluate("It costs $5,000", &serde_json::json!({ "answer": "w #### 5000" }));
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"score":1.0,"is_correct":null,"details":{"candidate":"5000","gold":"5000"}}"#
+        );
     }
 
     #[test]
