@@ -67,6 +67,7 @@ mod run;
 mod schedule;
 mod scoring;
 mod setup;
+mod sim_table;
 pub mod spec;
 
 pub use baton_models::ProviderFactory;

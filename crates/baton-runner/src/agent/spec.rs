@@ -328,12 +328,11 @@ impl AgentSpec {
                     "models.{name}: [sim] settings given for a {provider} model"
                 ));
             }
-            Some(v) => Some(v.try_into::<SimAgentSettings>().map_err(|e| {
-                format!(
-                    "models.{name}.sim: {}",
-                    with_did_you_mean(e.to_string().trim_end())
-                )
-            })?),
+            // the table refines the preset of its id
+            Some(v) => Some(
+                crate::sim_table::refine(&SimAgentSettings::preset(id), v)
+                    .map_err(|e| format!("models.{name}.sim: {e}"))?,
+            ),
         };
         Ok(AgentModel { spec, sim })
     }

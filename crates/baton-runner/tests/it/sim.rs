@@ -99,3 +99,51 @@ fn issue_10_code_items_without_a_reference_get_a_wrong_attempt() {
         assert!(reply.contains("return None"), "{reply}");
     }
 }
+
+/// A `[models.x.sim]` table refines its `sim/…` preset: adding only `latency_ms` keeps
+/// the preset's skill (it used to fall back to the default, 0.6 for `sim/lc`).
+#[test]
+fn issue_35_a_sim_table_refines_its_preset() {
+    let text = crate::spec_text(1, 1, false).replace(
+        "model = \"sim/lc\"",
+        "model = \"sim/lc\"\n[models.lc.sim]\nlatency_ms = 5",
+    );
+    let spec = baton_runner::ExperimentSpec::parse("it.toml", &text).unwrap();
+    assert_eq!(
+        spec.models["lc"].sim,
+        Some(SimSettings {
+            skill: 0.45,
+            anchoring: 0.35,
+            carry: 0.5,
+            latency_ms: 5,
+        })
+    );
+    // a model without a table keeps its preset as it was
+    assert_eq!(spec.models["hc"].sim, None);
+    let text = text.replace("latency_ms = 5", "skill = 0.7\ncary = 0.1");
+    let err = baton_runner::ExperimentSpec::parse("it.toml", &text)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err.trim_end().lines().last(),
+        Some(
+            "unknown field `cary`, expected one of `skill`, `anchoring`, `carry`, \
+             `latency_ms`; did you mean `carry`?"
+        ),
+        "{err}"
+    );
+
+    // an agent experiment's table alike
+    let agent = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n\
+                 [models.lc]\nmodel = \"sim/lc\"\n[models.lc.sim]\nlatency_ms = 7\n\
+                 [models.hc]\nmodel = \"sim/hc\"\n[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n";
+    let spec = baton_runner::agent::AgentSpec::parse("a.toml", agent).unwrap();
+    assert_eq!(
+        spec.model("lc").unwrap().sim,
+        Some(baton_agent::SimAgentSettings {
+            skill: 0.45,
+            malformed: 0.03,
+            latency_ms: 7,
+        })
+    );
+}
