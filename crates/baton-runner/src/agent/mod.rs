@@ -392,7 +392,26 @@ impl AgentRunner {
         {
             barrier::adopt(file, &spec, part, &store, &store_path).await?;
         }
-        let episodes = dataset.tasks.len() * models.len() * spec.replicates as usize;
+        // planned are the episodes this run will end, the same ones the progress counts as
+        // done: the anchors and (unless this is a part's anchors phase) the handoff cells,
+        // less those stored finished (a resume, a part's handoffs phase after its anchors)
+        let per_task = dataset.tasks.len() * spec.replicates as usize;
+        let singles = per_task * models.len();
+        let handoffs = match (&spec.handoff, options.phase) {
+            (_, Some(crate::part::PartPhase::Anchors)) | (None, _) => 0,
+            (Some(h), _) => per_task * handoff::cells(h, independent).len(),
+        };
+        let (mut singles_done, mut handoffs_done) = (0, 0);
+        for e in Reader::open(&store_path)?.agent_episodes()? {
+            if e.outcome.status != EpisodeStatus::Incomplete {
+                match e.cell {
+                    AgentCell::Single { .. } => singles_done += 1,
+                    _ => handoffs_done += 1,
+                }
+            }
+        }
+        let episodes =
+            singles.saturating_sub(singles_done) + handoffs.saturating_sub(handoffs_done);
         options
             .observer
             .planned(episodes, episodes * spec.step_limit as usize);

@@ -291,3 +291,77 @@ async fn an_agent_run_refuses_the_batch_option_before_anything_is_stored() {
     );
     assert!(!dir.path().join("out").exists());
 }
+
+/// Counts what a run plans and what it ends.
+#[derive(Default)]
+struct Counted {
+    planned: std::sync::atomic::AtomicUsize,
+    ended: std::sync::atomic::AtomicUsize,
+}
+
+impl baton_runner::Observer for Counted {
+    fn planned(&self, episodes: usize, _calls: usize) {
+        self.planned
+            .store(episodes, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn episode(&self, _status: EpisodeStatus) {
+        self.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The progress bar's planned episodes are the ones it counts as done: the anchors and
+/// the handoff cells (it planned the anchors only and showed "12/6 episodes"), and on a
+/// resume only what is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_35_planned_episodes_are_the_ones_counted_done() {
+    if !sandbox_works() {
+        return;
+    }
+    let text = r#"
+kind = "agent"
+name = "issue-35"
+dataset = "agent-sample"
+limit = 2
+seed = 5
+concurrency = 2
+step_limit = 12
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[handoff]
+pairs = [["lc", "hc"]]
+percentiles = [50]
+interfaces = ["raw"]
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |counted: Arc<Counted>| {
+        let spec = AgentSpec::parse("issue-35.toml", text).unwrap();
+        let mut options = RunOptions::new(dir.path().join("out"), dir.path(), text);
+        options.observer = counted;
+        async move {
+            AgentRunner::prepare(spec, options)
+                .await
+                .unwrap()
+                .run()
+                .await
+                .unwrap()
+        }
+    };
+    let first = Arc::new(Counted::default());
+    let summary = run(first.clone()).await;
+    let stored: usize = summary.episodes.values().sum();
+    // 2 tasks: 2 anchors each, and one handoff cell per direction
+    assert_eq!(stored, 8);
+    let ended = first.ended.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(ended, 8);
+    assert_eq!(
+        first.planned.load(std::sync::atomic::Ordering::SeqCst),
+        ended
+    );
+    // everything is finished: a resume plans nothing and ends nothing
+    let again = Arc::new(Counted::default());
+    run(again.clone()).await;
+    assert_eq!(again.planned.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(again.ended.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
