@@ -122,14 +122,22 @@ fn second_part(s: &str) -> Option<&str> {
     Some(find_hashes(rest).map_or(rest, |end| &rest[..end]))
 }
 
-/// Python's `s.strip()`, returning `s` at once when both ends are ASCII and not whitespace
-/// (every conformance answer): [`strip`] decodes a character at each end to ask.
+/// Python's `s.strip()`: ASCII whitespace is trimmed byte by byte, and when both ends are
+/// then plain ASCII (every conformance answer; the gold has a space after `####`) that is
+/// the result; [`strip`] decodes a character at each end to ask.
 fn strip_fast(s: &str) -> &str {
-    let solid = |b: u8| b.is_ascii() && !matches!(b, b'\t'..=b'\r' | 0x1c..=b' ');
-    match s.as_bytes() {
-        [first, .., last] if solid(*first) && solid(*last) => s,
-        [only] if solid(*only) => s,
-        _ => strip(s),
+    // Python's ASCII whitespace: `\t`..`\r` and `\x1c`..` `.
+    let space = |b: &u8| matches!(b, b'\t'..=b'\r' | 0x1c..=b' ');
+    let b = s.as_bytes();
+    let start = b.iter().position(|c| !space(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !space(c)).map_or(start, |e| e + 1);
+    // Both ends are ASCII bytes, so char boundaries.
+    let t = &s[start..end];
+    match t.as_bytes() {
+        [] => t,
+        [first, .., last] if first.is_ascii() && last.is_ascii() => t,
+        [only] if only.is_ascii() => t,
+        _ => strip(t),
     }
 }
 
