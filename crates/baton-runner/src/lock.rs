@@ -23,9 +23,6 @@ use crate::RunError;
 /// The lock file's name inside a results folder.
 pub const LOCK_FILE: &str = "baton.lock";
 
-/// How long a held lock is waited for before the run gives up on it.
-const ENDING: std::time::Duration = std::time::Duration::from_secs(3);
-
 /// A held lock on a results folder.
 #[derive(Debug)]
 pub(crate) struct FolderLock {
@@ -36,24 +33,9 @@ pub(crate) struct FolderLock {
 }
 
 impl FolderLock {
-    /// Take the lock on `dir` (creating it), or fail naming the lock file and the process
-    /// that holds it. A lock still held is tried again for up to [`ENDING`]: a run killed
-    /// a moment ago may live on in a child it was starting (until that child's `exec`
-    /// closes the inherited descriptors), and a resume started right after the kill
-    /// should not fail on it.
+    /// Take the lock on `dir` (creating it), or fail at once naming the lock file and
+    /// the process that holds it.
     pub fn acquire(dir: &Path) -> Result<FolderLock, RunError> {
-        let started = std::time::Instant::now();
-        loop {
-            match Self::try_acquire(dir) {
-                Err(RunError::Busy { .. }) if started.elapsed() < ENDING => {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn try_acquire(dir: &Path) -> Result<FolderLock, RunError> {
         let path = dir.join(LOCK_FILE);
         let io = |e: std::io::Error| RunError::Lock {
             path: path.clone(),

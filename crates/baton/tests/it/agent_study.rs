@@ -413,6 +413,17 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
         child.wait().unwrap();
     }
     assert!(kills >= 2, "killed in the handoffs {kills} times");
+    // A killed run can live on for a moment in a child it was starting (the lock's
+    // descriptors close at that child's exec); on a loaded machine, wait for it.
+    let folder = dir.path().join("killed");
+    let freed = std::time::Instant::now();
+    while std::fs::File::open(&folder).unwrap().try_lock().is_err() {
+        assert!(
+            freed.elapsed() < std::time::Duration::from_secs(10),
+            "the lock stays held"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let resumed = baton(
         dir.path(),
         &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
