@@ -70,7 +70,9 @@ pub use agent::run::{
     DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, GIT_BASELINE, MAX_FORMAT_ERRORS, NoSink,
     model_side_terminal, submission_of,
 };
-pub use agent::sim::{SimAgent, SimAgentSettings};
+pub use agent::sim::{
+    DocumentReader, DocumentTask, SimAgent, SimAgentSettings, SimTrap, Stance, document_choices,
+};
 pub use agent::templates::{
     AgentTemplates, DEFAULT_FENCE, DEFAULT_SUBMIT_MARKER, DEFAULT_TEMPLATES_VERSION,
 };

@@ -100,9 +100,15 @@ pub struct AgentState {
 impl AgentState {
     /// The opening state of `task`: the system and instance templates rendered.
     pub fn start(config: &AgentConfig, task: &AgentTask) -> Result<Self, AgentError> {
+        Self::start_with(config, &task.instruction)
+    }
+
+    /// The opening state of a task given by its instruction alone (one that is not an
+    /// [`AgentTask`], such as a trap-bench scenario).
+    pub fn start_with(config: &AgentConfig, instruction: &str) -> Result<Self, AgentError> {
         let t = &config.templates;
         let ctx = minijinja::context! {
-            task => &task.instruction,
+            task => instruction,
             submit_marker => &t.submit_marker,
             fence => &t.fence,
             protocol => config.protocol.name(),

@@ -49,6 +49,42 @@
 //! summaries back: after a compaction or a dropped trajectory it starts over from what it
 //! sees (the task and the tree as the prefix left it), which is the handoff's cost.
 //!
+//! # Document tasks (the trap bench)
+//!
+//! A *document task* ([`DocumentTask`]) is a task whose outcome is decided by what a handoff
+//! document says, not by an answer key: Handover's trap bench, where each scenario's
+//! repository invites a few traps and the document under test (placed at
+//! [`DocumentTask::document`], `HANDOVER.md`) warns about them, says nothing, or urges the
+//! agent into them. The caller gives, per trap, the commands that walk into it and the
+//! commands that do the right thing near it, and a [`DocumentReader`] that tells, for a
+//! document's text, its [`Stance`] on each trap (baton's trap bench uses its linter's
+//! negation-aware trap coverage). The agent recognises a document task by its instruction,
+//! as it does other tasks (document tasks are looked at first), and follows a fixed plan,
+//! one command per call:
+//!
+//! 1. `ls -la`.
+//! 2. `cat DOCUMENT`, when the first user message names the document's path.
+//! 3. `git log --oneline -n 15`.
+//! 4. For each trap in order, the commands of the branch it chose (below).
+//! 5. Submit: `echo MARKER && git add -A && git diff --cached`.
+//!
+//! The document is what the `cat`'s observation showed (its `<output>`), read when the
+//! plan reaches the traps; a `cat` that did not exit 0, or no `cat`, is no document. For
+//! each trap, with `u` a uniform draw fixed for (seed, task, model, trap), so that one trial
+//! decides the same way at every call and conditions of the same seed share their draws:
+//!
+//! - the document **warns** about it: the agent avoids it (it heeds the warning);
+//! - the document **urges** it (tells it to re-add what was reverted, redo what failed,
+//!   skip the first step): it falls in (it follows the document);
+//! - the document is **silent** on it: it falls in when `u < 1 − skill` (a thin document
+//!   leaves the agent to its own judgement);
+//! - **no document**: it falls in when `u < base_rate` (the task's; the control's rate,
+//!   the same for every skill).
+//!
+//! Nothing is reported: whether it fell in is for the caller's probes to find on the tree
+//! the commands left. Malformed replies come with chance `malformed` as for other tasks
+//! (they run nothing and the plan goes on where it was).
+//!
 //! Usage follows the chat sims ([`baton_models::tokens`]): prompt tokens are the request's
 //! messages (four characters a token, plus four per message, tool calls included), output
 //! tokens its reply text and tool-call arguments; no caching, no reasoning.
@@ -195,10 +231,58 @@ impl Known {
     }
 }
 
+/// A handoff document's stance on one trap ([`DocumentReader`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stance {
+    /// It says what keeps the reader out of the trap.
+    Warns,
+    /// It tells the reader to walk into it.
+    Urges,
+    /// It does not mention it.
+    Silent,
+}
+
+/// Reads a handoff document for the simulated agent: its stance on each trap of a
+/// [`DocumentTask`], in the task's trap order.
+pub trait DocumentReader: Send + Sync + std::fmt::Debug {
+    /// One stance per trap of the task, in order.
+    fn stances(&self, document: &str) -> Vec<Stance>;
+}
+
+/// One trap of a [`DocumentTask`]: the commands of each branch, run one per call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimTrap {
+    /// The trap's id.
+    pub id: String,
+    /// Commands that walk into it.
+    pub fall_in: Vec<String>,
+    /// Commands that do the right thing near it.
+    pub avoid: Vec<String>,
+}
+
+/// A task decided by the handoff document the agent is handed (see the module docs).
+#[derive(Debug, Clone)]
+pub struct DocumentTask {
+    /// The task's id (drawn on).
+    pub id: String,
+    /// The instruction its first user message contains.
+    pub instruction: String,
+    /// The document's path in the working tree (`HANDOVER.md`).
+    pub document: String,
+    /// The traps, in the order the agent works through them.
+    pub traps: Vec<SimTrap>,
+    /// The chance of falling into a trap without a document (0..=1).
+    pub base_rate: f64,
+    /// How the agent reads the document.
+    pub reader: Arc<dyn DocumentReader>,
+}
+
 /// The simulated agent provider: serves every agent `sim/<name>` of an experiment.
 #[derive(Debug, Clone)]
 pub struct SimAgent {
     tasks: Arc<Vec<Known>>,
+    docs: Arc<Vec<DocumentTask>>,
     models: BTreeMap<String, SimAgentSettings>,
 }
 
@@ -222,8 +306,25 @@ impl SimAgent {
         }
         Ok(SimAgent {
             tasks: Arc::new(tasks.iter().map(Known::new).collect::<Result<_, _>>()?),
+            docs: Arc::new(Vec::new()),
             models,
         })
+    }
+
+    /// The agent also knows `docs`, the document tasks (see the module docs).
+    pub fn with_document_tasks(mut self, docs: Vec<DocumentTask>) -> Result<Self, AgentError> {
+        for d in &docs {
+            if !(0.0..=1.0).contains(&d.base_rate) {
+                return Err(AgentError::invalid(
+                    format!("document task {:?}", d.id),
+                    None,
+                    Some("base_rate"),
+                    format!("{} is outside 0..=1", d.base_rate),
+                ));
+            }
+        }
+        self.docs = Arc::new(docs);
+        Ok(self)
     }
 
     /// The reply to `request`, synchronously (the provider adds only the latency).
@@ -236,6 +337,14 @@ impl SimAgent {
             .iter()
             .find(|m| m.role == Role::User)
             .map_or("", |m| m.content.as_str());
+        let doc_task = self
+            .docs
+            .iter()
+            .filter(|t| first_user.contains(t.instruction.trim()))
+            .max_by_key(|t| t.instruction.len());
+        if let Some(task) = doc_task {
+            return Ok(self.document_reply(task, settings, request, first_user));
+        }
         let task = self
             .tasks
             .iter()
@@ -285,6 +394,170 @@ impl SimAgent {
             ),
         };
         Ok(text_response(request, text, tool_calls))
+    }
+}
+
+impl SimAgent {
+    /// The reply to `request` for a document task: the next command of its plan.
+    fn document_reply(
+        &self,
+        task: &DocumentTask,
+        settings: &SimAgentSettings,
+        request: &Request,
+        first_user: &str,
+    ) -> Response {
+        let system = request
+            .messages
+            .iter()
+            .find(|m| m.role == Role::System)
+            .map_or("", |m| m.content.as_str());
+        let marker = crate::agent::templates::marker_in(first_user)
+            .unwrap_or_else(|| crate::agent::templates::DEFAULT_SUBMIT_MARKER.into());
+        let fence = crate::agent::templates::fence_in(system)
+            .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
+        let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
+        let d = |purpose: &str| draw(request, &task.id, purpose);
+        if let Some(text) = summary_reply(request) {
+            return text_response(request, text, Vec::new());
+        }
+        let command = if d("malformed") < settings.malformed {
+            None
+        } else {
+            Some(document_plan_step(
+                task, settings, request, first_user, &marker,
+            ))
+        };
+        let (text, tool_calls) = match (tools, command) {
+            (true, Some((t, c))) => {
+                let id = format!("call_sim{:012x}", (d("id") * 1e15) as u64);
+                let call = ToolCall {
+                    id,
+                    name: BASH_TOOL.into(),
+                    arguments: json!({"command": c}).to_string(),
+                };
+                (t, vec![call])
+            }
+            (true, None) => ("I am not sure what to run next.".to_string(), Vec::new()),
+            (false, Some((t, c))) => (format!("{t}\n\n```{fence}\n{c}\n```"), Vec::new()),
+            (false, None) => (
+                format!(
+                    "I am not sure what to run next.\n\n```{fence}\nls\n```\n\n```{fence}\npwd\n```"
+                ),
+                Vec::new(),
+            ),
+        };
+        text_response(request, text, tool_calls)
+    }
+}
+
+/// Which branch a document task's agent takes at each trap: `true` walks into it.
+pub fn document_choices(
+    task: &DocumentTask,
+    settings: &SimAgentSettings,
+    seed: u64,
+    model: &str,
+    document: Option<&str>,
+) -> Vec<bool> {
+    let stances = document.map(|text| task.reader.stances(text));
+    task.traps
+        .iter()
+        .enumerate()
+        .map(|(i, trap)| {
+            let u = draw_from(seed, &[task.id.as_str(), model, "trap", &trap.id], &[]);
+            match stances
+                .as_ref()
+                .map(|s| s.get(i).copied().unwrap_or(Stance::Silent))
+            {
+                Some(Stance::Warns) => false,
+                Some(Stance::Urges) => true,
+                Some(Stance::Silent) => u < 1.0 - settings.skill,
+                None => u < task.base_rate,
+            }
+        })
+        .collect()
+}
+
+/// The output a command's observation showed, from baton's observation template (the
+/// `<output>` element; a cut one's head and tail joined); `None` without a return code 0.
+fn observed_output(observation: &str) -> Option<String> {
+    if return_code_in(observation) != Some("0") {
+        return None;
+    }
+    let between = |open: &str, close: &str| -> Option<&str> {
+        let start = observation.find(open)? + open.len();
+        let len = observation[start..].find(close)?;
+        Some(&observation[start..start + len])
+    };
+    if let Some(out) = between("<output>", "</output>") {
+        return Some(out.strip_prefix('\n').unwrap_or(out).to_string());
+    }
+    let head = between("<output_head>", "</output_head>")?;
+    let tail = between("<output_tail>", "</output_tail>").unwrap_or("");
+    Some(format!("{head}{tail}"))
+}
+
+/// The next (thought, command) of a document task's plan (see the module docs).
+fn document_plan_step(
+    task: &DocumentTask,
+    settings: &SimAgentSettings,
+    request: &Request,
+    first_user: &str,
+    marker: &str,
+) -> (String, String) {
+    let msgs = &request.messages;
+    // the commands that ran, each with the observation that answered it
+    let mut ran: Vec<(String, Option<&str>)> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        if let Some(cmd) = command_of(m) {
+            ran.push((cmd, msgs.get(i + 1).map(|o| o.content.as_str())));
+        }
+    }
+    let cat = format!("cat {}", task.document);
+    let mut plan: Vec<(String, String)> = vec![(
+        "Let me see what is in the repository.".into(),
+        "ls -la".into(),
+    )];
+    if first_user.contains(&task.document) {
+        plan.push((
+            format!(
+                "The task points at {}; let me read it first.",
+                task.document
+            ),
+            cat.clone(),
+        ));
+    }
+    plan.push((
+        "What happened here recently?".into(),
+        "git log --oneline -n 15".into(),
+    ));
+    if ran.len() >= plan.len() {
+        let document = ran
+            .iter()
+            .find(|(c, _)| *c == cat)
+            .and_then(|(_, o)| o.and_then(observed_output));
+        let choices = document_choices(
+            task,
+            settings,
+            request.seed.unwrap_or(0),
+            &request.model,
+            document.as_deref(),
+        );
+        for (trap, fell) in task.traps.iter().zip(choices) {
+            let commands = if fell { &trap.fall_in } else { &trap.avoid };
+            for c in commands {
+                plan.push((format!("Next: {}.", trap.id), c.clone()));
+            }
+        }
+    }
+    match plan.get(ran.len()) {
+        Some(step) => step.clone(),
+        None => (
+            "The work is done; submitting.".to_string(),
+            format!("echo {marker} && git add -A && git diff --cached"),
+        ),
     }
 }
 
@@ -720,6 +993,158 @@ mod tests {
         let c = trajectory(&run(obs(1, "Dec  1 17:07 a.py")));
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    /// Reads `warn:ID` and `urge:ID` words; anything else is silence.
+    #[derive(Debug)]
+    struct Words(Vec<&'static str>);
+
+    impl DocumentReader for Words {
+        fn stances(&self, document: &str) -> Vec<Stance> {
+            self.0
+                .iter()
+                .map(|id| {
+                    if document.contains(&format!("warn:{id}")) {
+                        Stance::Warns
+                    } else if document.contains(&format!("urge:{id}")) {
+                        Stance::Urges
+                    } else {
+                        Stance::Silent
+                    }
+                })
+                .collect()
+        }
+    }
+
+    fn doc_agent(skill: f64, base_rate: f64) -> SimAgent {
+        let trap = |id: &str| SimTrap {
+            id: id.into(),
+            fall_in: vec![format!("touch fell-{id}"), format!("git add fell-{id}")],
+            avoid: vec![format!("touch avoided-{id}")],
+        };
+        let models = BTreeMap::from([(
+            "m".to_string(),
+            SimAgentSettings {
+                skill,
+                malformed: 0.0,
+                latency_ms: 0,
+            },
+        )]);
+        SimAgent::new(&[], models)
+            .unwrap()
+            .with_document_tasks(vec![DocumentTask {
+                id: "t".into(),
+                instruction: "Finish the checkout.".into(),
+                document: "HANDOVER.md".into(),
+                traps: vec![trap("a"), trap("b"), trap("c")],
+                base_rate,
+                reader: Arc::new(Words(vec!["a", "b", "c"])),
+            }])
+            .unwrap()
+    }
+
+    /// The commands the agent runs when every command exits 0 and `cat` shows `document`.
+    fn doc_episode(agent: &SimAgent, prompt: &str, document: &str, seed: u64) -> Vec<String> {
+        let mut messages = vec![Message::system("s"), Message::user(prompt)];
+        let mut commands = Vec::new();
+        for _ in 0..20 {
+            let request = Request {
+                model: "m".into(),
+                messages: messages.clone(),
+                config: Default::default(),
+                seed: Some(seed),
+                tools: vec![crate::agent::protocol::bash_tool()],
+                tool_choice: None,
+            };
+            let r = agent.reply(&request).unwrap();
+            let call = r.tool_calls[0].clone();
+            let reply = Message::assistant_with_calls(r.text, r.tool_calls);
+            let cmd = command_of(&reply).unwrap();
+            let out = if cmd.starts_with("cat ") {
+                document
+            } else {
+                ""
+            };
+            messages.push(reply);
+            messages.push(Message::tool(
+                call.id,
+                format!("<returncode>0</returncode>\n<output>\n{out}</output>"),
+            ));
+            commands.push(cmd.clone());
+            if cmd.starts_with("echo ") {
+                break;
+            }
+        }
+        commands
+    }
+
+    #[test]
+    fn a_document_task_follows_the_document_it_reads() {
+        let prompt = "Finish the checkout.\n\nRead `HANDOVER.md` first.";
+        let submit = format!(
+            "echo {} && git add -A && git diff --cached",
+            crate::agent::templates::DEFAULT_SUBMIT_MARKER
+        );
+        // a warned trap is avoided, an urged one walked into; silence at skill 1 avoids
+        let agent = doc_agent(1.0, 1.0);
+        assert_eq!(
+            doc_episode(&agent, prompt, "warn:a urge:b", 7),
+            vec![
+                "ls -la".to_string(),
+                "cat HANDOVER.md".into(),
+                "git log --oneline -n 15".into(),
+                "touch avoided-a".into(),
+                "touch fell-b".into(),
+                "git add fell-b".into(),
+                "touch avoided-c".into(),
+                submit.clone(),
+            ]
+        );
+        // silence at skill 0 falls in everywhere
+        let commands = doc_episode(&doc_agent(0.0, 0.0), prompt, "nothing", 7);
+        assert_eq!(
+            commands
+                .iter()
+                .filter(|c| c.starts_with("touch fell-"))
+                .count(),
+            3
+        );
+        // no document named: no cat, the base rate decides (1: every trap, 0: none)
+        let none = "Finish the checkout.";
+        let all = doc_episode(&doc_agent(1.0, 1.0), none, "", 7);
+        assert_eq!(
+            all[..2],
+            ["ls -la".to_string(), "git log --oneline -n 15".into()]
+        );
+        assert_eq!(
+            all.iter().filter(|c| c.starts_with("touch fell-")).count(),
+            3
+        );
+        let zero = doc_episode(&doc_agent(0.0, 0.0), none, "", 7);
+        assert_eq!(
+            zero.iter().filter(|c| c.starts_with("touch fell-")).count(),
+            0
+        );
+        // a middling rate splits traps by their draws, the same at every call of a trial
+        let agent = doc_agent(0.5, 0.5);
+        let task = &agent.docs[0];
+        let settings = agent.models["m"];
+        let mut fell = 0;
+        for seed in 0..200 {
+            let choices = document_choices(task, &settings, seed, "m", None);
+            let commands = doc_episode(&agent, none, "", seed);
+            for (trap, f) in ["a", "b", "c"].iter().zip(&choices) {
+                assert_eq!(commands.contains(&format!("touch fell-{trap}")), *f);
+            }
+            fell += choices.iter().filter(|f| **f).count();
+        }
+        assert!((240..=360).contains(&fell), "{fell} of 600");
+        // a silent document uses the same draw against 1 - skill
+        let silent = document_choices(task, &settings, 3, "m", Some("x"));
+        let without = document_choices(task, &settings, 3, "m", None);
+        assert_eq!(silent, without);
+        let urged = document_choices(task, &settings, 3, "m", Some("urge:a urge:b urge:c"));
+        assert_eq!(urged, vec![true; 3]);
     }
 
     #[test]
