@@ -53,6 +53,7 @@ mod control;
 mod dialect;
 mod dry_run;
 mod episode;
+pub mod experiment;
 mod extraction;
 mod growth;
 mod identity;
@@ -75,6 +76,7 @@ pub use changes::{Changes, KeyChange};
 pub use control::{Observer, SilentObserver, StopSignal};
 pub use dialect::{AGENT_KEYS, CHAT_KEYS};
 pub use dry_run::{CellEstimate, DryRun, EXTRACTION_ROW, dry_run};
+pub use experiment::{Experiment, ExperimentReport, Finished, Kernel, Note, Prepared, Study};
 pub use extraction::is_failed_extraction;
 pub use interface::{InterfaceTemplates, SUMMARY_PLACEHOLDER};
 pub use lock::{LOCK_FILE, lock_path};
@@ -205,6 +207,22 @@ pub enum RunError {
         /// Stored episodes that would be run again.
         rerun: usize,
     },
+    /// A command-line option the experiment's study has no use for (`--phase` for a
+    /// chat experiment, `--batch` for an agent one); refused before anything is read.
+    #[error("{0}")]
+    Flag(String),
+    /// The experiment file could not be read.
+    #[error("cannot read the experiment file {}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: baton_types::input::InputError,
+    },
+    /// A store's report could not be built from what it holds.
+    #[error(transparent)]
+    Report(#[from] baton_report::ReportError),
     /// Something inside baton failed that no input explains (a runtime task was
     /// cancelled); the store keeps everything committed before it.
     #[error("internal error: {0}")]

@@ -11,6 +11,7 @@ use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta}
 use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
 use futures::future::join_all;
 
+use crate::RunError;
 use crate::budget::Budget;
 use crate::changes::{self, Changes};
 use crate::control::{Observer, SilentObserver, StopSignal};
@@ -28,7 +29,6 @@ use crate::schedule;
 use crate::scoring::{EvaluatorFactory, LicEvaluators, finish};
 use crate::setup::{Extractor, Setup};
 use crate::spec::ExperimentSpec;
-use crate::{RunError, STORE_FILE};
 
 /// How to run an experiment, chat ([`Runner`]) or agent ([`crate::agent::AgentRunner`]).
 /// Two options are the chat study's alone: `batch` (an agent run refuses it) and
@@ -246,11 +246,9 @@ impl Runner {
     /// Load the dataset, build schedules and models (every model must have a price:
     /// an error here, before any call), and open the store.
     pub async fn prepare(spec: ExperimentSpec, options: RunOptions) -> Result<Runner, RunError> {
-        let store_path = options.out_dir.join(STORE_FILE);
-        if options.resume && !store_path.exists() {
-            return Err(RunError::NothingToResume(store_path));
-        }
-        let lock = FolderLock::acquire(&options.out_dir)?;
+        let kernel = crate::experiment::Kernel::open(&options)?;
+        let store_path = kernel.store_path.clone();
+        let lock = kernel.into_lock();
         let Setup {
             spec,
             tasks,

@@ -256,12 +256,13 @@ impl AgentRunner {
                 message: format!("--batch: {BATCH_REFUSED}"),
             });
         }
-        let store_path = options.out_dir.join(STORE_FILE);
-        if options.resume && !store_path.exists() {
-            return Err(RunError::NothingToResume(store_path));
+        if options.resume && !options.out_dir.join(STORE_FILE).exists() {
+            return Err(RunError::NothingToResume(options.out_dir.join(STORE_FILE)));
         }
         barrier::check_phase(&spec, &options)?;
-        let lock = FolderLock::acquire(&options.out_dir)?;
+        let kernel = crate::experiment::Kernel::open(&options)?;
+        let store_path = kernel.store_path.clone();
+        let lock = kernel.into_lock();
         let mut dataset = select_dataset(&spec, &options)?;
         let config = agent_config(&spec, &options)?;
         let card = price_card(&spec, &options)?;

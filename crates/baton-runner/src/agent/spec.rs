@@ -251,17 +251,23 @@ pub fn is_agent_experiment(text: &str) -> bool {
 impl AgentSpec {
     /// Parse and check an agent experiment file's text; `source` names it in errors.
     pub fn parse(source: &str, text: &str) -> Result<Self, RunError> {
+        let (spec, warnings) = Self::read(source, text)?;
+        for w in warnings {
+            tracing::warn!("{source}: {w}");
+        }
+        Ok(spec)
+    }
+
+    /// Parse and check `text`, with a line for each older spelling it uses.
+    pub(crate) fn read(source: &str, text: &str) -> Result<(Self, Vec<String>), RunError> {
         let err = |message: String| RunError::Spec {
             source_name: source.to_string(),
             message,
         };
         let (spec, warnings): (AgentSpec, _) =
             crate::dialect::read(text, crate::dialect::agent).map_err(err)?;
-        for w in warnings {
-            tracing::warn!("{source}: {w}");
-        }
         spec.check().map_err(err)?;
-        Ok(spec)
+        Ok((spec, warnings))
     }
 
     /// Check the fields and every model table.

@@ -1,6 +1,5 @@
 //! One module per command.
 
-pub mod agent;
 pub mod bench;
 pub mod bench_evaluators;
 pub mod data;

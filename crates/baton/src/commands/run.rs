@@ -3,13 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::time::Instant;
+
 use anyhow::{Context, Result};
-use baton_runner::{ExperimentSpec, RunOptions, RunSummary, Runner, STORE_FILE, StopSignal};
-use baton_types::{Cost, EpisodeStatus};
+use baton_report::ExportFormat;
+use baton_runner::{Experiment, Finished, Note, RunOptions, STORE_FILE, StopSignal};
+use baton_types::Cost;
 
 use crate::Outcome;
 use crate::cli::{DemoArgs, RunArgs};
-use crate::commands::report::{build_report, write_file};
+use crate::commands::report::write_file;
 use crate::printer::Printer;
 use crate::progress::Progress;
 
@@ -37,36 +40,32 @@ low = "lc"
 high = "hc"
 "#;
 
+/// The demo's agent experiment: the bundled agent sample, two simulated agents.
+pub const DEMO_AGENT_EXPERIMENT: &str = r#"# baton demo, agent part: simulated coding agents on the bundled agent sample.
+kind = "agent"
+name = "demo-agent"
+dataset = "agent-sample"
+replicates = 1
+seed = 2026
+concurrency = 2
+
+[agent]
+step_limit = 40
+
+[models.lc]
+model = "sim/lc"          # low-cost: skill 0.45
+
+[models.hc]
+model = "sim/hc"          # high-capability: skill 0.85
+"#;
+
 pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
-    let text = baton_types::input::read_text_bounded(
-        &args.experiment,
-        baton_types::input::EXPERIMENT_LIMIT,
-        "experiment file",
-    )
-    .context("cannot read the experiment file")?;
-    if baton_runner::agent::is_agent_experiment(&text) {
-        return crate::commands::agent::run(args, text, printer);
-    }
-    let spec = ExperimentSpec::parse(&args.experiment.display().to_string(), &text)?;
-    anyhow::ensure!(
-        args.phase.is_none(),
-        "--phase: a chat experiment has no barrier; run its parts without --phase"
-    );
-    anyhow::ensure!(
-        args.thresholds.is_none(),
-        "--thresholds: a chat experiment has no thresholds; run its parts without it"
-    );
-    let out = args.out.clone().unwrap_or_else(|| match args.part {
-        Some(part) => Path::new("results").join(part.folder_name(&spec.name)),
-        None => Path::new("results").join(&spec.name),
-    });
-    let base = args
-        .experiment
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let mut options = RunOptions::new(&out, base, text);
-    options.source_name = args.experiment.display().to_string();
+    let experiment = Experiment::read(&args.experiment)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| experiment.default_out(args.part));
+    let mut options = experiment.options(&out);
     options.resume = args.resume;
     options.limit = args.limit;
     options.concurrency = args.concurrency;
@@ -76,6 +75,8 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
     options.batch = args.batch;
     options.part = args.part;
     options.part_rate_limits = args.part_rate_limits;
+    options.phase = args.phase.map(part_phase);
+    options.thresholds = args.thresholds.clone();
     let http = baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT);
     // an estimate makes no call, so it needs no key
     let http = if args.dry_run {
@@ -92,23 +93,77 @@ pub fn run(args: RunArgs, printer: &Printer) -> Result<Outcome> {
         options.max_cost = Some(Cost::from_usd(usd));
     }
     if args.dry_run {
-        let estimate = baton_runner::dry_run(spec, &options)?;
-        printer.out(&estimate.to_string())?;
+        printer.out(&experiment.dry_run(&options)?.to_string())?;
         return Ok(Outcome::Success);
     }
-    let summary = execute(spec, options, !args.quiet, printer)?;
-    report_summary(&summary, printer)?;
-    Ok(outcome(&summary))
+    let finished = execute(&experiment, options, !args.quiet, printer)?;
+    print_notes(finished.as_ref(), printer)?;
+    Ok(outcome(finished.as_ref()))
+}
+
+/// One experiment of the demo and how its part is shown.
+struct DemoPart {
+    /// The experiment's text and how errors name it.
+    text: &'static str,
+    source: &'static str,
+    /// Its folder under the demo's.
+    folder: Option<&'static str>,
+    /// What the terminal shows of its Markdown report.
+    shown: fn(&str) -> String,
+    /// A transcript viewer beside the report, linked from its HTML.
+    viewer: bool,
 }
 
 pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
-    let spec = ExperimentSpec::parse("the demo experiment", DEMO_EXPERIMENT)?;
-    let store = args.out.join(STORE_FILE);
-    if store.exists() && stored_spec_differs(&store, &spec) {
+    let parts = [
+        DemoPart {
+            text: DEMO_EXPERIMENT,
+            source: "the demo experiment",
+            folder: None,
+            shown: headline_sections,
+            viewer: true,
+        },
+        DemoPart {
+            text: DEMO_AGENT_EXPERIMENT,
+            source: "the demo agent experiment",
+            folder: Some("agent"),
+            shown: str::to_owned,
+            viewer: false,
+        },
+    ];
+    let mut all = Outcome::Success;
+    for part in parts {
+        if let Outcome::Partial = demo_part(&part, &args.out, printer)? {
+            all = Outcome::Partial;
+        }
+    }
+    Ok(all)
+}
+
+/// Run one demo experiment in its folder (afresh when the folder holds an older one),
+/// write its report beside it, and print it with the run's summary.
+fn demo_part(part: &DemoPart, out: &Path, printer: &Printer) -> Result<Outcome> {
+    let experiment = Experiment::parse(part.source, ".", part.text)?;
+    let what = match part.folder {
+        Some(folder) => format!("the demo's {folder} part"),
+        None => "the demo".to_string(),
+    };
+    if let Some(why) = experiment.study().unavailable() {
+        printer.error(&format!("{what} is skipped: {why}"));
+        return Ok(Outcome::Success);
+    }
+    let dir = match part.folder {
+        Some(folder) => out.join(folder),
+        None => out.to_path_buf(),
+    };
+    let store = dir.join(STORE_FILE);
+    let same = Experiment::stored(&store).is_ok_and(|e| e.sha256() == experiment.sha256());
+    if store.exists() && !same {
         printer.error(&format!(
-            "note: {} holds an older demo; starting it afresh",
-            store.display()
+            "note: {} holds an older run of {what}; starting it afresh",
+            dir.display()
         ));
+        // the store and what lives beside it (snapshots), never the other parts' folders
         for suffix in ["", "-wal", "-shm"] {
             let p = PathBuf::from(format!("{}{suffix}", store.display()));
             if p.exists() {
@@ -116,40 +171,56 @@ pub fn demo(args: DemoArgs, printer: &Printer) -> Result<Outcome> {
                     .with_context(|| format!("cannot remove {}", p.display()))?;
             }
         }
+        let blobs = dir.join(baton_runner::agent::BLOB_DIR);
+        if blobs.exists() {
+            std::fs::remove_dir_all(&blobs)
+                .with_context(|| format!("cannot remove {}", blobs.display()))?;
+        }
     }
-    let options = RunOptions::new(&args.out, ".", DEMO_EXPERIMENT);
-    let summary = execute(spec, options, true, printer)?;
-    let report = build_report(&summary.store_path, crate::cli::BOOTSTRAP_DRAWS, 0)?;
-    let md = report.to_markdown();
-    let report_path = args.out.join("report.md");
+    let started = Instant::now();
+    let options = experiment.options(&dir);
+    let finished = execute(&experiment, options, true, printer)?;
+    let store = finished.store_path().to_path_buf();
+    let report = experiment.report(&store, crate::cli::BOOTSTRAP_DRAWS, None)?;
+    let md = report.document.export(ExportFormat::Markdown)?;
+    let report_path = dir.join("report.md");
     write_file(&report_path, &md)?;
+    let html = if part.viewer {
+        report.document.export_html_linked("view/index.html")?
+    } else {
+        report.document.export(ExportFormat::Html)?
+    };
+    write_file(&dir.join("report.html"), &html)?;
     write_file(
-        &args.out.join("report.html"),
-        &report.to_html_linked("view/index.html"),
+        &dir.join("report.json"),
+        &report.document.export(ExportFormat::Json)?,
     )?;
-    for plot in report.plots() {
+    for plot in &report.plots {
         write_file(
-            &args.out.join("plots").join(format!("{}.svg", plot.name)),
+            &dir.join("plots").join(format!("{}.svg", plot.name)),
             &plot.svg,
         )?;
     }
-    let view = baton_view::write_site(&summary.store_path, &args.out.join("view"))?;
-    printer.out(&headline_sections(&md))?;
-    report_summary(&summary, printer)?;
+    printer.out(&(part.shown)(&md))?;
+    print_notes(finished.as_ref(), printer)?;
     printer.line(&format!(
-        "full report (every family, switch point and interface): {} and report.html, plots in {}",
+        "{what}: {:.1} s; full report in {} (and report.html, report.json){}",
+        started.elapsed().as_secs_f64(),
         report_path.display(),
-        args.out.join("plots").display()
+        if report.plots.is_empty() {
+            String::new()
+        } else {
+            format!(", plots in {}", dir.join("plots").display())
+        }
     ))?;
-    printer.line(&format!(
-        "every episode's transcript: {} (open it in a browser)",
-        view.index.display()
-    ))?;
-    let agent = crate::commands::agent::demo(&args.out, printer)?;
-    Ok(match (outcome(&summary), agent) {
-        (Outcome::Success, Outcome::Success) => Outcome::Success,
-        _ => Outcome::Partial,
-    })
+    if part.viewer {
+        let view = baton_view::write_site(&store, &dir.join("view"))?;
+        printer.line(&format!(
+            "every episode's transcript: {} (open it in a browser)",
+            view.index.display()
+        ))?;
+    }
+    Ok(outcome(finished.as_ref()))
 }
 
 /// The parts of a report a terminal shows after the demo: the title and notes, the
@@ -173,16 +244,6 @@ fn headline_sections(md: &str) -> String {
     out
 }
 
-fn stored_spec_differs(store: &Path, spec: &ExperimentSpec) -> bool {
-    baton_store::Reader::open(store)
-        .and_then(|r| r.experiment())
-        .map(|e| {
-            ExperimentSpec::parse("stored", &e.meta.spec_toml)
-                .map_or(true, |s| s.sha256() != spec.sha256())
-        })
-        .unwrap_or(true)
-}
-
 /// The library's name for a `--phase`.
 pub fn part_phase(phase: crate::cli::PartPhase) -> baton_runner::PartPhase {
     match phase {
@@ -191,59 +252,30 @@ pub fn part_phase(phase: crate::cli::PartPhase) -> baton_runner::PartPhase {
     }
 }
 
-/// The line a part prints before it starts: its share of the experiment's cap, and
-/// the bounds it comes from. None for a whole run, or a part without a cap.
-pub fn part_share(
-    part: Option<(baton_runner::Part, &[Cost])>,
-    share: Option<Cost>,
-    total: Option<Cost>,
-) -> Option<String> {
-    let ((part, bounds), share, total) = (part?, share?, total?);
-    let all = bounds.iter().fold(Cost::ZERO, |a, b| a + *b);
-    let mine = bounds
-        .get(part.index as usize - 1)
-        .copied()
-        .unwrap_or_default();
-    Some(format!(
-        "part {part}: spending cap {share} of the experiment's {total} (its upper bound {mine} of all {} parts' {all})",
-        part.count
-    ))
-}
-
+/// Prepare the experiment's run, say before its first call what it changes in the
+/// folder and a part's share of the cap, and run it; whichever its study.
 fn execute(
-    spec: ExperimentSpec,
+    experiment: &Experiment,
     mut options: RunOptions,
     show_progress: bool,
     printer: &Printer,
-) -> Result<RunSummary> {
+) -> Result<Box<dyn Finished>> {
     let max_cost = options.max_cost;
-    let summary = drive(show_progress, |progress, stop| async move {
+    drive(show_progress, |progress, stop| async move {
         options.observer = progress;
         options.stop = stop;
-        let runner = Runner::prepare(spec, options).await?;
-        if let Some(line) = part_share(runner.part(), runner.max_cost(), max_cost) {
+        let prepared = experiment.prepare(options).await?;
+        let share =
+            baton_runner::experiment::part_share(prepared.part(), prepared.max_cost(), max_cost);
+        if let Some(line) = share {
             printer.line(&line)?;
         }
         // what a run on an existing folder changes, before its first call
-        if runner.changes().stored {
-            printer.out(&runner.changes().to_string())?;
+        if let Some(changes) = prepared.changes() {
+            printer.out(&changes.to_string())?;
         }
-        Ok(runner.run().await?)
-    })?;
-    if summary.count(EpisodeStatus::Incomplete) > 0 && summary.causes.is_empty() {
-        printer.error("some episodes are incomplete; run the same command again to finish them");
-    }
-    let running = baton_store::Reader::open(&summary.store_path)
-        .and_then(|r| r.batches())
-        .map(|b| b.iter().filter(|b| b.finished_at.is_none()).count())
-        .unwrap_or(0);
-    if running > 0 {
-        printer.error(&format!(
-            "{running} provider batch(es) are not collected yet (still running, or given up on this run: past batch_deadline, refused with 401/403/404 or redirected; the episodes' reasons say which): they are recorded in {}, so run the same command with --resume to collect their replies, and nothing is submitted again",
-            summary.store_path.display()
-        ));
-    }
-    Ok(summary)
+        Ok(prepared.run().await?)
+    })
 }
 
 /// Run `job` (prepare a run and run it) on a multi-threaded runtime, with a progress bar
@@ -308,80 +340,19 @@ async fn stop_on_signals(stop: StopSignal) {
     std::process::exit(1);
 }
 
-fn report_summary(s: &RunSummary, printer: &Printer) -> Result<()> {
-    // statuses by name, as the line has always listed them
-    let mut counts: Vec<_> = s.episodes.iter().collect();
-    counts.sort_by_key(|(status, _)| status.as_str());
-    let statuses: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    printer.line(&format!(
-        "episodes: {}; calls: {} new, {} stored; spent now {}, paid in total {}, attributed {}, saved by forking {}; billed attempts {} ({} unusable); store: {}",
-        statuses.join(", "),
-        s.calls_new,
-        s.calls_total,
-        s.spent_now,
-        s.paid_total,
-        s.attributed_total,
-        s.saved_by_forking,
-        s.spend.billed_attempts,
-        s.spend.unusable_attempts,
-        s.store_path.display()
-    ))?;
-    if s.spend.batched_attempts > 0 {
-        printer.line(&format!(
-            "batching: {} attempts at batch rates saved {} against direct rates (forking saved {})",
-            s.spend.batched_attempts, s.spend.saved_by_batching, s.saved_by_forking
-        ))?;
+/// A finished run's summary: its output on stdout, what to do on stderr.
+fn print_notes(finished: &dyn Finished, printer: &Printer) -> Result<()> {
+    for note in finished.notes() {
+        match note {
+            Note::Out(line) => printer.line(&line)?,
+            Note::Warn(line) => printer.error(&line),
+        }
     }
-    if let Some(note) = s.spend.note() {
-        printer.error(&note);
-    }
-    diagnosis(s, printer);
     Ok(())
 }
 
-/// Why episodes were left unfinished, grouped by cause with what to do, and last the
-/// models that were stopped because none of their calls could succeed.
-fn diagnosis(s: &RunSummary, printer: &Printer) {
-    if !s.causes.is_empty() {
-        printer.error("unfinished episodes by cause (episodes, cause; what to do):");
-        for (cause, n) in &s.causes {
-            // a cause that names a stopped model (its calls, or an anchor of it whose
-            // prefix a handoff waits for) comes from that model's dead end
-            let stopped = s.dead_ends.iter().any(|(name, _)| {
-                cause.starts_with(&format!("model \"{name}\""))
-                    || cause.contains(&format!("single({name})"))
-            });
-            let fix = if stopped {
-                "see the model's line below"
-            } else {
-                fix_for(cause)
-            };
-            printer.error(&format!("  {n:>6}  {cause}; {fix}"));
-        }
-    }
-    for (_, why) in &s.dead_ends {
-        printer.error(&format!("stopped: {why}"));
-    }
-}
-
-/// What to do about an unfinished episode's cause.
-fn fix_for(cause: &str) -> &'static str {
-    if cause.contains("no further call of it was sent this run") {
-        "see the model's line below"
-    } else if cause.contains("spending cap") {
-        "raise --max-cost (the experiment's total) and run the same command again"
-    } else if cause.contains("the run was stopped") {
-        "run the same command again to finish"
-    } else if cause.contains("free space and resume") {
-        "free disk space, then run the same command again"
-    } else {
-        "run the same command again to retry; `baton view` shows the episodes"
-    }
-}
-
-fn outcome(s: &RunSummary) -> Outcome {
-    let bad = s.count(EpisodeStatus::Incomplete) + s.count(EpisodeStatus::Errored);
-    if bad > 0 {
+fn outcome(finished: &dyn Finished) -> Outcome {
+    if finished.unfinished() {
         Outcome::Partial
     } else {
         Outcome::Success
