@@ -81,6 +81,15 @@ pub(crate) fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
 fn parse_calls_unbudgeted(input: &str) -> Result<Vec<Call>, BfclError> {
     let stripped = pre_strip(input);
     let cleaned = stripped.trim_matches(['[', ']', '\'']);
+    if let Some(calls) = crate::fast::parse_calls(cleaned) {
+        return Ok(calls);
+    }
+    parse_calls_fully(cleaned)
+}
+
+/// `ast.parse(cleaned, mode="eval")` and the resolution of its calls: every answer the
+/// fast path ([`crate::fast`]) does not read.
+pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<Call>, BfclError> {
     let body = parse_eval(cleaned)?;
     match &body {
         Expr::Call { .. } => Ok(vec![resolve_call(&body)?]),

@@ -87,6 +87,7 @@ mod checker;
 mod decode;
 mod error;
 mod eval;
+mod fast;
 mod fstring;
 mod lexer;
 mod parser;
