@@ -1,5 +1,5 @@
-//! The HTML report: one self-contained file with the Markdown report's tables and
-//! the plots inline.
+//! The HTML report: one self-contained file with the Markdown report's tables (from
+//! the same table definitions) and the plots inline.
 //!
 //! No scripts, external stylesheets, fonts or images: it opens offline and prints
 //! (headers repeat on each page, plots are not split, the scrolling table frames
@@ -11,8 +11,9 @@ use baton_types::Direction;
 
 use crate::format::{Align, DASH, Grid};
 use crate::markdown::{
-    ALL_FAMILIES_SUFFIX, INCOMPLETE_HEADING, NO_HANDOFFS, RESTART_HEADING, RESTART_INTRO,
-    SIMULATED_NOTICE, SMALL_GAP_MARK, anchor_table, direction_title, handoff_table,
+    ALL_FAMILIES_SUFFIX, CALLS_HEADING, CALLS_INTRO, EXTRACTION_HEADING, INCOMPLETE_HEADING,
+    NO_HANDOFFS, RESTART_HEADING, RESTART_INTRO, RULES_HEADING, RULES_INTRO, SIMULATED_NOTICE,
+    SMALL_GAP_MARK, anchor_table, direction_title, handoff_table,
 };
 pub(crate) use crate::plot::svg::escape;
 use crate::plot::{DIRECTIONS, pair_slugs};
@@ -191,6 +192,37 @@ impl Report {
             out.push_str(&html_table(&self.skipped_table()));
             out.push_str("</section>\n");
         }
+        let calls = self.calls_table();
+        if !calls.rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"calls\">{}</h2>\n<p>{}</p>",
+                escape(CALLS_HEADING),
+                inline(CALLS_INTRO)
+            );
+            out.push_str(&html_table(&calls));
+            out.push_str("</section>\n");
+        }
+        if let Some(intro) = self.extraction_intro() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"extraction\">{}</h2>\n<p>{}</p>",
+                escape(EXTRACTION_HEADING),
+                inline(&intro)
+            );
+            out.push_str(&html_table(&self.extraction_table()));
+            out.push_str("</section>\n");
+        }
+        if !self.extraction_rules.is_empty() {
+            let _ = writeln!(
+                out,
+                "<section>\n<h2 id=\"extraction-rules\">{}</h2>\n<p>{}</p>",
+                escape(RULES_HEADING),
+                inline(RULES_INTRO)
+            );
+            out.push_str(&html_table(&self.rules_table()));
+            out.push_str("</section>\n");
+        }
         if !self.notes.is_empty() {
             out.push_str("<section>\n<h2 id=\"notes\">Notes</h2>\n<ul>\n");
             for n in &self.notes {
@@ -232,6 +264,18 @@ impl Report {
             s.push_str("<li><a href=\"#restart-controls\">Restart controls</a></li>\n");
         }
         s.push_str("<li><a href=\"#incomplete\">Incomplete and errored episodes</a></li>\n");
+        if !self.skipped_tasks.is_empty() {
+            s.push_str("<li><a href=\"#skipped\">Tasks left out</a></li>\n");
+        }
+        if !self.calls_table().rows.is_empty() {
+            s.push_str("<li><a href=\"#calls\">Calls per cell</a></li>\n");
+        }
+        if self.extraction.is_some() {
+            s.push_str("<li><a href=\"#extraction\">Answer extraction</a></li>\n");
+        }
+        if !self.extraction_rules.is_empty() {
+            s.push_str("<li><a href=\"#extraction-rules\">Extraction rules</a></li>\n");
+        }
         if !self.notes.is_empty() {
             s.push_str("<li><a href=\"#notes\">Notes</a></li>\n");
         }

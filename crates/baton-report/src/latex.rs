@@ -8,7 +8,8 @@ use baton_types::Direction;
 
 use crate::format::{Align, Column, DASH, Grid, L, R, column, fixed, significant};
 use crate::markdown::{
-    ALL_FAMILIES_SUFFIX, RESTART_HEADING, RESTART_INTRO, SIMULATED_NOTICE, direction_title,
+    ALL_FAMILIES_SUFFIX, INCOMPLETE_HEADING, RESTART_HEADING, RESTART_INTRO, SIMULATED_NOTICE,
+    SKIPPED_HEADING, direction_title,
 };
 use crate::metrics::Omission;
 use crate::protocol::{BASELINES_HEADING, BASELINES_INTRO, RELIABILITY_HEADING, RELIABILITY_INTRO};
@@ -33,7 +34,10 @@ const SMALL_GAP_NOTE: &str = "$^\\dagger$ QRec omitted: the anchors differ by le
 impl Report {
     /// The report's tables as LaTeX `longtable`s with `booktabs` rules (the preamble needs
     /// `\usepackage{booktabs}` and `\usepackage{longtable}`, as the first lines say): per
-    /// pair the anchors, then per direction its per-family and all-families tables. Each
+    /// pair the anchors, then per direction its per-family and all-families tables; then
+    /// the baselines, LiC's metrics and the restart controls where there are any, and, as
+    /// the Markdown report lists them, the incomplete and errored episodes (a comment when
+    /// there are none) and the tasks left out, their reasons wrapping. Each
     /// score, QRec and CSRet carries its 95% interval in brackets when the bootstrap ran;
     /// a missing value is `--`, a QRec omitted under the 5-point rule `--$^\dagger$`, an
     /// unstable QRec (anchors less than 5 points apart) has `$^\ddagger$`; each table
@@ -115,7 +119,50 @@ impl Report {
                 &with(RESTART_INTRO, false),
             ));
         }
+        // The episodes no metric counts and the tasks the run left out, as the Markdown
+        // report lists them; their reasons wrap.
+        let plain: Vec<String> = general
+            .iter()
+            .filter(|n| !n.starts_with("Brackets:"))
+            .cloned()
+            .collect();
+        let listed: Vec<String> = self
+            .cell_names_note()
+            .into_iter()
+            .chain(plain.clone())
+            .collect();
+        if self.incomplete.is_empty() {
+            let _ = writeln!(out, "% {}: none.\n", escape(INCOMPLETE_HEADING));
+        } else {
+            out.push_str(&longtable(
+                INCOMPLETE_HEADING,
+                &Tex::from_text(&self.incomplete_table()).wrap_last(REASON_WIDTH),
+                &listed,
+            ));
+        }
+        if !self.skipped_tasks.is_empty() {
+            out.push_str(&longtable(
+                SKIPPED_HEADING,
+                &Tex::from_text(&self.skipped_table()).wrap_last(SKIPPED_REASON_WIDTH),
+                &plain,
+            ));
+        }
         out
+    }
+
+    /// The note that names the models behind the short names in cell labels (`LC`,
+    /// `HC`, or `M1`, `M2`, …), when the labels use them.
+    fn cell_names_note(&self) -> Option<String> {
+        let aliases = self.model_aliases();
+        let (last, rest) = aliases.split_last()?;
+        let name =
+            |(model, alias): &(String, String)| format!("{alias} is \\texttt{{{}}}", escape(model));
+        let names: Vec<String> = rest.iter().map(name).collect();
+        Some(if names.is_empty() {
+            format!("In cell names {}.", name(last))
+        } else {
+            format!("In cell names {} and {}.", names.join(", "), name(last))
+        })
     }
 
     /// The notes under a table of `rows`: what intervals are, the marks that appear in
@@ -232,6 +279,24 @@ impl Tex {
                 .map(|row| keep.iter().map(|&i| cell(row, i)).collect())
                 .collect(),
         }
+    }
+}
+
+/// The width of the incomplete list's reason column (after task, cell, replicate and
+/// status).
+const REASON_WIDTH: &str = "0.4\\linewidth";
+
+/// The width of the left-out tasks' reason column (after the task).
+const SKIPPED_REASON_WIDTH: &str = "0.7\\linewidth";
+
+impl Tex {
+    /// The table with its last column a paragraph of `width` (a LaTeX length), so long
+    /// text such as an error message wraps within the page.
+    fn wrap_last(mut self, width: &str) -> Tex {
+        if self.spec.pop().is_some() {
+            let _ = write!(self.spec, "p{{{width}}}");
+        }
+        self
     }
 }
 

@@ -62,6 +62,25 @@ pub(crate) const ALL_FAMILIES_SUFFIX: &str = "all families (each family weighs t
 /// The heading of the list of tasks a run left out.
 pub(crate) const SKIPPED_HEADING: &str = "Tasks left out (never run, not in any metric)";
 
+/// Heading of the calls-per-cell table.
+pub(crate) const CALLS_HEADING: &str = "Calls per cell";
+
+/// What the calls-per-cell table shows.
+pub(crate) const CALLS_INTRO: &str = "Cache share: percent of input tokens read from a prompt cache \
+     (a forked prefix counts in the anchor that paid for it); empty: replies with no \
+     text (re-sent to the next turn as `(no reply)`); cut: replies stopped at the output \
+     cap.";
+
+/// Heading of the table of LiC's LLM answer extraction.
+pub(crate) const EXTRACTION_HEADING: &str = "Answer extraction (LiC's LLM extractor)";
+
+/// Heading of the extraction-rules table.
+pub(crate) const RULES_HEADING: &str = "Extraction rules";
+
+/// What the extraction-rules table shows.
+pub(crate) const RULES_INTRO: &str =
+    "Which rule read each scored final reply (`evaluators/README.md` lists them).";
+
 /// The sentence every report built from simulated models carries.
 pub(crate) const SIMULATED_NOTICE: &str = "Simulated models. Every number in this report comes from simulated models (`sim/...`): it shows the pipeline at work and is not a finding about real LLMs.";
 
@@ -290,9 +309,7 @@ impl Report {
         if self.extraction_rules.is_empty() {
             return String::new();
         }
-        let mut s = String::from(
-            "## Extraction rules\n\nWhich rule read each scored final reply (`evaluators/README.md` lists them).\n\n",
-        );
+        let mut s = format!("## {RULES_HEADING}\n\n{RULES_INTRO}\n\n");
         s.push_str(&self.rules_table().markdown());
         s.push('\n');
         s
@@ -314,16 +331,23 @@ impl Report {
     /// per cell and family and in total, apart from the episodes' own cost; left out when
     /// no extraction call was made.
     fn extraction_section(&self) -> String {
-        let Some(total) = &self.extraction else {
+        let Some(intro) = self.extraction_intro() else {
             return String::new();
         };
-        let mut s = format!(
-            "## Answer extraction (LiC's LLM extractor)\n\nMath and database answers were extracted by an LLM with LiC's prompt (JSON mode, temperature 0, up to 3 attempts, accepted only verbatim). Its spend is not in the cells' costs: {} calls, ${:.6} in all; {} extraction(s) gave no answer (scored 0 as no answer).\n\n",
-            total.extraction_calls, total.extraction_cost_usd, total.extraction_failed
-        );
+        let mut s = format!("## {EXTRACTION_HEADING}\n\n{intro}\n\n");
         s.push_str(&self.extraction_table().markdown());
         s.push('\n');
         s
+    }
+
+    /// What the answer-extraction table is about, with the experiment's totals; `None`
+    /// when no extraction call was made.
+    pub(crate) fn extraction_intro(&self) -> Option<String> {
+        let total = self.extraction.as_ref()?;
+        Some(format!(
+            "Math and database answers were extracted by an LLM with LiC's prompt (JSON mode, temperature 0, up to 3 attempts, accepted only verbatim). Its spend is not in the cells' costs: {} calls, ${:.6} in all; {} extraction(s) gave no answer (scored 0 as no answer).",
+            total.extraction_calls, total.extraction_cost_usd, total.extraction_failed
+        ))
     }
 
     /// LiC's extraction calls per cell and family (handoff and anchor rows, then
@@ -377,12 +401,7 @@ impl Report {
         if grid.rows.is_empty() {
             return String::new();
         }
-        let mut s = String::from(
-            "## Calls per cell\n\nCache share: percent of input tokens read from a prompt cache \
-             (a forked prefix counts in the anchor that paid for it); empty: replies with no \
-             text (re-sent to the next turn as `(no reply)`); cut: replies stopped at the output \
-             cap.\n\n",
-        );
+        let mut s = format!("## {CALLS_HEADING}\n\n{CALLS_INTRO}\n\n");
         s.push_str(&grid.markdown());
         s.push('\n');
         s

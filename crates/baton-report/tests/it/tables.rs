@@ -24,7 +24,7 @@ const LONG_REASON: &str = "HTTP 404 from http://127.0.0.1:41234/v1/chat/completi
 
 /// The demo's design with real model names, plus what a real run adds: incomplete and
 /// errored episodes with long reasons, skipped tasks, baselines, a second replicate
-/// (LiC's metrics), extraction rules and call counts.
+/// (LiC's metrics), extraction rules, LiC's extraction calls and call counts.
 fn realistic_chat() -> ReportInput {
     let mut input = crate::paper::demo_shaped();
     let math: Vec<_> = input
@@ -47,10 +47,15 @@ fn realistic_chat() -> ReportInput {
             }
             .to_owned(),
         );
+        // LiC's LLM extractor read the math and database answers; one of them gave none.
+        let extracted = matches!(e.family, Family::Math | Family::Database);
         e.calls = EpisodeCalls {
             input_tokens: 1000,
             cache_read_tokens: 250,
             empty_replies: u64::from(e.task_id.ends_with('0')),
+            extraction_calls: u64::from(extracted),
+            extraction_cost: Cost::from_usd(if extracted { 0.00002 } else { 0.0 }),
+            extraction_failed: u64::from(extracted && e.task_id.ends_with('5')),
             ..EpisodeCalls::default()
         };
     }
@@ -246,13 +251,30 @@ fn latex_separators(line: &str) -> usize {
     n
 }
 
+/// The number of columns of the longtable spec `t` starts with (up to its closing
+/// brace): its `l`, `r`, `c` and `p{width}` columns.
+fn spec_columns(t: &str) -> usize {
+    let mut depth = 0;
+    let mut columns = 0;
+    for c in t.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return columns,
+            '}' => depth -= 1,
+            'l' | 'r' | 'c' | 'p' if depth == 0 => columns += 1,
+            _ => {}
+        }
+    }
+    panic!("an unclosed column spec: {t}")
+}
+
 /// Each longtable as (columns of its spec, cells of its header and of each row).
 fn latex_tables(tex: &str) -> Vec<(usize, Vec<usize>)> {
     tex.split("\\begin{longtable}{")
         .skip(1)
         .map(|t| {
             let t = &t[..t.find("\\end{longtable}").expect("a closed longtable")];
-            let columns = t.find('}').expect("a column spec");
+            let columns = spec_columns(t);
             let head = t
                 .split("\\toprule\n")
                 .nth(1)
@@ -345,15 +367,17 @@ fn issue_31_every_table_has_one_cell_per_header_in_every_format() {
     let chat = build(&realistic_chat());
     assert!(!chat.baselines.is_empty() && !chat.restart_controls.is_empty());
     assert!(chat.cells.iter().any(|r| r.aptitude.is_some()));
+    assert!(chat.extraction.is_some() && !chat.extraction_rules.is_empty());
     // Anchors, 2 directions x 2 tables, baselines, LiC metrics, restart controls,
-    // incomplete, skipped (HTML has no calls or extraction-rules table), each Markdown
+    // incomplete, skipped, calls, answer extraction, extraction rules, each Markdown
     // table in one part or more.
     let [md, html, tex, json] = check_every_format(&chat, "chat");
-    assert!(md >= 12, "{md} Markdown tables");
-    assert_eq!(html, 10, "HTML tables");
+    assert!(md >= 15, "{md} Markdown tables");
+    assert_eq!(html, 13, "HTML tables");
     assert_eq!(
-        tex, 8,
-        "anchors, 2 directions x 2 tables, baselines, LiC metrics, restart controls"
+        tex, 10,
+        "anchors, 2 directions x 2 tables, baselines, LiC metrics, restart controls, \
+         incomplete, skipped"
     );
     // The baselines in LaTeX: the degradation with its interval in one cell.
     let full = chat
@@ -610,4 +634,183 @@ fn issue_35_long_names_and_reasons_fit_100_columns() {
     assert!(report.to_csv().contains(&format!(
         "\"handoff({LONG_MC} -> {LONG_LC}, late, disclosure)\""
     )));
+}
+
+/// The chat report's HTML has the Markdown report's calls, answer-extraction and
+/// extraction-rules tables, row for row.
+// See: issue 35 (the HTML report lacked three of the Markdown report's tables)
+#[test]
+fn issue_35_chat_html_has_the_calls_extraction_and_rules_tables() {
+    let chat = build(&realistic_chat());
+    let html = chat.to_html();
+    let md = chat.to_markdown();
+    // Each section's table, as its rows' cells (header row first).
+    let section = |id: &str| -> Vec<Vec<String>> {
+        let start = html
+            .find(&format!("<h2 id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no section {id}"));
+        let rest = &html[start..];
+        let table = &rest[..rest.find("</table>").unwrap()];
+        table
+            .split("<tr>")
+            .skip(1)
+            .map(|row| {
+                row.split("</t")
+                    .filter_map(|c| c.rsplit_once('>').map(|(_, text)| text.to_owned()))
+                    .filter(|c| !c.trim().is_empty())
+                    .collect()
+            })
+            .collect()
+    };
+    for (id, heading) in [
+        ("calls", "Calls per cell"),
+        ("extraction", "Answer extraction (LiC&#39;s LLM extractor)"),
+        ("extraction-rules", "Extraction rules"),
+    ] {
+        assert!(
+            html.contains(&format!("<h2 id=\"{id}\">{heading}</h2>")),
+            "{id}"
+        );
+        assert!(
+            html.contains(&format!("<a href=\"#{id}\">")),
+            "{id} in contents"
+        );
+    }
+    // Calls: every handoff and anchor row with calls, its cache share as Markdown has it.
+    let calls = section("calls");
+    assert_eq!(
+        calls[0],
+        ["pair", "family", "cell", "cache share %", "empty", "cut"]
+    );
+    let with_calls = chat
+        .cells
+        .iter()
+        .filter(|r| r.cell.is_some() && r.cache_read_share.is_some())
+        .count();
+    assert_eq!(calls.len() - 1, with_calls);
+    assert!(calls[1..].iter().all(|r| r[3] == "25.0"), "{calls:?}");
+    // Answer extraction: the math and database rows, the total in the intro, as in
+    // Markdown.
+    let extraction = section("extraction");
+    assert_eq!(
+        extraction[0],
+        ["pair", "family", "cell", "calls", "failed", "cost $"]
+    );
+    let extracted = chat
+        .cells
+        .iter()
+        .filter(|r| r.cell.is_some() && r.extraction_calls > 0)
+        .count()
+        + chat
+            .baselines
+            .iter()
+            .filter(|b| b.family != "all" && b.extraction_calls > 0)
+            .count();
+    assert_eq!(extraction.len() - 1, extracted);
+    assert!(
+        extraction[1..]
+            .iter()
+            .all(|r| r[1] == "math" || r[1] == "database"),
+        "{extraction:?}"
+    );
+    let total = chat.extraction.as_ref().unwrap();
+    let sentence = format!(
+        "Its spend is not in the cells&#39; costs: {} calls, ${:.6} in all; {} extraction(s) gave no answer",
+        total.extraction_calls, total.extraction_cost_usd, total.extraction_failed
+    );
+    assert!(html.contains(&sentence), "{sentence}");
+    assert!(md.contains(&sentence.replace("&#39;", "'")));
+    // Extraction rules: one row per (family, cell, rule), the counts of the report.
+    let rules = section("extraction-rules");
+    assert_eq!(rules[0], ["family", "cell", "rule", "replies", "no answer"]);
+    assert_eq!(rules.len() - 1, chat.extraction_rules.len());
+    for (row, rule) in rules[1..].iter().zip(&chat.extraction_rules) {
+        assert_eq!(
+            (row[0].as_str(), row[2].as_str(), row[3].clone()),
+            (rule.family.as_str(), rule.rule.as_str(), rule.n.to_string())
+        );
+    }
+    assert!(html.contains("(<code>evaluators/README.md</code> lists them)"));
+}
+
+/// The LaTeX export lists the incomplete and errored episodes and the tasks left out, as
+/// the Markdown report does: escaped, their reasons in a wrapping column, the short cell
+/// names explained; a report without any says so in a comment.
+// See: issue 35 (the LaTeX export had no incomplete or skipped list)
+#[test]
+fn issue_35_latex_lists_incomplete_episodes_and_skipped_tasks() {
+    let chat = build(&realistic_chat());
+    let tex = chat.to_latex();
+    let table = |caption: &str| -> &str {
+        let start = tex
+            .find(&format!("\\caption{{{caption}.}}"))
+            .unwrap_or_else(|| panic!("no table {caption}\n{tex}"));
+        let begin = tex[..start].rfind("\\begin{longtable}").unwrap();
+        let end = start + tex[start..].find("\\end{longtable}").unwrap();
+        &tex[begin..end]
+    };
+    let incomplete = table("Incomplete and errored episodes (excluded from every metric)");
+    assert!(
+        incomplete.starts_with("\\begin{longtable}{llrlp{0.4\\linewidth}}\n"),
+        "{incomplete}"
+    );
+    assert!(
+        incomplete.contains("\\toprule\ntask & cell & replicate & status & reason \\\\\n"),
+        "{incomplete}"
+    );
+    let body: Vec<&str> = incomplete
+        .split("\\endlastfoot\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(body.len(), chat.incomplete.len());
+    let reason = "HTTP 404 from http://127.0.0.1:41234/v1/chat/completions: \
+                  \\{\"error\":\\{\"message\":\"The model `openai/gpt-4o-mini-2024-07-18` \
+                  does not exist or you do not have access to it.\",\
+                  \"type\":\"invalid\\_request\\_error\"\\}\\}";
+    assert!(
+        body.contains(&format!(
+            "code/9 & handoff(LC -\\textgreater{{}} HC, early, raw) & 0 & errored & {reason} \\\\"
+        )
+        .as_str()),
+        "{body:#?}"
+    );
+    assert!(
+        body.contains(&"code/9 & single(LC) & 0 & incomplete & not run yet \\\\"),
+        "{body:#?}"
+    );
+    assert!(
+        incomplete.contains(&format!(
+            "{{In cell names LC is \\texttt{{{LONG_LC}}} and HC is \\texttt{{{LONG_HC}}}.}} \\\\\n"
+        )),
+        "{incomplete}"
+    );
+    let skipped = table("Tasks left out (never run, not in any metric)");
+    assert!(
+        skipped.starts_with("\\begin{longtable}{lp{0.7\\linewidth}}\n"),
+        "{skipped}"
+    );
+    assert!(
+        skipped.ends_with(
+            "\\endlastfoot\ndatabase/77 & its SQLite file \
+             `spider/database/concert\\_singer/concert\\_singer.sqlite` is missing from the \
+             dataset folder given with --data \\\\\n"
+        ),
+        "{skipped}"
+    );
+    // Braces balance outside escapes.
+    let unescaped = tex.replace("\\{", "").replace("\\}", "");
+    assert_eq!(
+        unescaped.matches('{').count(),
+        unescaped.matches('}').count()
+    );
+
+    // Nothing incomplete, nothing left out: a comment, no table.
+    let clean = build(&crate::paper::demo_shaped()).to_latex();
+    assert!(
+        clean.contains("\n% Incomplete and errored episodes (excluded from every metric): none.\n"),
+        "{clean}"
+    );
+    assert!(!clean.contains("Tasks left out"));
 }
