@@ -6,8 +6,6 @@
 
 use std::borrow::Cow;
 
-use serde_json::json;
-
 use crate::error::BfclError;
 use crate::value::{
     PyType, Raise, Value, py_contains, py_eq, py_getitem, py_getitem_str, py_index_iter, py_iter,
@@ -40,7 +38,7 @@ impl CheckResult {
     fn fail(error_type: &str, message: impl Into<String>) -> Self {
         CheckResult {
             valid: false,
-            errors: vec![json!(message.into())],
+            errors: vec![serde_json::Value::String(message.into())],
             error_type: error_type.into(),
             is_variable: false,
         }
@@ -212,12 +210,13 @@ fn parallel_function_checker_no_order(
             let mut all_errors: Vec<serde_json::Value> = failed
                 .into_iter()
                 .map(|(index, result)| {
-                    json!({
-                        "model_index": index,
-                        "sub_error": result.errors,
-                        "sub_error_type": result.error_type,
-                        "model_output_item": model_output[index].to_json(),
-                    })
+                    // Built in place: json! would serialize the errors to copy them.
+                    let mut sub = serde_json::Map::new();
+                    sub.insert("model_index".into(), index.into());
+                    sub.insert("sub_error".into(), result.errors.into());
+                    sub.insert("sub_error_type".into(), result.error_type.into());
+                    sub.insert("model_output_item".into(), model_output[index].to_json());
+                    serde_json::Value::Object(sub)
                 })
                 .collect();
             let considered: Vec<usize> = (0..model_output.len())
@@ -225,7 +224,7 @@ fn parallel_function_checker_no_order(
                 .collect();
             all_errors.insert(
                 0,
-                json!(format!(
+                serde_json::Value::String(format!(
                     "Could not find a matching function among index {considered:?} of model output for index {i} of possible answers."
                 )),
             );
@@ -429,7 +428,7 @@ fn type_checker(
             }
         }
         result.valid = false;
-        result.errors = vec![json!(format!(
+        result.errors = vec![serde_json::Value::String(format!(
             "Nested type checking failed for parameter {}. Expected outer type {description} with inner type {}. Parameter value: {}.",
             param.repr(),
             type_str(nested),
@@ -442,7 +441,7 @@ fn type_checker(
         return Ok(result);
     }
     result.valid = false;
-    result.errors.push(json!(format!(
+    result.errors.push(serde_json::Value::String(format!(
         "Incorrect type for parameter {}. Expected type {description}, got {}. Parameter value: {}.",
         param.repr(),
         value.py_type().name(),
@@ -525,7 +524,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
         let mut flag = true;
         for (key, v) in dict_items(value)? {
             if !py_contains(answer, key)? {
-                result.errors.push(json!(format!(
+                result.errors.push(serde_json::Value::String(format!(
                     "Unexpected dict key parameter: '{}'.",
                     display(key)
                 )));
@@ -540,7 +539,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
                 .map(standardize_value)
                 .collect();
             if !candidates.iter().any(|c| py_eq(&standardized, c)) {
-                result.errors.push(json!(format!(
+                result.errors.push(serde_json::Value::String(format!(
                     "Invalid value for parameter {}: {}. Expected one of {}.",
                     key.repr(),
                     v.repr(),
@@ -553,7 +552,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
         }
         for (key, allowed) in dict_items(answer)? {
             if !py_contains(value, key)? && !py_contains(allowed, &s(""))? {
-                result.errors.push(json!(format!(
+                result.errors.push(serde_json::Value::String(format!(
                     "Missing dict key parameter: '{}'.",
                     display(key)
                 )));
@@ -609,6 +608,7 @@ fn display(v: &Value) -> String {
 mod tests {
     use super::*;
     use crate::decode::parse_calls;
+    use serde_json::json;
 
     fn check(function: serde_json::Value, answer: serde_json::Value, response: &str) -> Checked {
         let calls: Vec<Value> = parse_calls(response)

@@ -306,10 +306,13 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     };
     match checked {
         Ok(result) if result.valid => Verdict::new(1.0, Some(true)),
-        Ok(result) => Verdict::fail(Some(false), result.error_type.clone()).with_details(json!({
-            "error_type": result.error_type,
-            "errors": result.errors,
-        })),
+        Ok(result) => {
+            // Built in place: json! would serialize the errors to copy them.
+            let mut details = serde_json::Map::new();
+            details.insert("error_type".into(), result.error_type.clone().into());
+            details.insert("errors".into(), result.errors.into());
+            Verdict::fail(Some(false), result.error_type).with_details(details.into())
+        }
         Err(e) => {
             let error = match e {
                 BfclError::NotReproduced { .. } => NOT_REPRODUCED,
