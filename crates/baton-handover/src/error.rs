@@ -87,6 +87,12 @@ pub enum Error {
         /// Its standard error, or why it did not start.
         message: String,
     },
+    /// A trap-bench experiment or its results are not what the bench expects.
+    #[error("trap bench: {message}")]
+    TrapBench {
+        /// What is wrong, naming the file and key.
+        message: String,
+    },
     /// The sandbox the trap probes run in could not start or be reset.
     #[error("trap probes of \"{scenario}\": the sandbox failed")]
     ProbeSandbox {

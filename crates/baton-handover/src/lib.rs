@@ -38,9 +38,12 @@
 //! - **Traps as tasks** ([`traps`]): the trap bench's scenarios as agent tasks: their
 //!   repositories (two written here as replayed git histories), the documents under test
 //!   (`good`, `bad`, `poisoned`, `none`) placed as `HANDOVER.md`, the `detect_fell_in` probes
-//!   run in the sandbox on the tree an agent left, and the report's statistics.
+//!   run in the sandbox on the tree an agent left, and the report's statistics; the bench
+//!   run by agents (`baton-agent`'s loop, the simulated agent's document policy offline or a
+//!   provider the caller's factories build), its resumable results and its report.
 //!
-//! Not here: printing (the `baton` binary's `handoff` command), any network or LLM call.
+//! Not here: printing (the `baton` binary's `handoff` command); no model call except
+//! through the trap bench's agent loop, with the providers its caller hands it.
 //!
 //! Written by hand, because no crate does it: the top-level operator scan that decides
 //! whether a check needs a shell and whether its exit code can fail ([`check`]; words are

@@ -29,7 +29,9 @@ use crate::structure::Rubric;
 pub const DOCUMENT_PATH: &str = "HANDOVER.md";
 
 /// One condition of the trap bench.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Condition {
     /// Handover's compliant document.

@@ -17,6 +17,11 @@
 //! - **The probes** ([`probe`]): each trap's `detect_fell_in`, run in `baton-env`'s sandbox
 //!   on the final tree; its standard output, not blank, means the agent fell in.
 //! - **The report's statistics** ([`stats`]): Wilson intervals and Fisher's exact test.
+//! - **The bench run by agents** ([`experiment`]): an experiment file (scenarios ×
+//!   conditions × models × trials), each trial an agent episode through `baton-agent`'s
+//!   loop in the sandbox, probed, recorded in a resumable `results.json`; the simulated
+//!   agent's document policy offline ([`mod@sim`]); the report ([`report`]: Markdown, JSON,
+//!   HTML).
 //!
 //! # For the agent runner
 //!
@@ -39,8 +44,11 @@
 //! `npm` hidden in the sandbox: every scripted agent's values are the same).
 
 pub mod documents;
+pub mod experiment;
 pub mod history;
 pub mod probe;
+pub mod report;
+pub mod sim;
 pub mod stats;
 
 use std::collections::BTreeMap;

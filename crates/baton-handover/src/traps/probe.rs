@@ -49,7 +49,7 @@ impl Default for ProbeOptions {
 }
 
 /// What one probe said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Its stdout was not blank: the agent fell into the trap.
