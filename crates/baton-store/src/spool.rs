@@ -172,6 +172,9 @@ pub(crate) struct Spool {
     at: u64,
     /// The bytes claimed by calls in flight ([`SpoolClaim`]).
     claimed: u64,
+    /// The file's length, as the spool wrote it (it is the only writer): claims compare
+    /// with it without asking the file system at every call.
+    len: u64,
 }
 
 /// The spool of an open store, shared by the writer (which writes records) and the
@@ -201,13 +204,22 @@ impl Drop for SpoolClaim {
 pub(crate) fn claim(shared: &SharedSpool, bytes: u64) -> std::io::Result<SpoolClaim> {
     let mut guard = shared.lock().expect("spool lock");
     if let Some(spool) = guard.as_mut()
-        && let Ok(file) = spool.file.as_ref()
+        && spool.file.is_ok()
     {
-        let len = file.metadata()?.len();
+        let len = spool.len;
         let need = spool.at + spool.claimed + bytes + SPOOL_TAIL;
         if need > len {
-            let grow = need - len;
-            spool.write_undone(&vec![0u8; grow as usize], len)?;
+            // grown to a whole number of reserves, so that the claims of a run's calls
+            // in flight, which rise a little with each turn, sync the disk a few times
+            // a run rather than at every call (4,260 calls: 1,300 syncs before); a disk
+            // without room for the round figure may still have room for the need
+            let round = need.div_ceil(SPOOL_BYTES) * SPOOL_BYTES;
+            if spool
+                .write_undone(&vec![0u8; (round - len) as usize], len)
+                .is_err()
+            {
+                spool.write_undone(&vec![0u8; (need - len) as usize], len)?;
+            }
         }
         spool.claimed += bytes;
     }
@@ -231,24 +243,29 @@ impl Spool {
             .open(&path)
             .and_then(|f| {
                 let at = used(&f)?;
-                reserve(&f).map(|()| (f, at))
+                reserve(&f)?;
+                let len = f.metadata()?.len();
+                Ok((f, at, len))
             });
         match file {
-            Ok((f, at)) => Spool {
+            Ok((f, at, len)) => Spool {
                 path,
                 file: Ok(f),
                 at,
                 claimed: 0,
+                len,
             },
             Err(e) => {
                 tracing::warn!(spool = %path.display(), "cannot reserve the store's spool ({e}); a reply the store cannot write may then be lost");
                 let file = OpenOptions::new().read(true).write(true).open(&path);
                 let at = file.as_ref().map(used).ok().and_then(|r| r.ok());
+                let len = file.as_ref().ok().and_then(|f| f.metadata().ok());
                 Spool {
                     path,
                     file,
                     at: at.unwrap_or(0),
                     claimed: 0,
+                    len: len.map_or(0, |m| m.len()),
                 }
             }
         }
@@ -280,13 +297,15 @@ impl Spool {
     /// (zeros written and synced past its end), which a full disk may refuse. A failed
     /// write is undone (see the module docs).
     fn write_line(&mut self, kept: &Kept, tail: bool) -> std::io::Result<()> {
-        let file = self
+        let len = self
             .file
             .as_ref()
-            .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
+            .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?
+            .metadata()?
+            .len();
+        self.len = len;
         let mut line = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let len = file.metadata()?.len();
         let end = self.at + line.len() as u64;
         if !tail && end + SPOOL_TAIL > len {
             let grow = end + SPOOL_TAIL - len;
@@ -299,7 +318,7 @@ impl Spool {
 
     /// Write `line` at `at` and sync; on failure, zero what was written and cut back a
     /// file it extended.
-    fn write_undone(&self, line: &[u8], at: u64) -> std::io::Result<()> {
+    fn write_undone(&mut self, line: &[u8], at: u64) -> std::io::Result<()> {
         let file = self
             .file
             .as_ref()
@@ -313,8 +332,10 @@ impl Spool {
             }
             let _ = file.set_len(len);
             let _ = file.sync_data();
+            self.len = len;
             return Err(e);
         }
+        self.len = len.max(at + line.len() as u64);
         Ok(())
     }
 }

@@ -214,12 +214,17 @@ async fn issue_32_claims_grow_the_spool_before_a_call_and_a_full_disk_refuses_on
     // claims that fit the reserve (less its tail) take no room
     let small = store.claim_spool(100 << 10).unwrap();
     assert_eq!(std::fs::metadata(&spool).unwrap().len(), reserved);
-    // four calls of 600 KB in flight: the reserve grows to hold them all, and its tail
+    // four calls of 600 KB in flight: the reserve grows to hold them all, and its tail,
+    // rounded up to whole reserves (2,816 KB: 3 MB)
     let big: Vec<_> = (0..4)
         .map(|_| store.claim_spool(600 << 10).unwrap())
         .collect();
     let grown = std::fs::metadata(&spool).unwrap().len();
-    assert_eq!(grown, (100 << 10) + 4 * (600 << 10) + (256 << 10));
+    assert_eq!(grown, 3 << 20);
+    // a claim that still fits the grown reserve takes no room
+    let fits = store.claim_spool(200 << 10).unwrap();
+    assert_eq!(std::fs::metadata(&spool).unwrap().len(), grown);
+    drop(fits);
     drop(big);
     drop(small);
     // released claims leave the room for the next calls: no further growth
