@@ -357,7 +357,13 @@ impl Provider for HttpProvider {
     }
 
     fn body_bytes(&self, request: &Request) -> u64 {
-        serde_json::to_vec(&self.body(request)).map_or(u64::MAX, |b| b.len() as u64)
+        match self.wire {
+            Wire::OpenAiChat => openai_chat::body_len(request, openai_chat::Dialect::OpenAi),
+            Wire::OpenAiCompatible => {
+                openai_chat::body_len(request, openai_chat::Dialect::Compatible)
+            }
+            Wire::OpenAiResponses | Wire::Anthropic => crate::wire::json_len(&self.body(request)),
+        }
     }
 
     fn token_classes(&self) -> TokenClasses {

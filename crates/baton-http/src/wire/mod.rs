@@ -79,6 +79,41 @@ fn role(r: Role) -> &'static str {
     }
 }
 
+/// The bytes of `value` as compact JSON (what `serde_json::to_vec` gives), counted
+/// without keeping them.
+pub(crate) fn json_len(value: &serde_json::Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => u64::MAX,
+    }
+}
+
+/// The bytes of `text` as a JSON string, quotes included, escaped as serde_json
+/// escapes it: `"`, `\\` and the control characters with a short escape (`\b`, `\t`,
+/// `\n`, `\f`, `\r`) take two bytes, the other control characters six (`\u001f`).
+pub(crate) fn string_len(text: &str) -> u64 {
+    let extra: u64 = text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 1,
+            0x00..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    text.len() as u64 + 2 + extra
+}
+
 /// Merge a model's `extra` keys into a body, replacing what baton put there.
 fn merge_extra(body: &mut serde_json::Map<String, serde_json::Value>, config: &GenerateConfig) {
     for (k, v) in &config.extra {

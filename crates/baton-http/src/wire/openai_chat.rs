@@ -72,6 +72,38 @@ pub(crate) fn tool_choice(choice: ToolChoice) -> Value {
 /// "json_object"}` only for a JSON-mode request; `extra` is merged last.
 pub fn body(request: &Request, dialect: Dialect) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    body_around(request, dialect, messages)
+}
+
+/// The bytes of [`body`] serialized, counted without building it: the body around an
+/// empty `messages` array, plus each message's length, worked out from its text for a
+/// plain `{role, content}` turn (the common case, and the history that grows with each
+/// turn), plus the commas between them. A model's `extra` table that sets `messages`
+/// itself is counted from the whole body.
+pub fn body_len(request: &Request, dialect: Dialect) -> u64 {
+    if request.config.extra.contains_key("messages") {
+        return super::json_len(&body(request, dialect));
+    }
+    let around = super::json_len(&body_around(request, dialect, Vec::new()));
+    let messages: u64 = request.messages.iter().map(message_len).sum();
+    around + messages + request.messages.len().saturating_sub(1) as u64
+}
+
+/// The serialized length of [`message`]`(m)`.
+fn message_len(m: &Message) -> u64 {
+    match m.role {
+        Role::Assistant if !m.tool_calls.is_empty() => super::json_len(&message(m)),
+        Role::Tool => super::json_len(&message(m)),
+        // {"role":"…","content":…}
+        _ => {
+            (r#"{"role":""#.len() + role(m.role).len() + r#"","content":"#.len() + 1) as u64
+                + super::string_len(&m.content)
+        }
+    }
+}
+
+/// The body with `messages` as its `messages` array.
+fn body_around(request: &Request, dialect: Dialect, messages: Vec<Value>) -> Value {
     let mut b = Map::new();
     b.insert("model".into(), json!(request.model));
     b.insert("messages".into(), Value::Array(messages));
@@ -334,5 +366,61 @@ mod tests {
                 arguments: r#"{"command": "cat a.py"}"#.into()
             }]
         );
+    }
+
+    #[test]
+    fn the_counted_body_length_is_the_serialized_length() {
+        let tricky = "quote \" backslash \\ newline \n tab \t cr \r bell \u{7} nul \u{0} \
+                      escape \u{1b} del \u{7f} formfeed \u{c} backspace \u{8} é ü 中文 😀 </script>";
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"printf \"a\\n\""}"#.into(),
+        };
+        let histories = [
+            vec![],
+            vec![Message::user("")],
+            request().messages,
+            vec![
+                Message::system(tricky),
+                Message::user(tricky),
+                Message::assistant(tricky),
+                Message::assistant_with_calls("", vec![call.clone()]),
+                Message::assistant_with_calls(tricky, vec![call.clone(), call]),
+                Message::tool("call_1", tricky),
+            ],
+        ];
+        let mut extra = serde_json::Map::new();
+        extra.insert("logprobs".into(), json!(true));
+        let mut replacing = serde_json::Map::new();
+        replacing.insert("messages".into(), json!([{"role": "user", "content": "x"}]));
+        replacing.insert("model".into(), json!("other"));
+        for messages in histories {
+            for extra in [serde_json::Map::new(), extra.clone(), replacing.clone()] {
+                for tools in [false, true] {
+                    for dialect in [Dialect::OpenAi, Dialect::Compatible] {
+                        let mut r = request();
+                        r.messages = messages.clone();
+                        r.config.extra = extra.clone();
+                        r.config.reasoning_effort = tools.then(|| "low".to_string());
+                        if tools {
+                            r.tools = vec![ToolSpec {
+                                name: "bash".into(),
+                                description: tricky.into(),
+                                parameters: json!({"type": "object"}),
+                            }];
+                            r.tool_choice = Some(ToolChoice::Auto);
+                        }
+                        let whole = serde_json::to_vec(&body(&r, dialect)).unwrap();
+                        assert_eq!(
+                            body_len(&r, dialect),
+                            whole.len() as u64,
+                            "{}",
+                            String::from_utf8_lossy(&whole)
+                        );
+                    }
+                }
+            }
+        }
     }
 }
