@@ -87,6 +87,12 @@ pub enum Error {
         /// Its standard error, or why it did not start.
         message: String,
     },
+    /// The handoff document at an agent study's switch could not be committed or linted.
+    #[error("handoff at the switch: {message}")]
+    Switch {
+        /// What went wrong.
+        message: String,
+    },
     /// A trap-bench experiment or its results are not what the bench expects.
     #[error("trap bench: {message}")]
     TrapBench {

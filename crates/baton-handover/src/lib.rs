@@ -41,6 +41,8 @@
 //!   run in the sandbox on the tree an agent left, and the report's statistics; the bench
 //!   run by agents (`baton-agent`'s loop, the simulated agent's document policy offline or a
 //!   provider the caller's factories build), its resumable results and its report.
+//! - **At an agent study's switch** ([`switch`]): the request for a Handover document, the
+//!   commit that anchors it, and its lint with claims checked at that commit.
 //!
 //! Not here: printing (the `baton` binary's `handoff` command); no model call except
 //! through the trap bench's agent loop, with the providers its caller hands it.
@@ -91,6 +93,7 @@ pub mod rubric;
 pub mod sandbox;
 pub mod stage;
 pub mod structure;
+pub mod switch;
 pub mod traps;
 pub mod verify;
 pub mod write;

@@ -7,6 +7,7 @@ mod large;
 mod reference;
 mod structure;
 mod support;
+mod switch;
 mod traps;
 mod variants;
 mod verify;
