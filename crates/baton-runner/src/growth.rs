@@ -40,19 +40,18 @@ pub(crate) struct Prior {
 
 impl Prior {
     /// Read what the store at `path` holds; `None` when it holds no experiment yet. A
-    /// store of an agent experiment is refused.
-    pub(crate) fn read(path: &Path, source_name: &str) -> Result<Option<Prior>, RunError> {
+    /// store of an agent experiment is refused ([`RunError::OtherKind`]).
+    pub(crate) fn read(path: &Path) -> Result<Option<Prior>, RunError> {
         let reader = Reader::open(path)?;
         let Ok(row) = reader.experiment() else {
             return Ok(None);
         };
         if row.meta.kind != ExperimentKind::Chat {
-            return Err(RunError::Spec {
-                source_name: source_name.to_string(),
-                message: format!(
-                    "{} holds an agent experiment; a chat experiment needs another --out folder",
-                    path.display()
-                ),
+            return Err(RunError::OtherKind {
+                store: path.to_path_buf(),
+                stored: row.meta.kind,
+                given: ExperimentKind::Chat,
+                hint: "; run the chat experiment with another --out folder",
             });
         }
         // the stored experiment, read by the same reader as the file (an older store

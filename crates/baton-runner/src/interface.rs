@@ -51,10 +51,7 @@ impl InterfaceTemplates {
             let path = dir.join("interfaces").join(name);
             std::fs::read_to_string(&path)
                 .map(|s| drop_final_newline(&s))
-                .map_err(|e| RunError::Spec {
-                    source_name: path.display().to_string(),
-                    message: e.to_string(),
-                })
+                .map_err(|source| RunError::ReadFile { path, source })
         };
         let t = InterfaceTemplates {
             disclosure: read(EMBEDDED[0].0)?,

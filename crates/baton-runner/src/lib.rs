@@ -220,6 +220,46 @@ pub enum RunError {
         #[source]
         source: baton_types::input::InputError,
     },
+    /// An agent input could not be read: its dataset, a task's files, the agent
+    /// templates or the handoff texts (`what` names which and where; the cause follows).
+    #[error("{what}")]
+    AgentInput {
+        /// What was being read (`agent_templates = "t.yaml"`, `task "t1"`).
+        what: String,
+        /// Why it could not be.
+        #[source]
+        source: Box<baton_agent::AgentError>,
+    },
+    /// The sandbox failed outside any episode (removing a killed run's containers).
+    #[error("{what}")]
+    Environment {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        #[source]
+        source: Box<baton_env::EnvError>,
+    },
+    /// A file the run reads could not be read.
+    #[error("cannot read {}", .path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The results folder holds an experiment of the other kind.
+    #[error("{} holds {} experiment, not {} one{}", .store.display(), article(.stored), article(.given), .hint)]
+    OtherKind {
+        /// The store.
+        store: PathBuf,
+        /// The kind it holds.
+        stored: baton_types::ExperimentKind,
+        /// The kind wanted.
+        given: baton_types::ExperimentKind,
+        /// What to do (`; use another --out folder`).
+        hint: &'static str,
+    },
     /// A store's report could not be built from what it holds.
     #[error(transparent)]
     Report(#[from] baton_report::ReportError),
@@ -255,4 +295,12 @@ pub enum RunError {
         /// The operating system's reason.
         message: String,
     },
+}
+
+/// "a chat" or "an agent".
+fn article(kind: &baton_types::ExperimentKind) -> String {
+    match kind {
+        baton_types::ExperimentKind::Agent => "an agent".into(),
+        _ => format!("a {}", kind.as_str()),
+    }
 }

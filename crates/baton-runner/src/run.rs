@@ -286,7 +286,7 @@ impl Runner {
         let store = Store::open(&store_path)?;
         // batched models journal their batches here; they make no call before it is set
         let _ = batch_store.set(store.clone());
-        let mut prior = Prior::read(&store_path, &options.source_name)?;
+        let mut prior = Prior::read(&store_path)?;
         if let Some(p) = prior.as_mut() {
             p.adopt_identities(&store).await?;
         }

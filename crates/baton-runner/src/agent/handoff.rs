@@ -262,10 +262,7 @@ impl AgentRunner {
         let task = &self.tasks[ti];
         let seed = self.seed(replicate);
         let store = &self.shared.store;
-        let task_sha256 = task.sha256().map_err(|e| RunError::Spec {
-            source_name: task.origin.clone(),
-            message: format!("{e:#}"),
-        })?;
+        let task_sha256 = super::task_sha256(task)?;
         let anchor = {
             let mut known = anchors.lock().await;
             match known.get(&(ti, cell.sender.clone(), replicate)) {
@@ -576,9 +573,9 @@ impl AgentRunner {
             None
         };
         let messages = rewrite_trajectory(cell.interface, texts, &trajectory, summary.as_deref())
-            .map_err(|e| RunError::Spec {
-            source_name: texts.version.clone(),
-            message: format!("{e:#}"),
+            .map_err(|source| RunError::AgentInput {
+            what: format!("the handoff texts {}", texts.version),
+            source: Box::new(source),
         })?;
         let context = store
             .agent_switch(NewAgentSwitch {

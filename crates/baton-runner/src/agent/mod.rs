@@ -158,9 +158,12 @@ pub fn select_dataset(spec: &AgentSpec, options: &RunOptions) -> Result<AgentDat
     } else {
         load_dataset
     };
-    let mut dataset = load(&name).map_err(|e| RunError::Spec {
-        source_name: name.clone(),
-        message: format!("{e:#}"),
+    let mut dataset = load(&name).map_err(|source| RunError::AgentInput {
+        what: format!(
+            "experiment {}: dataset = {:?}",
+            options.source_name, spec.dataset
+        ),
+        source: Box::new(source),
     })?;
     for t in &dataset.skipped {
         tracing::warn!(task = %t.id, "left out (skip_invalid): {}", t.reason);
@@ -204,14 +207,26 @@ fn part_bounds(
         .collect())
 }
 
+/// The content hash of a task's files (its identity in the store).
+pub(crate) fn task_sha256(task: &AgentTask) -> Result<String, RunError> {
+    task.sha256().map_err(|source| RunError::AgentInput {
+        what: format!("task {:?} ({})", task.id, task.origin),
+        source: Box::new(source),
+    })
+}
+
 /// The loop's configuration: protocol, limits and templates.
 pub fn agent_config(spec: &AgentSpec, options: &RunOptions) -> Result<AgentConfig, RunError> {
     let templates = match &spec.agent_templates {
         Some(p) => {
             let path = options.resolve(p);
-            AgentTemplates::load(&path).map_err(|e| RunError::Spec {
-                source_name: path.display().to_string(),
-                message: format!("agent_templates: {e:#}"),
+            AgentTemplates::load(&path).map_err(|source| RunError::AgentInput {
+                what: format!(
+                    "experiment {}: agent_templates = {:?}",
+                    options.source_name,
+                    p.display()
+                ),
+                source: Box::new(source),
             })?
         }
         None => AgentTemplates::default(),
@@ -251,10 +266,7 @@ impl AgentRunner {
     /// call), lock the folder and open the store.
     pub async fn prepare(spec: AgentSpec, options: RunOptions) -> Result<Self, RunError> {
         if options.batch {
-            return Err(RunError::Spec {
-                source_name: options.source_name.clone(),
-                message: format!("--batch: {BATCH_REFUSED}"),
-            });
+            return Err(RunError::Flag(format!("--batch: {BATCH_REFUSED}")));
         }
         if options.resume && !options.out_dir.join(STORE_FILE).exists() {
             return Err(RunError::NothingToResume(options.out_dir.join(STORE_FILE)));
@@ -298,10 +310,11 @@ impl AgentRunner {
         });
         swebench::preflight(&env, &dataset.tasks, harness.as_deref())?;
         if env.backend == baton_env::BackendKind::Docker {
-            let removed = baton_env::remove_run_containers(&env).map_err(|e| RunError::Spec {
-                source_name: options.source_name.clone(),
-                message: format!("removing the run's leftover containers: {e}"),
-            })?;
+            let removed =
+                baton_env::remove_run_containers(&env).map_err(|source| RunError::Environment {
+                    what: "removing the run's leftover containers".into(),
+                    source: Box::new(source),
+                })?;
             if !removed.is_empty() {
                 tracing::info!(
                     "removed {} leftover container(s) of this run",
@@ -336,9 +349,13 @@ impl AgentRunner {
         let texts = match spec.handoff.as_ref().and_then(|h| h.texts.as_ref()) {
             Some(p) => {
                 let path = options.resolve(p);
-                HandoffTexts::load(&path).map_err(|e| RunError::Spec {
-                    source_name: path.display().to_string(),
-                    message: format!("handoff.texts: {e:#}"),
+                HandoffTexts::load(&path).map_err(|source| RunError::AgentInput {
+                    what: format!(
+                        "experiment {}: handoff.texts = {:?}",
+                        options.source_name,
+                        p.display()
+                    ),
+                    source: Box::new(source),
                 })?
             }
             None => HandoffTexts::default(),
@@ -370,10 +387,7 @@ impl AgentRunner {
             )
             .await?;
         for t in &dataset.tasks {
-            let sha = t.sha256().map_err(|e| RunError::Spec {
-                source_name: t.origin.clone(),
-                message: format!("{e:#}"),
-            })?;
+            let sha = task_sha256(t)?;
             store
                 .agent_task(AgentTaskMeta {
                     task_id: t.id.clone(),
@@ -570,10 +584,7 @@ impl AgentRunner {
                 forked_from: None,
                 replicate,
                 seed,
-                task_sha256: task.sha256().map_err(|e| RunError::Spec {
-                    source_name: task.origin.clone(),
-                    message: format!("{e:#}"),
-                })?,
+                task_sha256: task_sha256(task)?,
             })
             .await?;
         if progress.status != EpisodeStatus::Incomplete {

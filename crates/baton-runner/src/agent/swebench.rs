@@ -267,9 +267,12 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
     };
     let reader = Reader::open(&store_path)?;
     if !reader.is_agent()? {
-        return Err(spec_err(
-            "holds a chat experiment: `baton swebench eval` judges agent runs on SWE-bench".into(),
-        ));
+        return Err(RunError::OtherKind {
+            store: store_path.clone(),
+            stored: baton_types::ExperimentKind::Chat,
+            given: baton_types::ExperimentKind::Agent,
+            hint: ": `baton swebench eval` judges agent runs on SWE-bench",
+        });
     }
     let spec = AgentSpec::parse(&source, &reader.experiment()?.meta.spec_toml)?;
     // SWE-bench task id -> (sha256, the dataset file it was loaded from)
@@ -310,10 +313,14 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
             )));
         }
     };
-    let tasks = baton_agent::swebench::load_swebench(&dataset).map_err(|e| RunError::Spec {
-        source_name: dataset.display().to_string(),
-        message: format!("{e:#} (the SWE-bench file this run loaded; pass --dataset if it moved)"),
-    })?;
+    let tasks =
+        baton_agent::swebench::load_swebench(&dataset).map_err(|source| RunError::AgentInput {
+            what: format!(
+                "{} (the SWE-bench file this run loaded; pass --dataset if it moved)",
+                dataset.display()
+            ),
+            source: Box::new(source),
+        })?;
     for (id, (sha, _)) in &stored {
         let task = tasks
             .iter()
@@ -322,10 +329,7 @@ pub async fn swebench_eval(options: EvalOptions) -> Result<EvalSummary, RunError
                 source_name: dataset.display().to_string(),
                 message: format!("task {id:?} of the stored run is not in this file"),
             })?;
-        let now = task.sha256().map_err(|e| RunError::Spec {
-            source_name: dataset.display().to_string(),
-            message: format!("{e:#}"),
-        })?;
+        let now = super::task_sha256(task)?;
         if &now != sha {
             return Err(RunError::Spec {
                 source_name: dataset.display().to_string(),

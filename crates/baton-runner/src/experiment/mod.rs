@@ -437,4 +437,47 @@ mod tests {
         std::fs::write(&nameless, "[models]\n").unwrap();
         assert_eq!(name_in_file(&nameless), None);
     }
+
+    #[test]
+    fn a_file_the_run_cannot_read_keeps_its_cause() {
+        use std::error::Error;
+        let dir = tempfile::tempdir().unwrap();
+        // agent templates that are not there: the key and the file, then the agent's error
+        let text = format!("{AGENT}[agent]\nagent_templates = \"missing.yaml\"\n");
+        let agent = Experiment::parse("a.toml", dir.path(), text).unwrap();
+        let err = agent
+            .dry_run(&agent.options(dir.path().join("out")))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "experiment a.toml: agent_templates = \"missing.yaml\""
+        );
+        let RunError::AgentInput { source, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(
+            err.source().map(|s| s.to_string()),
+            Some(source.to_string())
+        );
+        // an interface text that is not there: the file, then the operating system's reason
+        let err = crate::InterfaceTemplates::from_dir(dir.path()).unwrap_err();
+        let RunError::ReadFile { path, source } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(path, &dir.path().join("interfaces").join("disclosure.txt"));
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(err.to_string(), format!("cannot read {}", path.display()));
+        // a folder of the other kind
+        let err = RunError::OtherKind {
+            store: PathBuf::from("out/results.sqlite"),
+            stored: ExperimentKind::Agent,
+            given: ExperimentKind::Chat,
+            hint: "; use another --out folder",
+        };
+        assert_eq!(
+            err.to_string(),
+            "out/results.sqlite holds an agent experiment, not a chat one; use another --out folder"
+        );
+    }
 }

@@ -282,12 +282,11 @@ async fn an_agent_run_refuses_the_batch_option_before_anything_is_stored() {
     options.source_name = "a.toml".into();
     options.batch = true;
     let err = AgentRunner::prepare(spec, options).await.err().unwrap();
+    // a command-line option, named as the command line spells it
+    assert!(matches!(err, baton_runner::RunError::Flag(_)), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!(
-            "experiment a.toml: --batch: {}",
-            baton_runner::agent::BATCH_REFUSED
-        )
+        format!("--batch: {}", baton_runner::agent::BATCH_REFUSED)
     );
     assert!(!dir.path().join("out").exists());
 }
