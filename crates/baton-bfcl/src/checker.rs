@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use crate::error::BfclError;
 use crate::value::{
     PyType, Raise, Value, py_contains, py_eq, py_getitem, py_getitem_str, py_index_iter, py_iter,
-    py_len, standardize_string,
+    py_len, standardize_string, standardized_equal,
 };
 
 /// The outcome of one checker function (`{"valid", "error", "error_type"}` upstream).
@@ -462,14 +462,12 @@ fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
     let Value::Str(text) = value else {
         return Err(BfclError::not_reproduced("string_checker on a non-string"));
     };
-    let standardized = standardize_string(text);
-    let mut candidates = Vec::new();
-    for answer in py_index_iter(answers)?.iter() {
-        if let Value::Str(a) = answer {
-            candidates.push(standardize_string(a));
-        }
-    }
-    if !candidates.contains(&standardized) {
+    // `standardize_string(value) in [standardize_string(a) for a in answers]`, compared
+    // without building the standardized texts where both are ASCII.
+    let found = py_index_iter(answers)?
+        .iter()
+        .any(|answer| matches!(answer, Value::Str(a) if standardized_equal(text, a)));
+    if !found {
         return Ok(CheckResult::fail(
             "value_error:string",
             format!(

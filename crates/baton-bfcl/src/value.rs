@@ -692,20 +692,35 @@ pub fn py_getitem_str<'a>(v: &'a Value, key: &str) -> Result<Cow<'a, Value>, Rai
 pub fn standardize_string(s: &str) -> String {
     if s.is_ascii() {
         // One pass for ASCII, where Python's lower() is ASCII lowercasing.
-        return s
-            .bytes()
-            .filter(|b| !matches!(b, b' ' | b',' | b'.' | b'/' | b'-' | b'_' | b'*' | b'^'))
-            .map(|b| match b {
-                b'\'' => '"',
-                other => char::from(other.to_ascii_lowercase()),
-            })
-            .collect();
+        let mut out = String::with_capacity(s.len());
+        out.extend(standardized_ascii(s).map(char::from));
+        return out;
     }
     let kept: String = s
         .chars()
         .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
         .collect();
     baton_py::lower(&kept).replace('\'', "\"")
+}
+
+/// The bytes of [`standardize_string`] of an ASCII text.
+fn standardized_ascii(s: &str) -> impl Iterator<Item = u8> + '_ {
+    s.bytes()
+        .filter(|b| !matches!(b, b' ' | b',' | b'.' | b'/' | b'-' | b'_' | b'*' | b'^'))
+        .map(|b| match b {
+            b'\'' => b'"',
+            other => other.to_ascii_lowercase(),
+        })
+}
+
+/// `standardize_string(a) == standardize_string(b)`, without building either text when
+/// both are ASCII.
+pub fn standardized_equal(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        standardized_ascii(a).eq(standardized_ascii(b))
+    } else {
+        standardize_string(a) == standardize_string(b)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -793,6 +808,20 @@ mod tests {
             assert_eq!(standardize_string(&text), want, "{text:?}");
         }
         assert_eq!(standardize_string("Ünï Côde's"), "ünïcôde\"s");
+        for (a, b, same) in [
+            ("Taylor-Swift", "taylor swift", true),
+            ("It's", "it\"s", true),
+            ("a.b", "ab_", true),
+            ("ab", "abc", false),
+            ("ÜB", "üb", true),
+            ("ÜB", "ub", false),
+        ] {
+            assert_eq!(standardized_equal(a, b), same, "{a} {b}");
+            assert_eq!(
+                standardized_equal(a, b),
+                standardize_string(a) == standardize_string(b)
+            );
+        }
     }
 
     #[test]
