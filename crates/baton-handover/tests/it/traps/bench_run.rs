@@ -46,6 +46,7 @@ fn issue_38_the_example_runs_offline_and_its_rates_follow_the_documents() {
 
     // Each trap's probe verdict is the branch the policy picks for the document handed.
     let tasks = traps::tasks(&exp.handover.join("bench/scenarios")).unwrap();
+    let card = baton_models::PriceCard::embedded();
     for t in &results.trials {
         assert!(t.finished, "{t:?}");
         assert_eq!(t.exit, "submitted", "{t:?}");
@@ -83,7 +84,22 @@ fn issue_38_the_example_runs_offline_and_its_rates_follow_the_documents() {
             t.steps >= 4 && t.tokens.input > 0 && t.tokens.output > 0,
             "{t:?}"
         );
-        assert!(t.cost_usd >= 0.0);
+        // priced as the agent study prices calls: the price card's rates on the usage
+        let usage = baton_types::Usage {
+            uncached_in: t.tokens.input,
+            output: t.tokens.output,
+            ..Default::default()
+        };
+        let want = card
+            .get(&entry.model)
+            .unwrap()
+            .cost(&entry.model, &usage)
+            .unwrap()
+            .usd();
+        assert!(
+            t.cost_usd > 0.0 && (t.cost_usd - want).abs() < 1e-8,
+            "{t:?} {want}"
+        );
     }
 
     // Pooled rates: poisoned > none > good.
