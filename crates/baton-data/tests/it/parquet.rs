@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use baton_data::{DataError, load, load_lenient, sample_dataset};
 use baton_types::{Family, Task};
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
@@ -53,11 +54,17 @@ fn strings(tasks: &[&Task], key: &str) -> (Vec<ByteArray>, Vec<i16>) {
     (values, defs)
 }
 
-/// Writes `tasks` as one row group of a Parquet file at `path`.
+/// Writes `tasks` as one row group of an uncompressed Parquet file at `path`.
 fn write_parquet(path: &std::path::Path, tasks: &[&Task]) {
+    write_compressed(path, tasks, Compression::UNCOMPRESSED);
+}
+
+/// Writes `tasks` as one row group of a Parquet file at `path`, its pages compressed
+/// with `codec`.
+fn write_compressed(path: &std::path::Path, tasks: &[&Task], codec: Compression) {
     let schema = Arc::new(parse_message_type(SCHEMA).unwrap());
     let file = std::fs::File::create(path).unwrap();
-    let props = Arc::new(WriterProperties::builder().build());
+    let props = Arc::new(WriterProperties::builder().set_compression(codec).build());
     let mut writer = SerializedFileWriter::new(file, schema, props).unwrap();
     let mut group = writer.next_row_group().unwrap();
     // shards.list.element.{shard_id, shard}: definition 4 for a set value (shards,
@@ -162,6 +169,38 @@ fn issue_35_a_lic_file_in_parquet_loads_like_its_json() {
     use sha2::Digest;
     assert_eq!(loaded.sha256, hex::encode(sha2::Sha256::digest(&bytes)));
     assert_eq!(load_lenient(&path).unwrap().tasks, loaded.tasks);
+}
+
+/// The codecs baton reads: Snappy (what the Hub's converter and `datasets` write), gzip
+/// and zstd (Polars' default) give the same tasks as the uncompressed file.
+#[test]
+fn issue_35_snappy_gzip_and_zstd_parquet_load_alike() {
+    // See: issue 35 (Parquet built with only the codecs exports use)
+    let sample = sample_dataset();
+    let tasks: Vec<&Task> = sample
+        .tasks
+        .iter()
+        .filter(|t| t.family == Family::Math)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.parquet");
+    write_parquet(&plain, &tasks);
+    let want = load(&plain).unwrap().tasks;
+    assert_eq!(want.len(), tasks.len());
+    for (name, codec) in [
+        ("snappy", Compression::SNAPPY),
+        ("gzip", Compression::GZIP(GzipLevel::default())),
+        ("zstd", Compression::ZSTD(ZstdLevel::default())),
+    ] {
+        let path = dir.path().join(format!("{name}.parquet"));
+        write_compressed(&path, &tasks, codec);
+        assert_ne!(
+            std::fs::read(&path).unwrap(),
+            std::fs::read(&plain).unwrap(),
+            "{name}"
+        );
+        assert_eq!(load(&path).unwrap().tasks, want, "{name}");
+    }
 }
 
 #[test]
