@@ -103,6 +103,14 @@ pub(crate) fn json_len(value: &serde_json::Value) -> u64 {
 /// escapes it: `"`, `\\` and the control characters with a short escape (`\b`, `\t`,
 /// `\n`, `\f`, `\r`) take two bytes, the other control characters six (`\u001f`).
 pub(crate) fn string_len(text: &str) -> u64 {
+    // most text escapes nothing: one pass that the compiler vectorizes says so
+    let escaped = text
+        .bytes()
+        .map(|b| u64::from(b < 0x20 || b == b'"' || b == b'\\'))
+        .sum::<u64>();
+    if escaped == 0 {
+        return text.len() as u64 + 2;
+    }
     let extra: u64 = text
         .bytes()
         .map(|b| match b {
