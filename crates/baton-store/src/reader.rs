@@ -10,7 +10,7 @@ use rusqlite::Connection;
 
 use crate::connect::{column_names, open_ro, read_err, sqlite_err};
 use crate::error::{Result, StoreError};
-use crate::request::{join, list_messages, sha256_hex};
+use crate::request::{Lists, join, sha256_hex};
 use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewCall};
 use crate::rows::{Outcome, TaskMeta};
 
@@ -524,6 +524,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
         })
         .map_err(&err)?;
     let mut out = Vec::new();
+    let mut lists = Lists::default();
     for row in rows {
         let (mut row, phase, request, checksum) = row.map_err(&err)?;
         let id = row.id;
@@ -539,7 +540,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 actual,
             });
         }
-        row.call.request_json = rebuild(conn, path, id, request)?;
+        row.call.request_json = rebuild(conn, path, id, request, &mut lists)?;
         let actual = sha256_hex(&row.call.request_json);
         if actual != row.call.request_sha256 {
             return Err(StoreError::Decode {
@@ -556,11 +557,17 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
     Ok(out)
 }
 
-fn rebuild(conn: &Connection, path: &Path, call: i64, request: StoredRequest) -> Result<String> {
+fn rebuild(
+    conn: &Connection,
+    path: &Path,
+    call: i64,
+    request: StoredRequest,
+    lists: &mut Lists,
+) -> Result<String> {
     match request {
         StoredRequest::Whole(text) => Ok(text),
         StoredRequest::Split { params, at, list } => {
-            let messages = list_messages(conn, list).map_err(sqlite_err(path))?;
+            let messages = lists.messages(conn, list).map_err(sqlite_err(path))?;
             usize::try_from(at)
                 .ok()
                 .and_then(|at| join(&params, at, &messages))

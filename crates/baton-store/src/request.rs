@@ -133,9 +133,105 @@ pub(crate) fn list_messages(conn: &Connection, node: i64) -> rusqlite::Result<Ve
     rows.collect()
 }
 
+/// The message lists of one reading, [`list_messages`]'s result for each: the calls of
+/// an episode share every node but their newest, so each node and message is read once
+/// for all of them, not once per call that carries it.
+#[derive(Default)]
+pub(crate) struct Lists {
+    /// A node's parent and message.
+    nodes: std::collections::HashMap<i64, Option<(i64, i64)>>,
+    /// A message's JSON text.
+    messages: std::collections::HashMap<i64, Option<String>>,
+}
+
+impl Lists {
+    /// The messages of list `node`, first to last, as [`list_messages`] gives them (a
+    /// node or message that is missing ends the chain or is left out, as its join does).
+    pub(crate) fn messages(
+        &mut self,
+        conn: &Connection,
+        node: i64,
+    ) -> rusqlite::Result<Vec<String>> {
+        let mut find_node =
+            conn.prepare_cached("SELECT parent, message FROM message_lists WHERE id = ?1")?;
+        let mut find_message = conn.prepare_cached("SELECT json FROM messages WHERE id = ?1")?;
+        let mut ids = Vec::new();
+        let mut at = node;
+        // a parent is always an older node: the walk ends, but a damaged file could
+        // make a loop, which stops at a node seen twice
+        let mut seen = std::collections::HashSet::new();
+        while seen.insert(at) {
+            let found = match self.nodes.get(&at) {
+                Some(found) => *found,
+                None => {
+                    let found = find_node
+                        .query_row([at], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                        .optional()?;
+                    self.nodes.insert(at, found);
+                    found
+                }
+            };
+            let Some((parent, message)) = found else {
+                break;
+            };
+            ids.push(message);
+            at = parent;
+        }
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids.into_iter().rev() {
+            let text = match self.messages.entry(id) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    find_message
+                        .query_row([id], |r| r.get::<_, String>(0))
+                        .optional()?,
+                ),
+            };
+            if let Some(text) = text {
+                out.push(text.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_read_once_give_what_the_recursive_query_gives() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, sha256 BLOB NOT NULL UNIQUE, json TEXT NOT NULL);
+             CREATE TABLE message_lists (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,
+                 message INTEGER NOT NULL, UNIQUE (parent, message));",
+        )
+        .unwrap();
+        let a = intern_list(&conn, &["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]).unwrap();
+        let b = intern_list(&conn, &["{\"a\":1}", "{\"b\":2}", "{\"d\":4}", "{\"a\":1}"]).unwrap();
+        let short = intern_list(&conn, &["{\"a\":1}"]).unwrap();
+        let mut lists = Lists::default();
+        for node in [a, b, short, EMPTY_LIST, a, 999] {
+            assert_eq!(
+                lists.messages(&conn, node).unwrap(),
+                list_messages(&conn, node).unwrap(),
+                "node {node}"
+            );
+        }
+        assert_eq!(
+            lists.messages(&conn, b).unwrap(),
+            ["{\"a\":1}", "{\"b\":2}", "{\"d\":4}", "{\"a\":1}"]
+        );
+        // a damaged chain ends where the recursive query ends it
+        conn.execute("DELETE FROM messages WHERE json = '{\"b\":2}'", [])
+            .unwrap();
+        let mut fresh = Lists::default();
+        assert_eq!(
+            fresh.messages(&conn, b).unwrap(),
+            list_messages(&conn, b).unwrap()
+        );
+    }
 
     #[test]
     fn a_compact_request_splits_and_joins_back_exactly() {
