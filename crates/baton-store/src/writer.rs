@@ -480,15 +480,17 @@ impl Db {
         }
         let mut done = Vec::with_capacity(cmds.len());
         for cmd in cmds {
-            let answer = match self.conn.execute_batch("SAVEPOINT command") {
-                Ok(()) => {
+            // the savepoint's statements are prepared once, not parsed per command
+            let answer = match self.conn.exec("SAVEPOINT command", []) {
+                Ok(_) => {
                     let answer = self.execute(&cmd);
-                    let end = if answer.is_ok() {
-                        "RELEASE command"
+                    let ended = if answer.is_ok() {
+                        self.conn.exec("RELEASE command", []).map(drop)
                     } else {
-                        "ROLLBACK TO command; RELEASE command"
+                        self.conn
+                            .execute_batch("ROLLBACK TO command; RELEASE command")
                     };
-                    match self.conn.execute_batch(end) {
+                    match ended {
                         Ok(()) => Some(answer),
                         Err(_) => None,
                     }
