@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use baton_eval::{EvalConfig, EvalError, Evaluators};
 use baton_store::Outcome;
-use baton_types::{Cost, EpisodeStatus, Task};
+use baton_types::{Cost, EpisodeStatus, Family, Task};
 
 use crate::RunError;
 use crate::episode::{Shared, Unfinished};
@@ -46,6 +46,36 @@ impl EvaluatorFactory for LicEvaluators {
     }
 }
 
+/// Whether a family's evaluator is cheap enough to run on the runtime's own thread:
+/// math, actions and data2text take microseconds per answer, less than handing the
+/// answer to a blocking thread (a thread started per scored episode, at worst) costs.
+/// Code and database run programs and queries, and keep to the blocking pool.
+fn inline(family: Family) -> bool {
+    matches!(family, Family::Math | Family::Actions | Family::Data2Text)
+}
+
+/// The verdict on `response`, or on the answer LiC's LLM extraction accepted.
+fn score(
+    evaluators: &Evaluators,
+    task: &Task,
+    response: &str,
+    llm: Option<LlmAnswer>,
+) -> Result<baton_eval::Scored, EvalError> {
+    match llm {
+        None => evaluators.score_response(task.family, response, &task.sample),
+        Some(found) => {
+            let extracted = found.answer.clone().unwrap_or_default();
+            let mut verdict = evaluators.score_extracted(task.family, &extracted, &task.sample)?;
+            verdict.rule = Some(found.rule.to_owned());
+            verdict.no_answer = found.answer.is_none();
+            if verdict.no_answer && verdict.error.is_none() {
+                verdict.error = Some(format!("no answer extracted ({})", found.rule));
+            }
+            Ok(baton_eval::Scored { extracted, verdict })
+        }
+    }
+}
+
 /// Score a finished transcript (or record why it did not finish) and store the
 /// outcome: its final reply through the family's deterministic extraction, or, with
 /// `llm`, the answer LiC's LLM extraction accepted. An evaluator that is missing leaves the episode `unscored`, one that
@@ -67,30 +97,30 @@ pub(crate) async fn finish(
             ..Outcome::unfinished()
         },
         Ok(response) => {
-            let evaluators = shared.evaluators.clone();
-            let task2 = task.clone();
-            let resp2 = response.clone();
-            let scored = tokio::task::spawn_blocking(move || match llm {
-                None => evaluators.score_response(task2.family, &resp2, &task2.sample),
-                Some(found) => {
-                    let extracted = found.answer.clone().unwrap_or_default();
-                    let mut verdict =
-                        evaluators.score_extracted(task2.family, &extracted, &task2.sample)?;
-                    verdict.rule = Some(found.rule.to_owned());
-                    verdict.no_answer = found.answer.is_none();
-                    if verdict.no_answer && verdict.error.is_none() {
-                        verdict.error = Some(format!("no answer extracted ({})", found.rule));
-                    }
-                    Ok(baton_eval::Scored { extracted, verdict })
-                }
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(EvalError::Setup {
-                    family: task.family,
-                    message: format!("evaluator panicked: {e}"),
+            let scored = if inline(task.family) {
+                // a panicking evaluator errs the episode, as on the blocking pool
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    score(&shared.evaluators, task, &response, llm)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(EvalError::Setup {
+                        family: task.family,
+                        message: "evaluator panicked".into(),
+                    })
                 })
-            });
+            } else {
+                let evaluators = shared.evaluators.clone();
+                let task2 = task.clone();
+                let resp2 = response.clone();
+                tokio::task::spawn_blocking(move || score(&evaluators, &task2, &resp2, llm))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(EvalError::Setup {
+                            family: task.family,
+                            message: format!("evaluator panicked: {e}"),
+                        })
+                    })
+            };
             let (status, extracted, verdict, reason) = match scored {
                 Ok(s) => (
                     EpisodeStatus::Scored,
