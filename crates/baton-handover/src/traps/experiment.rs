@@ -339,6 +339,9 @@ pub struct TrapOutcome {
 pub struct Tokens {
     /// Prompt tokens (cached or not).
     pub input: u64,
+    /// Of those, the ones read from the provider's prompt cache.
+    #[serde(default)]
+    pub cached: u64,
     /// Completion tokens.
     pub output: u64,
 }
@@ -713,6 +716,7 @@ impl AgentSink for TrialSink {
     async fn call(&mut self, event: &CallEvent<'_>) -> Result<(), AgentError> {
         let u = &event.completion.response.usage;
         self.tokens.input += u.total_input();
+        self.tokens.cached += u.cache_read;
         self.tokens.output += u.output;
         Ok(())
     }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use baton_handover::Rubric;
 use baton_handover::traps::experiment::{self, RunOptions, TrapExperiment};
@@ -313,4 +313,101 @@ fn issue_38_experiment_files_are_checked_before_anything_runs() {
         err.contains("models.a.model: write it as provider/model-id"),
         "{err}"
     );
+}
+
+/// A model that is not `sim/…` goes through the caller's provider factory and the same
+/// loop: here the simulated agent served over HTTP by the simulated server on
+/// 127.0.0.1:0, spoken to as an OpenAI-compatible model, priced by the experiment's price
+/// file. The documents that decide every trap (good, poisoned) give the same trials as the
+/// agent in process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_38_a_remote_model_runs_through_the_providers_factory() {
+    let Some(handover) = handover_dir() else {
+        return;
+    };
+    let tasks = traps::tasks(&handover.join("bench/scenarios")).unwrap();
+    let docs = tasks
+        .iter()
+        .map(|t| t.document_task(0.5).unwrap())
+        .collect();
+    let settings = baton_agent::SimAgentSettings {
+        malformed: 0.0,
+        ..baton_agent::SimAgentSettings::preset("hc")
+    };
+    let agent = baton_agent::SimAgent::new(&[], BTreeMap::from([("hc".to_string(), settings)]))
+        .unwrap()
+        .with_document_tasks(docs)
+        .unwrap();
+    let mut config = baton_http::SimServerConfig::new(Vec::new());
+    config.providers.insert(
+        "hc".into(),
+        baton_http::ServedProvider(std::sync::Arc::new(agent)),
+    );
+    let server = baton_http::serve(config).await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prices.json"),
+        r#"{"openai-compatible/hc": {"input_cost_per_token": 1e-06, "cache_read_input_token_cost": 5e-07, "output_cost_per_token": 2e-06}}"#,
+    )
+    .unwrap();
+    let common = format!(
+        "name = \"remote\"\nhandover = {:?}\ntrials = 1\nseed = 5\n\
+         scenarios = [\"descoped-admin-export\", \"failed-dependency-upgrade\"]\n\
+         conditions = [\"good\", \"poisoned\"]\nconcurrency = 2\nprices = \"prices.json\"\n",
+        handover.display().to_string()
+    );
+    let remote = format!(
+        "{common}[models.m]\nmodel = \"openai-compatible/hc\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    let local =
+        format!("{common}[models.m]\nmodel = \"sim/hc\"\n[models.m.sim]\nmalformed = 0.0\n");
+    let base = dir.path().to_path_buf();
+    let run = move |text: String, name: &str| {
+        let path = base.join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out = base.join(name);
+        let providers: Vec<std::sync::Arc<dyn baton_models::ProviderFactory>> =
+            vec![std::sync::Arc::new(baton_http::HttpProviders::new(
+                Duration::from_secs(30),
+            ))];
+        let options = RunOptions {
+            providers,
+            on_trial: None,
+        };
+        let summary = experiment::run(&path, &out, &options).unwrap();
+        let results = experiment::read_results(&out).unwrap();
+        assert_eq!(
+            (summary.ran, summary.unfinished),
+            (4, 0),
+            "{name}: {:?}",
+            results.trials.iter().map(|t| &t.error).collect::<Vec<_>>()
+        );
+        results
+    };
+    let (remote, local) =
+        tokio::task::spawn_blocking(move || (run(remote, "remote"), run(local, "local")))
+            .await
+            .unwrap();
+    assert!(server.stats().requests > 0);
+    for (r, l) in remote.trials.iter().zip(&local.trials) {
+        assert_eq!(r.id, l.id);
+        assert_eq!(r.exit, "submitted");
+        let fell: Vec<Outcome> = r.outcomes.iter().map(|o| o.outcome).collect();
+        let want = if r.id.condition == Condition::Good {
+            Outcome::Clear
+        } else {
+            Outcome::FellIn
+        };
+        assert_eq!(fell, vec![want; 3], "{:?}", r.id);
+        assert_eq!((&r.commands, r.steps), (&l.commands, l.steps), "{:?}", r.id);
+        let t = r.tokens;
+        let want_cost =
+            (t.input - t.cached) as f64 * 1e-6 + t.cached as f64 * 5e-7 + t.output as f64 * 2e-6;
+        assert!(
+            r.tokens.input > 0 && (r.cost_usd - want_cost).abs() < 1e-9,
+            "{r:?}"
+        );
+    }
 }
