@@ -1,5 +1,7 @@
 //! The trap bench report's statistics, as pure functions: the Wilson score interval of a
-//! fell-in rate and Fisher's exact test of a condition against the control.
+//! fell-in rate and Fisher's exact test of a condition against the control; and, for the
+//! `handover` interface of the agent study, Spearman's rank correlation of a document's
+//! lint score with the episode's resolution, with its interval.
 //!
 //! Wilson rather than the normal ("Wald") interval because trials per cell are few and rates
 //! sit near 0 and 1, where the Wald interval collapses to a point. Fisher's exact test
@@ -118,6 +120,77 @@ pub fn contrast(condition: &Rate, control: &Rate) -> Fisher {
     )
 }
 
+/// A rank correlation with its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Correlation {
+    /// Pairs.
+    pub n: u64,
+    /// Spearman's ρ.
+    pub rho: f64,
+    /// Lower end of the 95 % interval.
+    pub low: f64,
+    /// Upper end of the 95 % interval.
+    pub high: f64,
+}
+
+/// Average ranks (1-based) of `v`, ties sharing the mean of their places.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|a, b| v[*a].total_cmp(&v[*b]));
+    let mut out = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for k in i..=j {
+            out[order[k]] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman's rank correlation of `pairs` (for the `handover` interface: each handoff
+/// episode's document lint score against its resolution, 1 or 0), the Pearson correlation
+/// of the average ranks, with the 95 % interval of Fisher's z-transform under Fieller,
+/// Hartley and Pearson's (1957) standard error `sqrt(1.06 / (n − 3))`. `None` with fewer
+/// than 4 pairs or when either side is constant (no ranking).
+pub fn spearman(pairs: &[(f64, f64)]) -> Option<Correlation> {
+    let n = pairs.len();
+    if n < 4 {
+        return None;
+    }
+    let x = ranks(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+    let y = ranks(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+    let mean = (n as f64 + 1.0) / 2.0;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(&y) {
+        sxy += (a - mean) * (b - mean);
+        sxx += (a - mean) * (a - mean);
+        syy += (b - mean) * (b - mean);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        return None;
+    }
+    let rho = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
+    let (low, high) = if rho.abs() == 1.0 {
+        (rho, rho)
+    } else {
+        let z = rho.atanh();
+        let se = (1.06 / (n as f64 - 3.0)).sqrt();
+        ((z - Z95 * se).tanh(), (z + Z95 * se).tanh())
+    };
+    Some(Correlation {
+        n: n as u64,
+        rho,
+        low,
+        high,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +232,35 @@ mod tests {
         assert!(close(f.p_value, 2.0 / 252.0, 1e-12), "{f:?}");
         assert_eq!(f.odds_ratio, 0.0);
         assert_eq!(cell_rate(&[None, None]), None);
+    }
+
+    #[test]
+    fn spearman_uses_average_ranks_and_fisher_z() {
+        // Lint scores against resolution (ties on both sides); the values are a Pearson
+        // correlation of average ranks and its z interval, computed once in Python.
+        let pairs: Vec<(f64, f64)> = [80., 55., 90., 40., 70., 55., 95., 30.]
+            .into_iter()
+            .zip([1., 0., 1., 0., 1., 1., 1., 0.])
+            .collect();
+        let c = spearman(&pairs).unwrap();
+        assert_eq!(c.n, 8);
+        assert!(close(c.rho, 0.793_548_281_771_19, 1e-12), "{c:?}");
+        assert!(close(c.low, 0.176_634_960_002_871_24, 1e-9), "{c:?}");
+        assert!(close(c.high, 0.962_834_173_556_273_3, 1e-9), "{c:?}");
+        let tied: Vec<(f64, f64)> = [1., 2., 3., 4., 5.]
+            .into_iter()
+            .zip([5., 6., 7., 8., 7.])
+            .collect();
+        assert!(close(
+            spearman(&tied).unwrap().rho,
+            0.820_782_681_668_123_3,
+            1e-12
+        ));
+        let perfect: Vec<(f64, f64)> = (0..5).map(|i| (f64::from(i), -f64::from(i))).collect();
+        let p = spearman(&perfect).unwrap();
+        assert_eq!((p.rho, p.low, p.high), (-1.0, -1.0, -1.0));
+        assert_eq!(spearman(&pairs[..3]), None);
+        assert_eq!(spearman(&[(1.0, 1.0); 6]), None);
     }
 
     #[test]
