@@ -129,6 +129,9 @@ pub(crate) fn open_rw(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The page size of a new store, in bytes (see [`create`]).
+const PAGE_SIZE: i64 = 8192;
+
 /// The pragmas of a writing connection.
 fn configure(conn: &Connection, path: &Path) -> Result<()> {
     let err = sqlite_err(path);
@@ -181,6 +184,12 @@ fn create(path: &Path) -> Result<()> {
         conn.pragma_update(None, "journal_mode", "DELETE")
             .map_err(&err)?;
         conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(&err)?;
+        // 8 KB pages (SQLite's default is 4 KB): a chat call's row (its reply and raw
+        // body, about 1.5 KB) fits two to a 4 KB page with a quarter of it empty, and
+        // five to an 8 KB one; the store of bench harness shrinks by a tenth, at the same
+        // CPU per call. Set before the first table; stores made with 4 KB pages keep them.
+        conn.pragma_update(None, "page_size", PAGE_SIZE)
             .map_err(&err)?;
         migrate(&mut conn, &tmp)?;
         let check: String = conn

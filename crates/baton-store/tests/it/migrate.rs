@@ -109,6 +109,15 @@ async fn a_version_1_file_resumes_with_new_calls_stored_by_reference() {
         )
         .unwrap();
     assert_eq!(split, 1, "only the new call is split");
+    // an old file keeps the page size it was made with
+    assert_eq!(page_size(&cx.path()), 4096);
+}
+
+fn page_size(path: &std::path::Path) -> i64 {
+    Connection::open(path)
+        .unwrap()
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap()
 }
 
 #[tokio::test]
@@ -119,6 +128,7 @@ async fn a_new_file_starts_at_the_current_version() {
     drop(store);
     assert_eq!(version(&cx.path()), SCHEMA_VERSION);
     assert_eq!(MIGRATIONS.len() as i64, SCHEMA_VERSION);
+    assert_eq!(page_size(&cx.path()), 8192);
 }
 
 #[tokio::test]
