@@ -263,6 +263,20 @@ pub enum RunError {
     /// A store's report could not be built from what it holds.
     #[error(transparent)]
     Report(#[from] baton_report::ReportError),
+    /// An agent experiment changed on its folder in a way the run cannot take as
+    /// growth (`agent::growth`): refused before any call, with what changed and why.
+    #[error(
+        "experiment {source_name}: the stored agent experiment cannot grow into this one; nothing was sent\n{changes}{}\nundo the change, or run it with another --out folder",
+        .why.iter().map(|w| format!("  {w}")).collect::<Vec<_>>().join("\n")
+    )]
+    AgentChanged {
+        /// The experiment file.
+        source_name: String,
+        /// What changed, as printed before a run ([`Changes`]).
+        changes: String,
+        /// Why each refused change cannot be run as growth.
+        why: Vec<String>,
+    },
     /// Something inside baton failed that no input explains (a runtime task was
     /// cancelled); the store keeps everything committed before it.
     #[error("internal error: {0}")]

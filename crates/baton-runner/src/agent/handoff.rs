@@ -79,7 +79,7 @@ pub(crate) struct HandoffCell {
 }
 
 impl HandoffCell {
-    fn cell(&self) -> AgentCell {
+    pub(crate) fn cell(&self) -> AgentCell {
         AgentCell::AgentHandoff {
             sender: self.sender.clone(),
             receiver: self.receiver.clone(),

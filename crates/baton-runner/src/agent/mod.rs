@@ -24,6 +24,7 @@
 
 pub mod barrier;
 pub mod dry_run;
+mod growth;
 mod handoff;
 mod models;
 pub(crate) mod report_input;
@@ -140,6 +141,7 @@ pub struct AgentRunner {
     /// A part's `I/N` and every part's upper bound, and its spending cap.
     part: Option<(crate::part::Part, Vec<Cost>)>,
     max_cost: Option<Cost>,
+    changes: Option<crate::changes::Changes>,
     _lock: FolderLock,
 }
 
@@ -322,30 +324,40 @@ impl AgentRunner {
                 );
             }
         }
+        let independent =
+            options.independent || spec.handoff.as_ref().is_some_and(|h| h.independent);
+        // what this run changes in the folder's stored experiment, before any call
+        let changes = growth::compare(&store_path, &spec, &options, &dataset, independent)?;
         let blobs =
             DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
                 path: options.out_dir.join(BLOB_DIR),
                 message: e.to_string(),
             })?;
         let store = Store::open(&store_path)?;
-        store
-            .init_experiment(ExperimentMeta {
-                name: spec.name.clone(),
-                spec_toml: baton_models::redact_url_credentials(&options.spec_text),
-                spec_sha256: spec.sha256(),
-                price_card_sha256: card.sha256().to_string(),
-                eval_profile: AGENT_EVAL_PROFILE.into(),
-                eval_version: format!(
-                    "local {}; swebench {}",
-                    env!("CARGO_PKG_VERSION"),
-                    baton_agent::SWEBENCH_VERSION
-                ),
-                baton_version: env!("CARGO_PKG_VERSION").to_string(),
-                git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
-                simulated: spec.simulated(),
-                kind: baton_types::ExperimentKind::Agent,
-            })
-            .await?;
+        let meta = ExperimentMeta {
+            name: spec.name.clone(),
+            spec_toml: baton_models::redact_url_credentials(&options.spec_text),
+            spec_sha256: spec.sha256(),
+            price_card_sha256: card.sha256().to_string(),
+            eval_profile: AGENT_EVAL_PROFILE.into(),
+            eval_version: format!(
+                "local {}; swebench {}",
+                env!("CARGO_PKG_VERSION"),
+                baton_agent::SWEBENCH_VERSION
+            ),
+            baton_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_revision: option_env!("BATON_GIT_REVISION").map(str::to_string),
+            simulated: spec.simulated(),
+            kind: baton_types::ExperimentKind::Agent,
+        };
+        if changes.as_ref().is_some_and(|c| !c.keys.is_empty()) {
+            // the experiment grew: the stored record is replaced, with its normalized form
+            store
+                .put_experiment(meta, growth::normalized(&spec).to_string())
+                .await?;
+        } else {
+            store.init_experiment(meta).await?;
+        }
         let texts = match spec.handoff.as_ref().and_then(|h| h.texts.as_ref()) {
             Some(p) => {
                 let path = options.resolve(p);
@@ -360,10 +372,8 @@ impl AgentRunner {
             }
             None => HandoffTexts::default(),
         };
-        let independent =
-            options.independent || spec.handoff.as_ref().is_some_and(|h| h.independent);
+        // the spec as a whole is not an input: growth::compare said what changed in it
         let mut inputs = vec![
-            ("spec".to_string(), spec.sha256()),
             ("price card".to_string(), card.sha256().to_string()),
             ("agent config".to_string(), config_sha256(&config)),
         ];
@@ -459,6 +469,7 @@ impl AgentRunner {
             max_cost,
             texts,
             independent,
+            changes,
             _lock: lock,
         })
     }
@@ -466,6 +477,12 @@ impl AgentRunner {
     /// The tasks, in run order.
     pub fn tasks(&self) -> &[Arc<AgentTask>] {
         &self.tasks
+    }
+
+    /// What this run changes in the folder's stored experiment, found before any call
+    /// (`None` for a folder with no experiment yet).
+    pub fn changes(&self) -> Option<&crate::changes::Changes> {
+        self.changes.as_ref()
     }
 
     /// This run's spending cap: `--max-cost`, or for a part its share of it.

@@ -347,6 +347,13 @@ impl AgentSpec {
     /// that do not change results (concurrency, the retry budget, simulated latency,
     /// per-model concurrency and rate limits) are left out.
     pub fn sha256(&self) -> String {
+        let json = serde_json::to_vec(&self.canonical()).expect("a spec always serializes");
+        hex::encode(Sha256::digest(json))
+    }
+
+    /// The spec as its identity sees it: the run-time settings (concurrency, the retry
+    /// budget, rate limits, the harness's Python, a simulated model's latency) left out.
+    pub(crate) fn canonical(&self) -> AgentSpec {
         let mut canonical = self.clone();
         canonical.concurrency = 0;
         canonical.retry_budget_secs = 0;
@@ -365,8 +372,7 @@ impl AgentSpec {
                 sim.remove("latency_ms");
             }
         }
-        let json = serde_json::to_vec(&canonical).expect("a spec always serializes");
-        hex::encode(Sha256::digest(json))
+        canonical
     }
 
     /// Whether any model is simulated.

@@ -133,7 +133,7 @@ impl Prepared for AgentRunner {
     }
 
     fn changes(&self) -> Option<&Changes> {
-        None
+        AgentRunner::changes(self)
     }
 
     async fn run(self: Box<Self>) -> Result<Box<dyn Finished>, RunError> {

@@ -405,3 +405,93 @@ percentiles = [50]
     let cells = count(&db, "SELECT coalesce(sum(cost_paid), 0) FROM episodes");
     assert_eq!(cells, paid, "{attempts} unusable attempts");
 }
+
+/// An agent pilot grows on its folder: two tasks grown to three send requests for the
+/// new task's episodes only (counted at a real `baton sim-server`), an unchanged resume
+/// sends none, and one changed model setting is refused before any call, naming the key
+/// and the stored episodes of that model.
+// See: issue 31
+#[test]
+fn issue_31_an_agent_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
+    if !sandbox_works() {
+        return;
+    }
+    let server = crate::money::SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = &server.base_url;
+    let experiment = |limit: usize, extra: &str| {
+        format!(
+            r#"
+kind = "agent"
+name = "grow"
+dataset = "agent-sample"
+limit = {limit}
+seed = 3
+[agent]
+step_limit = 30
+[models.hc]
+model = "openai-compatible/agent-hc"
+price = "sim/hc"
+base_url = "{url}"
+{extra}
+"#
+        )
+    };
+    let requests = || server.stats()["requests"].as_u64().unwrap() as i64;
+    let db = dir.path().join("out/results.sqlite");
+    std::fs::write(dir.path().join("exp.toml"), experiment(2, "")).unwrap();
+    let run = || baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let pilot = run();
+    assert!(pilot.status.success(), "{}", stderr(&pilot));
+    let pilot_calls = count(&db, "SELECT count(*) FROM calls");
+    assert_eq!(requests(), pilot_calls);
+
+    // grown to three tasks: the pilot's two episodes are reused, the third runs
+    std::fs::write(dir.path().join("exp.toml"), experiment(3, "")).unwrap();
+    let grown = run();
+    assert!(grown.status.success(), "{}", stderr(&grown));
+    let text = stdout(&grown);
+    assert!(text.contains("limit: 2 → 3"), "{text}");
+    assert!(
+        text.contains("episodes: 2 reused, 0 resumed, 1 new, 0 re-run"),
+        "{text}"
+    );
+    let all_calls = count(&db, "SELECT count(*) FROM calls");
+    let new_calls = count(
+        &db,
+        "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE e.task_id NOT IN (SELECT task_id FROM episodes ORDER BY id LIMIT 2)",
+    );
+    assert!(new_calls > 0);
+    assert_eq!(all_calls, pilot_calls + new_calls);
+    assert_eq!(requests(), all_calls, "only the new task's calls were sent");
+    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 3);
+
+    // unchanged: nothing is sent
+    let again = run();
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("the experiment is unchanged since it was stored"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(requests(), all_calls);
+
+    // one model setting changed: refused before any call, the key and the episodes named
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        experiment(3, "temperature = 0.5"),
+    )
+    .unwrap();
+    let changed = run();
+    assert_eq!(changed.status.code(), Some(2), "{}", stdout(&changed));
+    let err = stderr(&changed);
+    assert!(err.contains("models.hc.temperature: (none) → 0.5"), "{err}");
+    assert!(
+        err.contains("3 stored episode(s) of model \"hc\" would be sent again"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was sent"), "{err}");
+    assert_eq!(requests(), all_calls);
+    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 3);
+}

@@ -1,0 +1,225 @@
+//! An agent experiment on a folder that holds an earlier run of it: what changed, said
+//! before any call, and whether the run can grow the stored one without paying again.
+//!
+//! The stored experiment is compared with the file in the form its spec hash is taken
+//! of (run-time settings such as concurrency left out), key by key. A change of the
+//! plan's shape (`name`, `limit`, `tasks`, `replicates`, `skip_invalid`, a new model,
+//! and the handoff study's `interfaces`, `percentiles` and `pairs`) adds episodes: the
+//! stored ones are reused and only the new ones run. Two kinds of change are refused
+//! before any call, naming the keys and the stored episodes concerned:
+//!
+//! * one that would change what a stored episode sends or how it is scored (a model's
+//!   setting, the protocol, a limit, the templates, the sandbox, the seed): the store
+//!   cannot retire an agent episode and run it afresh yet, so the run is refused rather
+//!   than mixing the old episodes with the new setting;
+//! * once the handoff study's switch calls are stored (computed from the stored
+//!   anchors), more tasks or replicates (the switch calls would come from other
+//!   anchors), new percentiles or pairs (the store keeps one set of switch calls), or
+//!   fewer tasks, models or cells (their episodes would stay in the agent report).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use baton_agent::AgentDataset;
+use baton_store::{AgentCell, Reader};
+use baton_types::{Cost, EpisodeStatus, ExperimentKind};
+use serde_json::{Value, json};
+
+use super::AgentSpec;
+use super::handoff::cells;
+use crate::changes::{self, Changes, KeyChange};
+use crate::{RunError, RunOptions};
+
+/// Keys whose change only adds or drops episodes.
+const SHAPE: &[&str] = &["name", "limit", "tasks", "replicates", "skip_invalid"];
+
+/// The handoff study's keys that only add cells.
+const HANDOFF_SHAPE: &[&str] = &["handoff.interfaces", "handoff.percentiles", "handoff.pairs"];
+
+/// The normalized, versioned form of an agent experiment, as stored.
+pub(crate) fn normalized(spec: &AgentSpec) -> Value {
+    json!({
+        "version": changes::EXPERIMENT_JSON_VERSION,
+        "kind": "agent",
+        "experiment": serde_json::to_value(spec.canonical()).expect("a spec always serializes"),
+    })
+}
+
+/// One planned episode: its cell's key, task and replicate.
+type Key = (String, String, u32);
+
+/// What a run of `spec` on the folder of `store_path` changes there: `None` when the
+/// folder holds no experiment yet. Refused before any call when the change cannot be
+/// run as growth (see the module docs).
+pub(crate) fn compare(
+    store_path: &Path,
+    spec: &AgentSpec,
+    options: &RunOptions,
+    dataset: &AgentDataset,
+    independent: bool,
+) -> Result<Option<Changes>, RunError> {
+    if !store_path.exists() {
+        return Ok(None);
+    }
+    let reader = Reader::open(store_path)?;
+    let Ok(row) = reader.experiment() else {
+        return Ok(None);
+    };
+    if row.meta.kind != ExperimentKind::Agent {
+        return Err(RunError::OtherKind {
+            store: store_path.to_path_buf(),
+            stored: row.meta.kind,
+            given: ExperimentKind::Agent,
+            hint: "; run the agent experiment with another --out folder",
+        });
+    }
+    // a stored text this build cannot read is left to the store's own check
+    let Ok((stored, _)) = AgentSpec::read("the stored experiment", &row.meta.spec_toml) else {
+        return Ok(None);
+    };
+    let keys = changes::diff(
+        &normalized(&stored)["experiment"],
+        &normalized(spec)["experiment"],
+    );
+    let episodes = reader.agent_episodes()?;
+    let thresholds = !reader.agent_thresholds()?.is_empty();
+
+    // the plan, in the dry run's cell order, with each cell's bound per episode
+    let estimate = super::dry_run::estimate(spec, options, dataset)?;
+    let mut cells_planned: Vec<AgentCell> = spec
+        .models
+        .keys()
+        .map(|m| AgentCell::Single { model: m.clone() })
+        .collect();
+    if let Some(h) = &spec.handoff {
+        cells_planned.extend(cells(h, independent).iter().map(|c| c.cell()));
+    }
+    let mut bound: BTreeMap<String, (Cost, usize)> = BTreeMap::new();
+    for (cell, e) in cells_planned.iter().zip(&estimate.cells) {
+        let n = e.episodes.max(1);
+        let one = Cost(e.paid_upper.0 / n as i64);
+        bound.insert(cell.label(), (one, e.calls / n));
+    }
+    let mut planned: BTreeSet<Key> = BTreeSet::new();
+    for r in 0..spec.replicates {
+        for t in &dataset.tasks {
+            for c in &cells_planned {
+                planned.insert((c.label(), t.id.clone(), r));
+            }
+        }
+    }
+    let mut changes = Changes {
+        stored: true,
+        ..Changes::default()
+    };
+    let mut stored_keys = BTreeSet::new();
+    for e in &episodes {
+        let key = (e.cell.label(), e.task_id.clone(), e.replicate);
+        if !planned.contains(&key) {
+            changes.removed += 1;
+        } else if e.outcome.status == EpisodeStatus::Incomplete {
+            changes.resumed += 1;
+        } else {
+            changes.reused += 1;
+        }
+        stored_keys.insert(key);
+    }
+    for key in &planned {
+        let stored = stored_keys.contains(key);
+        if !stored {
+            changes.new += 1;
+        }
+        let finished = stored
+            && episodes.iter().any(|e| {
+                e.outcome.status != EpisodeStatus::Incomplete
+                    && (e.cell.label(), e.task_id.clone(), e.replicate) == *key
+            });
+        if !finished && let Some((one, calls)) = bound.get(&key.0) {
+            changes.upper_bound += *one;
+            changes.calls_upper += calls;
+        }
+    }
+    // what each changed key would do to the stored episodes
+    let mut refused: Vec<String> = Vec::new();
+    let mut concerned: BTreeSet<i64> = BTreeSet::new();
+    for k in &keys {
+        let top = k.key.split('.').next().unwrap_or_default();
+        let model = k
+            .key
+            .strip_prefix("models.")
+            .map(|rest| rest.split('.').next().unwrap_or_default());
+        match model {
+            // a new model adds its cells; a dropped one is a removed cell
+            Some(m) if !stored.models.contains_key(m) || !spec.models.contains_key(m) => {}
+            Some(m) => {
+                let uses: Vec<i64> = episodes
+                    .iter()
+                    .filter(|e| uses_model(&e.cell, m))
+                    .map(|e| e.id)
+                    .collect();
+                if !uses.is_empty() {
+                    refused.push(format!(
+                        "{}: {} stored episode(s) of model {m:?} would be sent again with the new setting",
+                        k.key,
+                        uses.len()
+                    ));
+                    concerned.extend(uses);
+                }
+            }
+            None if SHAPE.contains(&top) || HANDOFF_SHAPE.iter().any(|h| k.key == *h) => {}
+            None if episodes.is_empty() => {}
+            None => {
+                refused.push(format!(
+                    "{}: every stored episode ({}) depends on it",
+                    k.key,
+                    episodes.len()
+                ));
+                concerned.extend(episodes.iter().map(|e| e.id));
+            }
+        }
+    }
+    changes.keys = keys.clone();
+    changes.rerun = concerned.len();
+    if thresholds && spec.handoff.is_some() {
+        let grown = |key: &str| keys.iter().any(|k: &KeyChange| k.key == key);
+        let more_anchors = planned
+            .iter()
+            .any(|key| key.0.starts_with("single(") && !stored_keys.contains(key));
+        if more_anchors {
+            refused.push(
+                "the handoff study's switch calls are stored, computed from the stored anchors; new anchors (more tasks, replicates or models) would call for others".into(),
+            );
+        }
+        for key in ["handoff.percentiles", "handoff.pairs"] {
+            if grown(key) {
+                refused.push(format!(
+                    "{key}: the handoff study's switch calls are stored, and the store keeps one set of them"
+                ));
+            }
+        }
+    }
+    if changes.removed > 0 {
+        refused.push(format!(
+            "{} stored episode(s) belong to tasks, models or cells the experiment no longer has, and would stay in the agent report",
+            changes.removed
+        ));
+    }
+    if refused.is_empty() {
+        return Ok(Some(changes));
+    }
+    Err(RunError::AgentChanged {
+        source_name: options.source_name.clone(),
+        changes: changes.to_string(),
+        why: refused,
+    })
+}
+
+/// Whether a cell's episode calls model `m`.
+fn uses_model(cell: &AgentCell, m: &str) -> bool {
+    match cell {
+        AgentCell::Single { model } => model == m,
+        AgentCell::AgentHandoff {
+            sender, receiver, ..
+        } => sender == m || receiver == m,
+    }
+}
