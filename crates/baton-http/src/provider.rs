@@ -197,7 +197,11 @@ impl HttpProvider {
 
     /// The usage a success body states, when it can be read.
     fn usage(&self, body: &Value) -> Option<Usage> {
-        let usage = body.get("usage")?;
+        self.usage_of(body.get("usage")?)
+    }
+
+    /// [`Self::usage`] from the body's `usage` object.
+    fn usage_of(&self, usage: &Value) -> Option<Usage> {
         match self.wire {
             Wire::OpenAiChat | Wire::OpenAiCompatible => crate::usage::openai_chat_usage(usage),
             Wire::OpenAiResponses => crate::usage::openai_responses_usage(usage),
@@ -221,16 +225,24 @@ impl HttpProvider {
                 ));
             }
         };
+        // the body is handed over whole; only its usage is kept, for an unusable reply
+        let usage = body.get("usage").cloned();
         let parsed = match self.wire {
-            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body.clone()),
-            Wire::OpenAiResponses => openai_responses::parse(body.clone()),
-            Wire::Anthropic => anthropic::parse(body.clone()),
+            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body),
+            Wire::OpenAiResponses => openai_responses::parse(body),
+            Wire::Anthropic => anthropic::parse(body),
         };
-        parsed.map_err(|e| self.unusable(e.to_string(), Some(&body), bytes))
+        parsed.map_err(|e| {
+            let usage = usage.as_ref().and_then(|u| self.usage_of(u));
+            self.unusable_with(e.to_string(), usage, bytes)
+        })
     }
 
     fn unusable(&self, message: String, body: Option<&Value>, bytes: &[u8]) -> ProviderError {
-        let usage = body.and_then(|b| self.usage(b));
+        self.unusable_with(message, body.and_then(|b| self.usage(b)), bytes)
+    }
+
+    fn unusable_with(&self, message: String, usage: Option<Usage>, bytes: &[u8]) -> ProviderError {
         let kept = &bytes[..bytes.len().min(KEPT_BODY_BYTES)];
         ProviderError::Unusable {
             message: self.redact(&message),
