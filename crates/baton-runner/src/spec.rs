@@ -481,25 +481,29 @@ pub(crate) fn check_common(
 impl ExperimentSpec {
     /// Parse and check an experiment file's text; `source` names it in errors.
     pub fn parse(source: &str, text: &str) -> Result<Self, crate::RunError> {
-        let (mut spec, _): (ExperimentSpec, _) = crate::dialect::read(text, crate::dialect::chat)
-            .map_err(|message| crate::RunError::Spec {
-            source_name: source.to_string(),
-            message,
-        })?;
+        let (mut spec, _): (ExperimentSpec, _) =
+            crate::experiment::dialect::read(text, crate::experiment::dialect::chat).map_err(
+                |message| crate::RunError::Spec {
+                    source_name: source.to_string(),
+                    message,
+                },
+            )?;
         // a `sim` table refines its model's preset rather than replacing it
-        for (name, table) in crate::sim_table::chat_sim_tables(text) {
+        for (name, table) in crate::experiment::sim_table::chat_sim_tables(text) {
             let m = match name.as_str() {
                 "extractor" => spec.extractor.as_mut(),
                 _ => spec.models.get_mut(&name),
             };
             let Some(m) = m else { continue };
             let preset = SimSettings::preset(m.provider_and_id().1);
-            m.sim = Some(crate::sim_table::refine(&preset, table).map_err(|e| {
-                crate::RunError::Spec {
-                    source_name: source.to_string(),
-                    message: format!("{name}.sim: {e}"),
-                }
-            })?);
+            m.sim = Some(
+                crate::experiment::sim_table::refine(&preset, table).map_err(|e| {
+                    crate::RunError::Spec {
+                        source_name: source.to_string(),
+                        message: format!("{name}.sim: {e}"),
+                    }
+                })?,
+            );
         }
         spec.check().map_err(|message| crate::RunError::Spec {
             source_name: source.to_string(),

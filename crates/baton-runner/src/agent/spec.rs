@@ -239,13 +239,7 @@ fn retry_budget() -> u64 {
 
 /// Whether the experiment text says `kind = "agent"` (a text that is not TOML is not).
 pub fn is_agent_experiment(text: &str) -> bool {
-    toml::from_str::<toml::Table>(text)
-        .ok()
-        .and_then(|t| {
-            t.get("kind")
-                .and_then(|k| k.as_str().map(|k| k == AGENT_KIND))
-        })
-        .unwrap_or(false)
+    crate::experiment::kind_of(text) == baton_types::ExperimentKind::Agent
 }
 
 impl AgentSpec {
@@ -265,7 +259,8 @@ impl AgentSpec {
             message,
         };
         let (spec, warnings): (AgentSpec, _) =
-            crate::dialect::read(text, crate::dialect::agent).map_err(err)?;
+            crate::experiment::dialect::read(text, crate::experiment::dialect::agent)
+                .map_err(err)?;
         spec.check().map_err(err)?;
         Ok((spec, warnings))
     }
@@ -336,7 +331,7 @@ impl AgentSpec {
             }
             // the table refines the preset of its id
             Some(v) => Some(
-                crate::sim_table::refine(&SimAgentSettings::preset(id), v)
+                crate::experiment::sim_table::refine(&SimAgentSettings::preset(id), v)
                     .map_err(|e| format!("models.{name}.sim: {e}"))?,
             ),
         };

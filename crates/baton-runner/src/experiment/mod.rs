@@ -14,9 +14,15 @@
 //!
 //! [`Kernel::open`] is the first step of every prepared run, shared by both studies: the
 //! resume check and the folder's lock.
+//!
+//! The TOML is read here and only here: `dialect` (one dialect for both kinds, older
+//! spellings normalised), `sim_table` (a `[models.NAME.sim]` table over its preset) and
+//! [`kind_of`]; the spec types are read from the normalised table.
 
 mod agent;
 mod chat;
+pub(crate) mod dialect;
+pub(crate) mod sim_table;
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
