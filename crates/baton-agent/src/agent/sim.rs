@@ -85,6 +85,14 @@
 //! the commands left. Malformed replies come with chance `malformed` as for other tasks
 //! (they run nothing and the plan goes on where it was).
 //!
+//! Asked for a Handover document (a handoff's `handover` call: the last message is a user
+//! message that is no observation and contains `true_at_sha:`), it replies with text only:
+//! a Handover document anchored at the commit and dated as the request says, whose claims
+//! are that each file it read with a `cat` that exited 0 exists (`test -f FILE`, at most
+//! three), whose negative knowledge counts its edits whose check failed, whose first action
+//! is `git status --short`, and whose `verify_cmd` is its first claim's check (`git
+//! rev-parse --verify HEAD` without one).
+//!
 //! Usage follows the chat sims ([`baton_models::tokens`]): prompt tokens are the request's
 //! messages (four characters a token, plus four per message, tool calls included), output
 //! tokens its reply text and tool-call arguments; no caching, no reasoning.
@@ -366,6 +374,9 @@ impl SimAgent {
             .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
         let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
         let d = |purpose: &str| draw(request, &task.id, purpose);
+        if let Some(text) = handover_reply(request, &task.id) {
+            return Ok(text_response(request, text, Vec::new()));
+        }
         if let Some(text) = summary_reply(request) {
             return Ok(text_response(request, text, Vec::new()));
         }
@@ -417,6 +428,9 @@ impl SimAgent {
             .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
         let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
         let d = |purpose: &str| draw(request, &task.id, purpose);
+        if let Some(text) = handover_reply(request, &task.id) {
+            return text_response(request, text, Vec::new());
+        }
         if let Some(text) = summary_reply(request) {
             return text_response(request, text, Vec::new());
         }
@@ -622,6 +636,85 @@ fn summary_reply(request: &Request) -> Option<String> {
         "Summary of the work so far: {} commands.\n{}",
         lines.len(),
         lines.join("\n")
+    ))
+}
+
+/// The Handover document the agent writes when asked for one (see the module docs).
+fn handover_reply(request: &Request, task_id: &str) -> Option<String> {
+    let last = request.messages.last()?;
+    if last.role != Role::User
+        || return_code_in(&last.content).is_some()
+        || !last.content.contains("true_at_sha:")
+    {
+        return None;
+    }
+    let value = |key: &str| -> String {
+        last.content
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let (sha, date) = (value("true_at_sha:"), value("iso_date:"));
+    let msgs = &request.messages;
+    let mut read: Vec<String> = Vec::new();
+    let mut failed = 0;
+    for (i, m) in msgs.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        let Some(cmd) = command_of(m) else { continue };
+        let rc = msgs.get(i + 1).and_then(|o| return_code_in(&o.content));
+        if let Some(file) = cmd.strip_prefix("cat ")
+            && rc == Some("0")
+            && !file.contains(' ')
+            && !read.iter().any(|f| f == file)
+            && read.len() < 3
+        {
+            read.push(file.to_string());
+        }
+        if classify(&cmd) == (Kind::Check { passed: false }) && rc.is_some_and(|c| c != "0") {
+            failed += 1;
+        }
+    }
+    let slug: String = task_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let mut claims = String::new();
+    for f in &read {
+        claims.push_str(&format!("| `{f}` exists | `test -f {f}` |\n"));
+    }
+    if claims.is_empty() {
+        claims.push_str(
+            "| The repository is a git work tree | `git rev-parse --is-inside-work-tree` |\n",
+        );
+    }
+    // a check that can fail (the linter refuses `git status`, which always exits 0)
+    let verify = read.first().map_or_else(
+        || "git rev-parse --verify HEAD".to_string(),
+        |f| format!("test -f {f}"),
+    );
+    let negative = match failed {
+        0 => "- **Tried and failed:** nothing yet; no check of a change has failed.".to_string(),
+        n => format!(
+            "- **Tried and failed:** {n} change(s) whose check failed; do not repeat them without reading why."
+        ),
+    };
+    Some(format!(
+        "---\nhandoff: {slug}\niso_date: {date}\ntrue_at_sha: {sha}\nshape: handoff\n\
+         first_action: Run `git status --short` to see the change so far.\n\
+         verify_cmd: {verify}\nstatus: in_progress\n---\n\n\
+         # Handover: {task_id}\n\n\
+         ## Current state as verifiable claims\n| Claim | Verify |\n|---|---|\n{claims}\n\
+         ## Negative knowledge\n{negative}\n\n\
+         ## Next action\n1. Run `git status --short` to see the change so far.\n"
     ))
 }
 

@@ -94,5 +94,81 @@ fn issue_38_the_switch_commits_the_tree_and_checks_the_claims_there() {
     assert_eq!(verdict, Verdict::Failed);
     // the sandbox is as it was: nothing was written into it
     assert_eq!(sh(&mut env, "git status --porcelain"), "");
+
+    // The simulated agent, asked with the request, writes a document whose claims hold
+    // at the commit: that each file it read exists.
+    let task = baton_agent::DocumentTask {
+        id: "fix-a".into(),
+        instruction: "Fix a.txt.".into(),
+        document: "HANDOVER.md".into(),
+        traps: Vec::new(),
+        base_rate: 0.5,
+        reader: std::sync::Arc::new(NoReader),
+    };
+    let settings = baton_agent::SimAgentSettings {
+        malformed: 0.0,
+        ..Default::default()
+    };
+    let agent = baton_agent::SimAgent::new(&[], [("m".to_string(), settings)].into())
+        .unwrap()
+        .with_document_tasks(vec![task])
+        .unwrap();
+    let call = baton_types::ToolCall {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"cat a.txt"}"#.into(),
+    };
+    let messages = vec![
+        baton_types::Message::system("s"),
+        baton_types::Message::user("Fix a.txt."),
+        baton_types::Message::assistant_with_calls("", vec![call]),
+        baton_types::Message::tool("c1", "<returncode>0</returncode>\n<output>\nuno\n</output>"),
+        baton_types::Message::user(request),
+    ];
+    let reply = agent
+        .reply(&baton_models::Request {
+            model: "m".into(),
+            messages,
+            config: Default::default(),
+            seed: Some(1),
+            tools: vec![baton_agent::bash_tool()],
+            tool_choice: None,
+        })
+        .unwrap();
+    assert!(reply.tool_calls.is_empty());
+    assert!(
+        reply.text.contains(&format!("true_at_sha: {sha}\n")),
+        "{}",
+        reply.text
+    );
+    let lint = switch::lint_at_switch(
+        env.as_mut(),
+        &reply.text,
+        Rubric::Baton,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert!(
+        lint.valid,
+        "{}\n{lint:?}\n{:?}",
+        reply.text,
+        Rubric::Baton.score(&Document::parse(&reply.text)).findings
+    );
+    let classes: Vec<(&str, Class)> = lint
+        .claims
+        .iter()
+        .map(|c| (c.label.as_str(), c.class))
+        .collect();
+    assert_eq!(classes, [("a.txt exists", Class::HeldAndHolds)]);
+    assert_eq!(lint.verdict, Verdict::Verified, "{lint:?}");
     let _ = env.close();
+}
+
+#[derive(Debug)]
+struct NoReader;
+
+impl baton_agent::DocumentReader for NoReader {
+    fn stances(&self, _: &str) -> Vec<baton_agent::Stance> {
+        Vec::new()
+    }
 }
