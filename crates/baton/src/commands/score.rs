@@ -16,7 +16,11 @@ use crate::printer::Printer;
 
 pub(crate) struct Case {
     line: usize,
-    object: serde_json::Map<String, Value>,
+    /// The case's `id` (`"?"` when it has none or it is not a string).
+    id: String,
+    /// The whole case, kept only when it already has an `"actual"` key (its output line is
+    /// then written again from it with the key replaced).
+    object: Option<serde_json::Map<String, Value>>,
     /// The case's line as read, which its output line repeats.
     text: String,
     family: Family,
@@ -30,25 +34,92 @@ pub(crate) struct Case {
     expected: Option<(Option<f64>, Value)>,
 }
 
+/// The keys of a case `baton score` reads, deserialized straight from its line: the other
+/// keys (a note, ...) are skipped without being built, and no map of the whole case is.
+/// A key given as `null` is present (`Some(Value::Null)`), as in the case's object.
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct Keys {
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    family: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    stage: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    sample: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    input: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    expected: Option<Value>,
+    #[serde(default, deserialize_with = "present_any")]
+    actual: Option<()>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+fn present_any<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<()>, D::Error> {
+    <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| Some(()))
+}
+
+/// The keys of a case line that is a JSON object without an `"actual"` key and without a
+/// repeated key (`None` otherwise: such a line is read whole, as before).
+fn read_keys(text: &str) -> Option<Keys> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let keys: Keys = serde_json::from_str(text).ok()?;
+    keys.actual.is_none().then_some(keys)
+}
+
+/// The keys of a case line read as a whole JSON value, and the case's object when it has
+/// an `"actual"` key.
+type Whole = (Keys, Option<serde_json::Map<String, Value>>);
+
+fn whole_keys(value: Value) -> Option<Whole> {
+    let Value::Object(object) = value else {
+        return None;
+    };
+    let get = |key: &str| object.get(key).cloned();
+    let keys = Keys {
+        id: get("id"),
+        family: get("family"),
+        stage: get("stage"),
+        sample: get("sample"),
+        input: get("input"),
+        expected: get("expected"),
+        actual: object.contains_key("actual").then_some(()),
+    };
+    let object = keys.actual.is_some().then_some(object);
+    Some((keys, object))
+}
+
 fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
     let at = || format!("{path}: line {line}");
-    let value: Value = serde_json::from_str(text).with_context(|| format!("{}: not JSON", at()))?;
-    let Value::Object(object) = value else {
-        bail!("{}: expected a JSON object", at())
+    let (keys, object) = match read_keys(text) {
+        Some(keys) => (keys, None),
+        None => {
+            let value: Value =
+                serde_json::from_str(text).with_context(|| format!("{}: not JSON", at()))?;
+            whole_keys(value).with_context(|| format!("{}: expected a JSON object", at()))?
+        }
     };
-    let id = object
-        .get("id")
+    let id = keys
+        .id
+        .as_ref()
         .and_then(Value::as_str)
         .unwrap_or("?")
         .to_string();
     let at = || format!("{path}: line {line} (id {id:?})");
-    let family: Family = object
-        .get("family")
+    let family: Family = keys
+        .family
+        .as_ref()
         .and_then(Value::as_str)
         .with_context(|| format!("{}: key \"family\": expected a string", at()))?
         .parse()
         .map_err(|e: String| anyhow::anyhow!("{}: key \"family\": {e}", at()))?;
-    let response_stage = match object.get("stage").and_then(Value::as_str) {
+    let response_stage = match keys.stage.as_ref().and_then(Value::as_str) {
         Some("evaluator") => false,
         Some("response") | None => true,
         Some(other) => bail!(
@@ -56,20 +127,20 @@ fn parse_case(path: &str, line: usize, text: &str) -> Result<Case> {
             at()
         ),
     };
-    let sample = match object.get("sample") {
-        Some(sample @ Value::Object(_)) => sample.clone(),
+    let sample = match keys.sample {
+        Some(sample @ Value::Object(_)) => sample,
         _ => bail!("{}: key \"sample\": expected an object", at()),
     };
-    let expected = object
-        .get("expected")
+    let expected = keys
+        .expected
         .map(|e| (e["score"].as_f64(), e["is_correct"].clone()));
-    let input = object
-        .get("input")
-        .and_then(Value::as_str)
-        .with_context(|| format!("{}: key \"input\": expected a string", at()))?
-        .to_string();
+    let input = match keys.input {
+        Some(Value::String(input)) => input,
+        _ => bail!("{}: key \"input\": expected a string", at()),
+    };
     Ok(Case {
         line,
+        id,
         object,
         text: text.trim().to_owned(),
         family,
@@ -133,8 +204,7 @@ pub fn score(args: ScoreArgs, printer: &Printer) -> Result<Outcome> {
             if a {
                 agreed += 1;
             } else {
-                let id = case.object.get("id").and_then(Value::as_str).unwrap_or("?");
-                disagree.push(format!("{id} (line {})", case.line));
+                disagree.push(format!("{} (line {})", case.id, case.line));
             }
         }
     }
@@ -189,8 +259,8 @@ fn score_case(evaluators: &Evaluators, c: &Case) -> (String, Option<bool>) {
 /// and serializing each case cost more than scoring it on the larger families. A case that
 /// already has an `"actual"` key is written again with the key replaced.
 fn with_actual(c: &Case, actual: &Value) -> String {
-    if c.object.contains_key("actual") {
-        let mut object = c.object.clone();
+    if let Some(object) = &c.object {
+        let mut object = object.clone();
         object.insert("actual".into(), actual.clone());
         return Value::Object(object).to_string();
     }
@@ -231,4 +301,79 @@ pub(crate) fn agrees_with_expected(c: &Case, verdict: &Result<Verdict, EvalError
         _ => false,
     };
     Some(score_ok && correct_ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_whole(text: &str) -> Option<Whole> {
+        whole_keys(serde_json::from_str(text).unwrap())
+    }
+
+    /// Every conformance line gives the same keys read straight into [`Keys`] as read
+    /// whole, and lines the typed reading leaves alone are read whole as before.
+    #[test]
+    fn issue_37_typed_reading_of_cases_matches_the_whole_reading() {
+        let Some(dir) = baton_fixture::shared_dir("conformance") else {
+            return;
+        };
+        let mut lines = 0;
+        for family in ["actions", "math", "data2text", "database", "code"] {
+            let text = std::fs::read_to_string(dir.join(format!("{family}.jsonl"))).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let typed = read_keys(line).expect("a conformance line is read typed");
+                let (whole, object) = read_whole(line).unwrap();
+                assert_eq!(typed, whole, "{line}");
+                assert!(object.is_none());
+                lines += 1;
+            }
+        }
+        assert!(lines > 2900, "{lines} lines");
+        let null = r#"{"id": null, "family": "math", "sample": {}, "input": "1", "expected": null, "note": [1]}"#;
+        let typed = read_keys(null).unwrap();
+        assert_eq!(typed.expected, Some(Value::Null));
+        assert_eq!(typed, read_whole(null).unwrap().0);
+        for whole in [
+            r#"[1, 2]"#,
+            r#"{"family": "math", "family": "code"}"#,
+            r#"{"family": "math", "actual": {"score": 1}}"#,
+        ] {
+            assert!(read_keys(whole).is_none(), "{whole}");
+        }
+        assert_eq!(
+            read_whole(r#"{"family": "math", "family": "code"}"#)
+                .unwrap()
+                .0
+                .family,
+            Some(Value::String("code".into()))
+        );
+    }
+
+    /// The output line repeats the line as read with `actual` last, or the case written
+    /// again with its `actual` replaced.
+    #[test]
+    fn issue_37_output_lines_are_unchanged() {
+        let actual = serde_json::json!({"score": 1.0, "is_correct": true});
+        let plain = r#"{"id": "m1", "family": "math", "sample": {"answer": "= 4"}, "input": "4", "note": "x"}"#;
+        let case = parse_case("f", 1, plain).unwrap();
+        assert_eq!(
+            with_actual(&case, &actual),
+            r#"{"id": "m1", "family": "math", "sample": {"answer": "= 4"}, "input": "4", "note": "x","actual":{"score":1.0,"is_correct":true}}"#
+        );
+        let again =
+            r#"{"id": "m1", "actual": {"score": 0}, "family": "math", "sample": {}, "input": "4"}"#;
+        let case = parse_case("f", 2, again).unwrap();
+        assert_eq!(
+            with_actual(&case, &actual),
+            r#"{"id":"m1","actual":{"score":1.0,"is_correct":true},"family":"math","sample":{},"input":"4"}"#
+        );
+        let refused = parse_case("f", 3, "[1]").err().unwrap().to_string();
+        assert_eq!(refused, "f: line 3: expected a JSON object");
+        let refused = parse_case("f", 4, "{").err().unwrap();
+        assert!(
+            format!("{refused:#}").starts_with("f: line 4: not JSON: "),
+            "{refused:#}"
+        );
+    }
 }
