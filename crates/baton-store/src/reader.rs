@@ -13,6 +13,7 @@ use crate::error::{Result, StoreError};
 use crate::request::{Lists, join, sha256_hex};
 use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, ExperimentRow, NewCall};
 use crate::rows::{Outcome, TaskMeta};
+use crate::writer::uncut_text;
 
 /// Read-only access to a store, for reports and checks. Opening a file of an older
 /// schema migrates it first; a newer one is refused.
@@ -467,7 +468,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
              request_messages_at, request_messages, request_sha256, response_text,
              raw_response, uncached_in, cache_read, cache_write_5m, cache_write_1h, output,
              reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
-             batch_id, cost_direct, batch_item, response_sha256
+             batch_id, cost_direct, batch_item, response_sha256, raw_response_text_at
              FROM calls WHERE episode_id = ?1
              ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
         )
@@ -520,13 +521,14 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 created_at: r.get(22)?,
             };
             let checksum: Option<String> = r.get(27)?;
-            Ok((row, phase, request, checksum))
+            let raw_text_at: Option<i64> = r.get(28)?;
+            Ok((row, phase, request, checksum, raw_text_at))
         })
         .map_err(&err)?;
     let mut out = Vec::new();
     let mut lists = Lists::default();
     for row in rows {
-        let (mut row, phase, request, checksum) = row.map_err(&err)?;
+        let (mut row, phase, request, checksum, raw_text_at) = row.map_err(&err)?;
         let id = row.id;
         row.call.phase = parse(path, || format!("calls.phase of call {id}"), &phase)?;
         let actual = sha256_hex(&row.call.response_text);
@@ -539,6 +541,18 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
                 stored: checksum.unwrap_or_else(|| "none".into()),
                 actual,
             });
+        }
+        if let (Some(at), Some(cut)) = (raw_text_at, &row.call.raw_response) {
+            row.call.raw_response = Some(
+                usize::try_from(at)
+                    .ok()
+                    .and_then(|at| uncut_text(cut, at, &row.call.response_text))
+                    .ok_or_else(|| StoreError::Decode {
+                        path: path.to_path_buf(),
+                        what: format!("calls.raw_response_text_at of call {id}"),
+                        message: format!("{at} is not a position in its raw_response"),
+                    })?,
+            );
         }
         row.call.request_json = rebuild(conn, path, id, request, &mut lists)?;
         let actual = sha256_hex(&row.call.request_json);

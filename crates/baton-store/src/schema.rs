@@ -126,16 +126,24 @@
 //! whole in `request_json`, as every call of a version-1 file is after migration:
 //! exactly one of `request_json` and `request_params` is set.
 //!
+//! Version 16: `calls.raw_response_text_at`. A raw body repeats the reply's text as a
+//! JSON string (`"content":"…"`), which `response_text` already holds; when the body
+//! holds that string exactly as serde_json writes `response_text` (quotes included),
+//! it is cut out of `raw_response` and its byte offset kept in `raw_response_text_at`,
+//! and the reader puts it back. NULL (every call stored before version 16, and a body
+//! that escapes the text otherwise): `raw_response` is the body as received. The body
+//! read back is the same bytes either way.
+//!
 //! Growth is linear in the transcript: each message is stored once, each call adds
 //! one prefix-tree node per message that is new to its conversation (usually two: the
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 15;
+pub const SCHEMA_VERSION: i64 = 16;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
-    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15,
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16,
 ];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
@@ -513,4 +521,10 @@ UPDATE episodes SET
              AND a.turn <= episodes.k) END
 WHERE status != 'incomplete'
     AND (SELECT kind FROM experiment WHERE id = 1) = 'chat';
+"#;
+
+/// Version 16: a raw body may be stored without the reply text it repeats (see the
+/// module docs, "How a request is stored").
+const V16: &str = r#"
+ALTER TABLE calls ADD COLUMN raw_response_text_at INTEGER;
 "#;

@@ -846,15 +846,27 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
         }
         None => (Some(c.request_json.as_str()), None, None, None),
     };
+    let (raw, raw_text_at) = match c
+        .raw_response
+        .as_deref()
+        .map(|r| cut_text(r, &c.response_text))
+    {
+        Some(Some((cut, at))) => (Some(std::borrow::Cow::Owned(cut)), Some(at as i64)),
+        _ => (
+            c.raw_response.as_deref().map(std::borrow::Cow::Borrowed),
+            None,
+        ),
+    };
     conn.exec(
         &format!(
             "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
              request_params, request_messages_at, request_messages, request_sha256,
              response_text, raw_response, uncached_in, cache_read, cache_write_5m,
              cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-             unpriced, batch_id, cost_direct, batch_item, response_sha256, created_at)
+             unpriced, batch_id, cost_direct, batch_item, response_sha256,
+             raw_response_text_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, {NOW})"
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, {NOW})"
         ),
         params![
             c.episode_id,
@@ -868,7 +880,7 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             list,
             c.request_sha256,
             c.response_text,
-            c.raw_response,
+            raw,
             count(c.usage.uncached_in),
             count(c.usage.cache_read),
             count(c.usage.cache_write_5m),
@@ -883,11 +895,41 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.batch_id,
             c.cost_direct.map(|c| c.0),
             c.batch_item,
-            sha256_hex(&c.response_text)
+            sha256_hex(&c.response_text),
+            raw_text_at
         ],
     )
     .map_err(&err)?;
     Ok(conn.last_insert_rowid())
+}
+
+/// The raw body without the reply's text, and where it was, when the body holds the
+/// text as serde_json writes it (quotes included); `None`: the body is stored whole
+/// (see [`crate::schema`], version 16). Only a text long enough to be worth it is cut.
+pub(crate) fn cut_text(raw: &str, text: &str) -> Option<(String, usize)> {
+    if text.len() < 16 {
+        return None;
+    }
+    let quoted = serde_json::to_string(text).ok()?;
+    let at = raw.find(&quoted)?;
+    let mut cut = String::with_capacity(raw.len() - quoted.len());
+    cut.push_str(&raw[..at]);
+    cut.push_str(&raw[at + quoted.len()..]);
+    Some((cut, at))
+}
+
+/// The raw body [`cut_text`] cut, whole again; `None` when `at` is not a character
+/// boundary of `cut`.
+pub(crate) fn uncut_text(cut: &str, at: usize, text: &str) -> Option<String> {
+    if !cut.is_char_boundary(at) {
+        return None;
+    }
+    let quoted = serde_json::to_string(text).ok()?;
+    let mut raw = String::with_capacity(cut.len() + quoted.len());
+    raw.push_str(&cut[..at]);
+    raw.push_str(&quoted);
+    raw.push_str(&cut[at..]);
+    Some(raw)
 }
 
 /// Store how episode `id` ended.

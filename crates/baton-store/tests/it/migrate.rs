@@ -213,3 +213,62 @@ fn issue_24_a_version_11_store_learns_its_kind_from_its_rows() {
         assert_eq!(r.is_agent().unwrap(), agent);
     }
 }
+
+#[tokio::test]
+async fn a_version_15_file_keeps_its_raw_bodies_whole_and_cuts_the_new_ones() {
+    let cx = TestContext::new();
+    let text = "a reply long enough to be cut out of its body";
+    let raw = format!(
+        r#"{{"choices":[{{"message":{{"content":{}}}}}]}}"#,
+        serde_json::to_string(text).unwrap()
+    );
+    let with_text = |turn: u32| {
+        let mut c = call(
+            1,
+            turn,
+            Phase::Prefix,
+            request_json(&conversation(turn as usize), 5),
+        );
+        c.response_text = text.into();
+        c.raw_response = Some(raw.clone());
+        c
+    };
+    // a version-15 file: its raw bodies whole, and no raw_response_text_at
+    {
+        let store = cx.store().await;
+        let (episode, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+        assert_eq!(episode.id, 1);
+        store.record_call(with_text(1)).await.unwrap();
+        drop(store);
+        let db = Connection::open(cx.path()).unwrap();
+        db.execute_batch(&format!(
+            "UPDATE calls SET raw_response = '{}', raw_response_text_at = NULL;
+             ALTER TABLE calls DROP COLUMN raw_response_text_at;
+             UPDATE meta SET value = '15' WHERE key = 'schema_version';",
+            raw.replace('\'', "''")
+        ))
+        .unwrap();
+    }
+    let store = Store::open(&cx.path()).expect("a version-15 file opens");
+    store.record_call(with_text(2)).await.unwrap();
+    let back: Vec<_> = store
+        .calls(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.call)
+        .collect();
+    assert_eq!(back, [with_text(1), with_text(2)]);
+    drop(store);
+    assert_eq!(version(&cx.path()), 16);
+    let db = Connection::open(cx.path()).unwrap();
+    let cut: Vec<Option<i64>> = db
+        .prepare("SELECT raw_response_text_at FROM calls ORDER BY turn")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    // the text starts after {"choices":[{"message":{"content":
+    assert_eq!(cut, [None, Some(34)]);
+}

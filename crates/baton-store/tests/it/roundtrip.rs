@@ -360,3 +360,94 @@ async fn writes_in_flight_together_commit_together_and_fail_alone() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_raw_body_is_stored_without_the_reply_text_it_repeats_and_read_back_whole() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (episode, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    let text = "Thanks, noted.\nAnswer: \"22\" \\ é 😀 \u{1}";
+    let quoted = serde_json::to_string(text).unwrap();
+    let chat = |turn: u32, raw: String| {
+        let mut c = call(
+            episode.id,
+            turn,
+            Phase::Prefix,
+            request_json(&conversation(turn as usize), 5),
+        );
+        c.response_text = text.into();
+        c.raw_response = Some(raw);
+        c
+    };
+    let calls = [
+        // as serde_json writes it: cut out
+        chat(
+            1,
+            format!(
+                r#"{{"id":"c1","choices":[{{"message":{{"content":{quoted}}}}}],"usage":{{}}}}"#
+            ),
+        ),
+        // escaped otherwise (\u00e9 for é): kept whole
+        chat(
+            2,
+            format!(
+                r#"{{"choices":[{{"message":{{"content":{}}}}}]}}"#,
+                quoted.replace('é', "\\u00e9")
+            ),
+        ),
+        // the text twice: the first is cut, the second kept
+        chat(3, format!("[{quoted},{quoted}]")),
+        // no raw body
+        baton_store::NewCall {
+            raw_response: None,
+            ..chat(4, String::new())
+        },
+    ];
+    for c in &calls {
+        store.record_call(c.clone()).await.unwrap();
+    }
+    let back: Vec<_> = store
+        .calls(episode.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.call)
+        .collect();
+    assert_eq!(back, calls);
+    let db = Connection::open(cx.path()).unwrap();
+    let stored: Vec<(u32, Option<i64>, Option<usize>)> = db
+        .prepare("SELECT turn, raw_response_text_at, length(raw_response) FROM calls ORDER BY turn")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let len = |i: usize| calls[i].raw_response.as_ref().unwrap().chars().count();
+    let at = calls[0]
+        .raw_response
+        .as_ref()
+        .unwrap()
+        .find(&quoted)
+        .unwrap() as i64;
+    assert_eq!(
+        stored,
+        [
+            (1, Some(at), Some(len(0) - quoted.chars().count())),
+            (2, None, Some(len(1))),
+            (3, Some(1), Some(len(2) - quoted.chars().count())),
+            (4, None, None),
+        ]
+    );
+    drop(db);
+    // a reader sees the same bytes
+    let reader = Reader::open(&cx.path()).unwrap();
+    assert_eq!(
+        reader
+            .calls(episode.id)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.call)
+            .collect::<Vec<_>>(),
+        calls
+    );
+}
