@@ -211,8 +211,9 @@ pub(crate) fn claim(shared: &SharedSpool, bytes: u64) -> std::io::Result<SpoolCl
         if need > len {
             // grown to a whole number of reserves, so that the claims of a run's calls
             // in flight, which rise a little with each turn, sync the disk a few times
-            // a run rather than at every call (bench harness, 4,260 calls: 1,431 syncs, now 19); a disk
-            // without room for the round figure may still have room for the need
+            // a run rather than at every call (bench harness, 4,260 calls: 1,431 syncs,
+            // now 19); a disk without room for the round figure may still have room for
+            // the need
             let round = need.div_ceil(SPOOL_BYTES) * SPOOL_BYTES;
             if spool
                 .write_undone(&vec![0u8; (round - len) as usize], len)

@@ -1241,6 +1241,63 @@ mod tests {
     }
 
     #[test]
+    fn a_handover_request_gets_a_document_of_what_the_agent_did() {
+        let call = |id: &str, cmd: &str| {
+            Message::assistant_with_calls(
+                "",
+                vec![ToolCall {
+                    id: id.into(),
+                    name: "bash".into(),
+                    arguments: json!({ "command": cmd }).to_string(),
+                }],
+            )
+        };
+        let obs = |id: &str, rc: i32| {
+            Message::tool(
+                id,
+                format!("<returncode>{rc}</returncode>\n<output>\nx\n</output>"),
+            )
+        };
+        let ask = "Write it.\n---\niso_date: 2026-02-03\ntrue_at_sha: 0123abc\n---\n";
+        let messages = vec![
+            Message::system("s"),
+            Message::user("task"),
+            call("1", "cat src/a.py"),
+            obs("1", 0),
+            call("2", "cat missing.py"),
+            obs("2", 1),
+            call("3", "python3 - <<'X'\nimport x\nX"),
+            obs("3", 1),
+            call("4", "python3 - <<'X'\nimport x\nX"),
+            obs("4", 0),
+            Message::user(ask),
+        ];
+        let request = Request {
+            model: "m".into(),
+            messages,
+            config: Default::default(),
+            seed: None,
+            tools: Vec::new(),
+            tool_choice: None,
+        };
+        let doc = handover_reply(&request, "Task One").unwrap();
+        assert_eq!(
+            doc,
+            "---\nhandoff: task-one\niso_date: 2026-02-03\ntrue_at_sha: 0123abc\nshape: handoff\n\
+             first_action: Run `git status --short` to see the change so far.\n\
+             verify_cmd: test -f src/a.py\nstatus: in_progress\n---\n\n# Handover: Task One\n\n\
+             ## Current state as verifiable claims\n| Claim | Verify |\n|---|---|\n\
+             | `src/a.py` exists | `test -f src/a.py` |\n\n## Negative knowledge\n\
+             - **Tried and failed:** 1 change(s) whose check failed; do not repeat them without \
+             reading why.\n\n## Next action\n1. Run `git status --short` to see the change so far.\n"
+        );
+        // an observation is never taken for the request
+        let mut not = request.clone();
+        not.messages.push(obs("5", 0));
+        assert_eq!(handover_reply(&not, "t"), None);
+    }
+
+    #[test]
     fn commands_are_read_back_from_both_protocols() {
         let tool = Message::assistant_with_calls(
             "",
