@@ -89,6 +89,21 @@ pub struct CostRow {
     pub exits: BTreeMap<String, u64>,
 }
 
+/// One condition × model over every scenario and trap (each trial's trap one answer).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pooled {
+    /// The condition.
+    pub condition: Condition,
+    /// The model.
+    pub model: String,
+    /// Trap answers missing.
+    pub no_answer: u64,
+    /// The pooled fell-in rate with its interval.
+    pub rate: Option<Rate>,
+    /// Against `none`, pooled alike.
+    pub contrast: Option<Contrast>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrapReport {
@@ -98,6 +113,9 @@ pub struct TrapReport {
     pub trials: u64,
     /// Trials that did not finish.
     pub unfinished: u64,
+    /// Per condition and model, every scenario and trap pooled (trap answers are not
+    /// independent within a trial: read it as a summary, the cells as the test).
+    pub pooled: Vec<Pooled>,
     /// The cells, by scenario, trap, condition, model.
     pub cells: Vec<Cell>,
     /// The costs, by scenario, condition, model.
@@ -215,8 +233,50 @@ pub fn build(results: &BenchResults) -> TrapReport {
             }
         }
     }
+    let pooled_answers = |condition: Condition, model: &str| -> Vec<Option<bool>> {
+        results
+            .trials
+            .iter()
+            .filter(|t| t.id.condition == condition && t.id.model == model)
+            .flat_map(|t| {
+                t.outcomes.iter().map(move |o| {
+                    if !t.finished {
+                        return None;
+                    }
+                    match o.outcome {
+                        super::Outcome::FellIn => Some(true),
+                        super::Outcome::Clear => Some(false),
+                        super::Outcome::NoAnswer => None,
+                    }
+                })
+            })
+            .collect()
+    };
+    let mut pooled = Vec::new();
+    for condition in &conditions {
+        for model in &models {
+            let a = pooled_answers(*condition, model);
+            let rate = stats::cell_rate(&a);
+            let control = stats::cell_rate(&pooled_answers(Condition::None, model));
+            let contrast = match (rate, control) {
+                (Some(r), Some(c)) if *condition != Condition::None => Some(Contrast {
+                    difference: r.rate - c.rate,
+                    p_value: stats::contrast(&r, &c).p_value,
+                }),
+                _ => None,
+            };
+            pooled.push(Pooled {
+                condition: *condition,
+                model: (*model).clone(),
+                no_answer: a.iter().filter(|x| x.is_none()).count() as u64,
+                rate,
+                contrast,
+            });
+        }
+    }
     TrapReport {
         name: results.name.clone(),
+        pooled,
         trials: results.trials.len() as u64,
         unfinished: results.trials.iter().filter(|t| !t.finished).count() as u64,
         cells,
@@ -264,6 +324,27 @@ const CELL_HEAD: [&str; 9] = [
     "Fisher p",
     "document lint",
 ];
+
+const POOLED_HEAD: [&str; 6] = [
+    "condition",
+    "model",
+    "fell in [95% CI]",
+    "no answer",
+    "Δ vs none",
+    "Fisher p",
+];
+
+fn pooled_row(p: &Pooled) -> Vec<String> {
+    let (d, pv) = contrast_text(&p.contrast);
+    vec![
+        p.condition.to_string(),
+        p.model.clone(),
+        rate_text(&p.rate),
+        p.no_answer.to_string(),
+        d,
+        pv,
+    ]
+}
 
 const COST_HEAD: [&str; 8] = [
     "scenario",
@@ -336,7 +417,16 @@ pub fn markdown(r: &TrapReport) -> String {
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
     };
-    let _ = writeln!(out, "## Fell-in rates\n");
+    let _ = writeln!(
+        out,
+        "## By condition (every scenario and trap pooled; a summary, the cells below are the test)\n"
+    );
+    table(
+        &mut out,
+        &POOLED_HEAD,
+        r.pooled.iter().map(pooled_row).collect(),
+    );
+    let _ = writeln!(out, "\n## Fell-in rates\n");
     table(&mut out, &CELL_HEAD, r.cells.iter().map(cell_row).collect());
     let _ = writeln!(out, "\n## Cost per trial\n");
     table(&mut out, &COST_HEAD, r.costs.iter().map(cost_row).collect());
@@ -386,6 +476,12 @@ pub fn html(r: &TrapReport) -> String {
         }
         out.push_str("</table>\n");
     };
+    out.push_str("<h2>By condition (every scenario and trap pooled)</h2>\n");
+    table(
+        &mut out,
+        &POOLED_HEAD,
+        r.pooled.iter().map(pooled_row).collect(),
+    );
     out.push_str("<h2>Fell-in rates</h2>\n");
     table(&mut out, &CELL_HEAD, r.cells.iter().map(cell_row).collect());
     out.push_str("<h2>Cost per trial</h2>\n");

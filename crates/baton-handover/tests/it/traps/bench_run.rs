@@ -130,6 +130,30 @@ fn issue_38_the_example_runs_offline_and_its_rates_follow_the_documents() {
     assert_eq!(files.len(), 3);
     assert_eq!(rep.cells.len(), 72);
     assert_eq!(rep.costs.len(), 24);
+    // pooled per condition and model: 3 scenarios × 3 traps × 2 trials = 18 answers
+    let pooled = |c: Condition, m: &str| {
+        rep.pooled
+            .iter()
+            .find(|p| p.condition == c && p.model == m)
+            .unwrap()
+            .clone()
+    };
+    for m in ["lc", "hc"] {
+        let (g, p, n) = (
+            pooled(Condition::Good, m),
+            pooled(Condition::Poisoned, m),
+            pooled(Condition::None, m),
+        );
+        assert_eq!((g.rate.unwrap().k, g.rate.unwrap().n), (0, 18), "{m}");
+        assert_eq!((p.rate.unwrap().k, p.rate.unwrap().n), (18, 18), "{m}");
+        let nr = n.rate.unwrap();
+        assert_eq!(nr.n, 18);
+        let c = p.contrast.unwrap();
+        assert!((c.difference - (1.0 - nr.rate)).abs() < 1e-12);
+        let fisher = traps::stats::fisher_exact(18, 0, nr.k, 18 - nr.k).p_value;
+        assert!((c.p_value - fisher).abs() < 1e-12);
+        assert!(n.contrast.is_none());
+    }
     let cell = |scenario: &str, trap: &str, c: Condition, m: &str| {
         rep.cells
             .iter()
