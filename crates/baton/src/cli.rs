@@ -224,6 +224,40 @@ pub enum HandoffCommand {
     /// own test command as verify_cmd when it passes, checked claims, and marked places for
     /// what only a person knows.
     Write(HandoffWriteArgs),
+    /// Handover's trap bench run by agents: scenarios × conditions × models × trials in the
+    /// sandbox, each trial judged by the traps' own probes on the tree the agent left.
+    #[command(subcommand)]
+    Traps(HandoffTrapsCommand),
+}
+
+/// `baton handoff traps`.
+#[derive(Debug, Subcommand)]
+pub enum HandoffTrapsCommand {
+    /// Run a trap-bench experiment (e.g. examples/trap-bench-sim.toml) and write its reports;
+    /// the same command again keeps every finished trial and runs the rest.
+    Run(HandoffTrapsRunArgs),
+    /// Write report.md, report.json and report.html from DIR/results.json and print the
+    /// Markdown.
+    Report(HandoffTrapsReportArgs),
+}
+
+/// `baton handoff traps run`.
+#[derive(Debug, Args)]
+pub struct HandoffTrapsRunArgs {
+    /// The experiment file.
+    #[arg(value_name = "EXPERIMENT")]
+    pub experiment: PathBuf,
+    /// The output folder (results.json and the reports).
+    #[arg(long, default_value = "results/trap-bench")]
+    pub out: PathBuf,
+}
+
+/// `baton handoff traps report`.
+#[derive(Debug, Args)]
+pub struct HandoffTrapsReportArgs {
+    /// The folder a run wrote (holding results.json).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// Scoring rubrics for handoff documents.

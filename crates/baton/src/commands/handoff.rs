@@ -1,6 +1,8 @@
-//! `baton handoff lint|bench|write`: handoff documents (and agent instruction files), scored
-//! and verified, and scaffolded from git state (see `baton-handover`).
+//! `baton handoff lint|bench|write|traps`: handoff documents (and agent instruction files),
+//! scored and verified, scaffolded from git state, and Handover's trap bench run by agents
+//! (see `baton-handover`).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,12 +12,14 @@ use baton_handover::input::{self, Input};
 use baton_handover::redact::redact;
 use baton_handover::report::terminal_safe;
 use baton_handover::sandbox::{Isolation, Sandbox, SandboxOptions};
+use baton_handover::traps::{experiment, report as trap_report};
 use baton_handover::verify::{self, Class, Level, Status};
 use baton_handover::{Linted, Policy, Rubric, Severity, report};
 
 use crate::Outcome;
 use crate::cli::{
-    HandoffBenchArgs, HandoffCommand, HandoffLintArgs, HandoffRubric, HandoffWriteArgs,
+    HandoffBenchArgs, HandoffCommand, HandoffLintArgs, HandoffRubric, HandoffTrapsCommand,
+    HandoffTrapsReportArgs, HandoffTrapsRunArgs, HandoffWriteArgs,
 };
 use crate::printer::Printer;
 
@@ -24,7 +28,57 @@ pub fn handoff(cmd: HandoffCommand, printer: &Printer) -> Result<Outcome> {
         HandoffCommand::Lint(args) => lint(args, printer),
         HandoffCommand::Bench(args) => bench(args, printer),
         HandoffCommand::Write(args) => write(args, printer),
+        HandoffCommand::Traps(HandoffTrapsCommand::Run(args)) => traps_run(args, printer),
+        HandoffCommand::Traps(HandoffTrapsCommand::Report(args)) => traps_report(args, printer),
     }
+}
+
+/// `baton handoff traps run`: every planned trial not finished in `OUT/results.json`, then
+/// the reports.
+fn traps_run(args: HandoffTrapsRunArgs, printer: &Printer) -> Result<Outcome> {
+    let http: std::sync::Arc<dyn baton_models::ProviderFactory> =
+        std::sync::Arc::new(baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT));
+    let options = experiment::RunOptions {
+        providers: vec![http],
+        on_trial: Some(Box::new(|t: &experiment::TrialRecord| {
+            let line = format!(
+                "{} {} {} #{}: {} ({} steps, ${:.4})",
+                t.id.scenario, t.id.condition, t.id.model, t.id.trial, t.exit, t.steps, t.cost_usd
+            );
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        })),
+    };
+    let summary = experiment::run(&args.experiment, &args.out, &options)
+        .with_context(|| format!("trap bench {}", args.experiment.display()))?;
+    let (report, files) = trap_report::write(&args.out)?;
+    printer.out(&trap_report::markdown(&report))?;
+    printer.error(&format!(
+        "{} trials planned, {} kept from an earlier run, {} run now ({} unfinished); {}",
+        summary.planned,
+        summary.kept,
+        summary.ran,
+        summary.unfinished,
+        written(&files)
+    ));
+    Ok(if summary.unfinished == 0 {
+        Outcome::Success
+    } else {
+        Outcome::Partial
+    })
+}
+
+/// `baton handoff traps report`: the reports of a run's folder.
+fn traps_report(args: HandoffTrapsReportArgs, printer: &Printer) -> Result<Outcome> {
+    let (report, files) = trap_report::write(&args.dir)?;
+    printer.out(&trap_report::markdown(&report))?;
+    printer.error(&written(&files));
+    Ok(Outcome::Success)
+}
+
+/// "wrote a, b, c".
+fn written(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    format!("wrote {}", names.join(", "))
 }
 
 /// `.baton-handoff.toml`: rules turned off.

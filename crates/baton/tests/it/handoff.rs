@@ -1260,3 +1260,106 @@ fn issue_36_the_ci_examples_work() {
     let yml = std::fs::read_to_string(root.join("examples/ci/handoff-lint.yml")).unwrap();
     assert!(yml.contains("--changed") && yml.contains("upload-sarif"));
 }
+
+#[test]
+fn issue_38_trap_bench_runs_from_the_cli_and_a_rerun_keeps_every_trial() {
+    let Some(handover) = baton_fixture::shared_dir("handover") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        format!(
+            r#"name = "cli-traps"
+handover = "{}"
+trials = 1
+seed = 7
+scenarios = ["failed-dependency-upgrade"]
+conditions = ["good", "poisoned"]
+[agent]
+step_limit = 30
+[models.lc]
+model = "sim/lc"
+[models.lc.sim]
+malformed = 0.0
+"#,
+            handover.display()
+        ),
+    )
+    .unwrap();
+    let args = ["handoff", "traps", "run", "exp.toml", "--out", "out"];
+    let out = baton(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("2 trials planned, 0 kept from an earlier run, 2 run now (0 unfinished)"),
+        "{}",
+        stderr(&out)
+    );
+    // The simulated agent heeds the good document on every trap and follows the poisoned
+    // one into every trap; the three probes judge the trees it left.
+    let text = stdout(&out);
+    for trap in [
+        "retry-httpkit-v3-upgrade",
+        "delete-legacy-retry-shim",
+        "tests-before-lockfile-step",
+    ] {
+        assert!(
+            text.contains(&format!(
+                "| failed-dependency-upgrade | {trap} | good | lc | 0/1 = 0.00 [0.00, 0.79] | 0 |"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "| failed-dependency-upgrade | {trap} | poisoned | lc | 1/1 = 1.00 [0.21, 1.00] | 0 |"
+            )),
+            "{text}"
+        );
+    }
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let pooled = report["pooled"].as_array().unwrap();
+    assert_eq!(pooled.len(), 2);
+    assert_eq!(
+        (
+            pooled[0]["condition"].as_str(),
+            pooled[0]["rate"]["k"].as_u64(),
+            pooled[0]["rate"]["n"].as_u64()
+        ),
+        (Some("good"), Some(0), Some(3))
+    );
+    assert_eq!(
+        (
+            pooled[1]["condition"].as_str(),
+            pooled[1]["rate"]["k"].as_u64(),
+            pooled[1]["rate"]["n"].as_u64()
+        ),
+        (Some("poisoned"), Some(3), Some(3))
+    );
+    // Wilson's interval for 0 of 3: upper bound z²/(n + z²) at z = 1.959964.
+    let z2 = 1.959964f64.powi(2);
+    assert!((pooled[0]["rate"]["high"].as_f64().unwrap() - z2 / (3.0 + z2)).abs() < 1e-6);
+    for name in ["report.md", "report.html"] {
+        assert!(dir.path().join("out").join(name).is_file(), "{name}");
+    }
+
+    let again = baton(dir.path(), &args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again)
+            .contains("2 trials planned, 2 kept from an earlier run, 0 run now (0 unfinished)"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        stdout(&again),
+        text,
+        "the same results give the same report"
+    );
+
+    let report = baton(dir.path(), &["handoff", "traps", "report", "out"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert_eq!(stdout(&report), text);
+}
