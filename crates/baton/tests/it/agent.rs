@@ -313,7 +313,7 @@ fn sim_server_serves_the_simulated_agents_over_http() {
     if !sandbox_works() {
         return;
     }
-    let server = crate::money::SimServer::start(&[]);
+    let server = crate::support::SimServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let url = &server.base_url;
     let exp = format!(
@@ -357,7 +357,7 @@ fn issue_31_an_agent_studys_cells_add_up_to_the_runs_paid_total() {
     if !sandbox_works() {
         return;
     }
-    let server = crate::money::SimServer::start(&[
+    let server = crate::support::SimServer::start(&[
         "--fault-rate",
         "0.4",
         "--faults",
@@ -416,7 +416,7 @@ fn issue_31_an_agent_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() 
     if !sandbox_works() {
         return;
     }
-    let server = crate::money::SimServer::start(&[]);
+    let server = crate::support::SimServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let url = &server.base_url;
     let experiment = |limit: usize, extra: &str| {

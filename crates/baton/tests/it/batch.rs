@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr};
 
 /// Two math and two data2text tasks, one middle switch each way, forked prefixes, both

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr};
 
 /// One math task, both models batched through `base_url`; `top` goes before the

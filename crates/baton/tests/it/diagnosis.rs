@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr};
 
 /// See: issue 35, "Done when": a run against a server that answers 404 for one model

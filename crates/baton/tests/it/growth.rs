@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr, stdout};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema13");

@@ -28,6 +28,7 @@ mod secrets;
 mod settings;
 mod show;
 mod signals;
+mod support;
 mod swebench;
 mod swebench_docker;
 mod view;

@@ -1,71 +1,13 @@
 //! Money and reliability end to end: every billed reply counted, hostile servers
 //! survived, one writer per folder, and a resume that checks what it resumes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{SimServer, spawn_quiet, wait_for_lock, write_experiment};
 use crate::{baton, stderr, stdout};
-
-/// A `baton sim-server` child on a free port, and its base URL.
-pub struct SimServer {
-    child: Child,
-    pub base_url: String,
-}
-
-impl SimServer {
-    pub fn start(args: &[&str]) -> SimServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["sim-server", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the sim-server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base_url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        SimServer { child, base_url }
-    }
-
-    /// `GET /stats`, as JSON.
-    pub fn stats(&self) -> serde_json::Value {
-        self.get("/stats")
-    }
-
-    /// `GET path`, as JSON.
-    pub fn get(&self, path: &str) -> serde_json::Value {
-        let host = self
-            .base_url
-            .trim_start_matches("http://")
-            .trim_end_matches("/v1");
-        let mut s = TcpStream::connect(host).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        let body = text.split_once("\r\n\r\n").unwrap().1;
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"))
-    }
-}
-
-impl Drop for SimServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A small math experiment with `lc` and `hc` set up as given (`hc` defaults to
 /// `sim/hc`).
@@ -113,7 +55,7 @@ fn every_billed_reply_of_a_faulty_server_is_counted() {
         )
     };
     let exp = experiment("faults", &over_http("lc"), &over_http("hc"));
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(
         run.status.code().is_some_and(|c| c <= 1),
@@ -194,20 +136,9 @@ fn a_retry_after_of_1e20_gives_an_incomplete_run_not_a_panic() {
 fn a_second_run_on_a_busy_folder_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let slow = "model = \"sim/lc\"\n[models.lc.sim]\nlatency_ms = 400";
-    std::fs::write(dir.path().join("exp.toml"), experiment("busy", slow, "")).unwrap();
-    let mut first = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "exp.toml", "--out", "out", "--quiet"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lock = dir.path().join("out/baton.lock");
-    let started = Instant::now();
-    while std::fs::read_to_string(&lock).map_or(true, |s| s.trim().is_empty()) {
-        assert!(started.elapsed() < Duration::from_secs(30), "no lock taken");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    write_experiment(dir.path(), &experiment("busy", slow, ""));
+    let mut first = spawn_quiet(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    wait_for_lock(&dir.path().join("out/baton.lock"));
     let t0 = Instant::now();
     let second = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     let err = stderr(&second);
@@ -239,7 +170,7 @@ fn a_resume_with_an_edited_price_card_reprices_the_stored_calls() {
         "retry_budget_secs = 5",
         "retry_budget_secs = 5\nprices = \"prices.json\"",
     );
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let first = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let db = rusqlite::Connection::open(dir.path().join("out/results.sqlite")).unwrap();

@@ -5,7 +5,7 @@
 
 use rusqlite::Connection;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr, stdout};
 
 fn experiment(server: &SimServer) -> String {

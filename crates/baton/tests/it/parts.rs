@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 
 use crate::{baton, stderr, stdout};
 

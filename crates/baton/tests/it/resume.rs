@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr};
 
 const EXPERIMENT: &str = r#"

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{stderr, stdout};
 
 /// Run `experiment` (TOML with `{base}` for the server's base URL) against a fresh

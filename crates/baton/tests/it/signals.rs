@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use crate::money::SimServer;
+use crate::support::SimServer;
 use crate::{baton, stderr};
 
 /// `sql`'s count, read-only: a plain open would create the store file before the run

@@ -130,7 +130,7 @@ interfaces = ["raw"]
 #[test]
 fn an_agent_run_that_needs_docker_stops_before_any_call_without_it() {
     let lab = Lab::new();
-    let server = crate::money::SimServer::start(&[]);
+    let server = crate::support::SimServer::start(&[]);
     let http = format!(
         r#"
 kind = "agent"

@@ -1,0 +1,159 @@
+//! Setup shared by the binary's tests: experiment TOML pieces, a `baton sim-server` on
+//! 127.0.0.1:0, a quiet background `baton run`, and reads of a run's store.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags, Row};
+
+/// The TOML tables that end most chat experiments, as a literal for `concat!`: `lc` is
+/// `sim/lc`, `hc` is `sim/hc`, and they are the experiment's one pair.
+macro_rules! sim_pair {
+    () => {
+        "[models.lc]\nmodel = \"sim/lc\"\n[models.hc]\nmodel = \"sim/hc\"\n[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n"
+    };
+}
+pub(crate) use sim_pair;
+
+/// The `[models.lc]` and `[models.hc]` tables of an experiment whose models are both
+/// served by a sim-server at `base_url` through the `openai-compatible` provider and
+/// priced as `sim/lc` and `sim/hc`, each with the lines `extra`, then the one pair.
+pub fn http_pair(base_url: &str, extra: &str) -> String {
+    let model = |id: &str| {
+        format!(
+            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\n{extra}"
+        )
+    };
+    format!(
+        "{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
+        model("lc"),
+        model("hc")
+    )
+}
+
+/// Writes the experiment `text` to `exp.toml` in `dir`.
+pub fn write_experiment(dir: &Path, text: &str) {
+    std::fs::write(dir.join("exp.toml"), text).expect("write exp.toml");
+}
+
+/// Starts the built `baton` with `args` in `cwd` in the background, its stdout and
+/// stderr thrown away (for runs a test kills, or races against).
+pub fn spawn_quiet(cwd: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("baton starts")
+}
+
+/// Waits until `lock` (a run's `baton.lock`) holds a process id, at most 30 seconds.
+pub fn wait_for_lock(lock: &Path) {
+    let started = Instant::now();
+    while std::fs::read_to_string(lock).map_or(true, |s| s.trim().is_empty()) {
+        assert!(started.elapsed() < Duration::from_secs(30), "no lock taken");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `sql`'s count in the store at `db`, read-only and 0 while there is no store yet:
+/// for polling a running run (a plain open would create the store file before the run
+/// does, which the run rightly refuses as not a baton store).
+pub fn poll_count(db: &Path, sql: &str) -> i64 {
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+/// `sql`'s count in the store at `db`; panics naming the query if it cannot be read.
+pub fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Every row `sql` selects from the store at `db`, each as the tuple `T` of its columns
+/// in order.
+pub fn rows<T>(db: &Path, sql: &str) -> Vec<T>
+where
+    T: for<'a> TryFrom<&'a Row<'a>, Error = rusqlite::Error>,
+{
+    let c = Connection::open(db).unwrap_or_else(|e| panic!("{}: {e}", db.display()));
+    query(&c, sql, [])
+}
+
+/// Every row `sql` with `params` selects on `c`, each as the tuple `T` of its columns
+/// in order.
+pub fn query<T, P>(c: &Connection, sql: &str, params: P) -> Vec<T>
+where
+    T: for<'a> TryFrom<&'a Row<'a>, Error = rusqlite::Error>,
+    P: rusqlite::Params,
+{
+    let mut s = c.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    s.query_map(params, |r| T::try_from(r))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A `baton sim-server` child on a free port, and its base URL.
+pub struct SimServer {
+    child: Child,
+    pub base_url: String,
+}
+
+impl SimServer {
+    pub fn start(args: &[&str]) -> SimServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["sim-server", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the sim-server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base_url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        SimServer { child, base_url }
+    }
+
+    /// `GET /stats`, as JSON.
+    pub fn stats(&self) -> serde_json::Value {
+        self.get("/stats")
+    }
+
+    /// `GET path`, as JSON.
+    pub fn get(&self, path: &str) -> serde_json::Value {
+        let host = self
+            .base_url
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1");
+        let mut s = TcpStream::connect(host).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"))
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
