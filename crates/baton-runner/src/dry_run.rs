@@ -1,8 +1,9 @@
 //! `--dry-run`: what a run would do and the most it could cost, before anything is paid.
 
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use baton_data::Schedule;
 use baton_eval::extract::llm;
@@ -128,6 +129,7 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
         extractor: setup.extractor.as_deref(),
         families: &families,
         interfaces: &setup.interfaces,
+        memo: Default::default(),
     };
     let mut out = DryRun {
         tasks: setup.tasks.len(),
@@ -186,7 +188,22 @@ pub(crate) struct Bounds<'a> {
     pub extractor: Option<&'a Extractor>,
     pub families: &'a [Family],
     pub interfaces: &'a InterfaceTemplates,
+    /// Turn bounds already computed ([`Bounds::turns`]), shared by the episodes whose
+    /// conversations are the same: a task's replicates, the handoff cells that send the
+    /// same text across the same switch, each anchor's turns for the prefixes before it.
+    pub memo: TurnMemo,
 }
+
+/// [`Bounds`]' computed turn bounds, keyed by what decides a turn's prompt: the task,
+/// the switch, the text crossing it, the sender and the receiver.
+#[derive(Default)]
+pub(crate) struct TurnMemo {
+    turns: Mutex<HashMap<TurnKey, Arc<[Cost]>>>,
+    /// One extraction call's bound by family and the model whose reply it reads.
+    extraction: Mutex<HashMap<(Family, String), Cost>>,
+}
+
+type TurnKey = (usize, usize, Option<String>, String, String);
 
 impl Bounds<'_> {
     /// One call of `model` with `messages`: the ledger's bound, every billed attempt.
@@ -206,8 +223,11 @@ impl Bounds<'_> {
         let n = schedule.user_turns.len();
         match cell {
             Cell::Single { model } => {
-                let m = &self.models[model];
-                let paid: Cost = self.turns(schedule, 0, None, |_| m).into_iter().sum();
+                let paid: Cost = self
+                    .memo_turns(g.task, 0, None, model, model)
+                    .iter()
+                    .copied()
+                    .sum();
                 EpisodeBound {
                     calls: n,
                     paid,
@@ -227,7 +247,10 @@ impl Bounds<'_> {
                     sha256: String::new(),
                 };
                 let m = &self.models[model];
-                let paid: Cost = self.turns(&single, 0, None, |_| m).into_iter().sum();
+                let paid: Cost = self
+                    .turns(&single, 0, None, Vec::new(), |_| m)
+                    .into_iter()
+                    .sum();
                 EpisodeBound {
                     calls: 1,
                     paid,
@@ -262,7 +285,7 @@ impl Bounds<'_> {
                         ))
                     }
                 };
-                let costs = self.turns(schedule, k, crossing, |t| if t <= k { s } else { r });
+                let costs = self.memo_turns(g.task, k, crossing, sender, receiver);
                 let prefix: Cost = costs[..k.min(costs.len())].iter().copied().sum();
                 let suffix: Cost = costs[k.min(costs.len())..].iter().copied().sum();
                 let summary = if compacts {
@@ -300,9 +323,25 @@ impl Bounds<'_> {
             Cell::Single { model } | Cell::Baseline { model, .. } => model,
             Cell::Handoff { receiver, .. } => receiver,
         };
-        let reply = "x".repeat(output_cap(&self.models[last]) as usize * 4);
-        let prompt = format!("{}{reply}", x.prompts.template(strategy));
-        let one = self.call(&x.model, &[Message::user(prompt)]);
+        let key = (self.families[g.task], last.clone());
+        let known = self
+            .memo
+            .extraction
+            .lock()
+            .expect("the memo is never poisoned")
+            .get(&key)
+            .copied();
+        let one = known.unwrap_or_else(|| {
+            let reply = "x".repeat(output_cap(&self.models[last]) as usize * 4);
+            let prompt = format!("{}{reply}", x.prompts.template(strategy));
+            let one = self.call(&x.model, &[Message::user(prompt)]);
+            self.memo
+                .extraction
+                .lock()
+                .expect("the memo is never poisoned")
+                .insert(key, one);
+            one
+        });
         let paid: Cost = (0..llm::MAX_ATTEMPTS).map(|_| one).sum();
         Some(EpisodeBound {
             calls: llm::MAX_ATTEMPTS as usize,
@@ -329,6 +368,55 @@ impl Bounds<'_> {
         messages
     }
 
+    /// [`Bounds::turns`] of task `task`'s schedule when `sender` answers the turns up to
+    /// `switch` and `receiver` the rest (one model throughout: both the same, switch 0),
+    /// computed once per key. The turns before the switch are the sender's anchor's,
+    /// taken from it.
+    fn memo_turns(
+        &self,
+        task: usize,
+        switch: usize,
+        crossing: Option<String>,
+        sender: &str,
+        receiver: &str,
+    ) -> Arc<[Cost]> {
+        let key = (
+            task,
+            switch,
+            crossing,
+            sender.to_string(),
+            receiver.to_string(),
+        );
+        if let Some(hit) = self
+            .memo
+            .turns
+            .lock()
+            .expect("the memo is never poisoned")
+            .get(&key)
+        {
+            return hit.clone();
+        }
+        let schedule = &self.schedules[task];
+        let (s, r) = (&self.models[sender], &self.models[receiver]);
+        let known = if switch > 0 {
+            let anchor = self.memo_turns(task, 0, None, sender, sender);
+            anchor[..switch.min(anchor.len())].to_vec()
+        } else {
+            Vec::new()
+        };
+        let costs: Arc<[Cost]> = self
+            .turns(schedule, switch, key.2.clone(), known, |t| {
+                if t <= switch { s } else { r }
+            })
+            .into();
+        self.memo
+            .turns
+            .lock()
+            .expect("the memo is never poisoned")
+            .insert(key, costs.clone());
+        costs
+    }
+
     /// Each turn's call bound when `who(t)` answers turn t, with `crossing` (an
     /// interface's text) in every prompt after turn `switch`.
     fn turns<'m>(
@@ -336,10 +424,12 @@ impl Bounds<'_> {
         schedule: &Schedule,
         switch: usize,
         crossing: Option<String>,
+        known: Vec<Cost>,
         who: impl Fn(usize) -> &'m Arc<Model>,
     ) -> Vec<Cost> {
         let mut messages = vec![Message::system(schedule.system.clone())];
-        let mut costs = Vec::with_capacity(schedule.user_turns.len());
+        let mut costs = known;
+        costs.reserve(schedule.user_turns.len().saturating_sub(costs.len()));
         for (i, turn) in schedule.user_turns.iter().enumerate() {
             if i == switch
                 && let Some(text) = &crossing
@@ -348,7 +438,9 @@ impl Bounds<'_> {
             }
             messages.push(Message::user(turn.clone()));
             let model = who(i + 1);
-            costs.push(self.call(model, &messages));
+            if i >= costs.len() {
+                costs.push(self.call(model, &messages));
+            }
             messages.push(Message::assistant(
                 "x".repeat(output_cap(model) as usize * 4),
             ));
@@ -360,3 +452,105 @@ impl Bounds<'_> {
 /// The dry run's row for LiC's answer-extraction calls (`extraction = "lic"`): its
 /// episodes are the math and database episodes extracted, three calls each at most.
 pub const EXTRACTION_ROW: &str = "extraction (LiC answer extraction)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ExperimentSpec;
+
+    /// Every turn's bound by the rule itself, the prompt built and serialized from
+    /// scratch at each turn: what the memo must give back.
+    fn from_scratch(
+        schedule: &Schedule,
+        switch: usize,
+        crossing: Option<&str>,
+        s: &Model,
+        r: &Model,
+    ) -> Vec<Cost> {
+        let mut messages = vec![Message::system(schedule.system.clone())];
+        let mut costs = Vec::new();
+        for (i, turn) in schedule.user_turns.iter().enumerate() {
+            if i == switch
+                && let Some(text) = crossing
+            {
+                messages.push(Message::user(text.to_string()));
+            }
+            messages.push(Message::user(turn.clone()));
+            let model = if i < switch { s } else { r };
+            costs.push(call_upper_bound(model, &messages));
+            messages.push(Message::assistant(
+                "x".repeat(output_cap(model) as usize * 4),
+            ));
+        }
+        costs
+    }
+
+    #[test]
+    fn memoized_turn_bounds_are_the_bounds_computed_from_scratch() {
+        let text = r#"
+name = "memo"
+dataset = "sample"
+limit = 3
+replicates = 2
+seed = 5
+switch_points = ["early", "middle", "late"]
+directions = ["escalation", "downshift"]
+interfaces = ["raw", "disclosure", "traj_drop", "compact_pre", "compact_suf"]
+[models.lc]
+model = "sim/lc"
+[models.hc]
+model = "sim/hc"
+[[pairs]]
+low = "lc"
+high = "hc"
+"#;
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ExperimentSpec::parse("memo.toml", text).unwrap();
+        let setup =
+            Setup::load_for_estimate(spec, &RunOptions::new(dir.path(), ".", text)).unwrap();
+        let plan = Plan::new(&setup.spec, &setup.tasks);
+        let families: Vec<Family> = setup.tasks.iter().map(|t| t.family).collect();
+        let bounds = Bounds {
+            spec: &setup.spec,
+            schedules: &setup.schedules,
+            baselines: &setup.baselines,
+            models: &setup.models,
+            extractor: setup.extractor.as_deref(),
+            families: &families,
+            interfaces: &setup.interfaces,
+            memo: TurnMemo::default(),
+        };
+        let mut total = Cost::ZERO;
+        let mut episodes = 0;
+        for g in &plan.groups {
+            for (cell, k) in g.cells() {
+                total += bounds.episode(g, &cell, k).paid;
+                episodes += 1;
+            }
+        }
+        // 3 tasks × 2 replicates × (2 anchors + 3 switches × 2 directions × 5 interfaces)
+        // every task twice (replicates), each with 2 anchors + 3 switches × 2 directions
+        // × 5 interfaces
+        let tasks = setup.tasks.len();
+        assert_eq!(plan.groups.len(), 2 * tasks);
+        assert_eq!(episodes, 2 * tasks * 32);
+        assert!(total > Cost::ZERO);
+        let memo = bounds.memo.turns.lock().unwrap();
+        // per task at most 2 anchors and, per switch and direction, 4 distinct crossings
+        // (raw and traj_drop send nothing across); replicates share theirs
+        assert!(memo.len() <= tasks * (2 + 3 * 2 * 4), "{}", memo.len());
+        assert!(memo.len() > tasks * 2);
+        for ((task, switch, crossing, sender, receiver), costs) in memo.iter() {
+            let schedule = &setup.schedules[*task];
+            let expected = from_scratch(
+                schedule,
+                *switch,
+                crossing.as_deref(),
+                &setup.models[sender],
+                &setup.models[receiver],
+            );
+            assert_eq!(&costs[..], &expected[..], "task {task}, switch {switch}");
+            assert_eq!(costs.len(), schedule.user_turns.len());
+        }
+    }
+}

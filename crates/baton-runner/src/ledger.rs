@@ -210,14 +210,16 @@ impl RunContext {
             return Err(NotSent::Blocked(why));
         }
         // room for the reply in the spool, should the store fail while it is in flight
-        let spool = match self.store.claim_spool(spool_bound(site.model, messages)) {
+        // the request's body is serialized once, for both the spool's room and the cap
+        let body = request_body_bytes(site.model, messages);
+        let spool = match self.store.claim_spool(spool_bound(body, site.model)) {
             Ok(claim) => claim,
             Err(e) => {
                 self.stop.stop();
                 return Err(NotSent::StoreFailed(e.to_string()));
             }
         };
-        let upper = call_upper_bound(site.model, messages);
+        let upper = call_upper_bound_from(body, site.model, messages);
         let one = Cost(upper.0 / billed_attempts(site.model));
         if !self.budget.reserve(upper) {
             return Err(NotSent::CapReached(self.budget.cap().unwrap_or_default()));
@@ -482,8 +484,8 @@ pub(crate) fn prompt_tokens_upper_bound(messages: &[Message]) -> u64 {
 /// body, and their escapes) at four bytes per output token, and 4 KiB for the rest of
 /// the row. A reply past that (a server ignoring the output cap) is kept in its short
 /// form, as a billed attempt without its text.
-pub(crate) fn spool_bound(model: &Model, messages: &[Message]) -> u64 {
-    let request = model.body_bytes(&model.request(messages.to_vec(), None));
+/// `request` is the serialized request's length ([`request_body_bytes`]).
+pub(crate) fn spool_bound(request: u64, model: &Model) -> u64 {
     request
         .saturating_mul(2)
         .saturating_add(output_cap(model).saturating_mul(12))
@@ -501,17 +503,24 @@ pub(crate) fn billed_attempts(model: &Model) -> i64 {
 /// ([`Model::body_bytes`]), which holds every input the request carries (`extra.tools`,
 /// `extra.prediction` and any other `extra` content), and never less than
 /// [`prompt_tokens_upper_bound`].
-pub(crate) fn request_tokens_upper_bound(model: &Model, messages: &[Message]) -> u64 {
-    let body = model.body_bytes(&model.request(messages.to_vec(), None));
+/// `body` is the serialized request's length ([`request_body_bytes`]).
+pub(crate) fn request_tokens_upper_bound(body: u64, messages: &[Message]) -> u64 {
     body.max(prompt_tokens_upper_bound(messages))
+}
+
+/// The length of the body `model`'s provider sends for these messages
+/// ([`Model::body_bytes`] of the request it builds).
+pub(crate) fn request_body_bytes(model: &Model, messages: &[Message]) -> u64 {
+    model.body_bytes(&model.request(messages.to_vec(), None))
 }
 
 /// The most one attempt of a call of `model` with these messages can cost, at the
 /// dearest rate it can be billed at (a batched model whose failed items are retried
 /// directly can pay the direct rates: [`Model::reservation_price`]).
-pub(crate) fn attempt_upper_bound(model: &Model, messages: &[Message]) -> Cost {
+/// `body` is the serialized request's length ([`request_body_bytes`]).
+fn attempt_upper_bound(body: u64, model: &Model, messages: &[Message]) -> Cost {
     model.billed_upper_bound(
-        request_tokens_upper_bound(model, messages),
+        request_tokens_upper_bound(body, messages),
         output_cap(model),
     )
 }
@@ -519,7 +528,13 @@ pub(crate) fn attempt_upper_bound(model: &Model, messages: &[Message]) -> Cost {
 /// The most one call of `model` with these messages can cost, over every attempt it can
 /// be billed for ([`attempt_upper_bound`] each).
 pub(crate) fn call_upper_bound(model: &Model, messages: &[Message]) -> Cost {
-    let one = attempt_upper_bound(model, messages);
+    call_upper_bound_from(request_body_bytes(model, messages), model, messages)
+}
+
+/// [`call_upper_bound`] from the request's serialized length ([`request_body_bytes`]
+/// of the same model and messages).
+pub(crate) fn call_upper_bound_from(body: u64, model: &Model, messages: &[Message]) -> Cost {
+    let one = attempt_upper_bound(body, model, messages);
     Cost(one.0.saturating_mul(billed_attempts(model)))
 }
 
@@ -603,7 +618,7 @@ mod tests {
         assert_eq!(prompt_tokens_upper_bound(&messages), 22);
         // the serialized request is longer than its messages' bytes
         let m = model(0, Some(1000));
-        let body = request_tokens_upper_bound(&m, &messages);
+        let body = request_tokens_upper_bound(request_body_bytes(&m, &messages), &messages);
         assert!(body > 22, "{body}");
         let one = price.upper_bound(body, 1000);
         assert!(one > Cost::ZERO);
@@ -626,7 +641,7 @@ mod tests {
         assert_eq!(
             call_upper_bound(&m, &messages),
             price.upper_bound(
-                request_tokens_upper_bound(&m, &messages),
+                request_tokens_upper_bound(request_body_bytes(&m, &messages), &messages),
                 defaults::UNCAPPED_OUTPUT_BOUND
             )
         );
@@ -648,8 +663,8 @@ mod tests {
             serde_json::json!({"content": "y".repeat(30_000)}),
         );
         let heavy = model(0, Some(10)).with_config(config);
-        let light = request_tokens_upper_bound(&plain, &messages);
-        let bound = request_tokens_upper_bound(&heavy, &messages);
+        let light = request_tokens_upper_bound(request_body_bytes(&plain, &messages), &messages);
+        let bound = request_tokens_upper_bound(request_body_bytes(&heavy, &messages), &messages);
         assert!(bound >= light + 80_000, "{light} -> {bound}");
         assert!(call_upper_bound(&heavy, &messages) > call_upper_bound(&plain, &messages));
     }

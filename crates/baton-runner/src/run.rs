@@ -325,6 +325,7 @@ impl Runner {
             extractor: extractor.as_deref(),
             families: &families,
             interfaces: &interfaces,
+            memo: Default::default(),
         };
         let mut changes =
             growth::compare(prior.as_ref(), &spec, &plan, &planned, &task_ids, &bounds);

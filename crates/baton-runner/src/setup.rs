@@ -93,6 +93,7 @@ impl Setup {
             extractor: self.extractor.as_deref(),
             families: &families,
             interfaces: &self.interfaces,
+            memo: Default::default(),
         };
         let mut per_part = vec![Cost::ZERO; part.count as usize];
         for g in &plan.groups {
