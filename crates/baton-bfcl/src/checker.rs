@@ -6,11 +6,118 @@
 
 use std::borrow::Cow;
 
+use serde_json::Value as Json;
+
 use crate::error::BfclError;
 use crate::value::{
     PyType, Raise, Value, py_contains, py_eq, py_getitem, py_getitem_str, py_index_iter, py_iter,
     py_len, standardize_string, standardized_equal,
 };
+
+/// A node of the sample's function documents, read where it lies in the sample's JSON.
+///
+/// The checker reads of a document only its `name` and `parameters`, their `properties`
+/// and `required`, and of each parameter's schema its `type` and `items` (of which only the
+/// `type`); it looks keys up and never iterates over these objects. An object is looked
+/// into in place; anything else is converted as `json.load` builds it and indexed with
+/// Python semantics, so a malformed document raises where upstream raises, with the same
+/// message. Converting every document into [`Value`]s (each key and text copied) and
+/// freeing them again was a sixth of the actions evaluator's time.
+enum Doc<'a> {
+    Json(&'a Json),
+    Value(Value),
+}
+
+impl<'a> Doc<'a> {
+    /// `self[key]` for a str key.
+    fn get_str(&self, key: &str) -> Result<Doc<'a>, BfclError> {
+        match self {
+            Doc::Json(Json::Object(map)) => map
+                .get(key)
+                .map(Doc::Json)
+                .ok_or_else(|| Raise::new("KeyError", Value::str(key).repr()).into()),
+            Doc::Json(other) => Ok(Doc::Value(
+                py_getitem_str(&Value::from_json(other), key)?.into_owned(),
+            )),
+            Doc::Value(v) => Ok(Doc::Value(py_getitem_str(v, key)?.into_owned())),
+        }
+    }
+
+    /// `self[key]`.
+    fn get(&self, key: &Value) -> Result<Doc<'a>, BfclError> {
+        match (self, key) {
+            (Doc::Json(Json::Object(map)), Value::Str(k)) => map
+                .get(k.as_str())
+                .map(Doc::Json)
+                .ok_or_else(|| Raise::new("KeyError", key.repr()).into()),
+            // No other key equals a str key: `unhashable` or `KeyError` as for any dict.
+            (Doc::Json(Json::Object(_)), other) => Ok(Doc::Value(
+                py_getitem(&Value::Dict(Vec::new()), other)?.into_owned(),
+            )),
+            (Doc::Json(other), _) => Ok(Doc::Value(
+                py_getitem(&Value::from_json(other), key)?.into_owned(),
+            )),
+            (Doc::Value(v), _) => Ok(Doc::Value(py_getitem(v, key)?.into_owned())),
+        }
+    }
+
+    /// `item in self`.
+    fn contains(&self, item: &Value) -> Result<bool, BfclError> {
+        Ok(match (self, item) {
+            (Doc::Json(Json::Object(map)), Value::Str(k)) => map.contains_key(k.as_str()),
+            (Doc::Json(Json::Object(_)), other) => py_contains(&Value::Dict(Vec::new()), other)?,
+            (Doc::Json(other), _) => py_contains(&Value::from_json(other), item)?,
+            (Doc::Value(v), _) => py_contains(v, item)?,
+        })
+    }
+
+    /// The node as a Python object.
+    fn value(&self) -> Cow<'_, Value> {
+        match self {
+            Doc::Json(json) => Cow::Owned(Value::from_json(json)),
+            Doc::Value(v) => Cow::Borrowed(v),
+        }
+    }
+
+    /// The text of a str node.
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Doc::Json(Json::String(t)) => Some(t),
+            Doc::Value(Value::Str(t)) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// `item in container` for an item of the sample's JSON, without converting a str item
+/// looked up in a dict.
+fn contains_json(container: &Value, item: &Json) -> Result<bool, BfclError> {
+    Ok(match (container, item) {
+        (Value::Dict(_), Json::String(key)) => py_getitem_str(container, key).is_ok(),
+        _ => py_contains(container, &Value::from_json(item))?,
+    })
+}
+
+/// `PYTHON_TYPE_MAPPING[description]` for a document's `type` node.
+fn doc_type(description: &Doc<'_>) -> Result<PyType, BfclError> {
+    match description.as_str().and_then(type_of_name) {
+        Some(t) => Ok(t),
+        None => python_type(&description.value()),
+    }
+}
+
+/// `PYTHON_TYPE_MAPPING` for a str.
+fn type_of_name(name: &str) -> Option<PyType> {
+    match name {
+        "string" | "any" => Some(PyType::Str),
+        "integer" => Some(PyType::Int),
+        "float" => Some(PyType::Float),
+        "boolean" => Some(PyType::Bool),
+        "array" | "tuple" => Some(PyType::List),
+        "dict" => Some(PyType::Dict),
+        _ => None,
+    }
+}
 
 /// The outcome of one checker function (`{"valid", "error", "error_type"}` upstream).
 #[derive(Debug, Clone, PartialEq)]
@@ -51,11 +158,6 @@ fn s(text: &str) -> Value {
     Value::str(text)
 }
 
-/// `v == "text"` (a str equals only a str), without building the str.
-fn is_str(v: &Value, text: &str) -> bool {
-    matches!(v, Value::Str(t) if t == text)
-}
-
 /// `PYTHON_TYPE_MAPPING[description]`.
 fn python_type(description: &Value) -> Result<PyType, BfclError> {
     if !description.is_hashable() {
@@ -66,15 +168,7 @@ fn python_type(description: &Value) -> Result<PyType, BfclError> {
         .into());
     }
     let mapped = match description {
-        Value::Str(t) => match t.as_str() {
-            "string" | "any" => Some(PyType::Str),
-            "integer" => Some(PyType::Int),
-            "float" => Some(PyType::Float),
-            "boolean" => Some(PyType::Bool),
-            "array" | "tuple" => Some(PyType::List),
-            "dict" => Some(PyType::Dict),
-            _ => None,
-        },
+        Value::Str(t) => type_of_name(t),
         _ => None,
     };
     mapped.ok_or_else(|| Raise::new("KeyError", description.repr()).into())
@@ -118,8 +212,10 @@ fn dict_items(d: &Value) -> Result<&[(Value, Value)], BfclError> {
 }
 
 /// `ast_checker(func_description, model_output, possible_answer, language, test_category, model_name)`.
+///
+/// `func_description` is the sample's `function` list as JSON, read in place.
 pub fn ast_checker(
-    func_description: &Value,
+    func_description: &Json,
     model_output: &[Value],
     possible_answer: &Value,
     test_category: &Value,
@@ -135,28 +231,36 @@ pub fn ast_checker(
                 "Wrong number of functions.",
             ));
         }
-        let description = py_getitem(func_description, &Value::int(0))?;
+        let description = match func_description {
+            Json::Array(items) if !items.is_empty() => Doc::Json(&items[0]),
+            other => Doc::Json(other).get(&Value::int(0))?,
+        };
         let answer = py_getitem(possible_answer, &Value::int(0))?;
         simple_function_checker(&description, &model_output[0], &answer)
     }
 }
 
 /// The document of the function named `name` (borrowed: it is read, never changed).
-fn find_description<'a>(descriptions: &'a Value, name: &Value) -> Result<&'a Value, BfclError> {
-    static NONE: Value = Value::None;
-    if let Value::List(items) = descriptions {
+fn find_description<'a>(descriptions: &'a Json, name: &Value) -> Result<Doc<'a>, BfclError> {
+    static NONE: Json = Json::Null;
+    if let Json::Array(items) = descriptions {
         for d in items {
-            if py_eq(&*py_getitem_str(d, "name")?, name) {
-                return Ok(d);
+            let found = Doc::Json(d).get_str("name")?;
+            let equal = match (found.as_str(), name) {
+                (Some(a), Value::Str(b)) => a == b,
+                _ => py_eq(&found.value(), name),
+            };
+            if equal {
+                return Ok(Doc::Json(d));
             }
         }
-        return Ok(&NONE);
+        return Ok(Doc::Json(&NONE));
     }
-    Ok(descriptions)
+    Ok(Doc::Json(descriptions))
 }
 
 fn multiple_function_checker(
-    descriptions: &Value,
+    descriptions: &Json,
     model_output: &[Value],
     answers: &Value,
 ) -> Checked {
@@ -171,11 +275,11 @@ fn multiple_function_checker(
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
-    simple_function_checker(description, call, &answer)
+    simple_function_checker(&description, call, &answer)
 }
 
 fn parallel_function_checker_no_order(
-    descriptions: &Value,
+    descriptions: &Json,
     model_output: &[Value],
     answers: &Value,
 ) -> Checked {
@@ -198,7 +302,7 @@ fn parallel_function_checker_no_order(
             if matched.contains(&index) {
                 continue;
             }
-            let result = simple_function_checker(description, call, answer)?;
+            let result = simple_function_checker(&description, call, answer)?;
             last_valid = result.valid;
             if result.valid {
                 matched.push(index);
@@ -241,7 +345,7 @@ fn parallel_function_checker_no_order(
 
 /// `simple_function_checker` for one call dict `{name: {param: value}}` and one possible answer.
 fn simple_function_checker(
-    description: &Value,
+    description: &Doc<'_>,
     model_output: &Value,
     possible_answer: &Value,
 ) -> Checked {
@@ -261,56 +365,84 @@ fn simple_function_checker(
             .into());
         }
     };
-    let func_name = py_getitem_str(description, "name")?;
-    let parameters = py_getitem_str(description, "parameters")?;
-    let param_details = py_getitem_str(&parameters, "properties")?;
-    let required_params = py_getitem_str(&parameters, "required")?;
+    let func_name = description.get_str("name")?;
+    let parameters = description.get_str("parameters")?;
+    let param_details = parameters.get_str("properties")?;
+    let required_params = parameters.get_str("required")?;
     // convert_func_name: `"." in function_name` (no renaming for gpt-4o).
-    py_contains(&func_name, &s("."))?;
+    if func_name.as_str().is_none() {
+        py_contains(&func_name.value(), &s("."))?;
+    }
 
-    if !py_contains(model_output, &func_name)? {
+    // `func_name in model_output` and `model_output[func_name]`, a str name looked up in
+    // place.
+    let model_params = match (func_name.as_str(), model_output) {
+        (Some(name), Value::Dict(_)) => py_getitem_str(model_output, name).ok(),
+        _ => {
+            let name = func_name.value();
+            if py_contains(model_output, &name)? {
+                Some(py_getitem(model_output, &name)?)
+            } else {
+                None
+            }
+        }
+    };
+    let Some(model_params) = model_params else {
         return Ok(CheckResult::fail(
             "simple_function_checker:wrong_func_name",
             format!(
                 "Function name {} not found in model output.",
-                func_name.repr()
+                func_name.value().repr()
             ),
         ));
-    }
-    let model_params = py_getitem(model_output, &func_name)?;
+    };
 
-    for param in py_iter(&required_params)?.iter() {
-        if !py_contains(&model_params, param)? {
-            return Ok(CheckResult::fail(
-                "simple_function_checker:missing_required",
-                format!("Missing required parameter: {}.", param.repr()),
-            ));
+    if let Doc::Json(Json::Array(required)) = &required_params {
+        for param in required {
+            if !contains_json(&model_params, param)? {
+                return Ok(CheckResult::fail(
+                    "simple_function_checker:missing_required",
+                    format!(
+                        "Missing required parameter: {}.",
+                        Value::from_json(param).repr()
+                    ),
+                ));
+            }
+        }
+    } else {
+        for param in py_iter(&required_params.value())?.iter() {
+            if !py_contains(&model_params, param)? {
+                return Ok(CheckResult::fail(
+                    "simple_function_checker:missing_required",
+                    format!("Missing required parameter: {}.", param.repr()),
+                ));
+            }
         }
     }
 
     for (param, value) in dict_items(&model_params)? {
-        if !py_contains(&param_details, param)? || !py_contains(possible_answer, param)? {
+        if !param_details.contains(param)? || !py_contains(possible_answer, param)? {
             return Ok(CheckResult::fail(
                 "simple_function_checker:unexpected_param",
                 format!("Unexpected parameter: {}.", param.repr()),
             ));
         }
-        let details = py_getitem(&param_details, param)?;
-        let type_description = py_getitem_str(&details, "type")?;
-        let expected = python_type(&type_description)?;
-        let nested = if is_str(&type_description, "array") || is_str(&type_description, "tuple") {
-            let items = py_getitem_str(&*py_getitem(&param_details, param)?, "items")?.into_owned();
-            Some(python_type(&*py_getitem_str(&items, "type")?)?)
+        let details = param_details.get(param)?;
+        let type_description = details.get_str("type")?;
+        let expected = doc_type(&type_description)?;
+        let type_name = type_description.as_str();
+        let nested = if matches!(type_name, Some("array" | "tuple")) {
+            Some(doc_type(&details.get_str("items")?.get_str("type")?)?)
         } else {
             None
         };
         let mut value = Cow::Borrowed(value);
-        if is_str(&type_description, "tuple")
+        if type_name == Some("tuple")
             && let Value::Tuple(items) = &*value
         {
             value = Cow::Owned(Value::List(items.clone()));
         }
-        if is_str(&type_description, "float")
+        if type_name == Some("float")
             && let Value::Int(i) = &*value
         {
             use num_traits::ToPrimitive;
@@ -324,9 +456,9 @@ fn simple_function_checker(
             }
         }
         let answers = py_getitem(possible_answer, param)?;
-        let description_text: Cow<str> = match &*type_description {
-            Value::Str(t) => Cow::Borrowed(t),
-            other => Cow::Owned(other.repr()),
+        let description_text: Cow<str> = match type_name {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(type_description.value().repr()),
         };
         let type_check =
             type_checker(param, &value, &answers, &description_text, expected, nested)?;
@@ -615,7 +747,7 @@ mod tests {
             .map(|c| c.to_value())
             .collect();
         ast_checker(
-            &Value::from_json(&function),
+            &function,
             &calls,
             &Value::from_json(&answer),
             &s(if calls.len() == 1 {
@@ -692,6 +824,72 @@ mod tests {
             !check(v, json!([{"f": {"n": ["count"]}}]), "f(n='Count')")
                 .unwrap()
                 .valid
+        );
+    }
+
+    /// What `check` raises, as `(kind, message)`.
+    fn raised(
+        function: serde_json::Value,
+        answer: serde_json::Value,
+        response: &str,
+    ) -> (String, String) {
+        match check(function, answer, response) {
+            Err(BfclError::Raise { kind, message }) => (kind.to_string(), message),
+            other => panic!("expected a raise, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_documents_raise_as_upstream() {
+        let answer = json!([{"f": {"p": [1]}}]);
+        let raise = |kind: &str, message: &str| (kind.to_string(), message.to_string());
+        assert_eq!(
+            raised(json!([{"parameters": {}}]), answer.clone(), "f(p=1)"),
+            raise("KeyError", "'name'")
+        );
+        assert_eq!(
+            raised(
+                json!([{"name": "f", "parameters": {"properties": ["p"], "required": []}}]),
+                answer.clone(),
+                "f(p=1)"
+            ),
+            raise(
+                "TypeError",
+                "list indices must be integers or slices, not str"
+            )
+        );
+        assert_eq!(
+            raised(
+                json!([{"name": "f", "parameters": {"properties": {"p": {"type": ["integer"]}}, "required": []}}]),
+                answer.clone(),
+                "f(p=1)"
+            ),
+            raise("TypeError", "unhashable type: 'list'")
+        );
+        assert_eq!(
+            raised(
+                json!([{"name": "f", "parameters": {"properties": {"p": {"type": "array", "items": {}}}, "required": []}}]),
+                json!([{"f": {"p": [[1]]}}]),
+                "f(p=[1])"
+            ),
+            raise("KeyError", "'type'")
+        );
+        assert_eq!(
+            raised(json!([]), answer.clone(), "f(p=1)"),
+            raise("IndexError", "list index out of range")
+        );
+        // A str `required` is iterated by character, a list of other objects compared as is.
+        let by_char = json!([{"name": "f", "parameters": {"properties": {"p": {"type": "integer"}}, "required": "pq"}}]);
+        let missing = check(by_char, answer.clone(), "f(p=1)").unwrap();
+        assert_eq!(
+            missing.errors,
+            vec![json!("Missing required parameter: 'q'.")]
+        );
+        let numbers = json!([{"name": "f", "parameters": {"properties": {"p": {"type": "integer"}}, "required": [1]}}]);
+        let missing = check(numbers, answer, "f(p=1)").unwrap();
+        assert_eq!(
+            missing.errors,
+            vec![json!("Missing required parameter: 1.")]
         );
     }
 

@@ -294,7 +294,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
 
     let outputs: Vec<Value> = calls.into_iter().map(Call::into_value).collect();
     let checked = ast_checker(
-        &Value::from_json_document(function),
+        function,
         &outputs,
         &Value::from_json(reference),
         &Value::from_json(category),

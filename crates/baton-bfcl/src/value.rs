@@ -208,25 +208,6 @@ impl Value {
         }
     }
 
-    /// [`Value::from_json`] for the list of function documents the checker reads, keeping
-    /// of each document only the keys the checker reads.
-    ///
-    /// The checker reads a document's `name` and `parameters`, their `properties` and
-    /// `required`, and of each parameter's schema its `type` and `items` (of which only the
-    /// `type`). It looks keys up and never iterates over these dicts, repeats them or quotes
-    /// them in a message, so the keys it does not read (every `description` text, `enum`,
-    /// `default`, the parameters' own `type`, ...) cannot change a verdict; copying them
-    /// (most of a document's bytes and allocations) and freeing them again was a fifth of the
-    /// actions evaluator's time. A value that is not an object where the checker expects one
-    /// is copied whole, so that indexing it fails as upstream; `properties` keeps every
-    /// parameter, and `required` is copied whole.
-    pub fn from_json_document(json: &serde_json::Value) -> Value {
-        match json {
-            serde_json::Value::Array(items) => Value::List(items.iter().map(document).collect()),
-            other => document(other),
-        }
-    }
-
     /// A JSON rendering for reports (`None`-keyed or non-string keys use their `repr`).
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
@@ -258,61 +239,6 @@ impl Value {
             other => J::String(other.repr()),
         }
     }
-}
-
-type Convert = fn(&serde_json::Value) -> Value;
-
-/// An object with only the listed keys, each converted by its function (anything else whole).
-fn keep(json: &serde_json::Value, keys: &[(&str, Convert)]) -> Value {
-    match json {
-        serde_json::Value::Object(map) => Value::Dict(
-            map.iter()
-                .filter_map(|(k, v)| {
-                    let (_, convert) = keys.iter().find(|(name, _)| name == k)?;
-                    Some((Value::Str(k.clone()), convert(v)))
-                })
-                .collect(),
-        ),
-        other => Value::from_json(other),
-    }
-}
-
-/// A function document: `name` and `parameters`.
-fn document(json: &serde_json::Value) -> Value {
-    keep(
-        json,
-        &[("name", Value::from_json), ("parameters", parameters)],
-    )
-}
-
-/// A document's `parameters`: `properties` and `required`.
-fn parameters(json: &serde_json::Value) -> Value {
-    keep(
-        json,
-        &[("properties", properties), ("required", Value::from_json)],
-    )
-}
-
-/// `properties`: every parameter's schema.
-fn properties(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Object(map) => Value::Dict(
-            map.iter()
-                .map(|(k, v)| (Value::Str(k.clone()), schema(v)))
-                .collect(),
-        ),
-        other => Value::from_json(other),
-    }
-}
-
-/// A parameter's schema: `type` and `items`.
-fn schema(json: &serde_json::Value) -> Value {
-    keep(json, &[("type", Value::from_json), ("items", items)])
-}
-
-/// A schema's `items`: `type`.
-fn items(json: &serde_json::Value) -> Value {
-    keep(json, &[("type", Value::from_json)])
 }
 
 /// `str(i)` under CPython 3.11's limit of 4300 decimal digits, or `None` where Python
