@@ -1,11 +1,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
-use crate::support::SimServer;
+use crate::support::{self, SimServer, http_pair, poll_count, rows, spawn_quiet, write_experiment};
 use crate::{baton, stderr};
 
 const EXPERIMENT: &str = r#"
@@ -32,10 +31,7 @@ high = "hc"
 "#;
 
 fn calls(db: &Path) -> i64 {
-    // read-only: a poll must not create the store file before the run does
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| c.query_row("SELECT count(*) FROM calls", [], |r| r.get(0)))
-        .unwrap_or(0)
+    poll_count(db, "SELECT count(*) FROM calls")
 }
 
 type EpisodeKey = (
@@ -50,49 +46,26 @@ type EpisodeKey = (
 );
 
 fn episodes(db: &Path) -> Vec<EpisodeKey> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare(
-            "SELECT task_id, cell_key, replicate, status, final_response, score, cost_attributed, cost_paid
-             FROM episodes ORDER BY task_id, cell_key, replicate",
-        )
-        .unwrap();
-    s.query_map([], |r| {
-        Ok((
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-            r.get(7)?,
-        ))
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    rows(
+        db,
+        "SELECT task_id, cell_key, replicate, status, final_response, score, cost_attributed, cost_paid
+         FROM episodes ORDER BY task_id, cell_key, replicate",
+    )
 }
 
 fn requests(db: &Path) -> Vec<(i64, i64, String, String)> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare(
-            "SELECT e.replicate, c.turn, e.task_id || ' ' || e.cell_key || ' ' || c.phase, c.request_sha256
-             FROM calls c JOIN episodes e ON e.id = c.episode_id ORDER BY 3, 1, 2",
-        )
-        .unwrap();
-    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    rows(
+        db,
+        "SELECT e.replicate, c.turn, e.task_id || ' ' || e.cell_key || ' ' || c.phase, c.request_sha256
+         FROM calls c JOIN episodes e ON e.id = c.episode_id ORDER BY 3, 1, 2",
+    )
 }
 
 /// Kill the process after some calls, resume, and compare with an uninterrupted run.
 #[test]
 fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("exp.toml"), EXPERIMENT).unwrap();
+    write_experiment(dir.path(), EXPERIMENT);
 
     let clean = baton(
         dir.path(),
@@ -105,13 +78,10 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
 
     let killed_db = dir.path().join("killed/results.sqlite");
     for (round, stop_at) in [total / 5, total / 2].into_iter().enumerate() {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(
+            dir.path(),
+            &["run", "exp.toml", "--out", "killed", "--quiet"],
+        );
         let started = Instant::now();
         while calls(&killed_db) < stop_at {
             assert!(
@@ -159,15 +129,9 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
 /// the server answers a request sent again (in flight at a kill) as it answered it the
 /// first time, as the comparison with an uninterrupted run needs.
 fn over_http(base_url: &str) -> String {
-    let model = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nconcurrency = 4\ntemperature = 0.0\n"
-        )
-    };
     format!(
-        "name = \"resume-http\"\ndataset = \"sample\"\nfamilies = [\"math\", \"data2text\", \"actions\"]\nlimit = 3\nreplicates = 2\nseed = 5\nconcurrency = 4\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-        model("lc"),
-        model("hc")
+        "name = \"resume-http\"\ndataset = \"sample\"\nfamilies = [\"math\", \"data2text\", \"actions\"]\nlimit = 3\nreplicates = 2\nseed = 5\nconcurrency = 4\n{}",
+        http_pair(base_url, "concurrency = 4\ntemperature = 0.0\n")
     )
 }
 
@@ -176,15 +140,7 @@ const IN_FLIGHT: u64 = 8;
 
 /// Billed attempts stored: used replies (calls) plus unusable ones (attempts).
 fn billed(db: &Path) -> u64 {
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| {
-            c.query_row(
-                "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
-                [],
-                |r| r.get(0),
-            )
-        })
-        .unwrap_or(0)
+    u64::try_from(support::billed(db)).expect("a count")
 }
 
 fn integrity(db: &Path) -> String {
@@ -235,20 +191,17 @@ fn twenty_kills_at_random_moments_resume_to_the_uninterrupted_results() {
     assert_eq!(clean_answered, billed(&clean_db), "no faults, no retries");
 
     let server = SimServer::start(&["--latency-ms", "5"]);
-    std::fs::write(dir.path().join("exp.toml"), over_http(&server.base_url)).unwrap();
+    write_experiment(dir.path(), &over_http(&server.base_url));
     let killed_db = dir.path().join("killed/results.sqlite");
     let mut moments = Moments(0x9E37_79B9_7F4A_7C15);
     // At most a fortieth of the calls per round, plus what is in flight at the kill.
     let step = (total as u64 / 40).max(2);
     for round in 0..20 {
         let before = calls(&killed_db);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(
+            dir.path(),
+            &["run", "exp.toml", "--out", "killed", "--quiet"],
+        );
         let started = Instant::now();
         // Some rounds stop after a random number of new calls, some after a random time
         // (maybe before the first call, maybe mid-call), and those too once a round's

@@ -2,48 +2,23 @@
 //! stored, exit 1, and a resume that sends none of the stored calls again.
 // See: issue 23 (SIGTERM answered 107 requests for 101 stored).
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
-
-use crate::support::SimServer;
+use crate::support::{SimServer, billed, http_pair, poll_count, write_experiment};
 use crate::{baton, stderr};
 
-/// `sql`'s count, read-only: a plain open would create the store file before the run
-/// does, which the run rightly refuses as not a baton store.
-fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-        .unwrap_or(0)
-}
-
-/// Billed attempts stored: used replies (calls) plus unusable ones (attempts).
-fn billed(db: &Path) -> i64 {
-    count(
-        db,
-        "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
-    )
-}
-
 fn experiment(base_url: &str) -> String {
-    let model = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nconcurrency = 4\n"
-        )
-    };
     format!(
-        "name = \"signals\"\ndataset = \"sample\"\nfamilies = [\"math\", \"actions\"]\nlimit = 3\nreplicates = 2\nseed = 3\nconcurrency = 4\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-        model("lc"),
-        model("hc")
+        "name = \"signals\"\ndataset = \"sample\"\nfamilies = [\"math\", \"actions\"]\nlimit = 3\nreplicates = 2\nseed = 3\nconcurrency = 4\n{}",
+        http_pair(base_url, "concurrency = 4\n")
     )
 }
 
 fn stop_with(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let server = SimServer::start(&["--latency-ms", "60"]);
-    std::fs::write(dir.path().join("exp.toml"), experiment(&server.base_url)).unwrap();
+    write_experiment(dir.path(), &experiment(&server.base_url));
     let db = dir.path().join("out/results.sqlite");
     let child = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["run", "exp.toml", "--out", "out", "--quiet"])
@@ -53,7 +28,7 @@ fn stop_with(signal: &str) {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while count(&db, "SELECT count(*) FROM calls") < 12 {
+    while poll_count(&db, "SELECT count(*) FROM calls") < 12 {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "no calls stored"
@@ -81,7 +56,7 @@ fn stop_with(signal: &str) {
         answered, stored,
         "{signal}: every answered request is stored"
     );
-    let incomplete = count(
+    let incomplete = poll_count(
         &db,
         "SELECT count(*) FROM episodes WHERE status = 'incomplete'",
     );
@@ -97,7 +72,7 @@ fn stop_with(signal: &str) {
     let answered = server.stats()["ok_responses"].as_i64().unwrap();
     assert_eq!(answered, billed(&db), "no stored call was sent again");
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM episodes WHERE status = 'incomplete'"
         ),

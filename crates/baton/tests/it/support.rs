@@ -69,6 +69,15 @@ pub fn poll_count(db: &Path, sql: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// Billed attempts stored at `db`: used replies (calls) plus unusable ones (attempts);
+/// read-only and 0 while there is no store yet, like [`poll_count`].
+pub fn billed(db: &Path) -> i64 {
+    poll_count(
+        db,
+        "SELECT (SELECT count(*) FROM calls) + (SELECT count(*) FROM attempts)",
+    )
+}
+
 /// `sql`'s count in the store at `db`; panics naming the query if it cannot be read.
 pub fn count(db: &Path, sql: &str) -> i64 {
     Connection::open(db)
