@@ -90,6 +90,7 @@ pub(crate) enum IdentityCommand {
     Retire(Vec<(String, String, u32)>, Reply<u64>),
     Reprice(Box<Repricing>, Reply<()>),
     AttemptCosts(i64, Reply<Vec<AttemptCost>>),
+    CallCosts(i64, Reply<Vec<CallCost>>),
 }
 
 /// An identity command's result, held until its group is committed (see `writer`).
@@ -98,6 +99,7 @@ pub(crate) enum IdentityAnswer {
     Episode(Box<Result<(EpisodeRow, Vec<CallRow>)>>),
     Count(Result<u64>),
     Attempts(Result<Vec<AttemptCost>>),
+    Calls(Result<Vec<CallCost>>),
 }
 
 impl IdentityAnswer {
@@ -107,6 +109,7 @@ impl IdentityAnswer {
             IdentityAnswer::Episode(r) => r.as_ref().as_ref().err(),
             IdentityAnswer::Count(r) => r.as_ref().err(),
             IdentityAnswer::Attempts(r) => r.as_ref().err(),
+            IdentityAnswer::Calls(r) => r.as_ref().err(),
         }
     }
 
@@ -122,6 +125,7 @@ impl IdentityCommand {
             IdentityCommand::Episode(..) => IdentityAnswer::Episode(Box::new(Err(e))),
             IdentityCommand::Retire(..) => IdentityAnswer::Count(Err(e)),
             IdentityCommand::AttemptCosts(..) => IdentityAnswer::Attempts(Err(e)),
+            IdentityCommand::CallCosts(..) => IdentityAnswer::Calls(Err(e)),
             _ => IdentityAnswer::Unit(Err(e)),
         }
     }
@@ -136,6 +140,7 @@ impl IdentityCommand {
             (IdentityCommand::Episode(.., tx), IdentityAnswer::Episode(r)) => drop(tx.send(*r)),
             (IdentityCommand::Retire(_, tx), IdentityAnswer::Count(r)) => drop(tx.send(r)),
             (IdentityCommand::AttemptCosts(_, tx), IdentityAnswer::Attempts(r)) => drop(tx.send(r)),
+            (IdentityCommand::CallCosts(_, tx), IdentityAnswer::Calls(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::identity answers each command with its own kind"),
         }
     }
@@ -148,6 +153,14 @@ impl Store {
             crate::writer::Command::Identity(IdentityCommand::AttemptCosts(episode_id, tx))
         })
         .await
+    }
+
+    /// What each call stored for an episode cost, in the order of [`Store::calls`]:
+    /// what [`Store::calls`] gives without reading back (and checking) any request or
+    /// reply, for a caller that only counts money.
+    pub async fn call_costs(&self, episode_id: i64) -> Result<Vec<CallCost>> {
+        self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::CallCosts(episode_id, tx)))
+            .await
     }
 
     /// Record the experiment, or replace the stored record with this one (the
@@ -227,6 +240,77 @@ pub struct AttemptCost {
     pub cost: baton_types::Cost,
 }
 
+/// What a stored call cost ([`Store::call_costs`]): the money fields of its
+/// [`crate::NewCall`], without its request and reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallCost {
+    /// The call's turn.
+    pub turn: u32,
+    /// The call's phase.
+    pub phase: baton_types::Phase,
+    /// What it cost (0 when `unpriced` is set).
+    pub cost: baton_types::Cost,
+    /// Why its cost could not be computed, when it could not.
+    pub unpriced: Option<String>,
+    /// Its normalized usage.
+    pub usage: baton_types::Usage,
+    /// Attempts made.
+    pub attempts: u32,
+}
+
+/// The calls of an episode as [`CallCost`]s, in the order of `reader::calls_of`.
+pub(crate) fn call_costs(
+    conn: &rusqlite::Connection,
+    path: &std::path::Path,
+    episode_id: i64,
+) -> Result<Vec<CallCost>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT turn, phase, cost, unpriced, uncached_in, cache_read, cache_write_5m,
+             cache_write_1h, output, reasoning, attempts
+             FROM calls WHERE episode_id = ?1
+             ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END, id",
+        )
+        .map_err(sqlite_err(path))?;
+    let columns = crate::connect::column_names(&stmt);
+    let row_name = format!("of episode {episode_id}");
+    let err = crate::connect::read_err(path, "calls", &columns, &row_name);
+    let rows: Vec<(String, CallCost)> = stmt
+        .query_map([episode_id], |r| {
+            Ok((
+                r.get(1)?,
+                CallCost {
+                    turn: r.get(0)?,
+                    // decoded below, where a bad value can name the episode
+                    phase: baton_types::Phase::Prefix,
+                    cost: baton_types::Cost(r.get(2)?),
+                    unpriced: r.get(3)?,
+                    usage: baton_types::Usage {
+                        uncached_in: r.get(4)?,
+                        cache_read: r.get(5)?,
+                        cache_write_5m: r.get(6)?,
+                        cache_write_1h: r.get(7)?,
+                        output: r.get(8)?,
+                        reasoning: r.get(9)?,
+                    },
+                    attempts: r.get(10)?,
+                },
+            ))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(&err)?;
+    rows.into_iter()
+        .map(|(phase, mut call)| {
+            call.phase = phase.parse().map_err(|message| StoreError::Decode {
+                path: path.to_path_buf(),
+                what: format!("calls of episode {episode_id}"),
+                message,
+            })?;
+            Ok(call)
+        })
+        .collect()
+}
+
 fn attempt_costs(
     conn: &rusqlite::Connection,
     path: &std::path::Path,
@@ -274,6 +358,9 @@ impl Db {
             IdentityCommand::Reprice(r, _) => IdentityAnswer::Unit(self.reprice(r)),
             IdentityCommand::AttemptCosts(id, _) => {
                 IdentityAnswer::Attempts(attempt_costs(&self.conn, &self.path, *id))
+            }
+            IdentityCommand::CallCosts(id, _) => {
+                IdentityAnswer::Calls(call_costs(&self.conn, &self.path, *id))
             }
         }
     }

@@ -470,7 +470,7 @@ pub(crate) fn calls_of(conn: &Connection, path: &Path, episode_id: i64) -> Resul
              reasoning, cost, latency_ms, attempts, finish_reason, created_at, unpriced,
              batch_id, cost_direct, batch_item, response_sha256, raw_response_text_at
              FROM calls WHERE episode_id = ?1
-             ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END",
+             ORDER BY turn, CASE phase WHEN 'prefix' THEN 0 WHEN 'handoff' THEN 1 ELSE 2 END, id",
         )
         .map_err(sqlite_err(path))?;
     let columns = column_names(&stmt);

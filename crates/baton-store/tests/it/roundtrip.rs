@@ -1,4 +1,4 @@
-use baton_store::{Outcome, Reader};
+use baton_store::{CallCost, Outcome, Reader};
 use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
 use rusqlite::Connection;
 
@@ -450,4 +450,81 @@ async fn a_raw_body_is_stored_without_the_reply_text_it_repeats_and_read_back_wh
             .collect::<Vec<_>>(),
         calls
     );
+}
+
+#[tokio::test]
+async fn call_costs_are_the_money_fields_of_calls_in_the_same_order() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    store
+        .episode(init("t1", "handoff(hc->lc)@1"))
+        .await
+        .unwrap();
+    store.episode(init("t1", "single(lc)")).await.unwrap();
+    let made = |episode: i64, turn: u32, phase: Phase, n: u64| {
+        let mut c = call(
+            episode,
+            turn,
+            phase,
+            request_json(&conversation(turn as usize), n),
+        );
+        c.cost = Cost(100 * n as i64);
+        c.usage.uncached_in = 10 + n;
+        c.usage.cache_read = 20 + n;
+        c.usage.cache_write_5m = n;
+        c.usage.cache_write_1h = 2 * n;
+        c.usage.output = 30 + n;
+        c.usage.reasoning = 3 * n;
+        c.attempts = 1 + (n % 3) as u32;
+        if n == 4 {
+            c.cost = Cost(0);
+            c.unpriced = Some("no rate for reasoning".into());
+        }
+        c
+    };
+    // stored out of order: both queries give turn order, prefix before handoff before suffix
+    for c in [
+        made(1, 2, Phase::Suffix, 1),
+        made(1, 1, Phase::Prefix, 2),
+        made(2, 1, Phase::Prefix, 3),
+        made(1, 1, Phase::Handoff, 4),
+        made(1, 2, Phase::Extraction, 5),
+        made(1, 1, Phase::Suffix, 6),
+    ] {
+        store.record_call(c).await.unwrap();
+    }
+    let costs = store.call_costs(1).await.unwrap();
+    let from_calls: Vec<CallCost> = store
+        .calls(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| CallCost {
+            turn: r.call.turn,
+            phase: r.call.phase,
+            cost: r.call.cost,
+            unpriced: r.call.unpriced,
+            usage: r.call.usage,
+            attempts: r.call.attempts,
+        })
+        .collect();
+    assert_eq!(costs, from_calls);
+    let order: Vec<_> = costs.iter().map(|c| (c.turn, c.phase)).collect();
+    assert_eq!(
+        order,
+        [
+            (1, Phase::Prefix),
+            (1, Phase::Handoff),
+            (1, Phase::Suffix),
+            (2, Phase::Suffix),
+            (2, Phase::Extraction),
+        ]
+    );
+    assert_eq!(costs[1].unpriced.as_deref(), Some("no rate for reasoning"));
+    assert_eq!(costs[1].cost, Cost(0));
+    assert_eq!(costs[0].cost, Cost(200));
+    assert_eq!(costs[0].usage.cache_write_1h, 4);
+    assert_eq!(costs[3].attempts, 2);
+    assert_eq!(store.call_costs(2).await.unwrap().len(), 1);
+    assert_eq!(store.call_costs(9).await.unwrap(), []);
 }
