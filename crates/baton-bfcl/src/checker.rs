@@ -32,8 +32,7 @@ impl<'a> Doc<'a> {
     /// `self[key]` for a str key.
     fn get_str(&self, key: &str) -> Result<Doc<'a>, BfclError> {
         match self {
-            Doc::Json(Json::Object(map)) => map
-                .get(key)
+            Doc::Json(Json::Object(map)) => field(map, key)
                 .map(Doc::Json)
                 .ok_or_else(|| Raise::new("KeyError", Value::str(key).repr()).into()),
             Doc::Json(other) => Ok(Doc::Value(
@@ -46,8 +45,7 @@ impl<'a> Doc<'a> {
     /// `self[key]`.
     fn get(&self, key: &Value) -> Result<Doc<'a>, BfclError> {
         match (self, key) {
-            (Doc::Json(Json::Object(map)), Value::Str(k)) => map
-                .get(k.as_str())
+            (Doc::Json(Json::Object(map)), Value::Str(k)) => field(map, k)
                 .map(Doc::Json)
                 .ok_or_else(|| Raise::new("KeyError", key.repr()).into()),
             // No other key equals a str key: `unhashable` or `KeyError` as for any dict.
@@ -64,7 +62,7 @@ impl<'a> Doc<'a> {
     /// `item in self`.
     fn contains(&self, item: &Value) -> Result<bool, BfclError> {
         Ok(match (self, item) {
-            (Doc::Json(Json::Object(map)), Value::Str(k)) => map.contains_key(k.as_str()),
+            (Doc::Json(Json::Object(map)), Value::Str(k)) => field(map, k).is_some(),
             (Doc::Json(Json::Object(_)), other) => py_contains(&Value::Dict(Vec::new()), other)?,
             (Doc::Json(other), _) => py_contains(&Value::from_json(other), item)?,
             (Doc::Value(v), _) => py_contains(v, item)?,
@@ -87,6 +85,15 @@ impl<'a> Doc<'a> {
             _ => None,
         }
     }
+}
+
+/// `map[key]`: a document's objects hold a few keys, which a scan compares in less time
+/// than hashing the key takes; a large object is looked up by hash.
+fn field<'a>(map: &'a serde_json::Map<String, Json>, key: &str) -> Option<&'a Json> {
+    if map.len() > 16 {
+        return map.get(key);
+    }
+    map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
 }
 
 /// `item in container` for an item of the sample's JSON, without converting a str item
