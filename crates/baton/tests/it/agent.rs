@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::env::sandbox_works;
+use crate::support::{SimServer, poll_count, query, spawn_quiet, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const EXPERIMENT: &str = r#"
@@ -50,13 +50,6 @@ fn snapshot_counts(db: &Path) -> BTreeMap<i64, Vec<Option<i64>>> {
     out
 }
 
-fn count(db: &Path, sql: &str) -> i64 {
-    // read-only: a poll must not create the store file before the run does
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-        .unwrap_or(0)
-}
-
 /// Per episode (task, model): its exit, calls, resolved, and every command with its
 /// return code, in order.
 type EpisodeSummary = (
@@ -85,18 +78,12 @@ fn results(db: &Path) -> BTreeMap<(String, String), EpisodeSummary> {
         .collect::<Result<_, _>>()
         .unwrap();
     for (id, task, cell, mut summary) in rows {
-        let mut st = c
-            .prepare(
-                "SELECT call_index, action_index, command, return_code FROM agent_steps
-                 WHERE episode_id = ?1 ORDER BY call_index, action_index",
-            )
-            .unwrap();
-        let steps = st
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        summary.4 = steps;
+        summary.4 = query(
+            &c,
+            "SELECT call_index, action_index, command, return_code FROM agent_steps
+             WHERE episode_id = ?1 ORDER BY call_index, action_index",
+            [id],
+        );
         out.insert((task, cell), summary);
     }
     out
@@ -108,7 +95,7 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("exp.toml"), EXPERIMENT).unwrap();
+    write_experiment(dir.path(), EXPERIMENT);
 
     let clean = baton(
         dir.path(),
@@ -116,21 +103,18 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
     );
     assert!(clean.status.success(), "{}", stderr(&clean));
     let clean_db = dir.path().join("clean/results.sqlite");
-    let total = count(&clean_db, "SELECT count(*) FROM agent_steps");
+    let total = poll_count(&clean_db, "SELECT count(*) FROM agent_steps");
     assert!(total > 60, "enough steps to interrupt: {total}");
 
     let killed_db = dir.path().join("killed/results.sqlite");
     let mut kills = 0;
     for stop_at in [total / 6, total / 3, total / 2, 3 * total / 4] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(
+            dir.path(),
+            &["run", "exp.toml", "--out", "killed", "--quiet"],
+        );
         let started = Instant::now();
-        while count(&killed_db, "SELECT count(*) FROM agent_steps") < stop_at {
+        while poll_count(&killed_db, "SELECT count(*) FROM agent_steps") < stop_at {
             assert!(started.elapsed() < Duration::from_secs(300), "run too slow");
             if child.try_wait().unwrap().is_some() {
                 break;
@@ -144,7 +128,7 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
         child.wait().unwrap();
     }
     assert!(kills >= 3, "killed mid-run {kills} times");
-    let stored = count(&killed_db, "SELECT count(*) FROM agent_steps");
+    let stored = poll_count(&killed_db, "SELECT count(*) FROM agent_steps");
     assert!(
         stored < total,
         "the last kill left work: {stored} of {total}"
@@ -177,30 +161,30 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
     for db in [&killed_db, &clean_db] {
         // every call stored once; every billed attempt is a call or an attempt row
         assert_eq!(
-            count(db, "SELECT count(*) FROM calls"),
-            count(
+            poll_count(db, "SELECT count(*) FROM calls"),
+            poll_count(
                 db,
                 "SELECT count(*) FROM (SELECT DISTINCT episode_id, turn FROM calls)"
             )
         );
         assert_eq!(
-            count(db, "SELECT count(*) FROM calls"),
-            count(db, "SELECT count(*) FROM agent_calls")
+            poll_count(db, "SELECT count(*) FROM calls"),
+            poll_count(db, "SELECT count(*) FROM agent_calls")
         );
         assert_eq!(
-            count(db, "SELECT count(*) FROM calls"),
-            count(db, "SELECT coalesce(sum(calls), 0) FROM agent_outcomes")
+            poll_count(db, "SELECT count(*) FROM calls"),
+            poll_count(db, "SELECT coalesce(sum(calls), 0) FROM agent_outcomes")
         );
         // the paid total is the sum of the distinct stored attempts
         assert_eq!(
-            count(db, "SELECT sum(cost_paid) FROM episodes"),
-            count(
+            poll_count(db, "SELECT sum(cost_paid) FROM episodes"),
+            poll_count(
                 db,
                 "SELECT (SELECT coalesce(sum(cost), 0) FROM calls) + (SELECT coalesce(sum(cost), 0) FROM attempts)"
             )
         );
         assert_eq!(
-            count(db, "SELECT count(*) FROM episodes WHERE status != 'scored'"),
+            poll_count(db, "SELECT count(*) FROM episodes WHERE status != 'scored'"),
             0
         );
     }
@@ -253,7 +237,7 @@ api_key_env = "BATON_TEST_KEY_THAT_IS_NOT_SET"
 [models.b]
 model = "sim/hc"
 "#;
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let out = baton(dir.path(), &["run", "exp.toml", "--dry-run"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -313,7 +297,7 @@ fn sim_server_serves_the_simulated_agents_over_http() {
     if !sandbox_works() {
         return;
     }
-    let server = crate::support::SimServer::start(&[]);
+    let server = SimServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let url = &server.base_url;
     let exp = format!(
@@ -329,15 +313,15 @@ price = "sim/hc"
 base_url = "{url}"
 "#
     );
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let db = dir.path().join("out/results.sqlite");
-    let calls = count(&db, "SELECT count(*) FROM calls");
+    let calls = poll_count(&db, "SELECT count(*) FROM calls");
     assert!(calls >= 6, "{calls} calls");
     assert_eq!(server.stats()["ok_responses"], serde_json::json!(calls));
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM agent_outcomes WHERE exit = 'submitted'"
         ),
@@ -357,14 +341,7 @@ fn issue_31_an_agent_studys_cells_add_up_to_the_runs_paid_total() {
     if !sandbox_works() {
         return;
     }
-    let server = crate::support::SimServer::start(&[
-        "--fault-rate",
-        "0.4",
-        "--faults",
-        "empty",
-        "--seed",
-        "5",
-    ]);
+    let server = SimServer::start(&["--fault-rate", "0.4", "--faults", "empty", "--seed", "5"]);
     let dir = tempfile::tempdir().unwrap();
     let url = &server.base_url;
     let exp = format!(
@@ -390,7 +367,7 @@ high = "hc"
 percentiles = [50]
 "#
     );
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(
         out.status.code().is_some_and(|c| c <= 1),
@@ -398,11 +375,11 @@ percentiles = [50]
         stderr(&out)
     );
     let db = dir.path().join("out/results.sqlite");
-    let attempts = count(&db, "SELECT count(*) FROM attempts");
+    let attempts = poll_count(&db, "SELECT count(*) FROM attempts");
     assert!(attempts > 0, "the empty replies were billed");
-    let paid = count(&db, "SELECT coalesce(sum(cost), 0) FROM calls")
-        + count(&db, "SELECT coalesce(sum(cost), 0) FROM attempts");
-    let cells = count(&db, "SELECT coalesce(sum(cost_paid), 0) FROM episodes");
+    let paid = poll_count(&db, "SELECT coalesce(sum(cost), 0) FROM calls")
+        + poll_count(&db, "SELECT coalesce(sum(cost), 0) FROM attempts");
+    let cells = poll_count(&db, "SELECT coalesce(sum(cost_paid), 0) FROM episodes");
     assert_eq!(cells, paid, "{attempts} unusable attempts");
 }
 
@@ -416,7 +393,7 @@ fn issue_31_an_agent_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() 
     if !sandbox_works() {
         return;
     }
-    let server = crate::support::SimServer::start(&[]);
+    let server = SimServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let url = &server.base_url;
     let experiment = |limit: usize, extra: &str| {
@@ -443,7 +420,7 @@ base_url = "{url}"
     let run = || baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     let pilot = run();
     assert!(pilot.status.success(), "{}", stderr(&pilot));
-    let pilot_calls = count(&db, "SELECT count(*) FROM calls");
+    let pilot_calls = poll_count(&db, "SELECT count(*) FROM calls");
     assert_eq!(requests(), pilot_calls);
 
     // grown to three tasks: the pilot's two episodes are reused, the third runs
@@ -456,8 +433,8 @@ base_url = "{url}"
         text.contains("episodes: 2 reused, 0 resumed, 1 new, 0 re-run"),
         "{text}"
     );
-    let all_calls = count(&db, "SELECT count(*) FROM calls");
-    let new_calls = count(
+    let all_calls = poll_count(&db, "SELECT count(*) FROM calls");
+    let new_calls = poll_count(
         &db,
         "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
          WHERE e.task_id NOT IN (SELECT task_id FROM episodes ORDER BY id LIMIT 2)",
@@ -465,7 +442,7 @@ base_url = "{url}"
     assert!(new_calls > 0);
     assert_eq!(all_calls, pilot_calls + new_calls);
     assert_eq!(requests(), all_calls, "only the new task's calls were sent");
-    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 3);
+    assert_eq!(poll_count(&db, "SELECT count(*) FROM episodes"), 3);
 
     // unchanged: nothing is sent
     let again = run();
@@ -493,5 +470,5 @@ base_url = "{url}"
     );
     assert!(err.contains("nothing was sent"), "{err}");
     assert_eq!(requests(), all_calls);
-    assert_eq!(count(&db, "SELECT count(*) FROM episodes"), 3);
+    assert_eq!(poll_count(&db, "SELECT count(*) FROM episodes"), 3);
 }
