@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use crate::env::sandbox_works;
+use crate::support::{count, poll_count, query, spawn_quiet, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const EXPERIMENT: &str = r#"
@@ -29,19 +30,13 @@ pairs = [["lc", "hc"]]
 percentiles = [10, 50]
 "#;
 
-fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
-        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-        .unwrap()
-}
-
 #[test]
 fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
     if !sandbox_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("exp.toml"), EXPERIMENT).unwrap();
+    write_experiment(dir.path(), EXPERIMENT);
     let run = baton(
         dir.path(),
         &["run", "exp.toml", "--out", "forked", "--quiet"],
@@ -300,12 +295,6 @@ type Summary = (
 fn results(db: &Path) -> std::collections::BTreeMap<(String, String), Summary> {
     let c = Connection::open(db).unwrap();
     let mut out = std::collections::BTreeMap::new();
-    let mut s = c
-        .prepare(
-            "SELECT e.id, e.task_id, e.cell_key, o.exit, o.calls, e.is_correct
-             FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
-        )
-        .unwrap();
     type Row = (
         i64,
         String,
@@ -314,40 +303,24 @@ fn results(db: &Path) -> std::collections::BTreeMap<(String, String), Summary> {
         Option<i64>,
         Option<i64>,
     );
-    let rows: Vec<Row> = s
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows: Vec<Row> = query(
+        &c,
+        "SELECT e.id, e.task_id, e.cell_key, o.exit, o.calls, e.is_correct
+         FROM episodes e LEFT JOIN agent_outcomes o ON o.episode_id = e.id",
+        [],
+    );
     for (id, task, cell, exit, calls, correct) in rows {
-        let mut q = c
-            .prepare("SELECT turn, phase, model FROM calls WHERE episode_id = ?1 ORDER BY id")
-            .unwrap();
-        let calls_of = q
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let mut q = c
-            .prepare(
-                "SELECT call_index, command, return_code FROM agent_steps
-                 WHERE episode_id = ?1 ORDER BY call_index, action_index",
-            )
-            .unwrap();
-        let steps = q
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let calls_of = query(
+            &c,
+            "SELECT turn, phase, model FROM calls WHERE episode_id = ?1 ORDER BY id",
+            [id],
+        );
+        let steps = query(
+            &c,
+            "SELECT call_index, command, return_code FROM agent_steps
+             WHERE episode_id = ?1 ORDER BY call_index, action_index",
+            [id],
+        );
         out.insert((task, cell), (exit, calls, correct, calls_of, steps));
     }
     out
@@ -362,7 +335,7 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
     let text = EXPERIMENT
         .replace("limit = 4", "limit = 6")
         .replace("percentiles = [10, 50]", "percentiles = [5]");
-    std::fs::write(dir.path().join("exp.toml"), text).unwrap();
+    write_experiment(dir.path(), &text);
     let clean = baton(
         dir.path(),
         &["run", "exp.toml", "--out", "clean", "--quiet"],
@@ -378,25 +351,16 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
     let killed_db = dir.path().join("killed/results.sqlite");
     let mut kills = 0;
     for stop_at in [total / 5, total / 2, 4 * total / 5] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["run", "exp.toml", "--out", "killed", "--quiet"])
-            .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(
+            dir.path(),
+            &["run", "exp.toml", "--out", "killed", "--quiet"],
+        );
         let started = std::time::Instant::now();
         loop {
-            // read-only: a poll must not create the store file before the run does
-            let done = Connection::open_with_flags(&killed_db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .and_then(|c| {
-                    c.query_row(
-                        "SELECT count(*) FROM calls WHERE phase != 'prefix'",
-                        [],
-                        |r| r.get::<_, i64>(0),
-                    )
-                })
-                .unwrap_or(0);
+            let done = poll_count(
+                &killed_db,
+                "SELECT count(*) FROM calls WHERE phase != 'prefix'",
+            );
             if done >= stop_at || child.try_wait().unwrap().is_some() {
                 break;
             }
