@@ -165,6 +165,32 @@ fn s(text: &str) -> Value {
     Value::str(text)
 }
 
+/// `v == ""` (a str equals only a str), without building the str.
+fn is_empty_str(v: &Value) -> bool {
+    matches!(v, Value::Str(t) if t.is_empty())
+}
+
+/// `text in container`, without building the str where the container is a str, list or
+/// tuple.
+fn contains_text(container: &Value, text: &str) -> Result<bool, BfclError> {
+    Ok(match container {
+        Value::Str(t) => t.contains(text),
+        Value::List(items) | Value::Tuple(items) => items
+            .iter()
+            .any(|item| matches!(item, Value::Str(t) if t == text)),
+        other => py_contains(other, &s(text))?,
+    })
+}
+
+/// `standardize_value(a) == standardize_value(b)` without building either: two strs
+/// compare standardized, a str equals nothing else, anything else compares as it is.
+fn standardized_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => standardized_equal(x, y),
+        _ => py_eq(a, b),
+    }
+}
+
 /// `PYTHON_TYPE_MAPPING[description]`.
 fn python_type(description: &Value) -> Result<PyType, BfclError> {
     if !description.is_hashable() {
@@ -186,11 +212,11 @@ fn type_str(t: PyType) -> String {
 }
 
 /// `list(d.keys())[0]`.
-fn first_key(d: &Value) -> Result<Value, BfclError> {
+fn first_key(d: &Value) -> Result<&Value, BfclError> {
     match d {
         Value::Dict(items) => items
             .first()
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| k)
             .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
         other => Err(Raise::new(
             "AttributeError",
@@ -227,9 +253,9 @@ pub fn ast_checker(
     possible_answer: &Value,
     test_category: &Value,
 ) -> Checked {
-    if py_contains(test_category, &s("parallel"))? {
+    if contains_text(test_category, "parallel")? {
         parallel_function_checker_no_order(func_description, model_output, possible_answer)
-    } else if py_contains(test_category, &s("multiple"))? {
+    } else if contains_text(test_category, "multiple")? {
         multiple_function_checker(func_description, model_output, possible_answer)
     } else {
         if model_output.len() != 1 {
@@ -278,7 +304,7 @@ fn multiple_function_checker(
         ));
     }
     let answer = py_getitem(answers, &Value::int(0))?;
-    let description = find_description(descriptions, &first_key(&answer)?)?;
+    let description = find_description(descriptions, first_key(&answer)?)?;
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
@@ -299,7 +325,7 @@ fn parallel_function_checker_no_order(
     let mut matched: Vec<usize> = Vec::new();
     for (i, answer) in py_index_iter(answers)?.iter().enumerate() {
         let expected = first_key(answer)?;
-        let description = find_description(descriptions, &expected)?;
+        let description = find_description(descriptions, expected)?;
         // The failed attempts are kept as they are and written out as JSON only if no call
         // matches this answer: most attempts fail on the way to a match, and rendering each
         // (the call's JSON above all) was most of the parallel checker's own work.
@@ -502,7 +528,7 @@ fn simple_function_checker(
 
     for param in py_iter(possible_answer)?.iter() {
         if !py_contains(&model_params, param)?
-            && !py_contains(&*py_getitem(possible_answer, param)?, &s(""))?
+            && !contains_text(&*py_getitem(possible_answer, param)?, "")?
         {
             return Ok(CheckResult::fail(
                 "simple_function_checker:missing_optional",
@@ -519,7 +545,7 @@ fn simple_function_checker(
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
 fn possible_answer_type(answers: &Value) -> Result<Option<PyType>, BfclError> {
     for answer in py_iter(answers)?.iter() {
-        if !py_eq(answer, &s("")) {
+        if !is_empty_str(answer) {
             return Ok(Some(answer.py_type()));
         }
     }
@@ -537,7 +563,8 @@ fn type_checker(
     let mut result = CheckResult {
         valid: true,
         errors: Vec::new(),
-        error_type: "type_error:simple".into(),
+        // Set where the result fails: a passing one's is never read.
+        error_type: String::new(),
         is_variable: false,
     };
     let answer_type = possible_answer_type(answers)?;
@@ -547,12 +574,13 @@ fn type_checker(
             result.is_variable = is_variable;
             return Ok(result);
         };
+        // Only quoted in the inner checks' messages, which are never read.
+        let nested_text = type_str(nested);
         for candidate in py_iter(answers)?.iter() {
             let mut flag = true;
             if matches!(candidate, Value::List(_)) {
                 for item in py_iter(value)?.iter() {
-                    let inner =
-                        type_checker(param, item, candidate, &type_str(nested), nested, None)?;
+                    let inner = type_checker(param, item, candidate, &nested_text, nested, None)?;
                     if !inner.valid {
                         flag = false;
                         break;
@@ -621,21 +649,18 @@ fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
 }
 
 fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
-    let model = Value::List(
-        py_iter(value)?
-            .iter()
-            .cloned()
-            .map(standardize_value)
-            .collect(),
-    );
-    let mut candidates = Vec::new();
-    for answer in py_index_iter(answers)?.iter() {
-        let items = py_index_iter(answer)?;
-        candidates.push(Value::List(
-            items.iter().cloned().map(standardize_value).collect(),
-        ));
-    }
-    if !candidates.iter().any(|c| py_eq(&model, c)) {
+    // Every candidate is walked (and may raise) before any is compared, as upstream builds
+    // the standardized lists first; they are compared item by item without being built.
+    let model = py_iter(value)?;
+    let answers_list = py_index_iter(answers)?;
+    let candidates = answers_list
+        .iter()
+        .map(py_index_iter)
+        .collect::<Result<Vec<_>, _>>()?;
+    let matches = |c: &[Value]| {
+        model.len() == c.len() && model.iter().zip(c).all(|(m, a)| standardized_eq(m, a))
+    };
+    if !candidates.iter().any(|c| matches(c)) {
         return Ok(CheckResult::fail(
             "value_error:list/tuple",
             format!(
@@ -653,7 +678,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
     let mut result = CheckResult::fail("dict_checker:unclear", "");
     result.errors.clear();
     for answer in py_index_iter(answers)?.iter() {
-        if py_eq(answer, &s("")) {
+        if is_empty_str(answer) {
             continue;
         }
         result = CheckResult::fail("dict_checker:unclear", "");
@@ -669,13 +694,11 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
                 flag = false;
                 break;
             }
-            let standardized = standardize_value(v.clone());
-            let candidates: Vec<Value> = py_index_iter(&*py_getitem(answer, key)?)?
-                .iter()
-                .cloned()
-                .map(standardize_value)
-                .collect();
-            if !candidates.iter().any(|c| py_eq(&standardized, c)) {
+            let allowed = py_getitem(answer, key)?;
+            let allowed = py_index_iter(&allowed)?;
+            if !allowed.iter().any(|c| standardized_eq(v, c)) {
+                let candidates: Vec<Value> =
+                    allowed.iter().cloned().map(standardize_value).collect();
                 result.errors.push(serde_json::Value::String(format!(
                     "Invalid value for parameter {}: {}. Expected one of {}.",
                     key.repr(),
@@ -688,7 +711,7 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
             }
         }
         for (key, allowed) in dict_items(answer)? {
-            if !py_contains(value, key)? && !py_contains(allowed, &s(""))? {
+            if !py_contains(value, key)? && !contains_text(allowed, "")? {
                 result.errors.push(serde_json::Value::String(format!(
                     "Missing dict key parameter: '{}'.",
                     display(key)
