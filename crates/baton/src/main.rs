@@ -18,6 +18,11 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 use crate::printer::Printer;
 
+/// mimalloc instead of the system allocator: the harness, the store and the evaluators
+/// allocate and free many small buffers per call and per vector.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// What a command reports back to `main`.
 pub enum Outcome {
     /// Everything succeeded.
