@@ -9,20 +9,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use crate::support::SimServer;
+use crate::support::{self, SimServer, http_pair, poll_count, rows};
 use crate::{baton, stderr};
 
 /// Two math and two data2text tasks, one middle switch each way, forked prefixes, both
 /// models served by `server` through the `openai-compatible` provider.
 fn experiment(base_url: &str, batch: bool, price_override: &str) -> String {
-    let model = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nbatch = {batch}\n"
-        )
-    };
     format!(
         r#"
 name = "batched"
@@ -35,14 +29,8 @@ directions = ["escalation", "downshift"]
 batch_gather_ms = 300
 batch_poll_ms = 40
 {price_override}
-{}
-{}
-[[pairs]]
-low = "lc"
-high = "hc"
-"#,
-        model("lc"),
-        model("hc")
+{}"#,
+        http_pair(base_url, &format!("batch = {batch}\n"))
     )
 }
 
@@ -50,35 +38,16 @@ high = "hc"
 type Verdict = (String, String, String, Option<f64>, Option<String>);
 
 fn verdicts(db: &Path) -> Vec<Verdict> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare(
-            "SELECT task_id, cell_key, status, score, final_response FROM episodes
-             ORDER BY task_id, cell_key, replicate",
-        )
-        .unwrap();
-    s.query_map([], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
-}
-
-fn count(db: &Path, sql: &str) -> i64 {
-    // read-only: a poll must not create the store file before the run does
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-        .unwrap_or(0)
+    rows(
+        db,
+        "SELECT task_id, cell_key, status, score, final_response FROM episodes
+         ORDER BY task_id, cell_key, replicate",
+    )
 }
 
 /// Write [`experiment`] as the folder's `exp.toml`.
 fn write_experiment(dir: &Path, base_url: &str, batch: bool, price_override: &str) {
-    std::fs::write(
-        dir.join("exp.toml"),
-        experiment(base_url, batch, price_override),
-    )
-    .unwrap();
+    support::write_experiment(dir, &experiment(base_url, batch, price_override));
 }
 
 fn run(dir: &Path, out: &str, extra: &[&str]) {
@@ -120,30 +89,30 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         stats["requests"], 0,
         "no direct completion request: {stats}"
     );
-    let calls = count(&db, "SELECT count(*) FROM calls");
+    let calls = poll_count(&db, "SELECT count(*) FROM calls");
     assert!(calls > 40, "{calls}");
     assert_eq!(stats["batch_items"], calls, "{stats}");
     assert_eq!(
-        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        poll_count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
         0,
         "every call names its batch"
     );
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM calls WHERE batch_id NOT IN (SELECT batch_id FROM batches)"
         ),
         0
     );
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM batches WHERE finished_at IS NULL"
         ),
         0
     );
     assert_eq!(
-        count(&db, "SELECT min(gather_ms) FROM batches"),
+        poll_count(&db, "SELECT min(gather_ms) FROM batches"),
         300,
         "the gather window is stored with every batch"
     );
@@ -156,30 +125,16 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         verdicts(&direct_db),
         "the same verdicts and replies"
     );
-    assert_eq!(calls, count(&direct_db, "SELECT count(*) FROM calls"));
+    assert_eq!(calls, poll_count(&direct_db, "SELECT count(*) FROM calls"));
 
     // Every stored cost is the call's usage at the card's batch rates, half the direct
     // ones (sim/lc: $0.10 / $0.60 per M, cache reads $0.01, writes $0.125; sim/hc: $2 /
     // $10, $0.20 and $2.50).
-    let c = Connection::open(&db).unwrap();
-    let mut s = c
-        .prepare("SELECT model, uncached_in, cache_read, cache_write_5m, output, cost FROM calls")
-        .unwrap();
-    let rows: Vec<(String, i64, i64, i64, i64, i64)> = s
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for (model, uncached, read, write, output, cost) in rows {
+    let priced: Vec<(String, i64, i64, i64, i64, i64)> = rows(
+        &db,
+        "SELECT model, uncached_in, cache_read, cache_write_5m, output, cost FROM calls",
+    );
+    for (model, uncached, read, write, output, cost) in priced {
         // picodollars per token: input, cache read, cache write, output
         let (i, r, w, o) = if model == "hc" {
             (2_000_000, 200_000, 2_500_000, 10_000_000)
@@ -193,7 +148,7 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         );
     }
     // The dry run shows each cell's rounds: anchors take the longest task's turns.
-    let longest = count(&db, "SELECT max(n_turns) FROM tasks");
+    let longest = poll_count(&db, "SELECT max(n_turns) FROM tasks");
     let dry = baton(dir.path(), &["run", "exp.toml", "--dry-run", "--batch"]);
     assert!(dry.status.success(), "{}", stderr(&dry));
     let table = crate::stdout(&dry);
@@ -207,13 +162,13 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         "{table}"
     );
     // and the run took about that many rounds per model: its batches
-    let rounds = count(&db, "SELECT count(*) FROM batches WHERE model = 'lc'");
+    let rounds = poll_count(&db, "SELECT count(*) FROM batches WHERE model = 'lc'");
     assert!(rounds >= longest, "{rounds} rounds");
 
     // Each batched call also stores its cost at the direct rates (exactly twice the
     // batch cost here), and the report says what batching saved next to forking.
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM calls WHERE cost_direct != 2 * cost"
         ),
@@ -224,7 +179,7 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
     let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
     let line = &json["spend"];
     assert_eq!(line["batched_attempts"], calls, "{line}");
-    let saved = count(&db, "SELECT sum(cost) FROM calls") as f64 * 1e-12;
+    let saved = poll_count(&db, "SELECT sum(cost) FROM calls") as f64 * 1e-12;
     assert!(
         (line["saved_by_batching_usd"].as_f64().unwrap() - saved).abs() < 1e-9,
         "{line}"
@@ -234,7 +189,7 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         "{line}"
     );
 
-    let spend = |db: &Path| count(db, "SELECT sum(cost) FROM calls") as f64;
+    let spend = |db: &Path| poll_count(db, "SELECT sum(cost) FROM calls") as f64;
     let ratio = spend(&db) / spend(&direct_db);
     assert!(
         ratio <= 0.55,
@@ -295,7 +250,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     let mut child = spawn_killed_run(dir.path(), &[], Stdio::null());
     let in_doubt = "SELECT count(*) FROM batch_submissions WHERE settled_at IS NULL";
     let started = Instant::now();
-    while made() == 0 || count(&db, in_doubt) == 0 {
+    while made() == 0 || poll_count(&db, in_doubt) == 0 {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "no batch was made"
@@ -305,17 +260,18 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(
-        count(&db, "SELECT count(*) FROM batches"),
+        poll_count(&db, "SELECT count(*) FROM batches"),
         0,
         "killed before the batch was recorded"
     );
-    assert!(count(&db, in_doubt) > 0);
+    assert!(poll_count(&db, in_doubt) > 0);
 
     let pending = "SELECT count(*) FROM batches WHERE finished_at IS NULL";
     for (round, calls_at_least) in [0, 12, 30].into_iter().enumerate() {
         let mut child = spawn_killed_run(dir.path(), &[], Stdio::null());
         let started = Instant::now();
-        while count(&db, "SELECT count(*) FROM calls") < calls_at_least || count(&db, pending) == 0
+        while poll_count(&db, "SELECT count(*) FROM calls") < calls_at_least
+            || poll_count(&db, pending) == 0
         {
             assert!(
                 started.elapsed() < Duration::from_secs(120),
@@ -331,7 +287,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
         child.wait().unwrap();
     }
     assert_eq!(
-        count(
+        poll_count(
             &db,
             "SELECT count(*) FROM batch_submissions WHERE batch_id = (SELECT min(batch_id) FROM batches)"
         ),
@@ -341,9 +297,9 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
     // Ctrl-C while a batch is pending: the run stops without waiting for it, leaves it
     // running and says how to collect it.
     let child = spawn_killed_run(dir.path(), &["--resume"], Stdio::piped());
-    let before = count(&db, "SELECT count(*) FROM batches");
+    let before = poll_count(&db, "SELECT count(*) FROM batches");
     let started = Instant::now();
-    while count(&db, "SELECT count(*) FROM batches") == before {
+    while poll_count(&db, "SELECT count(*) FROM batches") == before {
         assert!(started.elapsed() < Duration::from_secs(60), "no new batch");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -364,7 +320,7 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
         err.contains("still running") && err.contains("--resume"),
         "{err}"
     );
-    assert!(count(&db, pending) > 0, "the batch is left running");
+    assert!(poll_count(&db, pending) > 0, "the batch is left running");
     run(dir.path(), "killed", &["--resume"]);
 
     let stats = server.get("/batch-stats");
@@ -373,8 +329,8 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
         Value::Array(vec![]),
         "no custom_id submitted twice: {stats}"
     );
-    let calls = count(&db, "SELECT count(*) FROM calls");
-    assert_eq!(calls, count(&clean_db, "SELECT count(*) FROM calls"));
+    let calls = poll_count(&db, "SELECT count(*) FROM calls");
+    assert_eq!(calls, poll_count(&clean_db, "SELECT count(*) FROM calls"));
     assert_eq!(stats["items"], calls, "every item submitted once: {stats}");
     assert_eq!(verdicts(&db), verdicts(&clean_db));
     assert_eq!(server.stats()["requests"], 0);
@@ -385,28 +341,11 @@ fn issue_16_a_run_killed_while_batches_are_pending_resumes_without_submitting_an
 type PricedCall = (Option<String>, String, i64, i64, i64, i64, i64, Option<i64>);
 
 fn priced_calls(db: &Path) -> Vec<PricedCall> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare(
-            "SELECT batch_id, model, uncached_in, cache_read, cache_write_5m, output, cost,
-             cost_direct FROM calls",
-        )
-        .unwrap();
-    s.query_map([], |r| {
-        Ok((
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-            r.get(7)?,
-        ))
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    rows(
+        db,
+        "SELECT batch_id, model, uncached_in, cache_read, cache_write_5m, output, cost,
+         cost_direct FROM calls",
+    )
 }
 
 /// What a call's usage costs at the card's direct rates (sim/lc: $0.20 / $1.20 per M,
@@ -448,7 +387,7 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
         "one direct request per failed item: {batch_stats}"
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        poll_count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
         failed
     );
     assert_eq!(
@@ -457,7 +396,7 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
         "the same verdicts and replies"
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM batches WHERE retry != 'direct'"),
+        poll_count(&db, "SELECT count(*) FROM batches WHERE retry != 'direct'"),
         0,
         "the retry mode is stored with every batch"
     );
@@ -478,7 +417,7 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
     let report = baton(dir.path(), &["report", "retried", "--format", "json"]);
     assert!(report.status.success(), "{}", stderr(&report));
     let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
-    let saved = count(
+    let saved = poll_count(
         &db,
         "SELECT sum(cost) FROM calls WHERE batch_id IS NOT NULL",
     ) as f64
@@ -501,11 +440,11 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
     );
     assert_eq!(server.stats()["requests"], 0);
     assert_eq!(
-        count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
+        poll_count(&db, "SELECT count(*) FROM calls WHERE batch_id IS NULL"),
         0
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM batches WHERE retry != 'round'"),
+        poll_count(&db, "SELECT count(*) FROM batches WHERE retry != 'round'"),
         0
     );
     assert_eq!(verdicts(&db), verdicts(&direct_db));
