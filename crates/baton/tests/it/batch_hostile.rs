@@ -11,28 +11,16 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::support::SimServer;
+use crate::support::{SimServer, count, http_pair, spawn_quiet, write_experiment};
 use crate::{baton, stderr};
 
 /// One math task, both models batched through `base_url`; `top` goes before the
 /// models, `model` into each model's table.
 fn experiment(base_url: &str, top: &str, model: &str) -> String {
-    let table = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\nbatch = true\n{model}\n"
-        )
-    };
     format!(
-        "name = \"hostile\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nseed = 5\nswitch_points = [\"middle\"]\ndirections = [\"escalation\"]\nbatch_gather_ms = 150\nbatch_poll_ms = 20\n{top}\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-        table("lc"),
-        table("hc")
+        "name = \"hostile\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nseed = 5\nswitch_points = [\"middle\"]\ndirections = [\"escalation\"]\nbatch_gather_ms = 150\nbatch_poll_ms = 20\n{top}\n{}",
+        http_pair(base_url, &format!("batch = true\n{model}\n"))
     )
-}
-
-fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
-        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
 fn texts(db: &Path, sql: &str) -> Vec<String> {
@@ -61,11 +49,7 @@ fn issue_23_a_malformed_line_or_failed_downloads_are_paid_once_and_every_billed_
     for faults in ["malformed-line", "failed-downloads=5"] {
         let dir = tempfile::tempdir().unwrap();
         let server = SimServer::start(&["--batch-turnaround-ms", "40", "--batch-faults", faults]);
-        std::fs::write(
-            dir.path().join("exp.toml"),
-            experiment(&server.base_url, "", ""),
-        )
-        .unwrap();
+        write_experiment(dir.path(), &experiment(&server.base_url, "", ""));
         let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
         assert!(o.status.success(), "{faults}: {}", stderr(&o));
         let db = dir.path().join("out/results.sqlite");
@@ -112,11 +96,10 @@ fn issue_23_stuck_unknown_and_redirected_batches_end_the_run_with_a_clear_error_
     ] {
         let dir = tempfile::tempdir().unwrap();
         let server = SimServer::start(&["--batch-turnaround-ms", "40", "--batch-faults", faults]);
-        std::fs::write(
-            dir.path().join("exp.toml"),
-            experiment(&server.base_url, "batch_deadline = \"1s\"", ""),
-        )
-        .unwrap();
+        write_experiment(
+            dir.path(),
+            &experiment(&server.base_url, "batch_deadline = \"1s\"", ""),
+        );
         let db = dir.path().join("out/results.sqlite");
         for resume in [false, true] {
             let mut args = vec!["run", "exp.toml", "--out", "out", "--quiet"];
@@ -182,15 +165,14 @@ fn issue_23_a_key_echoed_in_batch_item_errors_reaches_no_store_report_or_log() {
         "--batch-faults",
         "echo-key",
     ]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(
+    write_experiment(
+        dir.path(),
+        &experiment(
             &server.base_url,
             "retry_budget_secs = 1",
             "api_key_env = \"BATON_ECHO_TEST_KEY\"",
         ),
-    )
-    .unwrap();
+    );
     let run = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["run", "exp.toml", "--out", "out"])
         .current_dir(dir.path())
@@ -255,18 +237,8 @@ fn issue_23_a_300_mb_results_file_is_read_in_under_300_mb() {
         "--batch-faults",
         "padding-mb=300",
     ]);
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment(&server.base_url, "", ""),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "exp.toml", "--out", "out", "--quiet"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    write_experiment(dir.path(), &experiment(&server.base_url, "", ""));
+    let mut child = spawn_quiet(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     let started = Instant::now();
     let mut peak = 0;
     let status = loop {
@@ -298,15 +270,14 @@ fn issue_23_a_300_mb_results_file_is_read_in_under_300_mb() {
 fn issue_23_a_bad_batch_deadline_is_refused_naming_the_file_and_key() {
     let dir = tempfile::tempdir().unwrap();
     for bad in ["\"2d\"", "\"0s\"", "\"-1h\"", "\"soon\""] {
-        std::fs::write(
-            dir.path().join("exp.toml"),
-            experiment(
+        write_experiment(
+            dir.path(),
+            &experiment(
                 "http://127.0.0.1:9/v1",
                 &format!("batch_deadline = {bad}"),
                 "",
             ),
-        )
-        .unwrap();
+        );
         let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
         let err = stderr(&o);
@@ -316,11 +287,10 @@ fn issue_23_a_bad_batch_deadline_is_refused_naming_the_file_and_key() {
         );
     }
     // a good one runs (dry)
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        experiment("http://127.0.0.1:9/v1", "batch_deadline = \"90m\"", ""),
-    )
-    .unwrap();
+    write_experiment(
+        dir.path(),
+        &experiment("http://127.0.0.1:9/v1", "batch_deadline = \"90m\"", ""),
+    );
     let o = baton(dir.path(), &["run", "exp.toml", "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
