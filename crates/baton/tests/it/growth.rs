@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::support::SimServer;
+use crate::support::{SimServer, count, rows, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema13");
@@ -26,21 +26,10 @@ fn requests(server: &SimServer) -> u64 {
 
 /// (task, cell, retired) of every episode, and the number of calls.
 fn episodes(db: &Path) -> Vec<(String, String, Option<String>)> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare("SELECT task_id, cell_key, retired FROM episodes ORDER BY task_id, cell_key")
-        .unwrap();
-    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-fn count(db: &Path, sql: &str) -> i64 {
-    Connection::open(db)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
+    rows(
+        db,
+        "SELECT task_id, cell_key, retired FROM episodes ORDER BY task_id, cell_key",
+    )
 }
 
 /// The fixture store in `dir/out`, with the experiment file pointing at `server`.
@@ -51,7 +40,7 @@ fn fixture_folder(dir: &Path, server: &SimServer) {
         dir.join("out/results.sqlite"),
     )
     .unwrap();
-    std::fs::write(dir.join("exp.toml"), pilot(server)).unwrap();
+    write_experiment(dir, &pilot(server));
 }
 
 #[test]
@@ -73,14 +62,10 @@ fn issue_31_a_schema_13_store_resumes_with_no_request_and_adopts_its_identities(
     // the identities adopted from the stored experiment, pinned: a change here means
     // every user's stored episodes would be run again
     let db = dir.path().join("out/results.sqlite");
-    let c = Connection::open(&db).unwrap();
-    let pinned: Vec<(String, String, String)> = c
-        .prepare("SELECT task_id, cell_key, identity FROM episodes ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let pinned: Vec<(String, String, String)> = rows(
+        &db,
+        "SELECT task_id, cell_key, identity FROM episodes ORDER BY id",
+    );
     let ids: Vec<&str> = pinned.iter().map(|p| p.2.as_str()).collect();
     assert_eq!(
         ids,
@@ -94,7 +79,8 @@ fn issue_31_a_schema_13_store_resumes_with_no_request_and_adopts_its_identities(
         ],
         "{pinned:?}"
     );
-    let schema: String = c
+    let schema: String = Connection::open(&db)
+        .unwrap()
         .query_row(
             "SELECT value FROM meta WHERE key = 'schema_version'",
             [],
@@ -254,7 +240,7 @@ fn issue_31_a_changed_price_card_reprices_and_sends_nothing() {
     )
     .unwrap();
     let exp = pilot(&server).replace("seed = 7", "seed = 7\nprices = \"prices.json\"");
-    std::fs::write(dir.path().join("exp.toml"), exp).unwrap();
+    write_experiment(dir.path(), &exp);
     let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(run.status.success(), "{}", stderr(&run));
     assert_eq!(requests(&server), 0);
