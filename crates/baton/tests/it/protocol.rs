@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use crate::{baton, stderr, stdout};
+use crate::support::{baton_ok, report_json, sim_pair, write_experiment};
+use crate::{baton, stdout};
 
 /// See: issue 13, "Done when": a run with `baselines = ["full", "concat"]`,
 /// `replicates = 3` and `extraction = "lic"` on the sample set completes offline, and
@@ -17,7 +18,8 @@ fn issue_13_baselines_and_lic_metrics_on_the_sample_set() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let spec = format!(
-        r#"name = "protocol"
+        concat!(
+            r#"name = "protocol"
 dataset = "sample"
 limit = 2
 replicates = 3
@@ -32,22 +34,14 @@ extraction = "lic"
 [extractor]
 model = "sim/lc"
 
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
 "#,
+            sim_pair!()
+        ),
         lic.display().to_string()
     );
-    std::fs::write(dir.path().join("exp.toml"), spec).expect("write spec");
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let report = baton(dir.path(), &["report", "out", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
-    let json: Value = serde_json::from_str(&stdout(&report)).expect("JSON report");
+    write_experiment(dir.path(), &spec);
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let json = report_json(dir.path(), "out");
 
     let baselines = json["baselines"].as_array().expect("baseline rows");
     for interface in ["full", "concat"] {
@@ -178,7 +172,8 @@ fn issue_24_full_cells_of_an_offline_sample_run_score_above_zero() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let spec = format!(
-        r#"name = "full"
+        concat!(
+            r#"name = "full"
 dataset = "sample"
 seed = 3
 switch_points = ["middle"]
@@ -188,22 +183,14 @@ templates = "lic"
 lic_dir = {:?}
 baselines = ["full", "concat"]
 
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
 "#,
+            sim_pair!()
+        ),
         lic.display().to_string()
     );
-    std::fs::write(dir.path().join("exp.toml"), spec).expect("write spec");
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let report = baton(dir.path(), &["report", "out", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
-    let json: Value = serde_json::from_str(&stdout(&report)).expect("JSON report");
+    write_experiment(dir.path(), &spec);
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let json = report_json(dir.path(), "out");
     let baselines = json["baselines"].as_array().expect("baseline rows");
     for interface in ["full", "concat"] {
         for model in ["lc", "hc"] {

@@ -4,10 +4,13 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, Row};
+use serde_json::Value;
+
+use crate::{baton, stderr, stdout};
 
 /// The TOML tables that end most chat experiments, as a literal for `concat!`: `lc` is
 /// `sim/lc`, `hc` is `sim/hc`, and they are the experiment's one pair.
@@ -32,6 +35,26 @@ pub fn http_pair(base_url: &str, extra: &str) -> String {
         model("lc"),
         model("hc")
     )
+}
+
+/// Runs the built `baton` with `args` in `cwd` and asserts it exits 0, its stderr in
+/// the failure message.
+pub fn baton_ok(cwd: &Path, args: &[&str]) -> Output {
+    let o = baton(cwd, args);
+    assert!(
+        o.status.success(),
+        "baton {}: {}",
+        args.join(" "),
+        stderr(&o)
+    );
+    o
+}
+
+/// `baton report <out> --format json` in `cwd`: asserts it exits 0 (its stderr in the
+/// failure message) and returns the report parsed.
+pub fn report_json(cwd: &Path, out: &str) -> Value {
+    let report = baton_ok(cwd, &["report", out, "--format", "json"]);
+    serde_json::from_str(&stdout(&report)).expect("a JSON report")
 }
 
 /// Writes the experiment `text` to `exp.toml` in `dir`.
@@ -137,12 +160,12 @@ impl SimServer {
     }
 
     /// `GET /stats`, as JSON.
-    pub fn stats(&self) -> serde_json::Value {
+    pub fn stats(&self) -> Value {
         self.get("/stats")
     }
 
     /// `GET path`, as JSON.
-    pub fn get(&self, path: &str) -> serde_json::Value {
+    pub fn get(&self, path: &str) -> Value {
         let host = self
             .base_url
             .trim_start_matches("http://")
