@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::support::SimServer;
+use crate::support::{SimServer, http_pair, write_experiment};
 use crate::{baton, stderr};
 
 fn billed(db: &Path) -> i64 {
@@ -32,21 +32,13 @@ fn issue_23_a_full_disk_loses_no_answered_reply_and_the_resume_pays_none_twice()
     };
     let server = SimServer::start(&["--latency-ms", "2"]);
     let dir = tempfile::tempdir().unwrap();
-    let model = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{}\"\nconcurrency = 4\n",
-            server.base_url
-        )
-    };
-    std::fs::write(
-        dir.path().join("exp.toml"),
-        format!(
-            "name = \"full\"\ndataset = \"sample\"\nlimit = 2\nreplicates = 2\nseed = 2\nconcurrency = 4\ninterfaces = [\"raw\", \"traj_drop\"]\n[chat]\nfamilies = [\"math\", \"actions\", \"data2text\"]\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-            model("lc"),
-            model("hc")
+    write_experiment(
+        dir.path(),
+        &format!(
+            "name = \"full\"\ndataset = \"sample\"\nlimit = 2\nreplicates = 2\nseed = 2\nconcurrency = 4\ninterfaces = [\"raw\", \"traj_drop\"]\n[chat]\nfamilies = [\"math\", \"actions\", \"data2text\"]\n{}",
+            http_pair(&server.base_url, "concurrency = 4\n")
         ),
-    )
-    .unwrap();
+    );
     let out = fs.mnt.join("out");
     let out_arg = out.display().to_string();
     // the store's reserve (its spool) is taken at its first open; leave a little more
