@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use crate::support::{http_pair, sim_pair, write_experiment};
 use crate::{baton, stderr, stdout};
 
 /// A Chat Completions server whose every other reply states `u64::MAX` or 4e11 tokens.
@@ -58,15 +59,9 @@ fn hostile_usage_server() -> String {
 }
 
 fn experiment(url: &str) -> String {
-    let model = |id: &str| {
-        format!(
-            "[models.{id}]\nmodel = \"openai-compatible/{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{url}\"\nmax_tokens = 100\nunusable_retries = 3\n"
-        )
-    };
     format!(
-        "name = \"usage\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nswitch_points = [\"middle\"]\ndirections = [\"escalation\"]\nretry_budget_secs = 30\n{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-        model("lc"),
-        model("hc")
+        "name = \"usage\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nswitch_points = [\"middle\"]\ndirections = [\"escalation\"]\nretry_budget_secs = 30\n{}",
+        http_pair(url, "max_tokens = 100\nunusable_retries = 3\n")
     )
 }
 
@@ -74,7 +69,7 @@ fn experiment(url: &str) -> String {
 fn issue_32_hostile_usage_numbers_leave_the_run_the_resume_and_every_report_working() {
     let url = hostile_usage_server();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("exp.toml"), experiment(&url)).unwrap();
+    write_experiment(dir.path(), &experiment(&url));
     for args in [
         &["run", "exp.toml", "--out", "out", "--quiet"][..],
         &["run", "exp.toml", "--out", "out", "--quiet", "--resume"][..],
@@ -139,11 +134,13 @@ fn issue_32_price_rates_that_read_as_something_else_are_refused() {
             ),
         )
         .unwrap();
-        std::fs::write(
-            dir.path().join("exp.toml"),
-            "name = \"p\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nprices = \"prices.json\"\n[models.lc]\nmodel = \"sim/lc\"\n[models.hc]\nmodel = \"sim/hc\"\n[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
-        )
-        .unwrap();
+        write_experiment(
+            dir.path(),
+            concat!(
+                "name = \"p\"\ndataset = \"sample\"\nfamilies = [\"math\"]\nlimit = 1\nprices = \"prices.json\"\n",
+                sim_pair!()
+            ),
+        );
         let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
         let err = stderr(&run);
         assert_eq!(run.status.code(), Some(2), "{rate}: {err}");
