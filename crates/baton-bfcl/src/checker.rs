@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use num_traits::ToPrimitive;
 use serde_json::Value as Json;
 
 use crate::error::BfclError;
@@ -14,7 +15,11 @@ use crate::value::{
     py_len, standardize_string, standardized_equal,
 };
 
-/// A node of the sample's function documents, read where it lies in the sample's JSON.
+/// A node of the sample's function documents or reference answer, read where it lies in
+/// the sample's JSON.
+///
+/// Of the reference answer, the list, each call's dict and its parameters' dict are read in
+/// place, and only the candidate list of a parameter the checker compares is converted.
 ///
 /// The checker reads of a document only its `name` and `parameters`, their `properties`
 /// and `required`, and of each parameter's schema its `type` and `items` (of which only the
@@ -45,6 +50,11 @@ impl<'a> Doc<'a> {
     /// `self[key]`.
     fn get(&self, key: &Value) -> Result<Doc<'a>, BfclError> {
         match (self, key) {
+            (Doc::Json(Json::Array(items)), Value::Int(i))
+                if i.to_usize().is_some_and(|i| i < items.len()) =>
+            {
+                Ok(Doc::Json(&items[i.to_usize().unwrap_or_default()]))
+            }
             (Doc::Json(Json::Object(map)), Value::Str(k)) => field(map, k)
                 .map(Doc::Json)
                 .ok_or_else(|| Raise::new("KeyError", key.repr()).into()),
@@ -56,6 +66,59 @@ impl<'a> Doc<'a> {
                 py_getitem(&Value::from_json(other), key)?.into_owned(),
             )),
             (Doc::Value(v), _) => Ok(Doc::Value(py_getitem(v, key)?.into_owned())),
+        }
+    }
+
+    /// `len(self)`.
+    fn len(&self) -> Result<usize, BfclError> {
+        Ok(match self {
+            Doc::Json(Json::Array(items)) => items.len(),
+            other => py_len(&other.value())?,
+        })
+    }
+
+    /// `[self[i] for i in range(len(self))]`.
+    fn index_items(&self) -> Result<Vec<Doc<'a>>, BfclError> {
+        Ok(match self {
+            Doc::Json(Json::Array(items)) => items.iter().map(Doc::Json).collect(),
+            other => py_index_iter(&other.value())?
+                .iter()
+                .map(|v| Doc::Value(v.clone()))
+                .collect(),
+        })
+    }
+
+    /// `list(self.keys())[0]`.
+    fn first_key(&self) -> Result<Value, BfclError> {
+        match self {
+            Doc::Json(Json::Object(map)) => map
+                .keys()
+                .next()
+                .map(|k| Value::Str(k.clone()))
+                .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
+            other => first_key(&other.value()).cloned(),
+        }
+    }
+
+    /// `list(self.values())[0]`.
+    fn first_value(&self) -> Result<Doc<'a>, BfclError> {
+        match self {
+            Doc::Json(Json::Object(map)) => map
+                .values()
+                .next()
+                .map(Doc::Json)
+                .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
+            other => match &*other.value() {
+                Value::Dict(items) => items
+                    .first()
+                    .map(|(_, v)| Doc::Value(v.clone()))
+                    .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
+                v => Err(Raise::new(
+                    "AttributeError",
+                    format!("'{}' object has no attribute 'values'", v.py_type().name()),
+                )
+                .into()),
+            },
         }
     }
 
@@ -246,11 +309,12 @@ fn dict_items(d: &Value) -> Result<&[(Value, Value)], BfclError> {
 
 /// `ast_checker(func_description, model_output, possible_answer, language, test_category, model_name)`.
 ///
-/// `func_description` is the sample's `function` list as JSON, read in place.
+/// `func_description` and `possible_answer` are the sample's `function` and
+/// `reference_answer` lists as JSON, read in place.
 pub fn ast_checker(
     func_description: &Json,
     model_output: &[Value],
-    possible_answer: &Value,
+    possible_answer: &Json,
     test_category: &Value,
 ) -> Checked {
     if contains_text(test_category, "parallel")? {
@@ -268,7 +332,7 @@ pub fn ast_checker(
             Json::Array(items) if !items.is_empty() => Doc::Json(&items[0]),
             other => Doc::Json(other).get(&Value::int(0))?,
         };
-        let answer = py_getitem(possible_answer, &Value::int(0))?;
+        let answer = Doc::Json(possible_answer).get(&Value::int(0))?;
         simple_function_checker(&description, &model_output[0], &answer)
     }
 }
@@ -295,16 +359,17 @@ fn find_description<'a>(descriptions: &'a Json, name: &Value) -> Result<Doc<'a>,
 fn multiple_function_checker(
     descriptions: &Json,
     model_output: &[Value],
-    answers: &Value,
+    answers: &Json,
 ) -> Checked {
-    if model_output.len() != py_len(answers)? {
+    let answers = Doc::Json(answers);
+    if model_output.len() != answers.len()? {
         return Ok(CheckResult::fail(
             "multiple_function_checker:wrong_count",
             "Wrong number of functions.",
         ));
     }
-    let answer = py_getitem(answers, &Value::int(0))?;
-    let description = find_description(descriptions, first_key(&answer)?)?;
+    let answer = answers.get(&Value::int(0))?;
+    let description = find_description(descriptions, &answer.first_key()?)?;
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
@@ -314,18 +379,19 @@ fn multiple_function_checker(
 fn parallel_function_checker_no_order(
     descriptions: &Json,
     model_output: &[Value],
-    answers: &Value,
+    answers: &Json,
 ) -> Checked {
-    if model_output.len() != py_len(answers)? {
+    let answers = Doc::Json(answers);
+    if model_output.len() != answers.len()? {
         return Ok(CheckResult::fail(
             "parallel_function_checker_no_order:wrong_count",
             "Wrong number of functions.",
         ));
     }
     let mut matched: Vec<usize> = Vec::new();
-    for (i, answer) in py_index_iter(answers)?.iter().enumerate() {
-        let expected = first_key(answer)?;
-        let description = find_description(descriptions, expected)?;
+    for (i, answer) in answers.index_items()?.iter().enumerate() {
+        let expected = answer.first_key()?;
+        let description = find_description(descriptions, &expected)?;
         // The failed attempts are kept as they are and written out as JSON only if no call
         // matches this answer: most attempts fail on the way to a match, and rendering each
         // (the call's JSON above all) was most of the parallel checker's own work.
@@ -380,24 +446,9 @@ fn parallel_function_checker_no_order(
 fn simple_function_checker(
     description: &Doc<'_>,
     model_output: &Value,
-    possible_answer: &Value,
+    possible_answer: &Doc<'_>,
 ) -> Checked {
-    let possible_answer = match possible_answer {
-        Value::Dict(items) => items
-            .first()
-            .map(|(_, v)| v)
-            .ok_or_else(|| BfclError::from(Raise::new("IndexError", "list index out of range")))?,
-        other => {
-            return Err(Raise::new(
-                "AttributeError",
-                format!(
-                    "'{}' object has no attribute 'values'",
-                    other.py_type().name()
-                ),
-            )
-            .into());
-        }
-    };
+    let possible_answer = possible_answer.first_value()?;
     let func_name = description.get_str("name")?;
     let parameters = description.get_str("parameters")?;
     let param_details = parameters.get_str("properties")?;
@@ -454,7 +505,7 @@ fn simple_function_checker(
     }
 
     for (param, value) in dict_items(&model_params)? {
-        if !param_details.contains(param)? || !py_contains(possible_answer, param)? {
+        if !param_details.contains(param)? || !possible_answer.contains(param)? {
             return Ok(CheckResult::fail(
                 "simple_function_checker:unexpected_param",
                 format!("Unexpected parameter: {}.", param.repr()),
@@ -478,7 +529,6 @@ fn simple_function_checker(
         if type_name == Some("float")
             && let Value::Int(i) = &*value
         {
-            use num_traits::ToPrimitive;
             match i.to_f64().filter(|f| f.is_finite()) {
                 Some(f) => value = Cow::Owned(Value::Float(f)),
                 None => {
@@ -488,7 +538,8 @@ fn simple_function_checker(
                 }
             }
         }
-        let answers = py_getitem(possible_answer, param)?;
+        let answers = possible_answer.get(param)?;
+        let answers = answers.value();
         let description_text: Cow<str> = match type_name {
             Some(t) => Cow::Borrowed(t),
             None => Cow::Owned(type_description.value().repr()),
@@ -526,17 +577,37 @@ fn simple_function_checker(
         }
     }
 
-    for param in py_iter(possible_answer)?.iter() {
-        if !py_contains(&model_params, param)?
-            && !contains_text(&*py_getitem(possible_answer, param)?, "")?
-        {
-            return Ok(CheckResult::fail(
-                "simple_function_checker:missing_optional",
-                format!(
-                    "Optional parameter {} not provided and not marked as optional.",
-                    param.repr()
-                ),
-            ));
+    let missing_optional = |param: &Value| {
+        CheckResult::fail(
+            "simple_function_checker:missing_optional",
+            format!(
+                "Optional parameter {} not provided and not marked as optional.",
+                param.repr()
+            ),
+        )
+    };
+    if let Doc::Json(Json::Object(map)) = &possible_answer {
+        for (param, allowed) in map {
+            let provided = match &*model_params {
+                Value::Dict(_) => py_getitem_str(&model_params, param).is_ok(),
+                other => py_contains(other, &Value::str(param.as_str()))?,
+            };
+            let optional = match allowed {
+                Json::Array(items) => items.iter().any(|a| a.as_str() == Some("")),
+                other => contains_text(&Value::from_json(other), "")?,
+            };
+            if !provided && !optional {
+                return Ok(missing_optional(&Value::str(param.as_str())));
+            }
+        }
+    } else {
+        let possible_answer = possible_answer.value();
+        for param in py_iter(&possible_answer)?.iter() {
+            if !py_contains(&model_params, param)?
+                && !contains_text(&*py_getitem(&possible_answer, param)?, "")?
+            {
+                return Ok(missing_optional(param));
+            }
         }
     }
     Ok(CheckResult::ok())
@@ -779,7 +850,7 @@ mod tests {
         ast_checker(
             &function,
             &calls,
-            &Value::from_json(&answer),
+            &answer,
             &s(if calls.len() == 1 {
                 "simple"
             } else {
@@ -907,6 +978,26 @@ mod tests {
         assert_eq!(
             raised(json!([]), answer.clone(), "f(p=1)"),
             raise("IndexError", "list index out of range")
+        );
+        // The reference answer is read in place too, and raises alike.
+        let ok = json!([{"name": "f", "parameters": {"properties": {"p": {"type": "integer"}}, "required": []}}]);
+        assert_eq!(
+            raised(ok.clone(), json!(["abc"]), "f(p=1)"),
+            raise("AttributeError", "'str' object has no attribute 'values'")
+        );
+        assert_eq!(
+            raised(ok.clone(), json!([{}]), "f(p=1)"),
+            raise("IndexError", "list index out of range")
+        );
+        assert_eq!(
+            raised(ok.clone(), json!([{"f": {"p": [1], "q": 2}}]), "f(p=1)"),
+            raise("TypeError", "argument of type 'int' is not iterable")
+        );
+        // A str marks a parameter optional when it holds "" (every str does).
+        assert!(
+            check(ok, json!([{"f": {"p": [1], "q": "abc"}}]), "f(p=1)")
+                .unwrap()
+                .valid
         );
         // A str `required` is iterated by character, a list of other objects compared as is.
         let by_char = json!([{"name": "f", "parameters": {"properties": {"p": {"type": "integer"}}, "required": "pq"}}]);

@@ -293,12 +293,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     };
 
     let outputs: Vec<Value> = calls.into_iter().map(Call::into_value).collect();
-    let checked = ast_checker(
-        function,
-        &outputs,
-        &Value::from_json(reference),
-        &Value::from_json(category),
-    );
+    let checked = ast_checker(function, &outputs, reference, &Value::from_json(category));
     let checked = if budget.exhausted() {
         Err(value::budget_error())
     } else {
