@@ -134,16 +134,23 @@
 //! that escapes the text otherwise): `raw_response` is the body as received. The body
 //! read back is the same bytes either way.
 //!
+//! Version 17: a call's two sha256 are stored as their 32 bytes, `calls.request_hash`
+//! and `calls.response_hash`, instead of 64 hex characters each; `request_sha256` and
+//! `response_sha256` are kept as virtual columns (lowercase hex, computed when read,
+//! stored nowhere), so what a reader or a query sees is unchanged. The index
+//! `calls_request` is dropped: no query looks a call up by its request's hash. A
+//! bench harness call stores 128 bytes of hashes less, and no index entry.
+//!
 //! Growth is linear in the transcript: each message is stored once, each call adds
 //! one prefix-tree node per message that is new to its conversation (usually two: the
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 16;
+pub const SCHEMA_VERSION: i64 = 17;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
-    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16,
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16, V17,
 ];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
@@ -527,4 +534,20 @@ WHERE status != 'incomplete'
 /// module docs, "How a request is stored").
 const V16: &str = r#"
 ALTER TABLE calls ADD COLUMN raw_response_text_at INTEGER;
+"#;
+
+/// Version 17: a call's hashes as bytes, read back as hex through virtual columns of
+/// the old names; the unused index on the request's hash dropped (see the module docs).
+/// The migration rewrites the table once (`DROP COLUMN`).
+const V17: &str = r#"
+DROP INDEX calls_request;
+ALTER TABLE calls ADD COLUMN request_hash BLOB;
+ALTER TABLE calls ADD COLUMN response_hash BLOB;
+UPDATE calls SET request_hash = unhex(request_sha256), response_hash = unhex(response_sha256);
+ALTER TABLE calls DROP COLUMN request_sha256;
+ALTER TABLE calls DROP COLUMN response_sha256;
+ALTER TABLE calls ADD COLUMN request_sha256 TEXT
+    GENERATED ALWAYS AS (lower(hex(request_hash))) VIRTUAL;
+ALTER TABLE calls ADD COLUMN response_sha256 TEXT
+    GENERATED ALWAYS AS (CASE WHEN response_hash IS NOT NULL THEN lower(hex(response_hash)) END) VIRTUAL;
 "#;

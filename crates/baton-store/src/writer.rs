@@ -16,12 +16,13 @@ use std::thread;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::connect::{Cached, open_rw, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{calls_of, episode_by_id};
-use crate::request::{intern_list, sha256_hex, split};
+use crate::request::{intern_list, split};
 use crate::rows::{
     CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, NewAttempt, NewCall, Outcome, TaskMeta,
 };
@@ -828,7 +829,8 @@ fn count(n: u64) -> i64 {
 }
 
 pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result<i64> {
-    let actual = sha256_hex(&c.request_json);
+    let request_hash = Sha256::digest(c.request_json.as_bytes());
+    let actual = hex::encode(request_hash);
     if actual != c.request_sha256 {
         return Err(StoreError::RequestHash {
             episode_id: c.episode_id,
@@ -860,10 +862,10 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
     conn.exec(
         &format!(
             "INSERT INTO calls (episode_id, turn, phase, model, model_served, request_json,
-             request_params, request_messages_at, request_messages, request_sha256,
+             request_params, request_messages_at, request_messages, request_hash,
              response_text, raw_response, uncached_in, cache_read, cache_write_5m,
              cache_write_1h, output, reasoning, cost, latency_ms, attempts, finish_reason,
-             unpriced, batch_id, cost_direct, batch_item, response_sha256,
+             unpriced, batch_id, cost_direct, batch_item, response_hash,
              raw_response_text_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
              ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, {NOW})"
@@ -878,7 +880,7 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             params_json,
             at,
             list,
-            c.request_sha256,
+            request_hash.as_slice(),
             c.response_text,
             raw,
             count(c.usage.uncached_in),
@@ -895,7 +897,7 @@ pub(crate) fn insert_call(conn: &Connection, path: &Path, c: &NewCall) -> Result
             c.batch_id,
             c.cost_direct.map(|c| c.0),
             c.batch_item,
-            sha256_hex(&c.response_text),
+            Sha256::digest(c.response_text.as_bytes()).as_slice(),
             raw_text_at
         ],
     )

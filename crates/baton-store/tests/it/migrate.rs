@@ -240,6 +240,7 @@ async fn a_version_15_file_keeps_its_raw_bodies_whole_and_cuts_the_new_ones() {
         assert_eq!(episode.id, 1);
         store.record_call(with_text(1)).await.unwrap();
         drop(store);
+        downgrade_to_16(&cx.path());
         let db = Connection::open(cx.path()).unwrap();
         db.execute_batch(&format!(
             "UPDATE calls SET raw_response = '{}', raw_response_text_at = NULL;
@@ -260,7 +261,7 @@ async fn a_version_15_file_keeps_its_raw_bodies_whole_and_cuts_the_new_ones() {
         .collect();
     assert_eq!(back, [with_text(1), with_text(2)]);
     drop(store);
-    assert_eq!(version(&cx.path()), 16);
+    assert_eq!(version(&cx.path()), SCHEMA_VERSION);
     let db = Connection::open(cx.path()).unwrap();
     let cut: Vec<Option<i64>> = db
         .prepare("SELECT raw_response_text_at FROM calls ORDER BY turn")
@@ -271,4 +272,120 @@ async fn a_version_15_file_keeps_its_raw_bodies_whole_and_cuts_the_new_ones() {
         .unwrap();
     // the text starts after {"choices":[{"message":{"content":
     assert_eq!(cut, [None, Some(34)]);
+}
+
+/// Turn a store of the current version back into the version-16 layout: each call's
+/// two sha256 as hex text in real columns and the index on the request's.
+fn downgrade_to_16(path: &std::path::Path) {
+    let db = Connection::open(path).unwrap();
+    db.execute_batch(
+        "ALTER TABLE calls DROP COLUMN request_sha256;
+         ALTER TABLE calls DROP COLUMN response_sha256;
+         ALTER TABLE calls ADD COLUMN request_sha256 TEXT NOT NULL DEFAULT '';
+         ALTER TABLE calls ADD COLUMN response_sha256 TEXT;
+         UPDATE calls SET request_sha256 = lower(hex(request_hash)),
+             response_sha256 = lower(hex(response_hash));
+         ALTER TABLE calls DROP COLUMN request_hash;
+         ALTER TABLE calls DROP COLUMN response_hash;
+         CREATE INDEX calls_request ON calls(request_sha256);
+         UPDATE meta SET value = '16' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+}
+
+/// Each call's (request_sha256, response_sha256, typeof and length of request_hash and
+/// response_hash), by turn.
+fn hashes(path: &std::path::Path) -> Vec<(String, String, String, i64, i64)> {
+    Connection::open(path)
+        .unwrap()
+        .prepare(
+            "SELECT request_sha256, response_sha256, typeof(request_hash),
+             length(request_hash), length(response_hash) FROM calls ORDER BY turn",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_version_16_file_gets_its_hashes_as_bytes_and_reads_and_resumes_the_same() {
+    let cx = TestContext::new();
+    let with_reply = |turn: u32| {
+        let mut c = call(
+            1,
+            turn,
+            Phase::Prefix,
+            request_json(&conversation(turn as usize), 5),
+        );
+        c.response_text = format!("reply {turn}");
+        c
+    };
+    {
+        let store = cx.store().await;
+        store.episode(init("t1", "single(lc)")).await.unwrap();
+        for turn in 1..=3 {
+            store.record_call(with_reply(turn)).await.unwrap();
+        }
+        drop(store);
+    }
+    downgrade_to_16(&cx.path());
+    let index: i64 = Connection::open(cx.path())
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'calls_request'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 1, "a version-16 file has the index");
+    // read-only first: the reader migrates it and gives back every call as written
+    let reader = Reader::open(&cx.path()).expect("a version-16 file opens read-only");
+    let read: Vec<_> = reader
+        .calls(1)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.call)
+        .collect();
+    assert_eq!(read, [with_reply(1), with_reply(2), with_reply(3)]);
+    drop(reader);
+    assert_eq!(version(&cx.path()), 17);
+    let store = Store::open(&cx.path()).expect("a version-17 file resumes");
+    store.record_call(with_reply(4)).await.unwrap();
+    let back: Vec<_> = store
+        .calls(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.call)
+        .collect();
+    assert_eq!(back, (1..=4).map(with_reply).collect::<Vec<_>>());
+    drop(store);
+    // migrated rows and new ones alike: 32 bytes stored, lowercase hex seen by SQL
+    let want: Vec<_> = (1..=4)
+        .map(|turn| {
+            let c = with_reply(turn);
+            (
+                crate::sha256_hex(&c.request_json),
+                crate::sha256_hex(&c.response_text),
+                "blob".to_string(),
+                32,
+                32,
+            )
+        })
+        .collect();
+    assert_eq!(hashes(&cx.path()), want);
+    assert_eq!(want[0].0, back[0].request_sha256);
+    let index: i64 = Connection::open(cx.path())
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'calls_request'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 0, "the unused index is dropped");
 }
