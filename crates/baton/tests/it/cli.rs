@@ -1,3 +1,4 @@
+use crate::support::sim_pair;
 use crate::{baton, stderr, stdout};
 
 #[test]
@@ -168,19 +169,15 @@ fn crates_readme_and_the_architecture_doc_name_exactly_the_workspace_members() {
 #[test]
 fn report_json_has_the_documented_cell_fields() {
     let dir = tempfile::tempdir().unwrap();
-    let exp = r#"
+    let exp = concat!(
+        r#"
 name = "tiny"
 dataset = "sample"
 families = ["math"]
 limit = 2
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
-"#;
+"#,
+        sim_pair!()
+    );
     std::fs::write(dir.path().join("tiny.toml"), exp).unwrap();
     let run = baton(dir.path(), &["run", "tiny.toml", "--quiet"]);
     assert!(run.status.success(), "{}", stderr(&run));
