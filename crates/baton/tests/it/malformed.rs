@@ -6,22 +6,19 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::sim_pair;
 use crate::{baton, stderr};
 
-const BASE: &str = r#"name = "bad"
+const BASE: &str = concat!(
+    r#"name = "bad"
 dataset = "sample"
 families = ["math"]
 limit = 1
 switch_points = ["middle"]
 directions = ["escalation"]
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
-"#;
+"#,
+    sim_pair!()
+);
 
 /// `BASE` with `line` added to the top level (before any table).
 fn top(line: &str) -> String {
