@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::sim_pair;
 use crate::{baton, stderr, stdout};
 
 /// Writes `lic.json` into `dir`: every item of the replies task file, with item 3's last
@@ -44,7 +45,8 @@ fn partly_broken(dir: &Path) -> Option<(Vec<String>, String)> {
     Some((broken, db_id))
 }
 
-const EXPERIMENT: &str = r#"
+const EXPERIMENT: &str = concat!(
+    r#"
 name = "partly"
 dataset = "lic.json"
 families = ["math", "actions", "database"]
@@ -52,14 +54,9 @@ limit = 3
 switch_points = ["middle"]
 directions = ["escalation"]
 spider_dir = "no-databases-here"
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
-"#;
+"#,
+    sim_pair!()
+);
 
 /// See: issue 10, "Done when": `baton run --skip-invalid` on a file with invalid items
 /// runs the rest, and the JSON report lists the skipped tasks with reasons.
