@@ -539,6 +539,9 @@ fn simple_function_checker(
             }
         }
         let answers = possible_answer.get(param)?;
+        if expected == PyType::Str && string_passes_in_place(&value, &answers) {
+            continue;
+        }
         let answers = answers.value();
         let description_text: Cow<str> = match type_name {
             Some(t) => Cow::Borrowed(t),
@@ -611,6 +614,24 @@ fn simple_function_checker(
         }
     }
     Ok(CheckResult::ok())
+}
+
+/// Whether a str value for a `string` parameter passes `type_checker` and `string_checker`
+/// against a JSON list of str candidates, read in place: its type is the one expected, the
+/// first candidate that is not `""` (if any) is a str, so it is no variable, and one
+/// candidate standardizes as it does. Anything else (and every failure, for its message)
+/// goes through the candidates converted.
+fn string_passes_in_place(value: &Value, answers: &Doc<'_>) -> bool {
+    let (Value::Str(text), Doc::Json(Json::Array(candidates))) = (value, answers) else {
+        return false;
+    };
+    let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
+    if first_set.is_some_and(|c| !c.is_string()) {
+        return false;
+    }
+    candidates
+        .iter()
+        .any(|c| matches!(c, Json::String(a) if standardized_equal(text, a)))
 }
 
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
