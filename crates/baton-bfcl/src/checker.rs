@@ -542,6 +542,11 @@ fn simple_function_checker(
         if expected == PyType::Str && string_passes_in_place(&value, &answers) {
             continue;
         }
+        if matches!(expected, PyType::Int | PyType::Float | PyType::Bool)
+            && scalar_passes_in_place(&value, expected, &answers)
+        {
+            continue;
+        }
         let answers = answers.value();
         let description_text: Cow<str> = match type_name {
             Some(t) => Cow::Borrowed(t),
@@ -632,6 +637,49 @@ fn string_passes_in_place(value: &Value, answers: &Doc<'_>) -> bool {
     candidates
         .iter()
         .any(|c| matches!(c, Json::String(a) if standardized_equal(text, a)))
+}
+
+/// The Python type `json.load` gives a JSON scalar, or `None` for a container.
+fn json_scalar_type(json: &Json) -> Option<PyType> {
+    match json {
+        Json::Null => Some(PyType::NoneType),
+        Json::Bool(_) => Some(PyType::Bool),
+        Json::Number(n) if n.is_i64() || n.is_u64() => Some(PyType::Int),
+        Json::Number(_) => Some(PyType::Float),
+        Json::String(_) => Some(PyType::Str),
+        Json::Array(_) | Json::Object(_) => None,
+    }
+}
+
+/// `value == json.load(candidate)`, without converting a candidate of the value's own kind.
+fn equals_json(value: &Value, candidate: &Json) -> bool {
+    match (value, candidate) {
+        (Value::Int(i), Json::Number(n)) if n.is_i64() => i.to_i64() == n.as_i64(),
+        (Value::Int(i), Json::Number(n)) if n.is_u64() => i.to_u64() == n.as_u64(),
+        (Value::Float(x), Json::Number(n)) if n.is_f64() => n.as_f64() == Some(*x),
+        (Value::Bool(a), Json::Bool(b)) => a == b,
+        (Value::Str(a), Json::String(b)) => a == b,
+        _ => py_eq(value, &Value::from_json(candidate)),
+    }
+}
+
+/// Whether an int, float or bool value passes `type_checker` and the final membership test
+/// against a JSON list of candidates, read in place: its type is the one expected and that
+/// of the first candidate that is not `""` (so it is no variable), and a candidate equals
+/// it. Anything else (and every failure, for its message) goes through the candidates
+/// converted.
+fn scalar_passes_in_place(value: &Value, expected: PyType, answers: &Doc<'_>) -> bool {
+    let Doc::Json(Json::Array(candidates)) = answers else {
+        return false;
+    };
+    if value.py_type() != expected {
+        return false;
+    }
+    let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
+    if first_set.is_some_and(|c| json_scalar_type(c) != Some(expected)) {
+        return false;
+    }
+    candidates.iter().any(|c| equals_json(value, c))
 }
 
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
@@ -1033,6 +1081,33 @@ mod tests {
             missing.errors,
             vec![json!("Missing required parameter: 1.")]
         );
+    }
+
+    #[test]
+    fn numbers_compare_with_json_candidates_as_python() {
+        let int = doc(json!({"n": {"type": "integer"}}));
+        let big = json!([{"f": {"n": [18446744073709551615u64, ""]}}]);
+        let valid = |d: &serde_json::Value, a: &serde_json::Value, r: &str| {
+            check(d.clone(), a.clone(), r).unwrap().valid
+        };
+        assert!(valid(&int, &big, "f(n=18446744073709551615)"));
+        assert!(valid(&int, &big, "f(n=0xFFFFFFFFFFFFFFFF)"));
+        assert!(!valid(&int, &big, "f(n=18446744073709551616)"));
+        assert!(!valid(&int, &big, "f(n=-1)"));
+        let negative = json!([{"f": {"n": [-9223372036854775808i64]}}]);
+        assert!(valid(&int, &negative, "f(n=-9223372036854775808)"));
+        assert!(!valid(&int, &negative, "f(n=-9223372036854775809)"));
+        // A float candidate for an integer parameter makes it a variable: `1 in [1.0]`.
+        assert!(valid(&int, &json!([{"f": {"n": [1.0]}}]), "f(n=1)"));
+        let float = doc(json!({"x": {"type": "float"}}));
+        let tenth = json!([{"f": {"x": [0.1, 2]}}]);
+        assert!(valid(&float, &tenth, "f(x=0.1)"));
+        assert!(valid(&float, &tenth, "f(x=2)"));
+        assert!(!valid(&float, &tenth, "f(x=0.2)"));
+        let flag = doc(json!({"b": {"type": "boolean"}}));
+        assert!(valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=True)"));
+        assert!(!valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=False)"));
+        assert!(!valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=1)"));
     }
 
     #[test]
