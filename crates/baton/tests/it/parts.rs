@@ -7,13 +7,14 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::support::SimServer;
+use crate::support::{SimServer, sim_pair};
 
 use crate::{baton, stderr, stdout};
 
 /// A chat experiment with simulated models: two families, anchors, forked handoffs
 /// both ways, a compaction summary, two replicates.
-const CHAT: &str = r#"name = "split"
+const CHAT: &str = concat!(
+    r#"name = "split"
 dataset = "sample"
 families = ["math", "actions"]
 limit = 3
@@ -22,17 +23,9 @@ seed = 33
 switch_points = ["middle"]
 directions = ["escalation", "downshift"]
 interfaces = ["raw", "compact_pre"]
-
-[models.lc]
-model = "sim/lc"
-
-[models.hc]
-model = "sim/hc"
-
-[[pairs]]
-low = "lc"
-high = "hc"
-"#;
+"#,
+    sim_pair!()
+);
 
 fn ok(dir: &Path, args: &[&str]) -> String {
     let o = baton(dir, args);
