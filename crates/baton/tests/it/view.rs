@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use crate::support::sim_pair;
 use crate::{baton, stderr};
 
-const EXPERIMENT: &str = r#"
+const EXPERIMENT: &str = concat!(
+    r#"
 name = "view"
 dataset = "sample"
 families = ["math", "actions"]
@@ -24,14 +26,9 @@ interfaces = ["raw", "compact_pre"]
 [chat]
 switch_points = ["early"]
 directions = ["escalation"]
-[models.lc]
-model = "sim/lc"
-[models.hc]
-model = "sim/hc"
-[[pairs]]
-low = "lc"
-high = "hc"
-"#;
+"#,
+    sim_pair!()
+);
 
 /// A finished run of [`EXPERIMENT`] and its viewer.
 fn run_and_view(dir: &Path) -> PathBuf {
