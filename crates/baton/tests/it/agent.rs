@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::env::sandbox_works;
-use crate::support::{SimServer, poll_count, query, spawn_quiet, write_experiment};
+use crate::support::{SimServer, baton_ok, poll_count, query, spawn_quiet, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const EXPERIMENT: &str = r#"
@@ -97,11 +97,10 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
     let dir = tempfile::tempdir().unwrap();
     write_experiment(dir.path(), EXPERIMENT);
 
-    let clean = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "clean", "--quiet"],
     );
-    assert!(clean.status.success(), "{}", stderr(&clean));
     let clean_db = dir.path().join("clean/results.sqlite");
     let total = poll_count(&clean_db, "SELECT count(*) FROM agent_steps");
     assert!(total > 60, "enough steps to interrupt: {total}");
@@ -134,11 +133,10 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
         "the last kill left work: {stored} of {total}"
     );
 
-    let resumed = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
 
     // the same results as the uninterrupted run: exits, calls, verdicts, and every
     // command with its return code, in order (so no stored step ran again)
@@ -190,8 +188,7 @@ fn an_agent_run_killed_with_sigkill_resumes_without_repeating_a_stored_step() {
     }
 
     // the report shows each model's termination-step distribution per bucket
-    let report = baton(dir.path(), &["report", "killed"]);
-    assert!(report.status.success(), "{}", stderr(&report));
+    let report = baton_ok(dir.path(), &["report", "killed"]);
     // the tables are padded to line up: compare with single spaces
     let md = stdout(&report)
         .split(' ')
@@ -238,8 +235,7 @@ api_key_env = "BATON_TEST_KEY_THAT_IS_NOT_SET"
 model = "sim/hc"
 "#;
     write_experiment(dir.path(), &exp);
-    let out = baton(dir.path(), &["run", "exp.toml", "--dry-run"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = baton_ok(dir.path(), &["run", "exp.toml", "--dry-run"]);
     let text = stdout(&out);
     assert!(text.contains("12 tasks from agent-sample"), "{text}");
     assert!(text.contains("| single(a) | 12 | 1800 | $"), "{text}");
@@ -270,8 +266,7 @@ fn issue_31_the_agent_dry_run_lists_every_handoff_cell_with_a_bound() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/agent-handoff-sim.toml"
     );
-    let out = baton(dir.path(), &["run", example, "--dry-run"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = baton_ok(dir.path(), &["run", example, "--dry-run"]);
     let text = stdout(&out);
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ")).collect();
     let handoffs: Vec<&&str> = rows
@@ -314,8 +309,7 @@ base_url = "{url}"
 "#
     );
     write_experiment(dir.path(), &exp);
-    let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     let db = dir.path().join("out/results.sqlite");
     let calls = poll_count(&db, "SELECT count(*) FROM calls");
     assert!(calls >= 6, "{calls} calls");

@@ -7,7 +7,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::env::sandbox_works;
-use crate::support::{count, poll_count, query, spawn_quiet, write_experiment};
+use crate::support::{baton_ok, count, poll_count, query, spawn_quiet, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const EXPERIMENT: &str = r#"
@@ -37,11 +37,10 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
     }
     let dir = tempfile::tempdir().unwrap();
     write_experiment(dir.path(), EXPERIMENT);
-    let run = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "forked", "--quiet"],
     );
-    assert!(run.status.success(), "{}", stderr(&run));
     let db = dir.path().join("forked/results.sqlite");
 
     // 4 tasks x (2 anchors + 2 directions x 2 percentiles x 5 interfaces)
@@ -129,17 +128,15 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
 
     // a resume of a finished study makes no call
     let calls = count(&db, "SELECT count(*) FROM calls");
-    let again = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "forked", "--resume", "--quiet"],
     );
-    assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(count(&db, "SELECT count(*) FROM calls"), calls);
 
     // the report: switch calls, every cell with fired counts, Table 1, restart controls,
     // and the audit, in all three formats
-    let md = baton(dir.path(), &["report", "forked"]);
-    assert!(md.status.success(), "{}", stderr(&md));
+    let md = baton_ok(dir.path(), &["report", "forked"]);
     let md = stdout(&md);
     for part in [
         "## Handoff switch calls",
@@ -152,8 +149,7 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
     ] {
         assert!(md.contains(part), "{part}:\n{md}");
     }
-    let json = baton(dir.path(), &["report", "forked", "--format", "json"]);
-    assert!(json.status.success(), "{}", stderr(&json));
+    let json = baton_ok(dir.path(), &["report", "forked", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["audit"]["reconciled"], true);
     assert_eq!(v["audit"]["max_abs_diff_usd"], 0.0);
@@ -184,11 +180,10 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
         "{v}"
     );
     let report_with = |n: &str| -> serde_json::Value {
-        let out = baton(
+        let out = baton_ok(
             dir.path(),
             &["report", "forked", "--format", "json", "--bootstrap", n],
         );
-        assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let few = report_with("50");
@@ -214,7 +209,7 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
     }
 
     // independent prefixes are run live: the handoff episodes pay for their own prefix
-    let ind = baton(
+    baton_ok(
         dir.path(),
         &[
             "run",
@@ -225,7 +220,6 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
             "--quiet",
         ],
     );
-    assert!(ind.status.success(), "{}", stderr(&ind));
     let db = dir.path().join("independent/results.sqlite");
     assert!(
         count(
@@ -241,8 +235,7 @@ fn a_forked_study_pays_no_prefix_twice_and_reports_every_cell_with_the_audit() {
         ),
         0
     );
-    let json = baton(dir.path(), &["report", "independent", "--format", "json"]);
-    assert!(json.status.success(), "{}", stderr(&json));
+    let json = baton_ok(dir.path(), &["report", "independent", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["audit"]["reconciled"], true);
 }
@@ -261,8 +254,7 @@ fn a_tampered_cost_fails_the_audit_before_any_table() {
         ),
     )
     .unwrap();
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "r", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "r", "--quiet"]);
     let db = dir.path().join("r/results.sqlite");
     Connection::open(&db)
         .unwrap()
@@ -336,11 +328,10 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
         .replace("limit = 4", "limit = 6")
         .replace("percentiles = [10, 50]", "percentiles = [5]");
     write_experiment(dir.path(), &text);
-    let clean = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "clean", "--quiet"],
     );
-    assert!(clean.status.success(), "{}", stderr(&clean));
     let clean_db = dir.path().join("clean/results.sqlite");
     let total = count(
         &clean_db,
@@ -388,11 +379,10 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let resumed = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(results(&killed_db), results(&clean_db));
     // every call stored once, and the same thresholds
     assert_eq!(
@@ -406,8 +396,7 @@ fn a_study_killed_in_its_handoffs_resumes_to_the_same_results_without_repaying()
         count(&killed_db, "SELECT sum(s) FROM agent_thresholds"),
         count(&clean_db, "SELECT sum(s) FROM agent_thresholds")
     );
-    let report = baton(dir.path(), &["report", "killed", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
+    let report = baton_ok(dir.path(), &["report", "killed", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(v["audit"]["reconciled"], true);
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{self, SimServer, http_pair, poll_count, rows};
+use crate::support::{self, SimServer, baton_ok, http_pair, poll_count, rows};
 use crate::{baton, stderr};
 
 /// Two math and two data2text tasks, one middle switch each way, forked prefixes, both
@@ -53,8 +53,7 @@ fn write_experiment(dir: &Path, base_url: &str, batch: bool, price_override: &st
 fn run(dir: &Path, out: &str, extra: &[&str]) {
     let mut args = vec!["run", "exp.toml", "--out", out, "--quiet"];
     args.extend_from_slice(extra);
-    let o = baton(dir, &args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    baton_ok(dir, &args);
 }
 
 /// `baton run exp.toml --out killed --quiet` plus `extra`, started in the background.
@@ -149,8 +148,7 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
     }
     // The dry run shows each cell's rounds: anchors take the longest task's turns.
     let longest = poll_count(&db, "SELECT max(n_turns) FROM tasks");
-    let dry = baton(dir.path(), &["run", "exp.toml", "--dry-run", "--batch"]);
-    assert!(dry.status.success(), "{}", stderr(&dry));
+    let dry = baton_ok(dir.path(), &["run", "exp.toml", "--dry-run", "--batch"]);
     let table = crate::stdout(&dry);
     let single = table
         .lines()
@@ -174,8 +172,7 @@ fn issue_16_a_batched_run_sends_no_direct_request_scores_like_a_direct_run_and_p
         ),
         0
     );
-    let report = baton(dir.path(), &["report", "batched", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
+    let report = baton_ok(dir.path(), &["report", "batched", "--format", "json"]);
     let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
     let line = &json["spend"];
     assert_eq!(line["batched_attempts"], calls, "{line}");
@@ -414,8 +411,7 @@ fn issue_16_batch_retry_direct_sends_each_failed_item_once_directly_at_direct_ra
             }
         }
     }
-    let report = baton(dir.path(), &["report", "retried", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
+    let report = baton_ok(dir.path(), &["report", "retried", "--format", "json"]);
     let json: Value = serde_json::from_str(&crate::stdout(&report)).unwrap();
     let saved = poll_count(
         &db,

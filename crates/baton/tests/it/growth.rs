@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::support::{SimServer, count, rows, write_experiment};
+use crate::support::{SimServer, baton_ok, count, rows, write_experiment};
 use crate::{baton, stderr, stdout};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema13");
@@ -48,8 +48,7 @@ fn issue_31_a_schema_13_store_resumes_with_no_request_and_adopts_its_identities(
     let server = SimServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     fixture_folder(dir.path(), &server);
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(requests(&server), 0, "nothing is sent again");
     let out = stdout(&run);
     // only the server's address changed, which is no episode's identity
@@ -102,11 +101,10 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
         r#"switch_points = ["early", "middle"]"#,
     );
     std::fs::write(dir.path().join("grown.toml"), &grown).unwrap();
-    let run = baton(
+    let run = baton_ok(
         dir.path(),
         &["run", "grown.toml", "--out", "out", "--quiet"],
     );
-    assert!(run.status.success(), "{}", stderr(&run));
     let out = stdout(&run);
     assert!(out.contains("limit: 2 → 3"), "{out}");
     assert!(
@@ -138,11 +136,10 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
     assert!(eps.iter().all(|e| e.2.is_none()), "{eps:?}");
     // and again: nothing
     let before = requests(&server);
-    let again = baton(
+    let again = baton_ok(
         dir.path(),
         &["run", "grown.toml", "--out", "out", "--quiet"],
     );
-    assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(requests(&server), before);
     assert!(
         stdout(&again).contains("episodes: 12 reused, 0 resumed, 0 new, 0 re-run"),
@@ -163,7 +160,7 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
     assert!(err.contains("--allow-changed"), "{err}");
     assert_eq!(requests(&server), before, "refused before any call");
     let calls_before = count(&db, "SELECT count(*) FROM calls");
-    let rerun = baton(
+    let rerun = baton_ok(
         dir.path(),
         &[
             "run",
@@ -174,7 +171,6 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
             "--allow-changed",
         ],
     );
-    assert!(rerun.status.success(), "{}", stderr(&rerun));
     let out = stdout(&rerun);
     // lc's three anchors and its six handoffs (lc sends every one); hc's three anchors stay
     assert!(
@@ -217,11 +213,10 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
         .unwrap();
     assert_eq!(hc_anchor_calls, 0);
     // the report shows the current episodes only: 12, not 21
-    let report = baton(
+    baton_ok(
         dir.path(),
         &["report", "out", "--format", "json", "--bootstrap", "0"],
     );
-    assert!(report.status.success(), "{}", stderr(&report));
 }
 
 #[test]
@@ -241,8 +236,7 @@ fn issue_31_a_changed_price_card_reprices_and_sends_nothing() {
     .unwrap();
     let exp = pilot(&server).replace("seed = 7", "seed = 7\nprices = \"prices.json\"");
     write_experiment(dir.path(), &exp);
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(requests(&server), 0);
     let out = stdout(&run);
     assert!(
@@ -279,19 +273,16 @@ fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_fre
         r#"switch_points = ["early", "middle"]"#,
     );
     std::fs::write(dir.path().join("both.toml"), &both).unwrap();
-    let run = baton(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    baton_ok(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
     let report = |dir: &Path| {
-        let r = baton(dir, &["report", "out", "--bootstrap", "0"]);
-        assert!(r.status.success(), "{}", stderr(&r));
+        let r = baton_ok(dir, &["report", "out", "--bootstrap", "0"]);
         stdout(&r)
     };
     assert!(report(dir.path()).contains("middle"));
     let sent = requests(&server);
 
     // back to the pilot's cells: the middle handoffs are kept, out of the report
-    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(
         stdout(&run).contains(
             "episodes: 6 reused, 0 resumed, 0 new, 0 re-run (identity changed), 2 removed"
@@ -310,8 +301,7 @@ fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_fre
     assert!(!md.contains("middle"), "{md}");
 
     // and back again: reused, nothing sent
-    let run = baton(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
-    assert!(run.status.success(), "{}", stderr(&run));
+    let run = baton_ok(dir.path(), &["run", "both.toml", "--out", "out", "--quiet"]);
     assert!(
         stdout(&run).contains("episodes: 8 reused, 0 resumed, 0 new, 0 re-run"),
         "{}",

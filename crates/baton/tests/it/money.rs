@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::{SimServer, spawn_quiet, wait_for_lock, write_experiment};
+use crate::support::{SimServer, baton_ok, spawn_quiet, wait_for_lock, write_experiment};
 use crate::{baton, stderr, stdout};
 
 /// A small math experiment with `lc` and `hc` set up as given (`hc` defaults to
@@ -63,8 +63,7 @@ fn every_billed_reply_of_a_faulty_server_is_counted() {
         stderr(&run)
     );
     let stats = server.stats();
-    let report = baton(dir.path(), &["report", "out", "--format", "json"]);
-    assert!(report.status.success(), "{}", stderr(&report));
+    let report = baton_ok(dir.path(), &["report", "out", "--format", "json"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&report)).unwrap();
     let spend = &json["spend"];
     let faults = stats["faults"]["empty"].as_u64().unwrap_or(0)
@@ -151,8 +150,7 @@ fn a_second_run_on_a_busy_folder_is_refused_at_once() {
     first.kill().unwrap();
     first.wait().unwrap();
     // the kernel released the lock with the killed process
-    let resumed = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
 }
 
 /// A price card edited between runs re-prices the stored usage and sends nothing: a
@@ -171,8 +169,7 @@ fn a_resume_with_an_edited_price_card_reprices_the_stored_calls() {
         "retry_budget_secs = 5\nprices = \"prices.json\"",
     );
     write_experiment(dir.path(), &exp);
-    let first = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(first.status.success(), "{}", stderr(&first));
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     let db = rusqlite::Connection::open(dir.path().join("out/results.sqlite")).unwrap();
     let sum = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
     let (calls, hc_before) = (
@@ -180,8 +177,7 @@ fn a_resume_with_an_edited_price_card_reprices_the_stored_calls() {
         sum("SELECT sum(cost) FROM calls WHERE model = 'hc'"),
     );
     std::fs::write(dir.path().join("prices.json"), card("5e-06")).unwrap();
-    let again = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(again.status.success(), "{}", stderr(&again));
+    let again = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert!(
         stdout(&again).contains("price card changed: stored usage re-priced"),
         "{}",

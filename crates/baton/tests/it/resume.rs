@@ -4,8 +4,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use crate::support::{self, SimServer, http_pair, poll_count, rows, spawn_quiet, write_experiment};
-use crate::{baton, stderr};
+use crate::support::{
+    self, SimServer, baton_ok, http_pair, poll_count, rows, spawn_quiet, write_experiment,
+};
 
 const EXPERIMENT: &str = r#"
 name = "resume"
@@ -67,11 +68,10 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
     let dir = tempfile::tempdir().unwrap();
     write_experiment(dir.path(), EXPERIMENT);
 
-    let clean = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "clean", "--quiet"],
     );
-    assert!(clean.status.success(), "{}", stderr(&clean));
     let clean_db = dir.path().join("clean/results.sqlite");
     let total = calls(&clean_db);
     assert!(total > 100, "enough calls to interrupt: {total}");
@@ -103,11 +103,10 @@ fn a_killed_run_resumes_to_the_same_store_without_repeating_a_call() {
         );
     }
 
-    let resumed = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(
         calls(&killed_db),
         total,
@@ -176,11 +175,10 @@ fn twenty_kills_at_random_moments_resume_to_the_uninterrupted_results() {
         over_http(&clean_server.base_url),
     )
     .unwrap();
-    let clean = baton(
+    baton_ok(
         dir.path(),
         &["run", "clean.toml", "--out", "clean", "--quiet"],
     );
-    assert!(clean.status.success(), "{}", stderr(&clean));
     let clean_db = dir.path().join("clean/results.sqlite");
     let total = calls(&clean_db);
     assert!(
@@ -240,11 +238,10 @@ fn twenty_kills_at_random_moments_resume_to_the_uninterrupted_results() {
         "killed before the end ({stored} of {total})"
     );
 
-    let resumed = baton(
+    baton_ok(
         dir.path(),
         &["run", "exp.toml", "--out", "killed", "--resume", "--quiet"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(
         calls(&killed_db),
         total,
