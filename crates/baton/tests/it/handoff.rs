@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::read_json;
 use crate::{baton, stderr, stdout};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -1317,9 +1318,7 @@ malformed = 0.0
             "{text}"
         );
     }
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/report.json")).unwrap())
-            .unwrap();
+    let report = read_json(&dir.path().join("out/report.json"));
     let pooled = report["pooled"].as_array().unwrap();
     assert_eq!(pooled.len(), 2);
     assert_eq!(

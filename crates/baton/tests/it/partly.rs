@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::sim_pair;
+use crate::support::{read_json, sim_pair};
 use crate::{baton, stderr, stdout};
 
 /// Writes `lic.json` into `dir`: every item of the replies task file, with item 3's last
@@ -16,10 +16,7 @@ use crate::{baton, stderr, stdout};
 fn partly_broken(dir: &Path) -> Option<(Vec<String>, String)> {
     let replies = baton_fixture::shared_dir("replies")?;
     let conformance = baton_fixture::shared_dir("conformance")?;
-    let read = |p: &Path| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("JSON")
-    };
-    let mut items = read(&replies.join("tasks.json"));
+    let mut items = read_json(&replies.join("tasks.json"));
     let list = items.as_array_mut().expect("an array");
     let last = list[3]["shards"].as_array().expect("shards").len() - 1;
     list[3]["shards"][last]["shard"] = Value::from("");
@@ -28,7 +25,7 @@ fn partly_broken(dir: &Path) -> Option<(Vec<String>, String)> {
         list[3]["task_id"].as_str().unwrap().to_string(),
         list[5]["task_id"].as_str().unwrap().to_string(),
     ];
-    let db = read(&conformance.join("prompt_tasks.json"))
+    let db = read_json(&conformance.join("prompt_tasks.json"))
         .as_array()
         .expect("an array")
         .iter()
@@ -157,9 +154,7 @@ fn a_database_task_without_its_database_stops_the_run_before_any_call() {
         return;
     };
     // keep only the valid items: two math tasks and the database one
-    let all: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("lic.json")).unwrap())
-            .unwrap();
+    let all = read_json(&dir.path().join("lic.json"));
     let list = all.as_array().unwrap();
     let mut keep: Vec<Value> = list
         .iter()

@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
+use crate::support::read_json;
 use crate::{stderr, stdout};
 
 fn repo() -> PathBuf {
@@ -17,13 +16,10 @@ fn repo() -> PathBuf {
 fn lic_file(dir: &Path) -> Option<PathBuf> {
     let replies = baton_fixture::shared_dir("replies")?;
     let conformance = baton_fixture::shared_dir("conformance")?;
-    let read = |p: &Path| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("JSON")
-    };
-    let mut items = read(&replies.join("tasks.json"));
+    let mut items = read_json(&replies.join("tasks.json"));
     let list = items.as_array_mut().expect("an array");
     list.extend(
-        read(&conformance.join("prompt_tasks.json"))
+        read_json(&conformance.join("prompt_tasks.json"))
             .as_array()
             .expect("an array")
             .iter()

@@ -57,6 +57,12 @@ pub fn report_json(cwd: &Path, out: &str) -> Value {
     serde_json::from_str(&stdout(&report)).expect("a JSON report")
 }
 
+/// The JSON file at `path`, parsed; panics naming the file.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Writes the experiment `text` to `exp.toml` in `dir`.
 pub fn write_experiment(dir: &Path, text: &str) {
     std::fs::write(dir.join("exp.toml"), text).expect("write exp.toml");
