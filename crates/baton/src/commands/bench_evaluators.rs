@@ -166,6 +166,9 @@ pub fn evaluators(args: EvaluatorsBenchArgs, printer: &Printer) -> Result<Outcom
             }
             Lic::Failed(_) => {
                 all_ok = false;
+                short.push(format!(
+                    "{family} (LiC's evaluator did not run: nothing to compare)"
+                ));
                 format!(
                     "{:<10} {:>7} | {:>11} {:>11} {:>7} | {:>10} {:>10} {:>7} | {agree}",
                     family.to_string(),
