@@ -234,7 +234,7 @@ api_key_env = "BATON_TEST_KEY_THAT_IS_NOT_SET"
 [models.b]
 model = "sim/hc"
 "#;
-    write_experiment(dir.path(), &exp);
+    write_experiment(dir.path(), exp);
     let out = baton_ok(dir.path(), &["run", "exp.toml", "--dry-run"]);
     let text = stdout(&out);
     assert!(text.contains("12 tasks from agent-sample"), "{text}");
