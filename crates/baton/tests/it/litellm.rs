@@ -6,7 +6,6 @@
 //! simulated server sent, token class by token class, after LiteLLM's translation.
 
 use std::io::Read as _;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use baton_http::{SimServerConfig, serve};
 use baton_types::Usage;
 use rusqlite::Connection;
 
+use crate::support::free_port;
 use crate::{baton, stderr, stdout};
 
 /// The proxy's admin key, which clients send as their API key.
@@ -44,13 +44,6 @@ impl Proxy {
         let tail: Vec<&str> = text.lines().rev().take(40).collect();
         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
 }
 
 /// Start the proxy on `port` with `config` and wait until it answers its liveness probe.

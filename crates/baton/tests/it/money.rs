@@ -2,11 +2,12 @@
 //! survived, one writer per folder, and a resume that checks what it resumes.
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::{SimServer, baton_ok, spawn_quiet, wait_for_lock, write_experiment};
+use crate::support::{
+    SimServer, baton_ok, serve_loopback, spawn_quiet, wait_for_lock, write_experiment,
+};
 use crate::{baton, stderr, stdout};
 
 /// A small math experiment with `lc` and `hc` set up as given (`hc` defaults to
@@ -90,25 +91,19 @@ fn every_billed_reply_of_a_faulty_server_is_counted() {
 
 /// A server that answers every request with a 429 asking to wait `retry_after`.
 fn rate_limiting_server(retry_after: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut stream = stream;
-                let mut buf = [0u8; 65536];
-                let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-                let _ = stream.read(&mut buf);
-                let body = r#"{"error":{"type":"requests","code":"rate_limit_exceeded","message":"slow down"}}"#;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 429 Too Many Requests\r\nretry-after: {retry_after}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    format!("http://{addr}/v1")
+    serve_loopback(move |stream, _| {
+        let mut stream = stream;
+        let mut buf = [0u8; 65536];
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+        let _ = stream.read(&mut buf);
+        let body =
+            r#"{"error":{"type":"requests","code":"rate_limit_exceeded","message":"slow down"}}"#;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: {retry_after}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    })
 }
 
 #[test]

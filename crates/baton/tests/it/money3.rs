@@ -4,58 +4,50 @@
 // See: issue 32
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use crate::support::{http_pair, sim_pair, write_experiment};
+use crate::support::{http_pair, serve_loopback, sim_pair, write_experiment};
 use crate::{baton, stderr, stdout};
 
 /// A Chat Completions server whose every other reply states `u64::MAX` or 4e11 tokens.
 fn hostile_usage_server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().flatten().enumerate() {
-            std::thread::spawn(move || {
-                let mut stream = stream;
-                let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-                let mut req = Vec::new();
-                let mut buf = [0u8; 65536];
-                // read the head and the body the content-length announces
-                loop {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(k) => req.extend_from_slice(&buf[..k]),
-                    }
-                    let text = String::from_utf8_lossy(&req).to_ascii_lowercase();
-                    if let Some(i) = text.find("\r\n\r\n") {
-                        let len = text
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        if req.len() >= i + 4 + len {
-                            break;
-                        }
-                    }
+    serve_loopback(|stream, n| {
+        let mut stream = stream;
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut req = Vec::new();
+        let mut buf = [0u8; 65536];
+        // read the head and the body the content-length announces
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => req.extend_from_slice(&buf[..k]),
+            }
+            let text = String::from_utf8_lossy(&req).to_ascii_lowercase();
+            if let Some(i) = text.find("\r\n\r\n") {
+                let len = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if req.len() >= i + 4 + len {
+                    break;
                 }
-                let (prompt, output) = match n % 3 {
-                    1 => ("20", "18446744073709551615"),
-                    2 => ("400000000000", "5"),
-                    _ => ("20", "5"),
-                };
-                let body = format!(
-                    r#"{{"id":"c","object":"chat.completion","model":"lc","choices":[{{"index":0,"message":{{"role":"assistant","content":"The answer is 42."}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":{prompt},"completion_tokens":{output}}}}}"#
-                );
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
+            }
         }
-    });
-    format!("http://{addr}/v1")
+        let (prompt, output) = match n % 3 {
+            1 => ("20", "18446744073709551615"),
+            2 => ("400000000000", "5"),
+            _ => ("20", "5"),
+        };
+        let body = format!(
+            r#"{{"id":"c","object":"chat.completion","model":"lc","choices":[{{"index":0,"message":{{"role":"assistant","content":"The answer is 42."}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":{prompt},"completion_tokens":{output}}}}}"#
+        );
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    })
 }
 
 fn experiment(url: &str) -> String {

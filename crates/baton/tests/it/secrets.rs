@@ -3,11 +3,11 @@
 // See: issue 23 (a key echoed inside a 200 body was stored and re-sent in later turns).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use crate::support::serve_loopback;
 use crate::{stderr, stdout};
 
 const KEY: &str = "sk-echo-test-0123456789abcdef";
@@ -15,53 +15,46 @@ const KEY: &str = "sk-echo-test-0123456789abcdef";
 /// An OpenAI-compatible server whose every reply quotes the bearer token it was sent;
 /// it keeps every request body it received.
 fn echo_server() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let kept = bodies.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let kept = kept.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let (mut length, mut token) = (0usize, String::new());
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(v) = lower.strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("authorization:") {
-                        token = line.trim().rsplit(' ').next().unwrap_or("").to_string();
-                    }
-                }
-                let mut body = vec![0u8; length];
-                let _ = reader.read_exact(&mut body);
-                kept.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&body).into_owned());
-                let reply = serde_json::json!({
-                    "id": "chatcmpl-echo", "object": "chat.completion", "created": 0, "model": "lc",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                        "role": "assistant",
-                        "content": format!("I was called with {token}. The answer is 42."),
-                    }}],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 12, "total_tokens": 32},
-                })
-                .to_string();
-                let mut stream = stream;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                    reply.len()
-                );
-            });
+    let url = serve_loopback(move |stream, _| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let (mut length, mut token) = (0usize, String::new());
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("authorization:") {
+                token = line.trim().rsplit(' ').next().unwrap_or("").to_string();
+            }
         }
+        let mut body = vec![0u8; length];
+        let _ = reader.read_exact(&mut body);
+        kept.lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&body).into_owned());
+        let reply = serde_json::json!({
+            "id": "chatcmpl-echo", "object": "chat.completion", "created": 0, "model": "lc",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant",
+                "content": format!("I was called with {token}. The answer is 42."),
+            }}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 12, "total_tokens": 32},
+        })
+        .to_string();
+        let mut stream = stream;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
     });
-    (format!("http://{addr}/v1"), bodies)
+    (url, bodies)
 }
 
 fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -2,9 +2,10 @@
 //! 127.0.0.1:0, a quiet background `baton run`, and reads of a run's store.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, Row};
@@ -136,6 +137,33 @@ where
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
         .collect::<Result<_, _>>()
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A one-off HTTP server on 127.0.0.1:0 for faults the sim-server does not play: each
+/// connection goes to `handle` on a thread of its own, with its index in arrival order.
+/// Returns the server's base URL (`http://ADDR/v1`); it serves until the tests end.
+pub fn serve_loopback<F>(handle: F) -> String
+where
+    F: Fn(TcpStream, usize) + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let addr = listener.local_addr().expect("the listener's address");
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().flatten().enumerate() {
+            let handle = Arc::clone(&handle);
+            std::thread::spawn(move || handle(stream, n));
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+/// A free port on loopback (bound, then released for the caller to use).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
 }
 
 /// A `baton sim-server` child on a free port, and its base URL.

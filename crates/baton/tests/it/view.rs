@@ -3,7 +3,6 @@
 //! WebDriver by chromedriver).
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,7 +10,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use crate::support::sim_pair;
+use crate::support::{free_port, sim_pair};
 use crate::{baton, stderr};
 
 const EXPERIMENT: &str = concat!(
@@ -183,15 +182,6 @@ fn forked_or(db: &Connection, id: i64) -> i64 {
         |r| r.get(0),
     )
     .unwrap()
-}
-
-/// A free port on loopback.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 struct Driver {
