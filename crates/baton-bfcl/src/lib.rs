@@ -219,7 +219,14 @@ fn sample_field<'a>(
     key: &str,
     want_array: bool,
 ) -> Result<&'a serde_json::Value, BfclError> {
-    let value = sample.get(key).ok_or_else(|| BfclError::MalformedSample {
+    // A sample holds a few keys: comparing them takes less time than hashing the key.
+    let found = match sample {
+        serde_json::Value::Object(map) if map.len() <= 16 => {
+            map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+        }
+        other => other.get(key),
+    };
+    let value = found.ok_or_else(|| BfclError::MalformedSample {
         key: key.into(),
         message: "missing".into(),
     })?;
