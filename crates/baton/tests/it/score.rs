@@ -198,3 +198,47 @@ fn issue_24_score_on_code_with_a_cold_sandbox_cache_finishes() {
         "the compiled runner is cached in the new home"
     );
 }
+
+#[test]
+fn issue_37_bench_evaluators_is_short_of_the_goal_when_lic_did_not_run() {
+    let (Some(conformance), Some(lic)) = (
+        baton_fixture::shared_dir("conformance"),
+        baton_fixture::shared_dir("bench/lic-python"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(
+        dir.path(),
+        &[
+            "bench",
+            "evaluators",
+            "--lic",
+            lic.to_str().unwrap(),
+            "--python",
+            "/bin/false",
+            "--conformance",
+            conformance.to_str().unwrap(),
+            "--family",
+            "math",
+            "--repeat",
+            "1",
+            "--out",
+            "bench",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("short of the goal: math (LiC's evaluator did not run: nothing to compare)"),
+        "{text}"
+    );
+    assert!(!text.contains("every family meets the goal"), "{text}");
+    assert!(
+        stderr(&out).contains("LiC's math evaluator did not run: /bin/false exited"),
+        "{}",
+        stderr(&out)
+    );
+    // baton's own side still ran and agreed on every vector.
+    assert!(text.contains("| baton 696/696"), "{text}");
+}
