@@ -542,13 +542,13 @@ pub(crate) fn call_upper_bound_from(body: u64, model: &Model, messages: &[Messag
 /// calls (each used reply's call and each unusable attempt before it), its answer
 /// extraction apart (reported as the extraction's spend).
 pub(crate) fn episode_paid(
-    calls: &[baton_store::CallRow],
+    calls: &[baton_store::CallCost],
     attempts: &[baton_store::AttemptCost],
 ) -> Cost {
     let calls: Cost = calls
         .iter()
-        .filter(|c| c.call.phase != baton_types::Phase::Extraction)
-        .map(|c| c.call.cost)
+        .filter(|c| c.phase != baton_types::Phase::Extraction)
+        .map(|c| c.cost)
         .sum();
     let attempts: Cost = attempts
         .iter()

@@ -603,9 +603,10 @@ impl Runner {
     }
 
     /// The end every episode shares: read back what it paid (every billed attempt,
-    /// [`ledger::episode_paid`]), score its final reply
+    /// [`ledger::episode_paid`], from the calls' costs alone: no request or reply is
+    /// read back), score its final reply
     /// (or record why it has none) and store the outcome. `forked` is the cost of a
-    /// prefix taken from its anchor. Returns the episode's stored calls.
+    /// prefix taken from its anchor.
     ///
     /// Under `extraction = "lic"` a math or database reply's answer is first extracted
     /// by the extractor model ([`crate::extraction`]); those calls are the extraction's
@@ -618,7 +619,7 @@ impl Runner {
         tr: &mut Transcript<'_>,
         result: Result<(), Unfinished>,
         forked: Cost,
-    ) -> Result<Vec<CallRow>, RunError> {
+    ) -> Result<(), RunError> {
         let task = &self.tasks[g.task];
         let mut result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
         let mut llm = None;
@@ -630,7 +631,7 @@ impl Runner {
                 Some(Err(u)) => result = Err(u),
             }
         }
-        let calls = self.shared.ctx.store.calls(episode_id).await?;
+        let calls = self.shared.ctx.store.call_costs(episode_id).await?;
         let attempts = self.shared.ctx.store.attempt_costs(episode_id).await?;
         let paid = ledger::episode_paid(&calls, &attempts);
         finish(
@@ -643,7 +644,7 @@ impl Runner {
             paid,
         )
         .await?;
-        Ok(calls)
+        Ok(())
     }
 
     /// Run (or resume) `single(model)` and return its episode id and stored calls.
@@ -659,9 +660,10 @@ impl Runner {
         let result = tr
             .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=n)
             .await?;
-        let calls = self
-            .end_episode(row.id, g, &mut tr, result, Cost::ZERO)
+        self.end_episode(row.id, g, &mut tr, result, Cost::ZERO)
             .await?;
+        // an anchor's calls, read back as stored: its handoffs fork their prefix from them
+        let calls = self.shared.ctx.store.calls(row.id).await?;
         Ok((row.id, calls))
     }
 
