@@ -177,6 +177,11 @@ pub trait AgentSink: Send {
         let _ = (index, attempts);
         Ok(())
     }
+    /// Call `index` failed with `error` (after the model's retries); the run ends next.
+    /// The runner uses it to stop a model none of whose calls can succeed.
+    async fn call_failed(&mut self, index: u32, error: &ModelError) {
+        let _ = (index, error);
+    }
     /// A model call returned.
     async fn call(&mut self, event: &CallEvent<'_>) -> Result<(), AgentError>;
     /// A command ran.
@@ -334,6 +339,7 @@ impl AgentLoop<'_> {
             let completion = match generation.result {
                 Ok(c) => c,
                 Err(e) => {
+                    sink.call_failed(index, &e).await;
                     if let Some(reason) = unpriced {
                         return Err(self.unpriced(index, reason));
                     }

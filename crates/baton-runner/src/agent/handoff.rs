@@ -648,6 +648,7 @@ impl AgentRunner {
                 Ok(c) => c,
                 Err(e) => {
                     sink.settle();
+                    self.shared.block_dead_end(model, &e);
                     let why = format!("task {:?}: the handoff call to {who:?}: {e}", task.id);
                     return Ok(Err(if model_side_terminal(&e) {
                         SwitchFailed::Refused(why)

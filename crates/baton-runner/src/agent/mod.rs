@@ -92,6 +92,9 @@ pub struct AgentRunSummary {
     /// Bytes the snapshot store beside the store holds (every episode's trees,
     /// deduplicated by content).
     pub snapshot_store_bytes: u64,
+    /// Each model stopped because none of its calls could succeed (a refused model id,
+    /// key or base_url), with why ([`crate::ledger::RunContext::dead_ends`]).
+    pub dead_ends: Vec<(String, String)>,
 }
 
 /// The bytes of the files under `dir` (0 when it cannot be read).
@@ -541,6 +544,7 @@ impl AgentRunner {
         };
         summary.calls_new = summary.calls_total - calls_before;
         summary.snapshot_store_bytes = folder_bytes(runner.blobs.root());
+        summary.dead_ends = runner.shared.dead_ends();
         for e in reader.agent_episodes()? {
             let single = matches!(e.cell, AgentCell::Single { .. });
             if single

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use baton_agent::{ActionEvent, AgentError, AgentSink, CallEvent};
-use baton_models::{BilledAttempt, Completion, Model};
+use baton_models::{BilledAttempt, Completion, Model, ModelError};
 use baton_store::{NewAgentCall, NewAgentStep, StoreError};
 use baton_types::{Message, Phase};
 
@@ -157,6 +157,11 @@ impl AgentSink for StoreSink<'_> {
             .record_unusable(attempts)
             .await;
         self.stored(stored)
+    }
+
+    async fn call_failed(&mut self, _index: u32, error: &ModelError) {
+        // a wrong model id, key or base_url: no later call of this model is sent
+        self.shared.block_dead_end(self.model, error);
     }
 
     async fn call(&mut self, e: &CallEvent<'_>) -> Result<(), AgentError> {

@@ -184,6 +184,10 @@ impl Finished for AgentRunSummary {
         if let Some(note) = s.spend.note() {
             notes.push(Note::Warn(note));
         }
+        // last, as in the chat study: the models stopped early, with the fix
+        for (_, why) in &s.dead_ends {
+            notes.push(Note::Warn(format!("stopped: {why}")));
+        }
         notes
     }
 }

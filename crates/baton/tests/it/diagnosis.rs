@@ -127,3 +127,80 @@ fn issue_35_a_missing_lic_file_points_to_where_it_comes_from() {
         "{err}"
     );
 }
+
+/// The same in the agent study: a coding agent whose model the server does not serve
+/// stops after the calls already in flight, the other model's episodes still run, and the
+/// run's last line names the model, URL, status and message.
+#[test]
+fn issue_35_an_agent_model_the_server_does_not_serve_stops_after_its_first_requests() {
+    if !crate::env::sandbox_works() {
+        return;
+    }
+    let server = SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let base = &server.base_url;
+    std::fs::write(
+        dir.path().join("exp.toml"),
+        format!(
+            r#"
+kind = "agent"
+name = "agent-diagnosis"
+dataset = "agent-sample"
+limit = 4
+step_limit = 30
+concurrency = 2
+[models.lc]
+model = "openai-compatible/agent-lc"
+price = "sim/lc"
+base_url = "{base}"
+[models.nope]
+model = "openai-compatible/agent-nope"
+price = "sim/hc"
+base_url = "{base}"
+"#
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let o = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let took = started.elapsed();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+
+    // at most the calls in flight when the first 404 came back reached the server
+    let stats = server.stats();
+    let refused = stats["refused"].as_u64().unwrap();
+    assert!((1..=2).contains(&refused), "{stats}\n{err}");
+    let last = err.lines().last().unwrap();
+    let url = format!("{base}/chat/completions");
+    for part in [
+        "stopped: model \"nope\"",
+        url.as_str(),
+        "HTTP 404",
+        "The model `agent-nope` does not exist",
+        "check the model id",
+    ] {
+        assert!(last.contains(part), "{part:?} in the last line: {last}");
+    }
+    // the served model's four episodes ran to their end; none of the stopped model's did
+    let db = dir.path().join("out/results.sqlite");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let outcomes: Vec<(String, String, String)> = crate::support::query(
+        &c,
+        "SELECT e.cell_key, e.status, coalesce(o.exit, '') FROM episodes e \
+         LEFT JOIN agent_outcomes o ON o.episode_id = e.id ORDER BY e.cell_key, e.task_id",
+        [],
+    );
+    let lc = (
+        "single(lc)".to_owned(),
+        "scored".to_owned(),
+        "submitted".to_owned(),
+    );
+    let nope = (
+        "single(nope)".to_owned(),
+        "incomplete".to_owned(),
+        String::new(),
+    );
+    assert_eq!(outcomes, [vec![lc; 4], vec![nope; 4]].concat(), "{err}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+}
