@@ -98,15 +98,18 @@ impl SimSettings {
     }
 
     fn validate(&self, name: &str) -> Result<(), String> {
+        self.check().map_err(|e| format!("sim model {name:?}: {e}"))
+    }
+
+    /// The settings' ranges: skill, anchoring and carry are chances in 0..=1.
+    pub fn check(&self) -> Result<(), String> {
         for (field, v) in [
             ("skill", self.skill),
             ("anchoring", self.anchoring),
             ("carry", self.carry),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(format!(
-                    "sim model {name:?}: {field} = {v} is outside 0..=1"
-                ));
+                return Err(format!("{field} = {v} is outside 0..=1"));
             }
         }
         Ok(())

@@ -497,12 +497,15 @@ impl ExperimentSpec {
             let Some(m) = m else { continue };
             let preset = SimSettings::preset(m.provider_and_id().1);
             m.sim = Some(
-                crate::experiment::sim_table::refine(&preset, table).map_err(|e| {
-                    crate::RunError::Spec {
+                crate::experiment::sim_table::refine(&preset, table)
+                    .and_then(|s: SimSettings| s.check().map(|()| s))
+                    .map_err(|e| crate::RunError::Spec {
                         source_name: source.to_string(),
-                        message: format!("{name}.sim: {e}"),
-                    }
-                })?,
+                        message: match name.as_str() {
+                            "extractor" => format!("extractor.sim: {e}"),
+                            _ => format!("models.{name}.sim: {e}"),
+                        },
+                    })?,
             );
         }
         spec.check().map_err(|message| crate::RunError::Spec {

@@ -132,6 +132,15 @@ fn issue_35_a_sim_table_refines_its_preset() {
         ),
         "{err}"
     );
+    // a value out of range names its key under the model
+    let text = text.replace("skill = 0.7\ncary = 0.1", "skill = 1.5");
+    let err = baton_runner::ExperimentSpec::parse("it.toml", &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("models.lc.sim: skill = 1.5 is outside 0..=1"),
+        "{err}"
+    );
 
     // an agent experiment's table alike
     let agent = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n\
