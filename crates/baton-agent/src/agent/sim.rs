@@ -350,8 +350,14 @@ impl SimAgent {
             .iter()
             .filter(|t| first_user.contains(t.instruction.trim()))
             .max_by_key(|t| t.instruction.len());
+        let marker = crate::agent::templates::marker_in(first_user)
+            .unwrap_or_else(|| crate::agent::templates::DEFAULT_SUBMIT_MARKER.into());
         if let Some(task) = doc_task {
-            return Ok(self.document_reply(task, settings, request, first_user));
+            let d = |purpose: &str| draw(request, &task.id, purpose);
+            return Ok(framed_reply(request, &task.id, &d, || {
+                (d("malformed") >= settings.malformed)
+                    .then(|| document_plan_step(task, settings, request, first_user, &marker))
+            }));
         }
         let task = self
             .tasks
@@ -363,105 +369,57 @@ impl SimAgent {
                     "the simulated agent does not know this task: no task's instruction is in the first user message".into(),
                 )
             })?;
-        let system = request
-            .messages
-            .iter()
-            .find(|m| m.role == Role::System)
-            .map_or("", |m| m.content.as_str());
-        let marker = crate::agent::templates::marker_in(first_user)
-            .unwrap_or_else(|| crate::agent::templates::DEFAULT_SUBMIT_MARKER.into());
-        let fence = crate::agent::templates::fence_in(system)
-            .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
-        let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
         let d = |purpose: &str| draw(request, &task.id, purpose);
-        if let Some(text) = handover_reply(request, &task.id) {
-            return Ok(text_response(request, text, Vec::new()));
-        }
-        if let Some(text) = summary_reply(request) {
-            return Ok(text_response(request, text, Vec::new()));
-        }
-
-        let (thought, command) = if d("malformed") < settings.malformed {
-            ("I am not sure what to run next.".to_string(), None)
-        } else {
-            let (t, c) = next_command(task, settings, request, &marker, &d);
-            (t, Some(c))
-        };
-        let (text, tool_calls) = match (tools, command) {
-            (true, Some(c)) => {
-                let id = format!("call_sim{:012x}", (d("id") * 1e15) as u64);
-                let call = ToolCall {
-                    id,
-                    name: BASH_TOOL.into(),
-                    arguments: json!({"command": c}).to_string(),
-                };
-                (thought, vec![call])
-            }
-            (true, None) => (thought, Vec::new()),
-            (false, Some(c)) => (format!("{thought}\n\n```{fence}\n{c}\n```"), Vec::new()),
-            (false, None) => (
-                format!("{thought}\n\n```{fence}\nls\n```\n\n```{fence}\npwd\n```"),
-                Vec::new(),
-            ),
-        };
-        Ok(text_response(request, text, tool_calls))
+        Ok(framed_reply(request, &task.id, &d, || {
+            (d("malformed") >= settings.malformed)
+                .then(|| next_command(task, settings, request, &marker, &d))
+        }))
     }
 }
 
-impl SimAgent {
-    /// The reply to `request` for a document task: the next command of its plan.
-    fn document_reply(
-        &self,
-        task: &DocumentTask,
-        settings: &SimAgentSettings,
-        request: &Request,
-        first_user: &str,
-    ) -> Response {
-        let system = request
-            .messages
-            .iter()
-            .find(|m| m.role == Role::System)
-            .map_or("", |m| m.content.as_str());
-        let marker = crate::agent::templates::marker_in(first_user)
-            .unwrap_or_else(|| crate::agent::templates::DEFAULT_SUBMIT_MARKER.into());
-        let fence = crate::agent::templates::fence_in(system)
-            .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
-        let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
-        let d = |purpose: &str| draw(request, &task.id, purpose);
-        if let Some(text) = handover_reply(request, &task.id) {
-            return text_response(request, text, Vec::new());
-        }
-        if let Some(text) = summary_reply(request) {
-            return text_response(request, text, Vec::new());
-        }
-        let command = if d("malformed") < settings.malformed {
-            None
-        } else {
-            Some(document_plan_step(
-                task, settings, request, first_user, &marker,
-            ))
-        };
-        let (text, tool_calls) = match (tools, command) {
-            (true, Some((t, c))) => {
-                let id = format!("call_sim{:012x}", (d("id") * 1e15) as u64);
-                let call = ToolCall {
-                    id,
-                    name: BASH_TOOL.into(),
-                    arguments: json!({"command": c}).to_string(),
-                };
-                (t, vec![call])
-            }
-            (true, None) => ("I am not sure what to run next.".to_string(), Vec::new()),
-            (false, Some((t, c))) => (format!("{t}\n\n```{fence}\n{c}\n```"), Vec::new()),
-            (false, None) => (
-                format!(
-                    "I am not sure what to run next.\n\n```{fence}\nls\n```\n\n```{fence}\npwd\n```"
-                ),
-                Vec::new(),
-            ),
-        };
-        text_response(request, text, tool_calls)
+/// The reply to `request`: a Handover document or a summary when that is what is asked
+/// for, else the step `plan` gives (a thought and a command; `None`: a malformed reply)
+/// as one `bash` tool call (the request offers tools) or one block fenced with the tag the
+/// system message uses.
+fn framed_reply(
+    request: &Request,
+    task_id: &str,
+    d: &dyn Fn(&str) -> f64,
+    plan: impl FnOnce() -> Option<(String, String)>,
+) -> Response {
+    if let Some(text) = handover_reply(request, task_id) {
+        return text_response(request, text, Vec::new());
     }
+    if let Some(text) = summary_reply(request) {
+        return text_response(request, text, Vec::new());
+    }
+    let system = request
+        .messages
+        .iter()
+        .find(|m| m.role == Role::System)
+        .map_or("", |m| m.content.as_str());
+    let fence = crate::agent::templates::fence_in(system)
+        .unwrap_or_else(|| crate::agent::templates::DEFAULT_FENCE.into());
+    let tools = request.tools.iter().any(|t| t.name == BASH_TOOL);
+    const UNSURE: &str = "I am not sure what to run next.";
+    let (text, tool_calls) = match (tools, plan()) {
+        (true, Some((thought, c))) => {
+            let id = format!("call_sim{:012x}", (d("id") * 1e15) as u64);
+            let call = ToolCall {
+                id,
+                name: BASH_TOOL.into(),
+                arguments: json!({"command": c}).to_string(),
+            };
+            (thought, vec![call])
+        }
+        (true, None) => (UNSURE.to_string(), Vec::new()),
+        (false, Some((thought, c))) => (format!("{thought}\n\n```{fence}\n{c}\n```"), Vec::new()),
+        (false, None) => (
+            format!("{UNSURE}\n\n```{fence}\nls\n```\n\n```{fence}\npwd\n```"),
+            Vec::new(),
+        ),
+    };
+    text_response(request, text, tool_calls)
 }
 
 /// Which branch a document task's agent takes at each trap: `true` walks into it.
