@@ -121,16 +121,7 @@ pub fn dry_run(spec: ExperimentSpec, options: &RunOptions) -> Result<DryRun, Run
     let setup = Setup::load_for_estimate(spec, options)?;
     let plan = Plan::new(&setup.spec, &setup.tasks);
     let families: Vec<Family> = setup.tasks.iter().map(|t| t.family).collect();
-    let bounds = Bounds {
-        spec: &setup.spec,
-        schedules: &setup.schedules,
-        baselines: &setup.baselines,
-        models: &setup.models,
-        extractor: setup.extractor.as_deref(),
-        families: &families,
-        interfaces: &setup.interfaces,
-        memo: Default::default(),
-    };
+    let bounds = Bounds::of(&setup, &families);
     let mut out = DryRun {
         tasks: setup.tasks.len(),
         ..DryRun::default()
@@ -192,6 +183,22 @@ pub(crate) struct Bounds<'a> {
     /// conversations are the same: a task's replicates, the handoff cells that send the
     /// same text across the same switch, each anchor's turns for the prefixes before it.
     pub memo: TurnMemo,
+}
+
+impl<'a> Bounds<'a> {
+    /// The bounds of `setup`'s experiment, `families` being its tasks' families in order.
+    pub fn of(setup: &'a Setup, families: &'a [Family]) -> Self {
+        Bounds {
+            spec: &setup.spec,
+            schedules: &setup.schedules,
+            baselines: &setup.baselines,
+            models: &setup.models,
+            extractor: setup.extractor.as_deref(),
+            families,
+            interfaces: &setup.interfaces,
+            memo: TurnMemo::default(),
+        }
+    }
 }
 
 /// [`Bounds`]' computed turn bounds, keyed by what decides a turn's prompt: the task,
@@ -510,16 +517,7 @@ high = "hc"
             Setup::load_for_estimate(spec, &RunOptions::new(dir.path(), ".", text)).unwrap();
         let plan = Plan::new(&setup.spec, &setup.tasks);
         let families: Vec<Family> = setup.tasks.iter().map(|t| t.family).collect();
-        let bounds = Bounds {
-            spec: &setup.spec,
-            schedules: &setup.schedules,
-            baselines: &setup.baselines,
-            models: &setup.models,
-            extractor: setup.extractor.as_deref(),
-            families: &families,
-            interfaces: &setup.interfaces,
-            memo: TurnMemo::default(),
-        };
+        let bounds = Bounds::of(&setup, &families);
         let mut total = Cost::ZERO;
         let mut episodes = 0;
         for g in &plan.groups {

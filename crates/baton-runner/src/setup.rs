@@ -85,16 +85,7 @@ impl Setup {
     fn keep_part(&mut self, part: Part) {
         let plan = crate::plan::Plan::new(&self.spec, &self.tasks);
         let families: Vec<baton_types::Family> = self.tasks.iter().map(|t| t.family).collect();
-        let bounds = crate::dry_run::Bounds {
-            spec: &self.spec,
-            schedules: &self.schedules,
-            baselines: &self.baselines,
-            models: &self.models,
-            extractor: self.extractor.as_deref(),
-            families: &families,
-            interfaces: &self.interfaces,
-            memo: Default::default(),
-        };
+        let bounds = crate::dry_run::Bounds::of(self, &families);
         let mut per_part = vec![Cost::ZERO; part.count as usize];
         for g in &plan.groups {
             let of = Part::of_task(&self.tasks[g.task].task_id, part.count) as usize - 1;
