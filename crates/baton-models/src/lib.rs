@@ -42,7 +42,7 @@ pub use answer_key::{
 };
 pub use limit::RateLimits;
 pub use model::{
-    BilledAttempt, Completion, Generation, Interrupt, Model, ModelObserver, RetryBudget,
+    Accept, BilledAttempt, Completion, Generation, Interrupt, Model, ModelObserver, RetryBudget,
     RetryPolicy,
 };
 pub use price::{EMBEDDED_PRICE_CARD, Price, PriceCard};

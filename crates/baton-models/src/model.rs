@@ -13,7 +13,9 @@
 //! ([`BilledAttempt`]), for the caller to store and count. Unusable replies are retried
 //! under their own small limit ([`RetryPolicy::max_unusable_retries`]), which counts
 //! the attempts earlier runs already stored, so a reply that is empty every time is not
-//! paid for again at every resume. A server's `retry-after` is clamped to
+//! paid for again at every resume. A caller that can use only some replies (a summary
+//! must be text) says so with an [`Accept`] rule: a reply that fails it is such an
+//! attempt too, in the same loop. A server's `retry-after` is clamped to
 //! [`crate::defaults::MAX_RETRY_AFTER`], and an [`Interrupt`] cuts a retry wait short.
 
 use std::sync::{Arc, Mutex};
@@ -153,6 +155,39 @@ pub struct BilledAttempt {
     pub batch_id: Option<String>,
     /// The batch item (`custom_id`) it answered, with `batch_id`.
     pub batch_item: Option<String>,
+}
+
+/// What a reply must be for its caller to use it ([`Model::generate_accepting`]). A reply
+/// that fails the rule was answered, so it is billed: like a reply the provider itself
+/// cannot use ([`ProviderError::Unusable`]), it becomes a [`BilledAttempt`] with the
+/// rule's reason, priced from the usage it states, and is retried under
+/// [`RetryPolicy::max_unusable_retries`] with the attempts earlier runs stored counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Accept {
+    /// Any reply the provider could read: text, tool calls, or both.
+    #[default]
+    Any,
+    /// A summary: some text and no tool call. A summary request may offer tools (a
+    /// conversation that holds tool calls is only valid with them) while forbidding
+    /// their use ([`crate::ToolChoice::NoTools`]); a model may call one all the same.
+    Summary,
+}
+
+impl Accept {
+    /// `Ok` when `response` may be used, else why not (the reason its billed attempt is
+    /// stored with).
+    pub fn check(self, response: &Response) -> Result<(), &'static str> {
+        match self {
+            Accept::Any => Ok(()),
+            Accept::Summary if !response.tool_calls.is_empty() => {
+                Err("a summary must be text, and the reply made a tool call")
+            }
+            Accept::Summary if response.text.trim().is_empty() => {
+                Err("a summary must be text, and the reply has none")
+            }
+            Accept::Summary => Ok(()),
+        }
+    }
 }
 
 /// What [`Model::generate`] did: the result, and every answered attempt it paid for
@@ -395,11 +430,27 @@ impl Model {
     ///
     /// `prior_unusable` is how many answered-but-unusable attempts of this call earlier
     /// runs stored; they count against [`RetryPolicy::max_unusable_retries`], so with
-    /// the limit spent no request is sent at all.
+    /// the limit spent no request is sent at all. Any reply the provider can read is
+    /// used ([`Accept::Any`]).
     pub async fn generate(&self, request: Request, prior_unusable: u32) -> Generation {
+        self.generate_accepting(request, prior_unusable, Accept::Any)
+            .await
+    }
+
+    /// [`Model::generate`], using only a reply that passes `accept`: one that fails it is
+    /// an unusable billed attempt with the rule's reason, retried in the same loop and
+    /// under the same limit as a reply the provider cannot use. With the limit spent the
+    /// result is the same [`ModelError::Provider`] error, its source
+    /// [`ProviderError::Unusable`] with the last reason.
+    pub async fn generate_accepting(
+        &self,
+        request: Request,
+        prior_unusable: u32,
+        accept: Accept,
+    ) -> Generation {
         let mut unusable = Vec::new();
         let mut result = self
-            .generate_inner(request, prior_unusable, &mut unusable)
+            .generate_inner(request, prior_unusable, accept, &mut unusable)
             .await;
         if !self.secrets.is_empty() {
             if let Ok(c) = &mut result {
@@ -444,6 +495,7 @@ impl Model {
         &self,
         request: Request,
         prior_unusable: u32,
+        accept: Accept,
         billed: &mut Vec<BilledAttempt>,
     ) -> Result<Completion, ModelError> {
         let unusable_limit = self.retry.max_unusable_retries.saturating_add(1);
@@ -509,7 +561,9 @@ impl Model {
                     bucket.settle(i64::try_from(used).unwrap_or(i64::MAX) - estimate as i64);
                 }
             };
-            let result = result.and_then(implausible_usage);
+            let result = result
+                .and_then(implausible_usage)
+                .and_then(|r| accepted(r, accept));
             let error = match result {
                 Ok(response) => {
                     settle(&response.usage);
@@ -650,6 +704,23 @@ fn implausible_usage(response: Response) -> Result<Response, ProviderError> {
         Err(why) => Err(ProviderError::Unusable {
             message: why,
             usage: None,
+            raw: response.raw.as_ref().map(|r| r.to_string()),
+            batch: response
+                .batch_id
+                .clone()
+                .map(|b| Box::new((b, response.batch_item.clone().unwrap_or_default()))),
+        }),
+    }
+}
+
+/// A reply that fails `accept` as what it is: answered (billed) but unusable, with the
+/// usage it states, so the attempt is priced and retried as any unusable reply.
+fn accepted(response: Response, accept: Accept) -> Result<Response, ProviderError> {
+    match accept.check(&response) {
+        Ok(()) => Ok(response),
+        Err(why) => Err(ProviderError::Unusable {
+            message: why.to_string(),
+            usage: Some(response.usage),
             raw: response.raw.as_ref().map(|r| r.to_string()),
             batch: response
                 .batch_id
@@ -865,6 +936,95 @@ mod tests {
         let err = g.result.unwrap_err().to_string();
         assert!(err.contains("earlier runs"), "{err}");
         assert_eq!(p.requests().len(), 1, "no request once the limit is spent");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reply_the_rule_refuses_is_billed_and_shares_the_unusable_limit() {
+        // an empty text the output cap explains passes the provider (finish reason
+        // `length`), but is no summary
+        let cut = Response {
+            text: "  \n".into(),
+            usage: Usage {
+                uncached_in: 10,
+                output: 100,
+                ..Usage::default()
+            },
+            finish_reason: Some("length".into()),
+            raw: Some(serde_json::json!({"cut": true})),
+            ..ScriptedProvider::reply("")
+        };
+        let p = Arc::new(
+            ScriptedProvider::new()
+                .then_ok(cut.clone())
+                .then_err(unusable(None))
+                .then_ok(ScriptedProvider::reply("the summary")),
+        );
+        let m = model(p.clone(), 1);
+        let g = m.generate_accepting(request(&m), 0, Accept::Summary).await;
+        let c = g.result.unwrap();
+        assert_eq!(c.response.text, "the summary");
+        assert_eq!(c.attempts, 3);
+        let reasons: Vec<&str> = g.unusable.iter().map(|a| a.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "a summary must be text, and the reply has none",
+                "empty content"
+            ]
+        );
+        let a = &g.unusable[0];
+        assert_eq!(a.attempt, 1);
+        assert_eq!(a.usage, Some(cut.usage));
+        // 10 uncached input tokens at 2e-7 USD, 100 output tokens at 1.2e-6 USD
+        assert_eq!(a.cost, Ok(Cost(10 * 200_000 + 100 * 1_200_000)));
+        assert_eq!(a.raw.as_deref(), Some(r#"{"cut":true}"#));
+        // the rule's failures and the provider's count against one limit (two retries)
+        let p = Arc::new(
+            ScriptedProvider::new()
+                .then_err(unusable(None))
+                .then_ok(cut.clone())
+                .then_err(unusable(None)),
+        );
+        let m = model(p.clone(), 1);
+        let g = m.generate_accepting(request(&m), 0, Accept::Summary).await;
+        assert!(
+            matches!(g.result, Err(ModelError::Provider { attempts: 3, .. })),
+            "{:?}",
+            g.result
+        );
+        assert_eq!(g.unusable.len(), 3);
+        assert_eq!(p.requests().len(), 3);
+        // any reply is used when no rule is asked for
+        let p = Arc::new(ScriptedProvider::new().then_ok(cut.clone()));
+        let m = model(p, 1);
+        let c = m.generate(request(&m), 0).await.result.unwrap();
+        assert_eq!((c.response.text.as_str(), c.attempts), ("  \n", 1));
+    }
+
+    #[test]
+    fn a_summary_is_text_without_a_tool_call() {
+        let text = ScriptedProvider::reply("done: fixed the parser");
+        let call = Response {
+            tool_calls: vec![baton_types::ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+            ..text.clone()
+        };
+        let blank = ScriptedProvider::reply("\t\n ");
+        assert_eq!(Accept::Summary.check(&text), Ok(()));
+        assert_eq!(
+            Accept::Summary.check(&call),
+            Err("a summary must be text, and the reply made a tool call")
+        );
+        assert_eq!(
+            Accept::Summary.check(&blank),
+            Err("a summary must be text, and the reply has none")
+        );
+        for r in [&text, &call, &blank] {
+            assert_eq!(Accept::Any.check(r), Ok(()));
+        }
     }
 
     #[tokio::test(start_paused = true)]
