@@ -167,25 +167,33 @@ pub enum Accept {
     /// Any reply the provider could read: text, tool calls, or both.
     #[default]
     Any,
-    /// A summary: some text and no tool call. A summary request may offer tools (a
-    /// conversation that holds tool calls is only valid with them) while forbidding
-    /// their use ([`crate::ToolChoice::NoTools`]); a model may call one all the same.
-    Summary,
+    /// Some text and no tool call, for a document the caller names (`what`: "a summary",
+    /// "a Handover document"). Such a request may offer tools (a conversation that holds
+    /// tool calls is only valid with them) while forbidding their use
+    /// ([`crate::ToolChoice::NoTools`]); a model may call one all the same.
+    Text {
+        /// The document asked for, as the refusal's reason names it.
+        what: &'static str,
+    },
 }
 
 impl Accept {
+    /// A compaction summary: `Text { what: "a summary" }`.
+    pub const SUMMARY: Accept = Accept::Text { what: "a summary" };
+
     /// `Ok` when `response` may be used, else why not (the reason its billed attempt is
-    /// stored with).
-    pub fn check(self, response: &Response) -> Result<(), &'static str> {
+    /// stored with: "a summary must be text, and the reply made a tool call", "... and
+    /// the reply has none").
+    pub fn check(self, response: &Response) -> Result<(), String> {
         match self {
             Accept::Any => Ok(()),
-            Accept::Summary if !response.tool_calls.is_empty() => {
-                Err("a summary must be text, and the reply made a tool call")
+            Accept::Text { what } if !response.tool_calls.is_empty() => Err(format!(
+                "{what} must be text, and the reply made a tool call"
+            )),
+            Accept::Text { what } if response.text.trim().is_empty() => {
+                Err(format!("{what} must be text, and the reply has none"))
             }
-            Accept::Summary if response.text.trim().is_empty() => {
-                Err("a summary must be text, and the reply has none")
-            }
-            Accept::Summary => Ok(()),
+            Accept::Text { .. } => Ok(()),
         }
     }
 }
@@ -719,7 +727,7 @@ fn accepted(response: Response, accept: Accept) -> Result<Response, ProviderErro
     match accept.check(&response) {
         Ok(()) => Ok(response),
         Err(why) => Err(ProviderError::Unusable {
-            message: why.to_string(),
+            message: why,
             usage: Some(response.usage),
             raw: response.raw.as_ref().map(|r| r.to_string()),
             batch: response
@@ -960,7 +968,7 @@ mod tests {
                 .then_ok(ScriptedProvider::reply("the summary")),
         );
         let m = model(p.clone(), 1);
-        let g = m.generate_accepting(request(&m), 0, Accept::Summary).await;
+        let g = m.generate_accepting(request(&m), 0, Accept::SUMMARY).await;
         let c = g.result.unwrap();
         assert_eq!(c.response.text, "the summary");
         assert_eq!(c.attempts, 3);
@@ -986,7 +994,7 @@ mod tests {
                 .then_err(unusable(None)),
         );
         let m = model(p.clone(), 1);
-        let g = m.generate_accepting(request(&m), 0, Accept::Summary).await;
+        let g = m.generate_accepting(request(&m), 0, Accept::SUMMARY).await;
         assert!(
             matches!(g.result, Err(ModelError::Provider { attempts: 3, .. })),
             "{:?}",
@@ -1002,7 +1010,7 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_is_text_without_a_tool_call() {
+    fn a_summary_or_a_document_is_text_without_a_tool_call() {
         let text = ScriptedProvider::reply("done: fixed the parser");
         let call = Response {
             tool_calls: vec![baton_types::ToolCall {
@@ -1013,14 +1021,26 @@ mod tests {
             ..text.clone()
         };
         let blank = ScriptedProvider::reply("\t\n ");
-        assert_eq!(Accept::Summary.check(&text), Ok(()));
+        assert_eq!(Accept::SUMMARY.check(&text), Ok(()));
         assert_eq!(
-            Accept::Summary.check(&call),
-            Err("a summary must be text, and the reply made a tool call")
+            Accept::SUMMARY.check(&call).unwrap_err(),
+            "a summary must be text, and the reply made a tool call"
         );
         assert_eq!(
-            Accept::Summary.check(&blank),
-            Err("a summary must be text, and the reply has none")
+            Accept::SUMMARY.check(&blank).unwrap_err(),
+            "a summary must be text, and the reply has none"
+        );
+        let document = Accept::Text {
+            what: "a Handover document",
+        };
+        assert_eq!(document.check(&text), Ok(()));
+        assert_eq!(
+            document.check(&call).unwrap_err(),
+            "a Handover document must be text, and the reply made a tool call"
+        );
+        assert_eq!(
+            document.check(&blank).unwrap_err(),
+            "a Handover document must be text, and the reply has none"
         );
         for r in [&text, &call, &blank] {
             assert_eq!(Accept::Any.check(r), Ok(()));

@@ -128,7 +128,7 @@ async fn a_tool_call_summary_is_a_billed_attempt_and_the_retry_returns_the_text(
         let srv = server(1).await;
         let m = model(&srv, kind, "summariser");
         let g = m
-            .generate_accepting(summary_request(&m), 0, Accept::Summary)
+            .generate_accepting(summary_request(&m), 0, Accept::SUMMARY)
             .await;
         let c = g.result.unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert_eq!(c.response.text, SUMMARY, "{kind}");
@@ -200,7 +200,7 @@ async fn the_rule_spends_the_unusable_limit_and_fails_as_the_unusable_path_does(
     let srv = server(u32::MAX).await;
     let m = model(&srv, "openai", "summariser");
     let g = m
-        .generate_accepting(summary_request(&m), 0, Accept::Summary)
+        .generate_accepting(summary_request(&m), 0, Accept::SUMMARY)
         .await;
     let err = g.result.unwrap_err();
     assert_eq!(unusable_after(&err, 3), TOOL_CALL);
@@ -233,7 +233,7 @@ async fn attempts_stored_by_earlier_runs_count_against_the_limit() {
     let srv = server(2).await;
     let m = model(&srv, "openai", "summariser");
     let g = m
-        .generate_accepting(summary_request(&m), 0, Accept::Summary)
+        .generate_accepting(summary_request(&m), 0, Accept::SUMMARY)
         .await;
     assert_eq!(g.result.unwrap().response.text, SUMMARY);
     assert_eq!((g.unusable.len(), srv.stats().requests), (2, 3));
@@ -244,14 +244,14 @@ async fn attempts_stored_by_earlier_runs_count_against_the_limit() {
     let srv = server(2).await;
     let m = model(&srv, "openai", "summariser");
     let g = m
-        .generate_accepting(summary_request(&m), 1, Accept::Summary)
+        .generate_accepting(summary_request(&m), 1, Accept::SUMMARY)
         .await;
     assert_eq!(unusable_after(&g.result.unwrap_err(), 2), TOOL_CALL);
     assert_eq!((g.unusable.len(), srv.stats().requests), (2, 2));
 
     // the limit spent by earlier runs: no request at all
     let g = m
-        .generate_accepting(summary_request(&m), 3, Accept::Summary)
+        .generate_accepting(summary_request(&m), 3, Accept::SUMMARY)
         .await;
     let message = unusable_after(&g.result.unwrap_err(), 0);
     assert!(message.contains("earlier runs"), "{message}");
