@@ -68,17 +68,63 @@ pub fn pre_strip(input: &str) -> String {
     baton_py::strip(s).replace('\n', " ")
 }
 
+/// A decoded call as the decoders build it: its name and its keyword arguments as the
+/// items of LiC's parameter dict (a str key, or `None` for `**mapping`), which the checker
+/// takes as they are, without a [`Call`] in between.
+#[derive(Debug)]
+pub(crate) struct CallParts {
+    pub(crate) name: String,
+    pub(crate) args: Vec<(Value, Value)>,
+}
+
+impl CallParts {
+    /// The public form: keys as `Option<String>`.
+    pub(crate) fn into_call(self) -> Call {
+        Call {
+            name: self.name,
+            args: self
+                .args
+                .into_iter()
+                .map(|(k, v)| match k {
+                    Value::Str(s) => (Some(s), v),
+                    _ => (None, v),
+                })
+                .collect(),
+        }
+    }
+
+    /// `{name: {kwarg: value}}`, as [`Call::into_value`] builds it.
+    pub(crate) fn into_value(self) -> Value {
+        Value::Dict(vec![(Value::Str(self.name), Value::Dict(self.args))])
+    }
+}
+
 /// `ast_parse(input, "Python")`: decode a response into its calls, on the caller's stack.
 pub(crate) fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
+    Ok(parse_parts(input)?
+        .into_iter()
+        .map(CallParts::into_call)
+        .collect())
+}
+
+/// [`parse_calls`], each call as the dict `{name: {kwarg: value}}` the checker reads.
+pub(crate) fn parse_call_values(input: &str) -> Result<Vec<Value>, BfclError> {
+    Ok(parse_parts(input)?
+        .into_iter()
+        .map(CallParts::into_value)
+        .collect())
+}
+
+fn parse_parts(input: &str) -> Result<Vec<CallParts>, BfclError> {
     let budget = LookupBudget::start();
-    let calls = parse_calls_unbudgeted(input);
+    let calls = parse_parts_unbudgeted(input);
     if budget.exhausted() {
         return Err(budget_error());
     }
     calls
 }
 
-fn parse_calls_unbudgeted(input: &str) -> Result<Vec<Call>, BfclError> {
+fn parse_parts_unbudgeted(input: &str) -> Result<Vec<CallParts>, BfclError> {
     let stripped = pre_strip(input);
     let cleaned = stripped.trim_matches(['[', ']', '\'']);
     if let Some(calls) = crate::fast::parse_calls(cleaned) {
@@ -89,7 +135,7 @@ fn parse_calls_unbudgeted(input: &str) -> Result<Vec<Call>, BfclError> {
 
 /// `ast.parse(cleaned, mode="eval")` and the resolution of its calls: every answer the
 /// fast path ([`crate::fast`]) does not read.
-pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<Call>, BfclError> {
+pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<CallParts>, BfclError> {
     let body = parse_eval(cleaned)?;
     match &body {
         Expr::Call { .. } => Ok(vec![resolve_call(&body)?]),
@@ -111,7 +157,7 @@ pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<Call>, BfclError> {
 }
 
 /// `resolve_ast_call`.
-fn resolve_call(call: &Expr) -> Result<Call, BfclError> {
+fn resolve_call(call: &Expr) -> Result<CallParts, BfclError> {
     let Expr::Call { func, keywords, .. } = call else {
         return Err(BfclError::not_reproduced("resolve_call on a non-call"));
     };
@@ -134,18 +180,9 @@ fn resolve_call(call: &Expr) -> Result<Call, BfclError> {
             .map_or(Value::None, |s| Value::Str(s.clone()));
         dict_insert(&mut args, key, value);
     }
-    Ok(Call {
+    Ok(CallParts {
         name: parts.join("."),
-        args: args
-            .into_iter()
-            .map(|(k, v)| {
-                let key = match k {
-                    Value::Str(s) => Some(s),
-                    _ => None,
-                };
-                (key, v)
-            })
-            .collect(),
+        args,
     })
 }
 
@@ -197,7 +234,7 @@ fn resolve(e: &Expr) -> Result<Value, BfclError> {
             if keywords.is_empty() {
                 Ok(Value::Str(unparse(e)?))
             } else {
-                Ok(resolve_call(e)?.to_value())
+                Ok(resolve_call(e)?.into_value())
             }
         }
         Expr::Subscript(value, slice) => Ok(Value::Str(format!(

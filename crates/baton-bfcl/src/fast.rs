@@ -28,14 +28,26 @@
 
 use num_bigint::BigInt;
 
-use crate::decode::Call;
-use crate::value::{Value, dict_insert};
+use crate::decode::CallParts;
+use crate::value::{Value, dict_insert, spend};
 
 /// Deepest list or dict nesting the fast path reads.
 const MAX_DEPTH: usize = 32;
 
 /// Longest text the fast path reads (far below the full decoder's token limit).
 const MAX_LEN: usize = 1 << 16;
+
+/// The bytes that continue an ASCII identifier (letters, digits, `_`), by value.
+static IDENTIFIER_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    table
+};
 
 /// Whether `name` is one of Python's hard keywords, which cannot be names.
 fn is_keyword(name: &str) -> bool {
@@ -81,7 +93,7 @@ fn is_keyword(name: &str) -> bool {
 
 /// The calls of `cleaned` (the text after LiC's pre-strip and `strip("[]'")`), or `None`
 /// when it is not of the common shape.
-pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<Call>> {
+pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<CallParts>> {
     let bytes = cleaned.as_bytes();
     if bytes.len() > MAX_LEN || bytes.iter().any(|&b| b < 0x20) {
         return None;
@@ -109,6 +121,22 @@ pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<Call>> {
     }
 }
 
+/// `args[keyword] = value` on a call's keyword arguments, whose keys are all strs: as
+/// [`dict_insert`] does it (the same lookup budget spent), comparing texts, and the key
+/// copied only when it is new.
+fn insert_keyword(args: &mut Vec<(Value, Value)>, keyword: &str, value: Value) {
+    let found = if spend(args.len()) {
+        args.iter_mut()
+            .find(|(k, _)| matches!(k, Value::Str(s) if s == keyword))
+    } else {
+        None
+    };
+    match found {
+        Some(slot) => slot.1 = value,
+        None => args.push((Value::Str(keyword.to_owned()), value)),
+    }
+}
+
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -133,19 +161,18 @@ impl<'a> Reader<'a> {
             Some(b) if b.is_ascii_alphabetic() || b == b'_' => self.pos += 1,
             _ => return None,
         }
-        while let Some(b) = self.peek() {
-            if b.is_ascii_alphanumeric() || b == b'_' {
-                self.pos += 1;
-            } else if b >= 0x80 {
-                return None;
-            } else {
-                break;
-            }
+        let rest = &self.bytes[self.pos..];
+        self.pos += rest
+            .iter()
+            .position(|&b| !IDENTIFIER_BYTE[usize::from(b)])
+            .unwrap_or(rest.len());
+        if self.peek().is_some_and(|b| b >= 0x80) {
+            return None;
         }
         self.text.get(start..self.pos)
     }
 
-    fn call(&mut self) -> Option<Call> {
+    fn call(&mut self) -> Option<CallParts> {
         let start = self.pos;
         loop {
             let part = self.name()?;
@@ -181,7 +208,7 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             self.spaces();
             let value = self.value(0)?;
-            dict_insert(&mut args, Value::Str(keyword.to_owned()), value);
+            insert_keyword(&mut args, keyword, value);
             self.spaces();
             match self.peek()? {
                 b',' => {
@@ -192,16 +219,7 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
         }
-        Some(Call {
-            name,
-            args: args
-                .into_iter()
-                .map(|(k, v)| match k {
-                    Value::Str(s) => (Some(s), v),
-                    _ => (None, v),
-                })
-                .collect(),
-        })
+        Some(CallParts { name, args })
     }
 
     /// One value, followed by nothing but spaces before the next delimiter.
@@ -352,14 +370,13 @@ mod tests {
             assert_eq!(calls.len(), full.len(), "{src}");
             for (a, b) in calls.iter().zip(&full) {
                 assert_eq!(a.name, b.name, "{src}");
-                assert_eq!(
-                    a.to_value().repr(),
-                    b.to_value().repr(),
-                    "{src}: values differ"
-                );
-                let types =
-                    |c: &Call| -> Vec<_> { c.args.iter().map(|(_, v)| v.py_type()).collect() };
-                assert_eq!(types(a), types(b), "{src}");
+                let items = |c: &CallParts| -> Vec<_> {
+                    c.args
+                        .iter()
+                        .map(|(k, v)| (k.repr(), v.repr(), v.py_type()))
+                        .collect()
+                };
+                assert_eq!(items(a), items(b), "{src}: values differ");
             }
         }
         fast.is_some()

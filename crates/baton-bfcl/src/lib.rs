@@ -281,15 +281,15 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     };
 
     let decoded = if language.as_str() == Some("Python") {
-        decode::parse_calls(baton_py::strip(response))
+        decode::parse_call_values(baton_py::strip(response))
     } else {
         Err(BfclError::from(value::Raise::new(
             "NotImplementedError",
             format!("Unsupported language: {language}"),
         )))
     };
-    let calls = match decoded {
-        Ok(calls) => calls,
+    let outputs = match decoded {
+        Ok(outputs) => outputs,
         Err(e) => {
             let error = match e {
                 BfclError::NotReproduced { .. } => NOT_REPRODUCED,
@@ -299,7 +299,6 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         }
     };
 
-    let outputs: Vec<Value> = calls.into_iter().map(Call::into_value).collect();
     let checked = ast_checker(function, &outputs, reference, &Value::from_json(category));
     let checked = if budget.exhausted() {
         Err(value::budget_error())

@@ -347,7 +347,7 @@ thread_local! {
 }
 
 /// Spend `n` steps; false once the budget is exhausted.
-fn spend(n: usize) -> bool {
+pub(crate) fn spend(n: usize) -> bool {
     LOOKUPS.with(|cell| match cell.get() {
         (None, _) => true,
         (Some(_), true) => false,
