@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 
 use crate::error::BfclError;
 use crate::value::{
-    PyType, Raise, Value, py_contains, py_eq, py_getitem, py_getitem_str, py_index_iter, py_iter,
-    py_len, standardize_string, standardized_equal,
+    PyType, Raise, Value, dict_get_str, py_contains, py_eq, py_getitem, py_getitem_str,
+    py_index_iter, py_iter, py_len, standardize_string, standardized_equal,
 };
 
 /// A node of the sample's function documents or reference answer, read where it lies in
@@ -88,15 +88,15 @@ impl<'a> Doc<'a> {
         })
     }
 
-    /// `list(self.keys())[0]`.
-    fn first_key(&self) -> Result<Value, BfclError> {
+    /// `list(self.keys())[0]`: a key of the sample's JSON borrowed, not copied.
+    fn first_key(&self) -> Result<Key<'a>, BfclError> {
         match self {
             Doc::Json(Json::Object(map)) => map
                 .keys()
                 .next()
-                .map(|k| Value::Str(k.clone()))
+                .map(|k| Key::Str(k))
                 .ok_or_else(|| Raise::new("IndexError", "list index out of range").into()),
-            other => first_key(&other.value()).cloned(),
+            other => first_key(&other.value()).cloned().map(Key::Value),
         }
     }
 
@@ -150,6 +150,13 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// A dict key the checker reads from the sample: a str key of its JSON borrowed, or a
+/// converted [`Value`].
+enum Key<'a> {
+    Str(&'a str),
+    Value(Value),
+}
+
 /// `map[key]`: a document's objects hold a few keys, which a scan compares in less time
 /// than hashing the key takes; a large object is looked up by hash.
 fn field<'a>(map: &'a serde_json::Map<String, Json>, key: &str) -> Option<&'a Json> {
@@ -163,7 +170,7 @@ fn field<'a>(map: &'a serde_json::Map<String, Json>, key: &str) -> Option<&'a Js
 /// looked up in a dict.
 fn contains_json(container: &Value, item: &Json) -> Result<bool, BfclError> {
     Ok(match (container, item) {
-        (Value::Dict(_), Json::String(key)) => py_getitem_str(container, key).is_ok(),
+        (Value::Dict(items), Json::String(key)) => dict_get_str(items, key).is_some(),
         _ => py_contains(container, &Value::from_json(item))?,
     })
 }
@@ -338,14 +345,16 @@ pub fn ast_checker(
 }
 
 /// The document of the function named `name` (borrowed: it is read, never changed).
-fn find_description<'a>(descriptions: &'a Json, name: &Value) -> Result<Doc<'a>, BfclError> {
+fn find_description<'a>(descriptions: &'a Json, name: &Key<'_>) -> Result<Doc<'a>, BfclError> {
     static NONE: Json = Json::Null;
     if let Json::Array(items) = descriptions {
         for d in items {
             let found = Doc::Json(d).get_str("name")?;
             let equal = match (found.as_str(), name) {
-                (Some(a), Value::Str(b)) => a == b,
-                _ => py_eq(&found.value(), name),
+                (Some(a), Key::Str(b)) => a == *b,
+                (Some(a), Key::Value(Value::Str(b))) => a == b,
+                (_, Key::Str(b)) => py_eq(&found.value(), &s(b)),
+                (_, Key::Value(v)) => py_eq(&found.value(), v),
             };
             if equal {
                 return Ok(Doc::Json(d));
@@ -461,7 +470,7 @@ fn simple_function_checker(
     // `func_name in model_output` and `model_output[func_name]`, a str name looked up in
     // place.
     let model_params = match (func_name.as_str(), model_output) {
-        (Some(name), Value::Dict(_)) => py_getitem_str(model_output, name).ok(),
+        (Some(name), Value::Dict(items)) => dict_get_str(items, name).map(Cow::Borrowed),
         _ => {
             let name = func_name.value();
             if py_contains(model_output, &name)? {
@@ -597,7 +606,7 @@ fn simple_function_checker(
     if let Doc::Json(Json::Object(map)) = &possible_answer {
         for (param, allowed) in map {
             let provided = match &*model_params {
-                Value::Dict(_) => py_getitem_str(&model_params, param).is_ok(),
+                Value::Dict(items) => dict_get_str(items, param).is_some(),
                 other => py_contains(other, &Value::str(param.as_str()))?,
             };
             let optional = match allowed {

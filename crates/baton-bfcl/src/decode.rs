@@ -1,5 +1,7 @@
 //! LiC's `ast_parse`: the pre-strip, `ast.parse(mode="eval")`, and `resolve_ast_by_type`.
 
+use std::borrow::Cow;
+
 use crate::ast::{Constant, Expr};
 use crate::error::BfclError;
 use crate::eval::{constant_value, eval};
@@ -52,6 +54,11 @@ impl Call {
 /// The pre-strip of LiC's `ast_parse` (`strip`, fence prefixes and suffixes, `strip`,
 /// newlines to spaces), without the final `strip("[]'")`.
 pub fn pre_strip(input: &str) -> String {
+    pre_stripped(input).into_owned()
+}
+
+/// [`pre_strip`], borrowing the text when it holds no newline.
+fn pre_stripped(input: &str) -> Cow<'_, str> {
     const PREFIXES: [&str; 5] = ["```tool_code", "```python", "```json", "```", "`"];
     const SUFFIXES: [&str; 2] = ["```", "`"];
     let mut s = baton_py::strip(input);
@@ -65,7 +72,12 @@ pub fn pre_strip(input: &str) -> String {
             s = rest;
         }
     }
-    baton_py::strip(s).replace('\n', " ")
+    let s = baton_py::strip(s);
+    if s.contains('\n') {
+        Cow::Owned(s.replace('\n', " "))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// A decoded call as the decoders build it: its name and its keyword arguments as the
@@ -125,7 +137,7 @@ fn parse_parts(input: &str) -> Result<Vec<CallParts>, BfclError> {
 }
 
 fn parse_parts_unbudgeted(input: &str) -> Result<Vec<CallParts>, BfclError> {
-    let stripped = pre_strip(input);
+    let stripped = pre_stripped(input);
     let cleaned = stripped.trim_matches(['[', ']', '\'']);
     if let Some(calls) = crate::fast::parse_calls(cleaned) {
         return Ok(calls);

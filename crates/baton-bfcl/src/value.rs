@@ -596,22 +596,24 @@ pub fn py_index_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
 /// building the key unless the lookup fails or `x` is not a dict.
 pub fn py_getitem_str<'a>(v: &'a Value, key: &str) -> Result<Cow<'a, Value>, Raise> {
     match v {
-        Value::Dict(d) => {
-            // A str key equals only a str (no number equals a str), so a dict holds it
-            // under an equal str key or not at all.
-            let found = spend(d.len())
-                .then(|| {
-                    d.iter()
-                        .find(|(k, _)| matches!(k, Value::Str(t) if t == key))
-                        .map(|(_, v)| v)
-                })
-                .flatten();
-            found
-                .map(Cow::Borrowed)
-                .ok_or_else(|| Raise::new("KeyError", Value::str(key).repr()))
-        }
+        Value::Dict(d) => dict_get_str(d, key)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| Raise::new("KeyError", Value::str(key).repr())),
         other => py_getitem(other, &Value::str(key)),
     }
+}
+
+/// `d.get(key)` for a str key, as [`py_getitem_str`] looks it up but without building the
+/// `KeyError` of a missing key.
+pub(crate) fn dict_get_str<'a>(d: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
+    // A str key equals only a str (no number equals a str), so a dict holds it under an
+    // equal str key or not at all.
+    if !spend(d.len()) {
+        return None;
+    }
+    d.iter()
+        .find(|(k, _)| matches!(k, Value::Str(t) if t == key))
+        .map(|(_, v)| v)
 }
 
 /// BFCL's `standardize_string`: drop ` ,./-_*^`, lowercase, `'` → `"`.
@@ -642,6 +644,10 @@ fn standardized_ascii(s: &str) -> impl Iterator<Item = u8> + '_ {
 /// `standardize_string(a) == standardize_string(b)`, without building either text when
 /// both are ASCII.
 pub fn standardized_equal(a: &str, b: &str) -> bool {
+    // Equal texts standardize alike: the common case of an answer spelt as its reference.
+    if a == b {
+        return true;
+    }
     if a.is_ascii() && b.is_ascii() {
         standardized_ascii(a).eq(standardized_ascii(b))
     } else {
