@@ -11,8 +11,9 @@ use serde_json::Value as Json;
 
 use crate::error::BfclError;
 use crate::value::{
-    PyType, Raise, Value, dict_get_str, py_contains, py_eq, py_getitem, py_getitem_str,
-    py_index_iter, py_iter, py_len, standardize_string, standardized_equal,
+    PyType, Raise, Value, dict_get_str, lookups_left, py_contains, py_eq, py_getitem,
+    py_getitem_str, py_index_iter, py_iter, py_len, set_lookups_left, standardize_string,
+    standardized_equal,
 };
 
 /// A node of the sample's function documents or reference answer, read where it lies in
@@ -231,6 +232,32 @@ impl CheckResult {
 
 type Checked = Result<CheckResult, BfclError>;
 
+/// Whether a failing check writes its messages. A parallel answer is first checked against
+/// the calls without them: most attempts fail on the way to a match and are dropped, and
+/// writing each one's messages (the reprs of the value and its candidates) was a fifth of
+/// the checker's work. Only an answer that no call matches is checked again with them.
+/// A check's outcome (validity, `error_type`, `is_variable`, what it raises) is the same
+/// either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Messages {
+    Write,
+    Skip,
+}
+
+/// A failed check of `error_type`, with the message `message` builds unless `messages`
+/// says to skip it.
+fn failing(error_type: &str, messages: Messages, message: impl FnOnce() -> String) -> CheckResult {
+    CheckResult {
+        valid: false,
+        errors: match messages {
+            Messages::Write => vec![serde_json::Value::String(message())],
+            Messages::Skip => Vec::new(),
+        },
+        error_type: error_type.into(),
+        is_variable: false,
+    }
+}
+
 fn s(text: &str) -> Value {
     Value::str(text)
 }
@@ -340,7 +367,7 @@ pub fn ast_checker(
             other => Doc::Json(other).get(&Value::int(0))?,
         };
         let answer = Doc::Json(possible_answer).get(&Value::int(0))?;
-        simple_function_checker(&description, &model_output[0], &answer)
+        simple_function_checker(&description, &model_output[0], &answer, Messages::Write)
     }
 }
 
@@ -382,7 +409,7 @@ fn multiple_function_checker(
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
-    simple_function_checker(&description, call, &answer)
+    simple_function_checker(&description, call, &answer, Messages::Write)
 }
 
 fn parallel_function_checker_no_order(
@@ -404,22 +431,52 @@ fn parallel_function_checker_no_order(
         // The failed attempts are kept as they are and written out as JSON only if no call
         // matches this answer: most attempts fail on the way to a match, and rendering each
         // (the call's JSON above all) was most of the parallel checker's own work.
-        let mut failed: Vec<(usize, CheckResult)> = Vec::new();
+        // The last call not yet matched is checked with its messages (if it fails, no call
+        // matches and they are read); the calls before it without, and again with them
+        // only if no call matches.
+        let last_unmatched = (0..model_output.len()).rev().find(|j| !matched.contains(j));
+        let mut failed: Vec<(usize, Option<CheckResult>)> = Vec::new();
         let mut last_valid = true;
+        let budget_before = lookups_left();
+        let mut budget_before_last = budget_before;
         for (index, call) in model_output.iter().enumerate() {
             if matched.contains(&index) {
                 continue;
             }
-            let result = simple_function_checker(&description, call, answer)?;
+            let messages = if Some(index) == last_unmatched {
+                budget_before_last = lookups_left();
+                Messages::Write
+            } else {
+                Messages::Skip
+            };
+            let result = simple_function_checker(&description, call, answer, messages)?;
             last_valid = result.valid;
             if result.valid {
                 matched.push(index);
                 break;
             }
-            failed.push((index, result));
+            failed.push((index, (messages == Messages::Write).then_some(result)));
         }
         if !last_valid {
-            let mut all_errors: Vec<serde_json::Value> = failed
+            // The attempts checked without messages again, with them: from the lookup
+            // budget they started with, so that they spend (and run out) as they did, and
+            // the budget is left where the first pass left it.
+            let budget_after = lookups_left();
+            set_lookups_left(budget_before);
+            let mut results = Vec::with_capacity(failed.len());
+            for (index, result) in failed {
+                let result = match result {
+                    Some(result) => result,
+                    None => {
+                        let call = &model_output[index];
+                        simple_function_checker(&description, call, answer, Messages::Write)?
+                    }
+                };
+                results.push((index, result));
+            }
+            debug_assert_eq!(lookups_left(), budget_before_last);
+            set_lookups_left(budget_after);
+            let mut all_errors: Vec<serde_json::Value> = results
                 .into_iter()
                 .map(|(index, result)| {
                     // Built in place: json! would serialize the errors to copy them.
@@ -456,6 +513,7 @@ fn simple_function_checker(
     description: &Doc<'_>,
     model_output: &Value,
     possible_answer: &Doc<'_>,
+    messages: Messages,
 ) -> Checked {
     let possible_answer = possible_answer.first_value()?;
     let func_name = description.get_str("name")?;
@@ -481,33 +539,40 @@ fn simple_function_checker(
         }
     };
     let Some(model_params) = model_params else {
-        return Ok(CheckResult::fail(
+        return Ok(failing(
             "simple_function_checker:wrong_func_name",
-            format!(
-                "Function name {} not found in model output.",
-                func_name.value().repr()
-            ),
+            messages,
+            || {
+                format!(
+                    "Function name {} not found in model output.",
+                    func_name.value().repr()
+                )
+            },
         ));
     };
 
     if let Doc::Json(Json::Array(required)) = &required_params {
         for param in required {
             if !contains_json(&model_params, param)? {
-                return Ok(CheckResult::fail(
+                return Ok(failing(
                     "simple_function_checker:missing_required",
-                    format!(
-                        "Missing required parameter: {}.",
-                        Value::from_json(param).repr()
-                    ),
+                    messages,
+                    || {
+                        format!(
+                            "Missing required parameter: {}.",
+                            Value::from_json(param).repr()
+                        )
+                    },
                 ));
             }
         }
     } else {
         for param in py_iter(&required_params.value())?.iter() {
             if !py_contains(&model_params, param)? {
-                return Ok(CheckResult::fail(
+                return Ok(failing(
                     "simple_function_checker:missing_required",
-                    format!("Missing required parameter: {}.", param.repr()),
+                    messages,
+                    || format!("Missing required parameter: {}.", param.repr()),
                 ));
             }
         }
@@ -515,9 +580,10 @@ fn simple_function_checker(
 
     for (param, value) in dict_items(&model_params)? {
         if !param_details.contains(param)? || !possible_answer.contains(param)? {
-            return Ok(CheckResult::fail(
+            return Ok(failing(
                 "simple_function_checker:unexpected_param",
-                format!("Unexpected parameter: {}.", param.repr()),
+                messages,
+                || format!("Unexpected parameter: {}.", param.repr()),
             ));
         }
         let details = param_details.get(param)?;
@@ -561,17 +627,26 @@ fn simple_function_checker(
             Some(t) => Cow::Borrowed(t),
             None => Cow::Owned(type_description.value().repr()),
         };
-        let type_check =
-            type_checker(param, &value, &answers, &description_text, expected, nested)?;
+        let type_check = type_checker(
+            param,
+            &value,
+            &answers,
+            &description_text,
+            expected,
+            nested,
+            messages,
+        )?;
         if !type_check.valid {
             return Ok(type_check);
         }
         if !type_check.is_variable {
             let special = match (expected, nested) {
-                (PyType::Dict, _) => Some(dict_checker(&value, &answers)?),
-                (PyType::List, Some(PyType::Dict)) => Some(list_dict_checker(&value, &answers)?),
-                (PyType::Str, _) => Some(string_checker(param, &value, &answers)?),
-                (PyType::List, _) => Some(list_checker(param, &value, &answers)?),
+                (PyType::Dict, _) => Some(dict_checker(&value, &answers, messages)?),
+                (PyType::List, Some(PyType::Dict)) => {
+                    Some(list_dict_checker(&value, &answers, messages)?)
+                }
+                (PyType::Str, _) => Some(string_checker(param, &value, &answers, messages)?),
+                (PyType::List, _) => Some(list_checker(param, &value, &answers, messages)?),
                 _ => None,
             };
             if let Some(result) = special {
@@ -582,26 +657,24 @@ fn simple_function_checker(
             }
         }
         if !py_contains(&answers, &value)? {
-            return Ok(CheckResult::fail(
-                "value_error:others",
+            return Ok(failing("value_error:others", messages, || {
                 format!(
                     "Invalid value for parameter {}: {}. Expected one of {}.",
                     param.repr(),
                     value.repr(),
                     answers.repr()
-                ),
-            ));
+                )
+            }));
         }
     }
 
     let missing_optional = |param: &Value| {
-        CheckResult::fail(
-            "simple_function_checker:missing_optional",
+        failing("simple_function_checker:missing_optional", messages, || {
             format!(
                 "Optional parameter {} not provided and not marked as optional.",
                 param.repr()
-            ),
-        )
+            )
+        })
     };
     if let Doc::Json(Json::Object(map)) = &possible_answer {
         for (param, allowed) in map {
@@ -708,6 +781,7 @@ fn type_checker(
     description: &str,
     expected: PyType,
     nested: Option<PyType>,
+    messages: Messages,
 ) -> Checked {
     let mut result = CheckResult {
         valid: true,
@@ -729,7 +803,16 @@ fn type_checker(
             let mut flag = true;
             if matches!(candidate, Value::List(_)) {
                 for item in py_iter(value)?.iter() {
-                    let inner = type_checker(param, item, candidate, &nested_text, nested, None)?;
+                    // Only its validity is read: its messages are never built.
+                    let inner = type_checker(
+                        param,
+                        item,
+                        candidate,
+                        &nested_text,
+                        nested,
+                        None,
+                        Messages::Skip,
+                    )?;
                     if !inner.valid {
                         flag = false;
                         break;
@@ -744,12 +827,14 @@ fn type_checker(
             }
         }
         result.valid = false;
-        result.errors = vec![serde_json::Value::String(format!(
-            "Nested type checking failed for parameter {}. Expected outer type {description} with inner type {}. Parameter value: {}.",
-            param.repr(),
-            type_str(nested),
-            value.repr()
-        ))];
+        if messages == Messages::Write {
+            result.errors = vec![serde_json::Value::String(format!(
+                "Nested type checking failed for parameter {}. Expected outer type {description} with inner type {}. Parameter value: {}.",
+                param.repr(),
+                type_str(nested),
+                value.repr()
+            ))];
+        }
         result.error_type = "type_error:nested".into();
     }
     if possible_answer_type(answers)?.is_some_and(|t| value.py_type() == t) {
@@ -757,12 +842,14 @@ fn type_checker(
         return Ok(result);
     }
     result.valid = false;
-    result.errors.push(serde_json::Value::String(format!(
-        "Incorrect type for parameter {}. Expected type {description}, got {}. Parameter value: {}.",
-        param.repr(),
-        value.py_type().name(),
-        value.repr()
-    )));
+    if messages == Messages::Write {
+        result.errors.push(serde_json::Value::String(format!(
+            "Incorrect type for parameter {}. Expected type {description}, got {}. Parameter value: {}.",
+            param.repr(),
+            value.py_type().name(),
+            value.repr()
+        )));
+    }
     result.error_type = "type_error:simple".into();
     Ok(result)
 }
@@ -774,7 +861,7 @@ fn standardize_value(v: Value) -> Value {
     }
 }
 
-fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
+fn string_checker(param: &Value, value: &Value, answers: &Value, messages: Messages) -> Checked {
     let Value::Str(text) = value else {
         return Err(BfclError::not_reproduced("string_checker on a non-string"));
     };
@@ -784,20 +871,19 @@ fn string_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
         .iter()
         .any(|answer| matches!(answer, Value::Str(a) if standardized_equal(text, a)));
     if !found {
-        return Ok(CheckResult::fail(
-            "value_error:string",
+        return Ok(failing("value_error:string", messages, || {
             format!(
                 "Invalid value for parameter {}: {}. Expected one of {}. Case insensitive.",
                 param.repr(),
                 value.repr(),
                 answers.repr()
-            ),
-        ));
+            )
+        }));
     }
     Ok(CheckResult::ok())
 }
 
-fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
+fn list_checker(param: &Value, value: &Value, answers: &Value, messages: Messages) -> Checked {
     // Every candidate is walked (and may raise) before any is compared, as upstream builds
     // the standardized lists first; they are compared item by item without being built.
     let model = py_iter(value)?;
@@ -810,20 +896,19 @@ fn list_checker(param: &Value, value: &Value, answers: &Value) -> Checked {
         model.len() == c.len() && model.iter().zip(c).all(|(m, a)| standardized_eq(m, a))
     };
     if !candidates.iter().any(|c| matches(c)) {
-        return Ok(CheckResult::fail(
-            "value_error:list/tuple",
+        return Ok(failing("value_error:list/tuple", messages, || {
             format!(
                 "Invalid value for parameter {}: {}. Expected one of {}.",
                 param.repr(),
                 value.repr(),
                 answers.repr()
-            ),
-        ));
+            )
+        }));
     }
     Ok(CheckResult::ok())
 }
 
-fn dict_checker(value: &Value, answers: &Value) -> Checked {
+fn dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
     let mut result = CheckResult::fail("dict_checker:unclear", "");
     result.errors.clear();
     for answer in py_index_iter(answers)?.iter() {
@@ -835,10 +920,12 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
         let mut flag = true;
         for (key, v) in dict_items(value)? {
             if !py_contains(answer, key)? {
-                result.errors.push(serde_json::Value::String(format!(
-                    "Unexpected dict key parameter: '{}'.",
-                    display(key)
-                )));
+                if messages == Messages::Write {
+                    result.errors.push(serde_json::Value::String(format!(
+                        "Unexpected dict key parameter: '{}'.",
+                        display(key)
+                    )));
+                }
                 result.error_type = "value_error:dict_key".into();
                 flag = false;
                 break;
@@ -846,14 +933,16 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
             let allowed = py_getitem(answer, key)?;
             let allowed = py_index_iter(&allowed)?;
             if !allowed.iter().any(|c| standardized_eq(v, c)) {
-                let candidates: Vec<Value> =
-                    allowed.iter().cloned().map(standardize_value).collect();
-                result.errors.push(serde_json::Value::String(format!(
-                    "Invalid value for parameter {}: {}. Expected one of {}.",
-                    key.repr(),
-                    v.repr(),
-                    Value::List(candidates).repr()
-                )));
+                if messages == Messages::Write {
+                    let candidates: Vec<Value> =
+                        allowed.iter().cloned().map(standardize_value).collect();
+                    result.errors.push(serde_json::Value::String(format!(
+                        "Invalid value for parameter {}: {}. Expected one of {}.",
+                        key.repr(),
+                        v.repr(),
+                        Value::List(candidates).repr()
+                    )));
+                }
                 result.error_type = "value_error:dict_value".into();
                 flag = false;
                 break;
@@ -861,10 +950,12 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
         }
         for (key, allowed) in dict_items(answer)? {
             if !py_contains(value, key)? && !contains_text(allowed, "")? {
-                result.errors.push(serde_json::Value::String(format!(
-                    "Missing dict key parameter: '{}'.",
-                    display(key)
-                )));
+                if messages == Messages::Write {
+                    result.errors.push(serde_json::Value::String(format!(
+                        "Missing dict key parameter: '{}'.",
+                        display(key)
+                    )));
+                }
                 result.error_type = "value_error:dict_key".into();
                 flag = false;
                 break;
@@ -877,22 +968,21 @@ fn dict_checker(value: &Value, answers: &Value) -> Checked {
     Ok(result)
 }
 
-fn list_dict_checker(value: &Value, answers: &Value) -> Checked {
+fn list_dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
     let mut result = CheckResult::fail("list_dict_checker:unclear", "");
     result.errors.clear();
     let items = py_index_iter(value)?;
     for answer in py_index_iter(answers)?.iter() {
         if items.len() != py_len(answer)? {
-            result = CheckResult::fail(
-                "value_error:list_dict_count",
-                "Wrong number of dictionaries in the list.",
-            );
+            result = failing("value_error:list_dict_count", messages, || {
+                "Wrong number of dictionaries in the list.".into()
+            });
             continue;
         }
         let mut flag = true;
         for (index, item) in items.iter().enumerate() {
             let candidate = py_getitem(answer, &Value::int(index as i64))?;
-            result = dict_checker(item, &Value::List(vec![candidate.into_owned()]))?;
+            result = dict_checker(item, &Value::List(vec![candidate.into_owned()]), messages)?;
             if !result.valid {
                 flag = false;
                 break;
@@ -1117,6 +1207,44 @@ mod tests {
         assert!(valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=True)"));
         assert!(!valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=False)"));
         assert!(!valid(&flag, &json!([{"f": {"b": [true]}}]), "f(b=1)"));
+    }
+
+    /// A parallel answer no call matches lists every attempt with its messages, those
+    /// first checked without them included; a matched answer's failed attempts are dropped.
+    #[test]
+    fn unmatched_parallel_answer_lists_every_attempt_with_its_messages() {
+        let d = doc(json!({"p": {"type": "integer"}, "s": {"type": "string"}}));
+        let answer = json!([{"f": {"p": [2], "s": ["x", ""]}}, {"f": {"p": [7], "s": ["y"]}}]);
+        // Answer 0 matches call 1 after call 0 failed; answer 1 fails on call 0.
+        let result = check(d.clone(), answer.clone(), "f(p=1, s='y'), f(p=2, s='x')").unwrap();
+        assert_eq!(
+            result.error_type,
+            "parallel_function_checker_no_order:cannot_find_match"
+        );
+        assert_eq!(
+            result.errors,
+            vec![
+                json!(
+                    "Could not find a matching function among index [0] of model output for index 1 of possible answers."
+                ),
+                json!({"model_index": 0, "sub_error": ["Invalid value for parameter 'p': 1. Expected one of [7]."],
+                    "sub_error_type": "value_error:others", "model_output_item": {"f": {"p": 1, "s": "y"}}}),
+            ]
+        );
+        // Answer 0 fails on both calls, on an int and on a str.
+        let result = check(d, answer, "f(p=1, s='x'), f(p=2, s='z')").unwrap();
+        assert_eq!(
+            result.errors,
+            vec![
+                json!(
+                    "Could not find a matching function among index [0, 1] of model output for index 0 of possible answers."
+                ),
+                json!({"model_index": 0, "sub_error": ["Invalid value for parameter 'p': 1. Expected one of [2]."],
+                    "sub_error_type": "value_error:others", "model_output_item": {"f": {"p": 1, "s": "x"}}}),
+                json!({"model_index": 1, "sub_error": ["Invalid value for parameter 's': 'z'. Expected one of ['x', '']. Case insensitive."],
+                    "sub_error_type": "value_error:string", "model_output_item": {"f": {"p": 2, "s": "z"}}}),
+            ]
+        );
     }
 
     #[test]

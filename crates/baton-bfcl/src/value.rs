@@ -364,6 +364,21 @@ pub(crate) fn spend(n: usize) -> bool {
     })
 }
 
+/// The state of this thread's lookup budget: what is left (`None` outside an evaluation)
+/// and whether it ran out.
+pub(crate) type LookupsLeft = (Option<u64>, bool);
+
+/// This thread's lookup budget, to be put back with [`set_lookups_left`] by a caller that
+/// repeats a deterministic check and must spend as if it ran once.
+pub(crate) fn lookups_left() -> LookupsLeft {
+    LOOKUPS.with(Cell::get)
+}
+
+/// Put back a state [`lookups_left`] returned.
+pub(crate) fn set_lookups_left(state: LookupsLeft) {
+    LOOKUPS.with(|cell| cell.set(state));
+}
+
 /// A lookup budget for the evaluation running on this thread; nested scopes share the
 /// outermost one.
 pub(crate) struct LookupBudget {
