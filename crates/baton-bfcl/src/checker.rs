@@ -579,14 +579,32 @@ fn simple_function_checker(
     }
 
     for (param, value) in dict_items(&model_params)? {
-        if !param_details.contains(param)? || !possible_answer.contains(param)? {
+        // `param not in param_details or param not in possible_answer`, then
+        // `param_details[param]` and (below) `possible_answer[param]`: a str key is looked
+        // up once in each where both are objects of the sample's JSON.
+        let found = match (&param_details, &possible_answer, param) {
+            (
+                Doc::Json(Json::Object(in_details)),
+                Doc::Json(Json::Object(in_answer)),
+                Value::Str(k),
+            ) => field(in_details, k)
+                .zip(field(in_answer, k))
+                .map(|(d, a)| (Doc::Json(d), Some(Doc::Json(a)))),
+            _ => {
+                if param_details.contains(param)? && possible_answer.contains(param)? {
+                    Some((param_details.get(param)?, None))
+                } else {
+                    None
+                }
+            }
+        };
+        let Some((details, answers)) = found else {
             return Ok(failing(
                 "simple_function_checker:unexpected_param",
                 messages,
                 || format!("Unexpected parameter: {}.", param.repr()),
             ));
-        }
-        let details = param_details.get(param)?;
+        };
         let type_description = details.get_str("type")?;
         let expected = doc_type(&type_description)?;
         let type_name = type_description.as_str();
@@ -613,7 +631,10 @@ fn simple_function_checker(
                 }
             }
         }
-        let answers = possible_answer.get(param)?;
+        let answers = match answers {
+            Some(answers) => answers,
+            None => possible_answer.get(param)?,
+        };
         if expected == PyType::Str && string_passes_in_place(&value, &answers) {
             continue;
         }
