@@ -1,6 +1,7 @@
 //! End-to-end tests of the `baton` binary.
 
 mod agent;
+mod agent_fixture;
 mod agent_study;
 mod batch;
 mod batch_hostile;

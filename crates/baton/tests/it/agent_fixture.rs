@@ -1,0 +1,393 @@
+//! An agent handoff store written by baton at e57739c (schema 13, before episodes had an
+//! identity) resumes with today's baton: nothing is sent, the report says what the old
+//! baton's report said, and grown by one task it sends only that task's requests. Every
+//! request is counted at a real `baton sim-server` on loopback; the episodes run in the
+//! real sandbox.
+// See: issue 31
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::env::sandbox_works;
+use crate::support::{SimServer, baton_ok, count, rows};
+use crate::{baton, stderr, stdout};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agent-schema13");
+
+/// The port the fixture's models were served on, which its stored experiment names.
+const FIXTURE_PORT: u16 = 29731;
+
+/// One test at a time serves on [`FIXTURE_PORT`].
+static FIXTURE_PORT_IN_USE: Mutex<()> = Mutex::new(());
+
+/// A `baton sim-server` on [`FIXTURE_PORT`]: the address the stored experiment names.
+struct FixtureServer {
+    child: Child,
+    host: String,
+}
+
+impl FixtureServer {
+    fn start() -> FixtureServer {
+        let port = FIXTURE_PORT.to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["sim-server", "--port", &port])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the sim-server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(
+            line.contains(&format!("127.0.0.1:{port}")),
+            "the sim-server did not listen on port {port} (taken by another program?): {line:?}"
+        );
+        FixtureServer {
+            child,
+            host: format!("127.0.0.1:{port}"),
+        }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://{}/v1", self.host)
+    }
+
+    fn requests(&self) -> u64 {
+        let mut s = TcpStream::connect(&self.host).unwrap();
+        write!(
+            s,
+            "GET /stats HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.host
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        let stats: Value = serde_json::from_str(body).unwrap();
+        stats["requests"].as_u64().unwrap()
+    }
+}
+
+impl Drop for FixtureServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fixture's experiment with its models reached at `base_url`, and `tasks` as its
+/// task list.
+fn experiment(base_url: &str, tasks: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(FIXTURE).join("pilot.toml")).unwrap();
+    let pilot = r#"tasks = ["chunked", "roman-numerals"]"#;
+    assert!(text.contains(pilot), "{text}");
+    text.replace("BASE_URL", base_url)
+        .replace(pilot, &format!("tasks = {tasks}"))
+}
+
+const PILOT_TASKS: &str = r#"["chunked", "roman-numerals"]"#;
+
+/// A copy of the fixture's results folder at `dir/out` (the store and its snapshot
+/// blobs), with the experiment `text` at `dir/exp.toml`.
+fn fixture_folder(dir: &Path, text: &str) {
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::copy(
+        Path::new(FIXTURE).join("pilot.sqlite"),
+        out.join("results.sqlite"),
+    )
+    .unwrap();
+    copy_dir(&Path::new(FIXTURE).join("blobs"), &out.join("blobs"));
+    std::fs::write(dir.join("exp.toml"), text).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `baton report out --format json --bootstrap 0` in `dir`, parsed.
+fn report(dir: &Path) -> Value {
+    let r = baton_ok(
+        dir,
+        &["report", "out", "--format", "json", "--bootstrap", "0"],
+    );
+    serde_json::from_str(&stdout(&r)).expect("a JSON report")
+}
+
+/// What the report says of every model and bucket, and of every handoff cell, in the
+/// figures e57739c's `baton report --format json` gave for the fixture.
+fn assert_reports_the_old_cells(report: &Value) {
+    let anchors: Vec<Value> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!([
+                r["model"],
+                r["bucket"],
+                r["episodes"],
+                r["finished"],
+                r["resolved"],
+                r["usd_per_task"],
+                r["mean_steps"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        anchors,
+        [
+            json!(["hc", "easy", 2, 2, 2, 0.0144244, 5.5]),
+            json!(["hc", "all", 2, 2, 2, 0.0144244, 5.5]),
+            json!(["lc", "easy", 2, 2, 2, 0.00167231, 9.5]),
+            json!(["lc", "all", 2, 2, 2, 0.00167231, 9.5]),
+        ]
+    );
+    let thresholds: Vec<Value> = report["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!([t["direction"], t["bucket"], t["p"], t["s"]]))
+        .collect();
+    assert_eq!(
+        thresholds,
+        [
+            json!(["downshift", "easy", 10, 5]),
+            json!(["escalation", "easy", 10, 8]),
+        ]
+    );
+    let cells: Vec<Value> = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            json!([
+                c["direction"],
+                c["interface"],
+                c["p"],
+                c["n"],
+                c["n_fired"],
+                c["n_unfired"],
+                c["n_matched"],
+                c["pass_rate"],
+                c["mean_cost_usd"],
+                c["lc_cost_usd"],
+                c["hc_cost_usd"],
+                c["qrec_omitted_reason"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            json!([
+                "escalation",
+                "raw",
+                10,
+                2,
+                1,
+                1,
+                1,
+                100.0,
+                0.03490004,
+                0.00164752,
+                0.0127488,
+                "small_quality_gap"
+            ]),
+            json!([
+                "downshift",
+                "raw",
+                10,
+                2,
+                1,
+                1,
+                1,
+                100.0,
+                0.0149494,
+                0.0016971,
+                0.0161,
+                "small_quality_gap"
+            ]),
+        ]
+    );
+    let csret: Vec<f64> = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["csret"].as_f64().unwrap())
+        .collect();
+    assert!((csret[0] - -199.53771096666333).abs() < 1e-9, "{csret:?}");
+    assert!((csret[1] - 7.988668948614515).abs() < 1e-9, "{csret:?}");
+    assert_eq!(report["audit"]["reconciled"], json!(true));
+    assert_eq!(report["audit"]["tasks"], json!(8));
+}
+
+#[test]
+#[ignore = "refused today: the agent runner checks the stored spec sha256, which e57739c took of an older AgentSpec, although no key changed (agent/mod.rs calls init_experiment)"]
+fn issue_31_an_agent_store_of_schema_13_resumes_with_no_request_and_reports_its_cells() {
+    if !sandbox_works() {
+        return;
+    }
+    let _port = FIXTURE_PORT_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FixtureServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    fixture_folder(dir.path(), &experiment(&server.base_url(), PILOT_TASKS));
+    let db = dir.path().join("out/results.sqlite");
+
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(server.requests(), 0, "nothing is sent again");
+    let out = stdout(&run);
+    assert!(
+        out.contains("episodes: 8 reused, 0 resumed, 0 new, 0 re-run"),
+        "{out}"
+    );
+    assert!(out.contains("calls: 0 new, 38 stored"), "{out}");
+    // migrated to today's schema, every episode and call as the old baton stored it
+    let schema: Vec<(String,)> = rows(&db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    assert_eq!(schema, [(baton_store::schema::SCHEMA_VERSION.to_string(),)]);
+    let episodes: Vec<(String, String, String, i64)> = rows(
+        &db,
+        "SELECT task_id, cell_key, status, cost_paid FROM episodes ORDER BY id",
+    );
+    assert_eq!(
+        episodes,
+        [
+            ("chunked", "single(hc)", 12_748_800_000),
+            ("chunked", "single(lc)", 1_647_520_000),
+            ("roman-numerals", "single(hc)", 16_100_000_000),
+            ("roman-numerals", "single(lc)", 1_697_100_000),
+            ("chunked", "handoff(hc -> lc, p10, raw)", 0),
+            ("chunked", "handoff(lc -> hc, p10, raw)", 33_927_200_000),
+            ("roman-numerals", "handoff(lc -> hc, p10, raw)", 0),
+            ("roman-numerals", "handoff(hc -> lc, p10, raw)", 220_200_000),
+        ]
+        .map(|(t, c, paid)| (t.to_string(), c.to_string(), "scored".to_string(), paid))
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM calls"), 38);
+    assert_eq!(count(&db, "SELECT sum(cost) FROM calls"), 66_340_820_000);
+
+    assert_reports_the_old_cells(&report(dir.path()));
+}
+
+#[test]
+#[ignore = "refused today: agent/growth.rs refuses new anchors once switch calls are stored, even in a bucket that has none; and the stored spec sha256 check"]
+fn issue_31_an_agent_store_of_schema_13_grown_by_one_task_sends_only_its_requests() {
+    if !sandbox_works() {
+        return;
+    }
+    let _port = FIXTURE_PORT_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FixtureServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // date-ranges is a medium task: a bucket with no stored switch call
+    let grown = r#"["chunked", "date-ranges", "roman-numerals"]"#;
+    fixture_folder(dir.path(), &experiment(&server.base_url(), grown));
+    let db = dir.path().join("out/results.sqlite");
+
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let out = stdout(&run);
+    assert!(
+        out.contains(
+            r#"tasks: ["chunked","roman-numerals"] → ["chunked","date-ranges","roman-numerals"]"#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("episodes: 8 reused, 0 resumed, 4 new, 0 re-run"),
+        "{out}"
+    );
+    // the new task's two anchors and its two handoffs, nothing of the stored tasks
+    let new_calls = count(
+        &db,
+        "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE e.task_id = 'date-ranges'",
+    );
+    assert!(new_calls > 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM calls"), 38 + new_calls);
+    assert_eq!(server.requests(), new_calls as u64);
+    let new_episodes: Vec<(String,)> = rows(
+        &db,
+        "SELECT cell_key FROM episodes WHERE task_id = 'date-ranges' ORDER BY cell_key",
+    );
+    assert_eq!(
+        new_episodes,
+        [
+            "handoff(hc -> lc, p10, raw)",
+            "handoff(lc -> hc, p10, raw)",
+            "single(hc)",
+            "single(lc)",
+        ]
+        .map(|c| (c.to_string(),))
+    );
+    // the stored switch calls are kept; the new bucket has its own
+    let thresholds: Vec<(String, String, i64)> = rows(
+        &db,
+        "SELECT direction, bucket, s FROM agent_thresholds WHERE bucket = 'easy' ORDER BY direction",
+    );
+    assert_eq!(
+        thresholds,
+        [
+            ("downshift".to_string(), "easy".to_string(), 5),
+            ("escalation".to_string(), "easy".to_string(), 8),
+        ]
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM agent_thresholds WHERE bucket = 'medium'"
+        ),
+        2
+    );
+    // and again: nothing
+    let before = server.requests();
+    let again = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(server.requests(), before);
+    assert!(
+        stdout(&again).contains("episodes: 12 reused, 0 resumed, 0 new, 0 re-run"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+#[ignore = "refused today: agent/growth.rs takes a changed models.NAME.base_url for a setting that would send the stored episodes again; and the stored spec sha256 check"]
+fn issue_31_an_agent_store_of_schema_13_resumes_against_a_server_that_moved() {
+    if !sandbox_works() {
+        return;
+    }
+    // the models are now served at another address, which is no episode's identity
+    let server = SimServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    fixture_folder(dir.path(), &experiment(&server.base_url, PILOT_TASKS));
+    let run = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(
+        server.stats()["requests"],
+        json!(0),
+        "nothing is sent again"
+    );
+    let out = stdout(&run);
+    assert!(out.contains("models.lc.base_url: "), "{out}");
+    assert!(
+        out.contains("episodes: 8 reused, 0 resumed, 0 new, 0 re-run"),
+        "{out}"
+    );
+    assert_reports_the_old_cells(&report(dir.path()));
+}
