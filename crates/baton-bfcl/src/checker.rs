@@ -818,8 +818,6 @@ fn type_checker(
             result.is_variable = is_variable;
             return Ok(result);
         };
-        // Only quoted in the inner checks' messages, which are never read.
-        let nested_text = type_str(nested);
         for candidate in py_iter(answers)?.iter() {
             let mut flag = true;
             if matches!(candidate, Value::List(_)) {
@@ -829,7 +827,9 @@ fn type_checker(
                         param,
                         item,
                         candidate,
-                        &nested_text,
+                        // Upstream's `str(nested_type)`, quoted only in the inner check's
+                        // messages, which are never written.
+                        "",
                         nested,
                         None,
                         Messages::Skip,
