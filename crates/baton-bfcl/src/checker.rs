@@ -480,7 +480,8 @@ fn parallel_function_checker_no_order(
                 .into_iter()
                 .map(|(index, result)| {
                     // Built in place: json! would serialize the errors to copy them.
-                    let mut sub = serde_json::Map::new();
+                    // Sized for its four keys: growing it rehashed them.
+                    let mut sub = serde_json::Map::with_capacity(4);
                     sub.insert("model_index".into(), index.into());
                     sub.insert("sub_error".into(), result.errors.into());
                     sub.insert("sub_error_type".into(), result.error_type.into());

@@ -95,7 +95,6 @@ mod unparse;
 pub mod value;
 
 use baton_types::Verdict;
-use serde_json::json;
 
 pub use checker::{CheckResult, ast_checker};
 pub use decode::{Call, pre_strip};
@@ -208,10 +207,18 @@ pub const NOT_REPRODUCED: &str = "not_reproduced";
 pub const MALFORMED_SAMPLE: &str = "malformed_sample";
 
 fn error_details(e: &BfclError) -> serde_json::Value {
+    // Built in place and sized for its keys, as json! would grow the map key by key.
+    let mut details = serde_json::Map::with_capacity(2);
     match e {
-        BfclError::Raise { kind, message } => json!({"exception": kind, "message": message}),
-        other => json!({"message": other.to_string()}),
+        BfclError::Raise { kind, message } => {
+            details.insert("exception".into(), (*kind).into());
+            details.insert("message".into(), message.clone().into());
+        }
+        other => {
+            details.insert("message".into(), other.to_string().into());
+        }
     }
+    details.into()
 }
 
 fn sample_field<'a>(
@@ -309,7 +316,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         Ok(result) if result.valid => Verdict::new(1.0, Some(true)),
         Ok(result) => {
             // Built in place: json! would serialize the errors to copy them.
-            let mut details = serde_json::Map::new();
+            let mut details = serde_json::Map::with_capacity(2);
             details.insert("error_type".into(), result.error_type.clone().into());
             details.insert("errors".into(), result.errors.into());
             Verdict::fail(Some(false), result.error_type).with_details(details.into())
@@ -327,6 +334,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// The deepest inputs the limits let through, and the shallowest they refuse.
     fn deepest_inputs() -> Vec<(String, f64)> {
