@@ -62,7 +62,7 @@ mod writer;
 pub use agent::{
     AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentCell, AgentEnd, AgentEpisodeInit,
     AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, AgentVerdict,
-    NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
+    HandoverClaimRow, HandoverLintRow, NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
 pub use batch::{BatchRow, NewBatch, NewSubmission, SubmissionRow};
 pub use error::{Result, StoreError};

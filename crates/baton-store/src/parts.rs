@@ -155,6 +155,10 @@ const SHIFTED: &[Shift] = &[
         ],
     },
     Shift {
+        table: "agent_handover_lints",
+        columns: &[("episode_id", Map::Offset("episodes"))],
+    },
+    Shift {
         table: "input_changes",
         columns: &[("id", Map::Renumber)],
     },

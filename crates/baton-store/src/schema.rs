@@ -141,16 +141,26 @@
 //! `calls_request` is dropped: no query looks a call up by its request's hash. A
 //! bench harness call stores 128 bytes of hashes less, and no index entry.
 //!
+//! Version 18: `agent_handover_lints`, one per fired handoff episode of the `handover`
+//! interface once its document is linted at the switch: the commit the working tree was
+//! committed as there (`commit_sha`, the document's `true_at_sha`), the tree after that
+//! commit (`snapshot`, where the suffix starts), the rubric, the structure score (0–100),
+//! whether the header is valid, the verification's verdict (`verified`, `failed`, …) and
+//! each claim's verdict (`claims_json`: an array of `{label, command, class}`, `class` one
+//! of `held-and-holds`, `held-now-broken`, `never-held`, `fails-now`, `cannot-tell`,
+//! `not-run`). The document is the episode's `handoff` call's reply; a resume that finds
+//! the row neither pays for the document again nor lints it again.
+//!
 //! Growth is linear in the transcript: each message is stored once, each call adds
 //! one prefix-tree node per message that is new to its conversation (usually two: the
 //! last reply and the new user turn) and its parameters.
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 17;
+pub const SCHEMA_VERSION: i64 = 18;
 
 /// Migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
-    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16, V17,
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16, V17, V18,
 ];
 
 /// Version 1: the first shipped schema; each call stores its whole request.
@@ -550,4 +560,20 @@ ALTER TABLE calls ADD COLUMN request_sha256 TEXT
     GENERATED ALWAYS AS (lower(hex(request_hash))) VIRTUAL;
 ALTER TABLE calls ADD COLUMN response_sha256 TEXT
     GENERATED ALWAYS AS (CASE WHEN response_hash IS NOT NULL THEN lower(hex(response_hash)) END) VIRTUAL;
+"#;
+
+/// Version 18: the lint of each `handover` handoff's document at the switch (see the
+/// module docs).
+const V18: &str = r#"
+CREATE TABLE agent_handover_lints (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id),
+    commit_sha TEXT NOT NULL,
+    snapshot TEXT,
+    rubric TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    valid INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    claims_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 "#;

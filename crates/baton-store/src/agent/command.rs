@@ -5,8 +5,8 @@ use crate::rows::Outcome;
 use crate::writer::Store;
 
 use super::rows::{
-    AgentEnd, AgentEpisodeInit, AgentProgress, AgentTaskMeta, AgentVerdict, NewAgentCall,
-    NewAgentStep, NewAgentSwitch, ThresholdRow,
+    AgentEnd, AgentEpisodeInit, AgentProgress, AgentTaskMeta, AgentVerdict, HandoverLintRow,
+    NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
 
 pub(crate) enum AgentCommand {
@@ -19,6 +19,7 @@ pub(crate) enum AgentCommand {
     Thresholds(Vec<ThresholdRow>, Reply<Vec<ThresholdRow>>),
     Switch(Box<NewAgentSwitch>, Reply<Option<i64>>),
     Verdict(Box<AgentVerdict>, Reply<()>),
+    HandoverLint(Box<HandoverLintRow>, Reply<()>),
 }
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -65,9 +66,10 @@ impl AgentCommand {
     /// The answer that refuses this command with `e`.
     pub(crate) fn refusal(&self, e: StoreError) -> AgentAnswer {
         match self {
-            AgentCommand::Task(..) | AgentCommand::Finish(..) | AgentCommand::Verdict(..) => {
-                AgentAnswer::Unit(Err(e))
-            }
+            AgentCommand::Task(..)
+            | AgentCommand::Finish(..)
+            | AgentCommand::Verdict(..)
+            | AgentCommand::HandoverLint(..) => AgentAnswer::Unit(Err(e)),
             AgentCommand::Episode(..) => AgentAnswer::Progress(Box::new(Err(e))),
             AgentCommand::Call(..) => AgentAnswer::Call(Err(e)),
             AgentCommand::Step(..) => AgentAnswer::Node(Err(e)),
@@ -83,7 +85,8 @@ impl AgentCommand {
         match (self, answer) {
             (AgentCommand::Task(_, tx), AgentAnswer::Unit(r))
             | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r))
-            | (AgentCommand::Verdict(_, tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
+            | (AgentCommand::Verdict(_, tx), AgentAnswer::Unit(r))
+            | (AgentCommand::HandoverLint(_, tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
             (AgentCommand::Episode(_, tx), AgentAnswer::Progress(r)) => drop(tx.send(*r)),
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
@@ -165,6 +168,13 @@ impl Store {
     /// node the suffix model starts from (none when it did not fire).
     pub async fn agent_switch(&self, switch: NewAgentSwitch) -> Result<Option<i64>> {
         self.ask(|tx| agent(AgentCommand::Switch(Box::new(switch), tx)))
+            .await
+    }
+
+    /// Store a `handover` handoff's document lint at the switch, once: a second one for
+    /// the same episode is refused (a resume reads the stored one instead of linting).
+    pub async fn agent_handover_lint(&self, lint: HandoverLintRow) -> Result<()> {
+        self.ask(|tx| agent(AgentCommand::HandoverLint(Box::new(lint), tx)))
             .await
     }
 }

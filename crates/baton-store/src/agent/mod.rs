@@ -25,5 +25,5 @@ pub(crate) use command::{AgentAnswer, AgentCommand};
 pub use rows::{
     AGENT_FAMILY, AgentAttempt, AgentCallRow, AgentCell, AgentEnd, AgentEpisodeInit,
     AgentEpisodeRow, AgentProgress, AgentStepRow, AgentSwitchRow, AgentTaskMeta, AgentVerdict,
-    NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
+    HandoverClaimRow, HandoverLintRow, NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };

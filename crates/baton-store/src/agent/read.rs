@@ -16,7 +16,7 @@ use crate::rows::{CallRow, Outcome};
 
 use super::rows::{
     AgentAttempt, AgentCallRow, AgentCell, AgentEnd, AgentEpisodeRow, AgentProgress, AgentStepRow,
-    AgentSwitchRow, AgentTaskMeta, NewAgentStep, ThresholdRow,
+    AgentSwitchRow, AgentTaskMeta, HandoverLintRow, NewAgentStep, ThresholdRow,
 };
 
 /// Everything stored of episode `id`.
@@ -151,7 +151,46 @@ pub(super) fn progress(
         end,
         switch: switch_of(conn, path, id)?,
         handoff_call,
+        handover_lint: handover_lints(conn, path, Some(id))?.pop(),
     })
+}
+
+/// The stored `handover` lints: episode `id`'s, or every one (by episode).
+fn handover_lints(conn: &Connection, path: &Path, id: Option<i64>) -> Result<Vec<HandoverLintRow>> {
+    let of = id.map_or(String::new(), |id| format!("of episode {id}"));
+    let rows: Vec<(HandoverLintRow, String)> = rows_of(
+        conn,
+        path,
+        ("agent_handover_lints", &of),
+        "SELECT episode_id, commit_sha, snapshot, rubric, score, valid, verdict, claims_json
+         FROM agent_handover_lints WHERE ?1 IS NULL OR episode_id = ?1 ORDER BY episode_id",
+        [id],
+        |r| {
+            Ok((
+                HandoverLintRow {
+                    episode_id: r.get(0)?,
+                    commit_sha: r.get(1)?,
+                    snapshot: r.get(2)?,
+                    rubric: r.get(3)?,
+                    score: r.get(4)?,
+                    valid: r.get(5)?,
+                    verdict: r.get(6)?,
+                    claims: Vec::new(),
+                },
+                r.get(7)?,
+            ))
+        },
+    )?;
+    rows.into_iter()
+        .map(|(mut row, json)| {
+            row.claims = serde_json::from_str(&json).map_err(|e| StoreError::Decode {
+                path: path.to_path_buf(),
+                what: format!("agent_handover_lints of episode {}", row.episode_id),
+                message: format!("claims_json: {e}"),
+            })?;
+            Ok(row)
+        })
+        .collect()
 }
 
 /// The switch of episode `id`, once stored.
@@ -460,6 +499,11 @@ impl Reader {
                 |r| r.get(0).map(Cost),
             )
             .map_err(sqlite_err(&self.path))
+    }
+
+    /// Every stored `handover` document lint, by episode.
+    pub fn agent_handover_lints(&self) -> Result<Vec<HandoverLintRow>> {
+        handover_lints(&self.conn, &self.path, None)
     }
 
     /// The stored switch calls (empty before any handoff ran).

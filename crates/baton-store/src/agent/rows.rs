@@ -231,8 +231,42 @@ pub struct AgentProgress {
     pub end: Option<AgentEnd>,
     /// A handoff's switch, once its prefix is settled.
     pub switch: Option<AgentSwitchRow>,
-    /// A compaction's handoff call (the summary), once made.
+    /// A compaction's handoff call (the summary, or `handover`'s document), once made.
     pub handoff_call: Option<CallRow>,
+    /// A `handover` handoff's document lint at the switch, once stored.
+    pub handover_lint: Option<HandoverLintRow>,
+}
+
+/// A `handover` handoff's document as linted at the switch (`agent_handover_lints`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoverLintRow {
+    /// The episode.
+    pub episode_id: i64,
+    /// The commit of the working tree at the switch (the document's `true_at_sha`).
+    pub commit_sha: String,
+    /// The tree after that commit, where the suffix starts.
+    pub snapshot: Option<String>,
+    /// The rubric (`baton`, `handover-0.4`).
+    pub rubric: String,
+    /// The structure score, 0–100.
+    pub score: u32,
+    /// Whether the header is valid.
+    pub valid: bool,
+    /// The verification's verdict (`verified`, `failed`, `stale-or-unproven`, …).
+    pub verdict: String,
+    /// Each claim's verdict, in the document's order.
+    pub claims: Vec<HandoverClaimRow>,
+}
+
+/// One claim of a linted Handover document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoverClaimRow {
+    /// The claim's text.
+    pub label: String,
+    /// Its check.
+    pub command: String,
+    /// Its verdict (`held-and-holds`, `never-held`, …).
+    pub class: String,
 }
 
 /// A handoff episode's switch, to store once its prefix is settled.

@@ -12,7 +12,7 @@ use super::command::{AgentAnswer, AgentCommand};
 use super::read::{progress, read_thresholds};
 use super::rows::{
     AGENT_FAMILY, AgentEnd, AgentEpisodeInit, AgentProgress, AgentTaskMeta, AgentVerdict,
-    NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
+    HandoverLintRow, NewAgentCall, NewAgentStep, NewAgentSwitch, ThresholdRow,
 };
 
 impl Db {
@@ -29,7 +29,33 @@ impl Db {
             AgentCommand::Thresholds(rows, _) => AgentAnswer::Thresholds(self.thresholds(rows)),
             AgentCommand::Switch(sw, _) => AgentAnswer::Switch(self.switch(sw)),
             AgentCommand::Verdict(v, _) => AgentAnswer::Unit(self.verdict(v)),
+            AgentCommand::HandoverLint(l, _) => AgentAnswer::Unit(self.handover_lint(l)),
         }
+    }
+
+    fn handover_lint(&mut self, l: &HandoverLintRow) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let claims = serde_json::to_string(&l.claims).expect("claims always serialize");
+        self.conn
+            .exec(
+                &format!(
+                    "INSERT INTO agent_handover_lints (episode_id, commit_sha, snapshot, rubric,
+                     score, valid, verdict, claims_json, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {NOW})"
+                ),
+                params![
+                    l.episode_id,
+                    l.commit_sha,
+                    l.snapshot,
+                    l.rubric,
+                    l.score,
+                    l.valid,
+                    l.verdict,
+                    claims
+                ],
+            )
+            .map_err(&err)?;
+        Ok(())
     }
 
     fn verdict(&mut self, v: &AgentVerdict) -> Result<()> {

@@ -277,6 +277,7 @@ async fn a_version_15_file_keeps_its_raw_bodies_whole_and_cuts_the_new_ones() {
 /// Turn a store of the current version back into the version-16 layout: each call's
 /// two sha256 as hex text in real columns and the index on the request's.
 fn downgrade_to_16(path: &std::path::Path) {
+    downgrade_to_17(path);
     let db = Connection::open(path).unwrap();
     db.execute_batch(
         "ALTER TABLE calls DROP COLUMN request_sha256;
@@ -291,6 +292,59 @@ fn downgrade_to_16(path: &std::path::Path) {
          UPDATE meta SET value = '16' WHERE key = 'schema_version';",
     )
     .unwrap();
+}
+
+/// Make a current file a version-17 one: without version 18's table.
+fn downgrade_to_17(path: &std::path::Path) {
+    Connection::open(path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE agent_handover_lints;
+             UPDATE meta SET value = '17' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+}
+
+/// A version-17 file gets the table of `handover` lints; a lint is stored once per
+/// episode and read back whole, by the run (with the episode's progress) and the report.
+#[tokio::test]
+async fn a_version_17_file_stores_and_reads_back_handover_lints() {
+    let cx = TestContext::new();
+    {
+        let store = cx.store().await;
+        store.episode(init("t1", "single(lc)")).await.unwrap();
+        drop(store);
+    }
+    downgrade_to_17(&cx.path());
+    let store = Store::open(&cx.path()).expect("a version-17 file opens");
+    assert_eq!(version(&cx.path()), SCHEMA_VERSION);
+    let lint = baton_store::HandoverLintRow {
+        episode_id: 1,
+        commit_sha: "ab".repeat(20),
+        snapshot: Some("snap".into()),
+        rubric: "baton".into(),
+        score: 75,
+        valid: true,
+        verdict: "failed".into(),
+        claims: vec![
+            baton_store::HandoverClaimRow {
+                label: "a.py exists".into(),
+                command: "test -f a.py".into(),
+                class: "held-and-holds".into(),
+            },
+            baton_store::HandoverClaimRow {
+                label: "tests pass".into(),
+                command: "pytest -q".into(),
+                class: "never-held".into(),
+            },
+        ],
+    };
+    store.agent_handover_lint(lint.clone()).await.unwrap();
+    let again = store.agent_handover_lint(lint.clone()).await;
+    assert!(again.is_err(), "a second lint of one episode is refused");
+    drop(store);
+    let reader = Reader::open(&cx.path()).unwrap();
+    assert_eq!(reader.agent_handover_lints().unwrap(), [lint]);
 }
 
 /// Each call's (request_sha256, response_sha256, typeof and length of request_hash and
@@ -352,7 +406,7 @@ async fn a_version_16_file_gets_its_hashes_as_bytes_and_reads_and_resumes_the_sa
         .collect();
     assert_eq!(read, [with_reply(1), with_reply(2), with_reply(3)]);
     drop(reader);
-    assert_eq!(version(&cx.path()), 17);
+    assert_eq!(version(&cx.path()), SCHEMA_VERSION);
     let store = Store::open(&cx.path()).expect("a version-17 file resumes");
     store.record_call(with_reply(4)).await.unwrap();
     let back: Vec<_> = store
