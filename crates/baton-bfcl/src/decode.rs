@@ -73,7 +73,7 @@ fn pre_stripped(input: &str) -> Cow<'_, str> {
         }
     }
     let s = baton_py::strip(s);
-    if s.contains('\n') {
+    if memchr::memchr(b'\n', s.as_bytes()).is_some() {
         Cow::Owned(s.replace('\n', " "))
     } else {
         Cow::Borrowed(s)

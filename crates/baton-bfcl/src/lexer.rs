@@ -126,13 +126,13 @@ fn is_string_prefix(word: &str) -> bool {
 
 /// Tokenize `src` as CPython does for `compile(src, ..., "eval")`.
 pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
-    if src.contains('\0') {
+    if memchr::memchr(0, src.as_bytes()).is_some() {
         return Err(BfclError::syntax(
             0,
             "source code string cannot contain null bytes",
         ));
     }
-    let chars: Vec<char> = if src.contains('\r') {
+    let chars: Vec<char> = if memchr::memchr(b'\r', src.as_bytes()).is_some() {
         src.replace("\r\n", "\n")
             .replace('\r', "\n")
             .chars()
