@@ -50,7 +50,7 @@ static IDENTIFIER_BYTE: [bool; 256] = {
 };
 
 /// Whether `name` is one of Python's hard keywords, which cannot be names.
-fn is_keyword(name: &str) -> bool {
+pub(crate) fn is_keyword(name: &str) -> bool {
     matches!(
         name,
         "False"

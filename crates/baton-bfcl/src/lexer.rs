@@ -294,7 +294,12 @@ impl Lexer {
                 ));
             }
         }
-        if let Some(kw) = KEYWORDS.iter().find(|k| **k == word) {
+        // Most words are no keyword, which a match on the text tells at once; a keyword's
+        // static text is then found in the list.
+        let keyword = crate::fast::is_keyword(&word)
+            .then(|| KEYWORDS.iter().find(|k| **k == word))
+            .flatten();
+        if let Some(kw) = keyword {
             self.push(Tok::Kw(kw), start);
         } else if word.is_ascii() {
             self.push(Tok::Name(word), start);
@@ -812,5 +817,27 @@ mod tests {
             assert_eq!(operators_starting_with(c), want.as_slice(), "{c:?}");
         }
         assert!(operators_starting_with('é').is_empty());
+    }
+
+    /// The fast decoder's keyword test, which the tokenizer asks first, knows exactly the
+    /// tokenizer's keywords.
+    #[test]
+    fn keyword_test_agrees_with_the_keyword_list() {
+        for kw in KEYWORDS {
+            assert!(crate::fast::is_keyword(kw), "{kw}");
+            assert!(!crate::fast::is_keyword(&kw.to_uppercase()), "{kw}");
+        }
+        for word in [
+            "match",
+            "case",
+            "type",
+            "_",
+            "print",
+            "self",
+            "nonlocals",
+            "Tru",
+        ] {
+            assert!(!crate::fast::is_keyword(word), "{word}");
+        }
     }
 }
