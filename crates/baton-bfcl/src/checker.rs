@@ -644,6 +644,9 @@ fn simple_function_checker(
         {
             continue;
         }
+        if expected == PyType::List && list_passes_in_place(&value, nested, &answers) {
+            continue;
+        }
         let answers = answers.value();
         let description_text: Cow<str> = match type_name {
             Some(t) => Cow::Borrowed(t),
@@ -784,6 +787,51 @@ fn scalar_passes_in_place(value: &Value, expected: PyType, answers: &Doc<'_>) ->
         return false;
     }
     candidates.iter().any(|c| equals_json(value, c))
+}
+
+/// Whether a list of scalars for an `array` or `tuple` parameter of scalars passes
+/// `type_checker` and `list_checker` against a JSON list of candidates read in place.
+///
+/// It does when every item is of the nested type (so each inner type check passes against
+/// any candidate), the first candidate that is not `""` is a list (so it is no variable),
+/// every candidate is a list or `""` (which `list_checker` walks as an empty list), and one
+/// candidate equals the value item by item, strs standardized. None of this spends lookups
+/// or raises. Anything else (and every failure, for its message) goes through the
+/// candidates converted.
+fn list_passes_in_place(value: &Value, nested: Option<PyType>, answers: &Doc<'_>) -> bool {
+    let (Value::List(items), Doc::Json(Json::Array(candidates))) = (value, answers) else {
+        return false;
+    };
+    let Some(nested @ (PyType::Str | PyType::Int | PyType::Float | PyType::Bool)) = nested else {
+        return false;
+    };
+    if !items.iter().all(|item| item.py_type() == nested) {
+        return false;
+    }
+    let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
+    if !first_set.is_some_and(Json::is_array) {
+        return false;
+    }
+    if !candidates
+        .iter()
+        .all(|c| c.is_array() || c.as_str() == Some(""))
+    {
+        return false;
+    }
+    candidates.iter().any(|candidate| match candidate {
+        Json::Array(elements) => {
+            elements.len() == items.len()
+                && items
+                    .iter()
+                    .zip(elements)
+                    .all(|(item, element)| match (item, element) {
+                        (Value::Str(a), Json::String(b)) => standardized_equal(a, b),
+                        (Value::Str(_), _) => false,
+                        _ => equals_json(item, element),
+                    })
+        }
+        _ => items.is_empty(),
+    })
 }
 
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
@@ -1266,6 +1314,48 @@ mod tests {
                 json!({"model_index": 1, "sub_error": ["Invalid value for parameter 's': 'z'. Expected one of ['x', '']. Case insensitive."],
                     "sub_error_type": "value_error:string", "model_output_item": {"f": {"p": 2, "s": "z"}}}),
             ]
+        );
+    }
+
+    /// Lists of scalars checked in place against the JSON candidates agree with upstream's
+    /// rules: strs standardized, numbers compared as Python does, `""` an empty list, and a
+    /// failure reported through the converted candidates.
+    #[test]
+    fn lists_of_scalars_compare_with_json_candidates_as_python() {
+        let strs = doc(json!({"p": {"type": "array", "items": {"type": "string"}}}));
+        let nums = doc(json!({"p": {"type": "array", "items": {"type": "float"}}}));
+        let valid = |d: &serde_json::Value, a: serde_json::Value, r: &str| {
+            check(d.clone(), a, r).unwrap().valid
+        };
+        let names = json!([{"f": {"p": [["New York", "LA"], ""]}}]);
+        assert!(valid(&strs, names.clone(), "f(p=['new-york', 'la'])"));
+        assert!(valid(&strs, names.clone(), "f(p=[])"));
+        assert!(!valid(&strs, names.clone(), "f(p=['LA', 'New York'])"));
+        assert!(!valid(
+            &strs,
+            json!([{"f": {"p": [["New York", "LA"]]}}]),
+            "f(p=[])"
+        ));
+        assert!(valid(
+            &nums,
+            json!([{"f": {"p": [[1, 2.5]]}}]),
+            "f(p=[1.0, 2.5])"
+        ));
+        assert!(!valid(
+            &nums,
+            json!([{"f": {"p": [[1, 2.5]]}}]),
+            "f(p=[1.5, 2.5])"
+        ));
+        // An int item for a float list fails the nested type check.
+        let nested = check(nums, json!([{"f": {"p": [[1.0]]}}]), "f(p=[1])").unwrap();
+        assert_eq!(nested.error_type, "type_error:nested");
+        let wrong = check(strs, names, "f(p=['Boston'])").unwrap();
+        assert_eq!(wrong.error_type, "value_error:list/tuple");
+        assert_eq!(
+            wrong.errors,
+            vec![json!(
+                "Invalid value for parameter 'p': ['Boston']. Expected one of [['New York', 'LA'], '']."
+            )]
         );
     }
 
