@@ -61,8 +61,8 @@ pub mod swebench;
 mod task;
 
 pub use agent::handoff::{
-    DEFAULT_HANDOFF_TEXTS_VERSION, HandoffTexts, rewrite as rewrite_trajectory, summarises,
-    summary_messages,
+    DEFAULT_HANDOFF_TEXTS_VERSION, HandoffTexts, handoff_call_messages,
+    rewrite as rewrite_trajectory, sender_writes, summarises, summary_messages,
 };
 pub use agent::protocol::{Action, BASH_TOOL, FormatError, Protocol, bash_tool, parse_actions};
 pub use agent::run::{
@@ -71,7 +71,8 @@ pub use agent::run::{
     model_side_terminal, submission_of,
 };
 pub use agent::sim::{
-    DocumentReader, DocumentTask, SimAgent, SimAgentSettings, SimTrap, Stance, document_choices,
+    DocumentReader, DocumentTask, HANDOVER_REQUEST_CUE, SimAgent, SimAgentSettings, SimTrap,
+    Stance, document_choices,
 };
 pub use agent::templates::{
     AgentTemplates, DEFAULT_FENCE, DEFAULT_SUBMIT_MARKER, DEFAULT_TEMPLATES_VERSION,

@@ -17,6 +17,9 @@
 //!    check runs in the linter's own sandbox at the anchor and on the current tree. The
 //!    result ([`SwitchLint`]) is the score, the validity, the verdict and each claim's
 //!    verdict, for the study to store per handoff episode.
+//! 4. [`uncommit_at_switch`]: HEAD and the index go back to where they were, the commit
+//!    kept in the object store, so the episode's submission (a diff against the task's
+//!    baseline) still holds the prefix's work.
 
 use std::path::Path;
 use std::time::Duration;
@@ -29,6 +32,9 @@ use crate::error::Error;
 use crate::structure::Rubric;
 use crate::verify::{self, Level};
 
+/// The author and committer date of [`commit_at_switch`]'s commit.
+pub const COMMIT_DATE: &str = "2000-01-01T00:00:00+0000";
+
 /// The document's name in the tree it is linted in.
 pub const SWITCH_DOCUMENT: &str = "HANDOVER.md";
 
@@ -36,11 +42,11 @@ pub const SWITCH_DOCUMENT: &str = "HANDOVER.md";
 /// Handover document of the work so far anchored at `sha` (the commit
 /// [`commit_at_switch`] made) and dated `date` (`YYYY-MM-DD`).
 pub fn handover_request(sha: &str, date: &str) -> String {
+    let cue = baton_agent::HANDOVER_REQUEST_CUE;
     format!(
         "Stop working on the task for a moment. Another engineer takes over in this same \
-repository and will not see this conversation. Your work so far is committed as {sha}. Write a \
-handoff document for them in the Handover format, and reply with the document only (no \
-command):
+repository and will not see this conversation. Your work so far is committed as {sha}. {cue} \
+for them in the Handover format, and reply with the document only (no command):
 
 ---
 handoff: <a short name for the workstream>
@@ -89,16 +95,40 @@ fn run(env: &mut dyn Environment, command: &str) -> Result<String, Error> {
 
 /// Commit the sandbox's working tree as it is (everything, untracked files included) and
 /// return the commit's full id. A tree that is not a git repository yet becomes one.
+///
+/// The identity and both dates are fixed ([`COMMIT_DATE`]), so the same tree on the same
+/// history always commits to the same id: a resumed run that restores the tree before the
+/// switch and commits it again gets the commit the stored document names.
 pub fn commit_at_switch(env: &mut dyn Environment) -> Result<String, Error> {
     run(
         env,
-        "git rev-parse --is-inside-work-tree >/dev/null 2>&1 || git init -q; \
-         git add -A && git -c user.name=baton -c user.email=baton@localhost \
-         -c commit.gpgsign=false commit -q --no-verify --allow-empty \
-         -m 'baton: the working tree at the handoff'",
+        &format!(
+            "git rev-parse --is-inside-work-tree >/dev/null 2>&1 || git init -q; \
+             git add -A && GIT_AUTHOR_DATE='{COMMIT_DATE}' GIT_COMMITTER_DATE='{COMMIT_DATE}' \
+             git -c user.name=baton -c user.email=baton@localhost \
+             -c commit.gpgsign=false commit -q --no-verify --allow-empty \
+             -m 'baton: the working tree at the handoff'"
+        ),
     )?;
     let sha = run(env, "git rev-parse HEAD")?;
     Ok(sha.trim().to_string())
+}
+
+/// Undo [`commit_at_switch`]'s commit `sha` for the work that goes on: HEAD and the index
+/// go back to its parent (`git reset --mixed`; a first commit leaves the branch unborn
+/// again), the working tree is untouched. The commit stays in the object store and the
+/// reflog, so the document's `true_at_sha` still resolves (`git show SHA`, `git diff
+/// SHA`), while a diff against the task's baseline commit (an agent's submission, `git
+/// add -A && git diff --cached`) holds all the work again, the prefix's included.
+pub fn uncommit_at_switch(env: &mut dyn Environment, sha: &str) -> Result<(), Error> {
+    run(
+        env,
+        &format!(
+            "if git rev-parse -q --verify '{sha}^' >/dev/null; then git reset -q --mixed '{sha}^'; \
+             else git update-ref -d HEAD && git rm -r -q --cached . >/dev/null; fi"
+        ),
+    )?;
+    Ok(())
 }
 
 /// One claim's verdict.

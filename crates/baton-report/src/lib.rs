@@ -128,8 +128,9 @@ pub use agent::{
     build_agent,
 };
 pub use agent_study::{
-    Audit, Decomposition, Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
-    StudyThreshold, build_study,
+    Audit, Decomposition, HANDOVER_MIN_EPISODES, HandoverEpisode, HandoverLint, HandoverRelation,
+    Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow, StudyThreshold,
+    build_study, handover_relation,
 };
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;

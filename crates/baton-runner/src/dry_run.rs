@@ -278,6 +278,9 @@ impl Bounds<'_> {
                 // what crosses the switch, counted in every prompt after it
                 let crossing = match interface {
                     Interface::Raw | Interface::TrajDrop => None,
+                    Interface::Handover => {
+                        unreachable!("Spec::check refuses handover in a chat experiment")
+                    }
                     Interface::Disclosure => Some(self.interfaces.disclosure.clone()),
                     Interface::CompactPre | Interface::CompactSuf => {
                         let summarizer = if *interface == Interface::CompactPre {

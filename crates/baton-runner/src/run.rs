@@ -769,6 +769,9 @@ impl Runner {
                         Err(u) => break 'episode Err(u),
                     }
                 }
+                Interface::Handover => {
+                    unreachable!("Spec::check refuses handover in a chat experiment")
+                }
             }
             // The receiver's turns K+1..=N.
             tr.answer(&self.shared, receiver, Phase::Suffix, k + 1..=n)

@@ -600,6 +600,11 @@ impl ExperimentSpec {
                 ));
             }
         }
+        if self.interfaces.contains(&Interface::Handover) {
+            return Err(
+                "interfaces = [.., \"handover\"]: the handover interface commits and lints a working tree at the switch, and a chat experiment has none; it is the agent study's (kind = \"agent\"). Use raw, disclosure, compact_pre, compact_suf or traj_drop here".into(),
+            );
+        }
         self.batch_deadline()?;
         Ok(())
     }

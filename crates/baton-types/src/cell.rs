@@ -117,6 +117,11 @@ pub enum Interface {
     CompactSuf,
     /// The receiver sees the shards so far but none of the sender's replies.
     TrajDrop,
+    /// Agent study only: the sender writes a Handover document at the switch (the
+    /// working tree committed, the document linted with its claims checked there); the
+    /// receiver continues from it as from a `compact_pre` summary. A chat experiment has
+    /// no working tree and refuses it.
+    Handover,
 }
 
 impl Interface {
@@ -128,6 +133,7 @@ impl Interface {
             Interface::CompactPre => "compact_pre",
             Interface::CompactSuf => "compact_suf",
             Interface::TrajDrop => "traj_drop",
+            Interface::Handover => "handover",
         }
     }
 }
@@ -142,10 +148,11 @@ impl FromStr for Interface {
             Interface::CompactPre,
             Interface::CompactSuf,
             Interface::TrajDrop,
+            Interface::Handover,
         ]
         .into_iter()
         .find(|i| i.as_str() == s)
-        .ok_or_else(|| format!("unknown interface {s:?} (expected raw, disclosure, compact_pre, compact_suf or traj_drop)"))
+        .ok_or_else(|| format!("unknown interface {s:?} (expected raw, disclosure, compact_pre, compact_suf, traj_drop or handover)"))
     }
 }
 

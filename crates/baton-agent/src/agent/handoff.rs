@@ -10,6 +10,11 @@
 //!   plus [`HandoffTexts::summary_request`] in one call (the *handoff* call; it is paid
 //!   and kept, but it is not a step); the live context is then three messages: the
 //!   system message, the task, and [`HandoffTexts::handoff_message`] carrying the summary.
+//! * `handover`: like `compact_pre`, with a Handover document for the summary: the prefix
+//!   model is sent the full trajectory plus a request for the document (the runner's:
+//!   `baton_handover::switch::handover_request`, naming the commit of the tree at the
+//!   switch) in the handoff call, and the suffix model starts from the same three
+//!   messages with the document in [`HandoffTexts::handoff_message`].
 //! * `traj_drop`: the same three messages with [`HandoffTexts::continuation_message`]
 //!   instead of a summary; the removed trajectory is kept by the caller as an audit record.
 //!
@@ -129,8 +134,14 @@ impl HandoffTexts {
 
 /// The request of a compaction's handoff call: the full trajectory and the summary request.
 pub fn summary_messages(texts: &HandoffTexts, trajectory: &[Message]) -> Vec<Message> {
+    handoff_call_messages(trajectory, texts.summary_request.clone())
+}
+
+/// The request of a handoff call: the full trajectory and `request` (the summary request,
+/// or for `handover` the request for a Handover document) as the last user message.
+pub fn handoff_call_messages(trajectory: &[Message], request: String) -> Vec<Message> {
     let mut m = trajectory.to_vec();
-    m.push(Message::user(texts.summary_request.clone()));
+    m.push(Message::user(request));
     m
 }
 
@@ -151,7 +162,7 @@ pub fn rewrite(
             m.push(Message::user(texts.disclosure_note.clone()));
             m
         }
-        Interface::CompactPre | Interface::CompactSuf => {
+        Interface::CompactPre | Interface::CompactSuf | Interface::Handover => {
             let mut m = head();
             m.push(Message::user(texts.handoff_message(summary.unwrap_or(""))?));
             m
@@ -164,9 +175,18 @@ pub fn rewrite(
     })
 }
 
-/// Whether `interface` makes a handoff call (a summary).
+/// Whether `interface` makes a handoff call (a summary, or `handover`'s document).
 pub fn summarises(interface: Interface) -> bool {
-    matches!(interface, Interface::CompactPre | Interface::CompactSuf)
+    matches!(
+        interface,
+        Interface::CompactPre | Interface::CompactSuf | Interface::Handover
+    )
+}
+
+/// Whether the sender (the prefix model) makes `interface`'s handoff call (`compact_pre`,
+/// `handover`); the receiver makes `compact_suf`'s.
+pub fn sender_writes(interface: Interface) -> bool {
+    matches!(interface, Interface::CompactPre | Interface::Handover)
 }
 
 #[cfg(test)]
@@ -199,6 +219,15 @@ mod tests {
         assert_eq!(drop[2].content, t.continuation_message);
         assert!(summarises(Interface::CompactSuf) && !summarises(Interface::TrajDrop));
         assert_eq!(summary_messages(&t, &traj).len(), 5);
+        // handover: the document takes the summary's place, the structure is compact_pre's
+        let h = rewrite(Interface::Handover, &t, &traj, Some("---\nhandoff: x\n")).unwrap();
+        let c = rewrite(Interface::CompactPre, &t, &traj, Some("---\nhandoff: x\n")).unwrap();
+        assert_eq!(h, c);
+        assert!(summarises(Interface::Handover) && sender_writes(Interface::Handover));
+        assert!(!sender_writes(Interface::CompactSuf));
+        let ask = handoff_call_messages(&traj, "write it".into());
+        assert_eq!(ask.len(), 5);
+        assert_eq!(ask[4], Message::user("write it"));
     }
 
     #[test]

@@ -86,7 +86,8 @@
 //! (they run nothing and the plan goes on where it was).
 //!
 //! Asked for a Handover document (a handoff's `handover` call: the last message is a user
-//! message that is no observation and contains `true_at_sha:`), it replies with text only:
+//! message that is no observation and contains `true_at_sha:` and [`HANDOVER_REQUEST_CUE`];
+//! a document handed over to it is no request), it replies with text only:
 //! a Handover document anchored at the commit and dated as the request says, whose claims
 //! are that each file it read with a `cat` that exited 0 exists (`test -f FILE`, at most
 //! three), whose negative knowledge counts its edits whose check failed, whose first action
@@ -597,12 +598,18 @@ fn summary_reply(request: &Request) -> Option<String> {
     ))
 }
 
+/// What a request for a Handover document says (`baton_handover::switch::handover_request`
+/// writes it), and a document handed over does not: the message that carries the
+/// document to the suffix model has `true_at_sha:` too, and is answered with work.
+pub const HANDOVER_REQUEST_CUE: &str = "Write a handoff document";
+
 /// The Handover document the agent writes when asked for one (see the module docs).
 fn handover_reply(request: &Request, task_id: &str) -> Option<String> {
     let last = request.messages.last()?;
     if last.role != Role::User
         || return_code_in(&last.content).is_some()
         || !last.content.contains("true_at_sha:")
+        || !last.content.contains(HANDOVER_REQUEST_CUE)
     {
         return None;
     }
@@ -1216,7 +1223,9 @@ mod tests {
                 format!("<returncode>{rc}</returncode>\n<output>\nx\n</output>"),
             )
         };
-        let ask = "Write it.\n---\niso_date: 2026-02-03\ntrue_at_sha: 0123abc\n---\n";
+        let ask = format!(
+            "{HANDOVER_REQUEST_CUE}.\n---\niso_date: 2026-02-03\ntrue_at_sha: 0123abc\n---\n"
+        );
         let messages = vec![
             Message::system("s"),
             Message::user("task"),
@@ -1228,7 +1237,7 @@ mod tests {
             obs("3", 1),
             call("4", "python3 - <<'X'\nimport x\nX"),
             obs("4", 0),
-            Message::user(ask),
+            Message::user(ask.clone()),
         ];
         let request = Request {
             model: "m".into(),
@@ -1253,6 +1262,13 @@ mod tests {
         let mut not = request.clone();
         not.messages.push(obs("5", 0));
         assert_eq!(handover_reply(&not, "t"), None);
+        // nor the document handed over to the suffix model, which names a commit too
+        let mut handed = request.clone();
+        handed.messages.truncate(2);
+        handed.messages.push(Message::user(format!(
+            "You are taking over this task. Their summary:\n\n{doc}\nContinue."
+        )));
+        assert_eq!(handover_reply(&handed, "t"), None);
     }
 
     #[test]

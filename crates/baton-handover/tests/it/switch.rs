@@ -161,6 +161,23 @@ fn issue_38_the_switch_commits_the_tree_and_checks_the_claims_there() {
         .collect();
     assert_eq!(classes, [("a.txt exists", Class::HeldAndHolds)]);
     assert_eq!(lint.verdict, Verdict::Verified, "{lint:?}");
+
+    // The work goes on from the tree as it was before the commit, the commit kept: the
+    // submission's diff against the baseline holds the change again, and the document's
+    // sha still resolves. Committing the same tree again gives the same id (a resume).
+    switch::uncommit_at_switch(env.as_mut(), &sha).unwrap();
+    assert_eq!(sh(&mut env, "git rev-parse HEAD").trim(), start);
+    assert_eq!(
+        sh(&mut env, "git status --porcelain"),
+        " M a.txt\n?? b.txt\n"
+    );
+    assert_eq!(
+        sh(&mut env, "git add -A && git diff --cached --name-only"),
+        "a.txt\nb.txt\n"
+    );
+    assert_eq!(sh(&mut env, &format!("git cat-file -t {sha}")), "commit\n");
+    sh(&mut env, "git reset -q");
+    assert_eq!(switch::commit_at_switch(env.as_mut()).unwrap(), sha);
     let _ = env.close();
 }
 

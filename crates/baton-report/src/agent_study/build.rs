@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use baton_types::{Cost, Direction, Interface};
 
 use super::{
-    Audit, Decomposition, Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
+    Audit, Decomposition, HANDOVER_MIN_EPISODES, HandoverEpisode, HandoverRelation, Interval,
+    StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
 };
 use crate::ReportError;
 use crate::input::BootstrapConfig;
@@ -16,10 +17,11 @@ use crate::metrics::{
 use crate::percentile::percentile_interval;
 
 /// The interfaces in report order.
-const INTERFACES: [Interface; 5] = [
+const INTERFACES: [Interface; 6] = [
     Interface::Raw,
     Interface::Disclosure,
     Interface::CompactPre,
+    Interface::Handover,
     Interface::CompactSuf,
     Interface::TrajDrop,
 ];
@@ -350,6 +352,7 @@ pub fn build_study(input: &StudyInput) -> Result<StudyReport, ReportError> {
         restart_controls: Vec::new(),
         decomposition,
         intervals: Vec::new(),
+        handover: handover_relation(input),
     };
     for (i, (table, mut row)) in b.rows.into_iter().enumerate() {
         fill(
@@ -552,4 +555,108 @@ fn decompose(idx: &Index<'_>, d: &Leg<'_>) -> Vec<Decomposition> {
         }
     }
     out
+}
+
+/// The `handover` episodes' document lint scores against their resolution: every linted
+/// episode, and Spearman's ρ over those with a resolution, with the 95 % interval of
+/// Fisher's z under the standard error `sqrt(1.06 / (n − 3))`
+/// (`baton_handover::traps::stats::spearman`), given from [`HANDOVER_MIN_EPISODES`]
+/// episodes. `None` when the study has no linted `handover` episode.
+pub fn handover_relation(input: &StudyInput) -> Option<HandoverRelation> {
+    let mut episodes: Vec<HandoverEpisode> = Vec::new();
+    for (lc, hc) in &input.pairs {
+        for (dir, sender, receiver) in [
+            (Direction::Escalation, lc, hc),
+            (Direction::Downshift, hc, lc),
+        ] {
+            for e in &input.episodes {
+                let StudyCell::Handoff {
+                    sender: s,
+                    receiver: r,
+                    p,
+                    interface: Interface::Handover,
+                } = &e.cell
+                else {
+                    continue;
+                };
+                let Some(lint) = e.handover.as_ref().filter(|_| s == sender && r == receiver)
+                else {
+                    continue;
+                };
+                episodes.push(HandoverEpisode {
+                    task_id: e.task_id.clone(),
+                    replicate: e.replicate,
+                    pair: format!("{lc}/{hc}"),
+                    direction: dir.as_str().to_string(),
+                    p: *p,
+                    score: lint.score,
+                    valid: lint.valid,
+                    verdict: lint.verdict.clone(),
+                    claims_held: lint
+                        .claims
+                        .iter()
+                        .filter(|c| *c == "held-and-holds")
+                        .count(),
+                    claims: lint.claims.len(),
+                    resolved: score(e).map(|v| v > 0.5),
+                });
+            }
+        }
+    }
+    if episodes.is_empty() {
+        return None;
+    }
+    episodes.sort_by(|a, b| {
+        (&a.pair, &a.direction, a.p, &a.task_id, a.replicate).cmp(&(
+            &b.pair,
+            &b.direction,
+            b.p,
+            &b.task_id,
+            b.replicate,
+        ))
+    });
+    let pairs: Vec<(f64, f64)> = episodes
+        .iter()
+        .filter_map(|e| {
+            e.resolved
+                .map(|r| (f64::from(e.score), if r { 1.0 } else { 0.0 }))
+        })
+        .collect();
+    let n = pairs.len();
+    let correlation = (n >= HANDOVER_MIN_EPISODES)
+        .then(|| baton_handover::traps::stats::spearman(&pairs))
+        .flatten();
+    let note = if n < HANDOVER_MIN_EPISODES {
+        Some(format!(
+            "too few episodes: {n} with a lint score and a resolution, and the correlation is given from {HANDOVER_MIN_EPISODES}"
+        ))
+    } else if correlation.is_none() {
+        let constant =
+            |side: fn(&(f64, f64)) -> f64| pairs.iter().all(|p| side(p) == side(&pairs[0]));
+        Some(if constant(|p| p.0) {
+            format!("no rank correlation: every document scored {}", pairs[0].0)
+        } else if constant(|p| p.1) {
+            format!(
+                "no rank correlation: every episode {}",
+                if pairs[0].1 > 0.5 {
+                    "resolved its task"
+                } else {
+                    "left its task unresolved"
+                }
+            )
+        } else {
+            "no rank correlation".to_string()
+        })
+    } else {
+        None
+    };
+    Some(HandoverRelation {
+        episodes,
+        n,
+        min_n: HANDOVER_MIN_EPISODES,
+        spearman: correlation.as_ref().map(|c| c.rho),
+        ci: correlation.as_ref().map(|c| [c.low, c.high]),
+        method: "Spearman's rank correlation of lint score and resolution (1 resolved, 0 not; average ranks for ties); 95% interval by Fisher's z with SE = sqrt(1.06/(n - 3))".to_string(),
+        note,
+    })
 }

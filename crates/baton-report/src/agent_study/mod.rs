@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::metrics::Omission;
 
-pub use build::build_study;
+pub use build::{build_study, handover_relation};
 
 /// The cell of a study episode.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,7 +90,72 @@ pub struct StudyEpisode {
     pub s: Option<u32>,
     /// Whether a handoff fired (none before its switch is settled).
     pub fired: Option<bool>,
+    /// A `handover` handoff's document lint at the switch, once stored.
+    pub handover: Option<HandoverLint>,
 }
+
+/// A `handover` document's lint at the switch, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HandoverLint {
+    /// The structure score, 0–100.
+    pub score: u32,
+    /// Whether the header is valid.
+    pub valid: bool,
+    /// The verification's verdict (`verified`, `failed`, …).
+    pub verdict: String,
+    /// Each claim's verdict (`held-and-holds`, `never-held`, …), in the document's order.
+    pub claims: Vec<String>,
+}
+
+/// One `handover` handoff episode: its document's lint beside its resolution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandoverEpisode {
+    /// Task id.
+    pub task_id: String,
+    /// Replicate.
+    pub replicate: u32,
+    /// `lc/hc`.
+    pub pair: String,
+    /// Direction.
+    pub direction: String,
+    /// Percentile of the switch call.
+    pub p: u32,
+    /// The document's lint score, 0–100.
+    pub score: u32,
+    /// Whether its header is valid.
+    pub valid: bool,
+    /// The verification's verdict.
+    pub verdict: String,
+    /// Claims that held at the commit and hold now.
+    pub claims_held: usize,
+    /// Claims in all.
+    pub claims: usize,
+    /// Whether the episode resolved the task (none until it finished with a verdict).
+    pub resolved: Option<bool>,
+}
+
+/// How the `handover` documents' lint scores relate to their episodes' resolution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandoverRelation {
+    /// Every linted `handover` episode, by pair, direction, p, task and replicate.
+    pub episodes: Vec<HandoverEpisode>,
+    /// Episodes with a lint and a resolution: what the correlation is over.
+    pub n: usize,
+    /// The fewest episodes the correlation is given for ([`HANDOVER_MIN_EPISODES`]).
+    pub min_n: usize,
+    /// Spearman's ρ of score against resolution (1 or 0), average ranks for ties.
+    pub spearman: Option<f64>,
+    /// Its 95 % interval.
+    pub ci: Option<[f64; 2]>,
+    /// How the interval is computed.
+    pub method: String,
+    /// Why there is no correlation (too few episodes, a constant side).
+    pub note: Option<String>,
+}
+
+/// The fewest scored `handover` episodes the report gives a rank correlation for: below
+/// it, "too few episodes". Fisher's z interval is rough under about ten pairs.
+pub const HANDOVER_MIN_EPISODES: usize = 10;
 
 /// A switch call, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -241,4 +306,8 @@ pub struct StudyReport {
     pub decomposition: Vec<Decomposition>,
     /// Bootstrap intervals.
     pub intervals: Vec<Interval>,
+    /// The `handover` interface's document lint scores against resolution (when the study
+    /// has `handover` episodes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handover: Option<HandoverRelation>,
 }

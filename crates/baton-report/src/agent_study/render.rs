@@ -1,7 +1,10 @@
 //! The study's tables as Markdown, HTML sections and JSON, through the same table type,
 //! number formats and escaping as the chat study's exporters.
 
-use super::{Decomposition, Interval, StudyReport, StudyRow, StudyThreshold};
+use super::{
+    Decomposition, HandoverEpisode, HandoverRelation, Interval, StudyReport, StudyRow,
+    StudyThreshold,
+};
 use crate::agent::Section;
 use crate::format::{Column, DASH, Grid, L, R, column, fixed, interval, one_decimal};
 use crate::html::{escape, html_table};
@@ -138,6 +141,50 @@ fn interval_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a Interval>> {
     ]
 }
 
+fn handover_episode_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a HandoverEpisode>> {
+    vec![
+        column("pair", L, |e: &&HandoverEpisode| pairs.short(&e.pair)),
+        column("direction", L, |e: &&HandoverEpisode| e.direction.clone()),
+        column("p", L, |e: &&HandoverEpisode| format!("p{}", e.p)),
+        column("task", L, |e: &&HandoverEpisode| e.task_id.clone()),
+        column("replicate", R, |e: &&HandoverEpisode| {
+            e.replicate.to_string()
+        }),
+        column("lint score", R, |e: &&HandoverEpisode| e.score.to_string()),
+        column("valid", L, |e: &&HandoverEpisode| {
+            if e.valid { "yes" } else { "no" }.to_string()
+        }),
+        column("verdict", L, |e: &&HandoverEpisode| e.verdict.clone()),
+        column("claims held", R, |e: &&HandoverEpisode| {
+            format!("{}/{}", e.claims_held, e.claims)
+        }),
+        column("resolved", L, |e: &&HandoverEpisode| match e.resolved {
+            Some(true) => "yes".to_string(),
+            Some(false) => "no".to_string(),
+            None => DASH.to_string(),
+        }),
+    ]
+}
+
+fn handover_relation_columns<'a>() -> Vec<Column<'a, &'a HandoverRelation>> {
+    vec![
+        column("n", R, |h: &&HandoverRelation| h.n.to_string()),
+        column("Spearman's ρ", R, |h: &&HandoverRelation| {
+            opt(h.spearman, |r| signed(r, 3))
+        }),
+        column("95% CI", R, |h: &&HandoverRelation| {
+            h.ci.map_or_else(
+                || DASH.to_string(),
+                |[lo, hi]| format!("[{}, {}]", signed(lo, 3), signed(hi, 3)),
+            )
+        })
+        .interval(),
+        column("note", L, |h: &&HandoverRelation| {
+            h.note.clone().unwrap_or_default()
+        }),
+    ]
+}
+
 impl StudyReport {
     pub(crate) fn sections(&self) -> Vec<Section> {
         let pairs = self.pairs();
@@ -173,6 +220,24 @@ impl StudyReport {
             ),
             ("Every cell".into(), rows(&self.cells)),
         ]
+        .into_iter()
+        .chain(self.handover.iter().flat_map(|h| {
+            [
+                (
+                    format!(
+                        "Handover documents: lint score against resolution ({}; given from n = {})",
+                        h.method, h.min_n
+                    ),
+                    Grid::of(&handover_relation_columns(), std::slice::from_ref(h)),
+                ),
+                (
+                    "Handover documents, per episode (linted at the switch with claims checked at its commit)"
+                        .into(),
+                    Grid::of(&handover_episode_columns(&pairs), &h.episodes),
+                ),
+            ]
+        }))
+        .collect()
     }
 
     /// The pairs the tables shorten ([`Pairs`]).

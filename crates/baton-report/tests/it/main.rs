@@ -3,6 +3,7 @@
 
 mod bootstrap;
 mod exports;
+mod handover;
 mod html;
 mod metrics;
 mod paper;

@@ -36,6 +36,7 @@ fn ep(
         cost,
         phases: [prefix, Cost::ZERO, cost - prefix],
         fired,
+        handover: None,
     }
 }
 

@@ -7,7 +7,8 @@
 //! anchors, so it is not known before they run: the bound takes the worst s, the step
 //! limit. A forked prefix is paid by its anchor; a live one (`independent`) is the
 //! cell's own, so it pays two trajectories. A `compact_pre` or `compact_suf` cell also
-//! makes one summary call, bounded by the summarizer's own cost limit.
+//! makes one summary call, and a `handover` cell one call for its document (the sender's,
+//! as `compact_pre`'s summary), bounded by the writer's own cost limit.
 
 use std::fmt;
 
@@ -163,10 +164,12 @@ pub(crate) fn estimate(
         let independent = options.independent || h.independent;
         for c in cells(h, independent) {
             let (sender, receiver) = (trajectory(&c.sender)?, trajectory(&c.receiver)?);
+            // the handoff call: compact_pre's summary and handover's document are the
+            // sender's, compact_suf's summary the receiver's
             let summary = match c.interface {
-                baton_types::Interface::CompactPre => sender,
-                baton_types::Interface::CompactSuf => receiver,
-                _ => Cost::ZERO,
+                i if !baton_agent::summarises(i) => Cost::ZERO,
+                i if baton_agent::sender_writes(i) => sender,
+                _ => receiver,
             };
             let summaries = usize::from(summary > Cost::ZERO);
             // the suffix is the receiver's; a live prefix is the cell's own too

@@ -37,13 +37,14 @@ use std::sync::Arc;
 
 use baton_agent::{
     AgentConfig, AgentExit, AgentOutcome, AgentSink, AgentTask, HandoffTexts, Protocol, bash_tool,
-    model_side_terminal, rewrite_trajectory, summarises, summary_messages,
+    handoff_call_messages, model_side_terminal, rewrite_trajectory, sender_writes, summarises,
+    summary_messages,
 };
 use baton_models::{BilledAttempt, ToolChoice};
 use baton_report::nearest_rank;
 use baton_store::{
-    AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, NewAgentSwitch, Outcome,
-    Reader, ThresholdRow,
+    AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, HandoverClaimRow,
+    HandoverLintRow, NewAgentSwitch, Outcome, Reader, ThresholdRow,
 };
 use baton_types::{Cost, Direction, EpisodeStatus, Interface, Phase};
 
@@ -547,21 +548,31 @@ impl AgentRunner {
         let store = &self.shared.store;
         let trajectory = resume::messages_of(task, store, prefix_context).await?;
         let texts: &HandoffTexts = &self.texts;
-        let summary = if summarises(cell.interface) {
+        let mut snapshot = snapshot;
+        let summary = if cell.interface == Interface::Handover {
+            match self
+                .handover(task, cell, progress, s, &trajectory, snapshot.clone(), seed)
+                .await?
+            {
+                Ok((document, after)) => {
+                    // the suffix starts from the tree with the commit the document names
+                    snapshot = after;
+                    Some(document)
+                }
+                Err(failed) => return Ok(Err(failed)),
+            }
+        } else if summarises(cell.interface) {
             match &progress.handoff_call {
                 Some(c) => Some(c.call.response_text.clone()),
                 None => {
-                    let who = match cell.interface {
-                        Interface::CompactPre => &cell.sender,
-                        _ => &cell.receiver,
+                    let who = if sender_writes(cell.interface) {
+                        &cell.sender
+                    } else {
+                        &cell.receiver
                     };
-                    let prior = progress
-                        .unusable
-                        .iter()
-                        .filter(|a| a.phase == Phase::Handoff && a.call_index == s)
-                        .count() as u32;
+                    let messages = summary_messages(texts, &trajectory);
                     match self
-                        .summary_call(task, who, progress.episode_id, s, &trajectory, seed, prior)
+                        .handoff_call(task, who, progress, s, messages, seed, "a summary")
                         .await?
                     {
                         Ok(text) => Some(text),
@@ -600,35 +611,174 @@ impl AgentRunner {
         }))
     }
 
-    /// The compaction's one paid call: the trajectory and the summary request to `who`,
-    /// stored as phase `handoff` at turn s with its unusable billed attempts.
+    /// `handover`'s switch: the tree at the switch committed in the sandbox, the prefix
+    /// model's Handover document (the handoff call, [`Self::handoff_call`]), and its lint
+    /// with claims checked at that commit, stored once per episode. Returns the document
+    /// and the tree the suffix starts from: the tree at the switch with the commit undone
+    /// but kept ([`baton_handover::switch::uncommit_at_switch`]), so the document's
+    /// `true_at_sha` resolves and the submission's diff against the task's baseline still
+    /// holds the prefix's work.
     ///
-    /// A summary must be text: the call offers the bash tool (a conversation with tool
-    /// calls is only valid with it) but forbids using it (`tool_choice` none), and a
-    /// reply that still makes a tool call, or has no text, is an unusable billed attempt
-    /// (stored, counted per cell) retried like any unusable reply, up to the model's
-    /// `unusable_retries` with the attempts stored by earlier runs (`prior`) counted.
+    /// A stored lint is reused as it is (nothing paid or linted again); a stored document
+    /// without its lint (a run stopped between the two) is linted at the same commit: the
+    /// tree before the switch is restored and committed again, which gives the same id
+    /// ([`baton_handover::switch::commit_at_switch`] fixes identity and dates).
     #[allow(clippy::too_many_arguments)]
-    async fn summary_call(
+    async fn handover(
+        &self,
+        task: &Arc<AgentTask>,
+        cell: &HandoffCell,
+        progress: &AgentProgress,
+        s: u32,
+        trajectory: &[baton_types::Message],
+        snapshot: Option<String>,
+        seed: u64,
+    ) -> Result<Result<(String, Option<String>), SwitchFailed>, RunError> {
+        use baton_handover::switch;
+        if let (Some(lint), Some(call)) = (&progress.handover_lint, &progress.handoff_call) {
+            return Ok(Ok((call.call.response_text.clone(), lint.snapshot.clone())));
+        }
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            SwitchFailed::Retry(format!(
+                "task {:?}: the handover at call {s}: {what}: {e}",
+                task.id
+            ))
+        };
+        // the tree at the switch, committed
+        let (env_config, t, blobs) = (self.env.clone(), task.clone(), self.blobs.clone());
+        let committed = tokio::task::spawn_blocking(move || {
+            let mut env = baton_agent::start_task_env(&t, &env_config)
+                .map_err(|e| ("the sandbox did not start", e.to_string()))?;
+            if let Some(id) = snapshot {
+                env.restore(blobs.as_ref(), &baton_env::SnapshotId(id))
+                    .map_err(|e| ("the tree at the switch was not restored", e.to_string()))?;
+            }
+            let sha = switch::commit_at_switch(env.as_mut())
+                .map_err(|e| ("the tree was not committed", e.to_string()))?;
+            Ok::<_, (&str, String)>((env, sha))
+        })
+        .await
+        .expect("the environment thread does not panic");
+        let (env, sha) = match committed {
+            Ok(c) => c,
+            Err((what, e)) => return Ok(Err(failed(what, &e))),
+        };
+        let document = match &progress.handoff_call {
+            Some(c) => c.call.response_text.clone(),
+            None => {
+                let today = baton_handover::verify::today().to_string();
+                let messages =
+                    handoff_call_messages(trajectory, switch::handover_request(&sha, &today));
+                let written = self
+                    .handoff_call(
+                        task,
+                        &cell.sender,
+                        progress,
+                        s,
+                        messages,
+                        seed,
+                        "a Handover document",
+                    )
+                    .await?;
+                match written {
+                    Ok(text) => text,
+                    Err(f) => {
+                        let _ = tokio::task::spawn_blocking(move || env.close()).await;
+                        return Ok(Err(f));
+                    }
+                }
+            }
+        };
+        // the lint at the commit; then the commit is undone for the suffix (kept in the
+        // object store, so the document's sha resolves) and the tree snapshotted
+        let (text, at, blobs) = (document.clone(), sha.clone(), self.blobs.clone());
+        let linted = tokio::task::spawn_blocking(move || {
+            let mut env = env;
+            let out = (|| {
+                let lint = switch::lint_at_switch(
+                    env.as_mut(),
+                    &text,
+                    baton_handover::Rubric::Baton,
+                    HANDOVER_CLAIM_TIMEOUT,
+                )
+                .map_err(|e| ("the document was not linted", e.to_string()))?;
+                switch::uncommit_at_switch(env.as_mut(), &at)
+                    .map_err(|e| ("the commit was not undone", e.to_string()))?;
+                let after = env
+                    .snapshot(blobs.as_ref())
+                    .map_err(|e| ("the tree was not snapshotted", e.to_string()))?;
+                Ok::<_, (&str, String)>((lint, after.id.0))
+            })();
+            let _ = env.close();
+            out
+        })
+        .await
+        .expect("the lint thread does not panic");
+        let (lint, after) = match linted {
+            Ok(l) => l,
+            Err((what, e)) => return Ok(Err(failed(what, &e))),
+        };
+        self.shared
+            .store
+            .agent_handover_lint(HandoverLintRow {
+                episode_id: progress.episode_id,
+                commit_sha: sha,
+                snapshot: Some(after.clone()),
+                rubric: lint.rubric,
+                score: lint.score,
+                valid: lint.valid,
+                verdict: lint.verdict.to_string(),
+                claims: lint
+                    .claims
+                    .into_iter()
+                    .map(|c| HandoverClaimRow {
+                        label: c.label,
+                        command: c.command,
+                        class: c.class.to_string(),
+                    })
+                    .collect(),
+            })
+            .await?;
+        Ok(Ok((document, Some(after))))
+    }
+
+    /// The handoff's one paid call: `messages` (the trajectory and the summary request,
+    /// or `handover`'s request for a document) to `who`, stored as phase `handoff` at
+    /// turn s with its unusable billed attempts.
+    ///
+    /// Its reply (`what`: a summary, a Handover document) must be text: the call offers
+    /// the bash tool (a conversation with tool calls is only valid with it) but forbids
+    /// using it (`tool_choice` none), and a reply that still makes a tool call, or has no
+    /// text, is an unusable billed attempt (stored, counted per cell) retried like any
+    /// unusable reply, up to the model's `unusable_retries` with the attempts stored by
+    /// earlier runs counted.
+    #[allow(clippy::too_many_arguments)]
+    async fn handoff_call(
         &self,
         task: &Arc<AgentTask>,
         who: &str,
-        episode_id: i64,
+        progress: &AgentProgress,
         s: u32,
-        trajectory: &[baton_types::Message],
+        messages: Vec<baton_types::Message>,
         seed: u64,
-        prior: u32,
+        what: &str,
     ) -> Result<Result<String, SwitchFailed>, RunError> {
         let model = &self.models[who];
-        let messages = summary_messages(&self.texts, trajectory);
+        let episode_id = progress.episode_id;
+        let prior = progress
+            .unusable
+            .iter()
+            .filter(|a| a.phase == Phase::Handoff && a.call_index == s)
+            .count() as u32;
         let mut sink = StoreSink::new(&self.shared, model, &task.id, episode_id, Phase::Handoff, 0);
         let limit = model.retry_policy().max_unusable_retries.saturating_add(1);
         let mut seen = prior;
         loop {
             if seen >= limit {
                 return Ok(Err(SwitchFailed::Refused(format!(
-                    "task {:?}: model {who:?} gave no usable summary in {seen} answered attempt(s) of the handoff call (call {s})",
-                    task.id
+                    "task {:?}: model {who:?} gave no usable {} in {seen} answered attempt(s) of the handoff call (call {s})",
+                    task.id,
+                    what.trim_start_matches("a ")
                 ))));
             }
             if let Err(e) = sink.before_call(s, &messages).await {
@@ -671,9 +821,11 @@ impl AgentRunner {
             }
             let r = &c.response;
             let unusable = if !r.tool_calls.is_empty() {
-                Some("a summary must be text, and the reply made a tool call")
+                Some(format!(
+                    "{what} must be text, and the reply made a tool call"
+                ))
             } else if r.text.trim().is_empty() {
-                Some("a summary must be text, and the reply has none")
+                Some(format!("{what} must be text, and the reply has none"))
             } else {
                 None
             };
@@ -686,7 +838,7 @@ impl AgentRunner {
             };
             let attempt = BilledAttempt {
                 attempt: c.attempts,
-                reason: reason.to_string(),
+                reason,
                 usage: Some(r.usage),
                 cost: c.cost.clone(),
                 raw: r.raw.as_ref().map(|v| v.to_string()),
@@ -702,6 +854,9 @@ impl AgentRunner {
         }
     }
 }
+
+/// How long each run of a `handover` document's claim check may take at the switch.
+const HANDOVER_CLAIM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Why a fired handoff could not make its switch.
 pub(crate) enum SwitchFailed {

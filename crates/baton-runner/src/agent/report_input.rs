@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use baton_report::{
-    AgentEpisodeRecord, AgentReportInput, StudyCell, StudyEpisode, StudyInput, StudyThreshold,
+    AgentEpisodeRecord, AgentReportInput, HandoverLint, StudyCell, StudyEpisode, StudyInput,
+    StudyThreshold,
 };
 use baton_store::{AgentCell, AgentEpisodeRow, Reader};
 use baton_types::{Cost, EpisodeStatus};
@@ -92,10 +93,21 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
             s: t.s,
         })
         .collect();
+    let mut lints: std::collections::HashMap<i64, baton_store::HandoverLintRow> = reader
+        .agent_handover_lints()?
+        .into_iter()
+        .map(|l| (l.episode_id, l))
+        .collect();
     let episodes = in_report_order(reader.agent_episodes()?)
         .into_iter()
         .map(|e| {
             let finished = e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete;
+            let handover = lints.remove(&e.id).map(|l| HandoverLint {
+                score: l.score,
+                valid: l.valid,
+                verdict: l.verdict,
+                claims: l.claims.into_iter().map(|c| c.class).collect(),
+            });
             let k = e.k.unwrap_or(0);
             let steps = if e.forked_from.is_some() {
                 k + e.calls
@@ -144,6 +156,7 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
                 ],
                 s: e.k,
                 fired,
+                handover,
             }
         })
         .collect();

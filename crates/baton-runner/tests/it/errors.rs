@@ -108,7 +108,7 @@ fn issue_35_a_misspelt_key_or_interface_gets_a_did_you_mean() {
     assert_eq!(
         parse_error(&text.replace("limit = 1", "interfaces = [\"raw\", \"compact-pre\"]")),
         "unknown variant `compact-pre`, expected one of `raw`, `disclosure`, `compact_pre`, \
-         `compact_suf`, `traj_drop`; did you mean `compact_pre`?"
+         `compact_suf`, `traj_drop`, `handover`; did you mean `compact_pre`?"
     );
     // an agent experiment: a model's key, and a key of [agent]
     let agent = "kind = \"agent\"\nname = \"a\"\ndataset = \"agent-sample\"\n\

@@ -112,6 +112,7 @@ high = "hc"
                 assert_eq!(e.outcome.cost_paid, own);
                 assert!(e.outcome.cost_attributed > own);
             }
+            Interface::Handover => unreachable!("a chat experiment refuses handover"),
         }
     }
     assert_eq!(seen.len(), 5);

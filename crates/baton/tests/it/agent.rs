@@ -273,14 +273,19 @@ fn issue_31_the_agent_dry_run_lists_every_handoff_cell_with_a_bound() {
         .iter()
         .filter(|r| r.starts_with("| handoff("))
         .collect();
-    // 2 directions x 7 percentiles x 5 interfaces, 12 tasks each
-    assert_eq!(handoffs.len(), 70, "{text}");
+    // 2 directions x 7 percentiles x 6 interfaces, 12 tasks each
+    assert_eq!(handoffs.len(), 84, "{text}");
     assert!(
         text.contains("| handoff(lc -> hc, p25, compact_pre) | 12 | 492 | $"),
         "{text}"
     );
     assert!(text.contains("| single(lc) | 12 | 480 | $"), "{text}");
-    assert!(text.contains("| **total** | 864 |"), "{text}");
+    // handover's document is one call of the sender's, as compact_pre's summary
+    assert!(
+        text.contains("| handoff(lc -> hc, p25, handover) | 12 | 492 | $"),
+        "{text}"
+    );
+    assert!(text.contains("| **total** | 1032 |"), "{text}");
     assert!(
         !dir.path().join("results").exists(),
         "a dry run writes nothing"
