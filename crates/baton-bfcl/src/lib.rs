@@ -221,18 +221,42 @@ fn error_details(e: &BfclError) -> serde_json::Value {
     details.into()
 }
 
+/// The four keys LiC reads of a sample, in the order they are checked.
+const SAMPLE_KEYS: [&str; 4] = ["function", "reference_answer", "language", "test_category"];
+
+/// The sample's values of [`SAMPLE_KEYS`] (each `None` where missing), found in one pass
+/// over a sample of a few keys (comparing them takes less time than hashing each key), and
+/// by hash in a sample of more than 16 keys.
+fn sample_values(sample: &serde_json::Value) -> [Option<&serde_json::Value>; 4] {
+    let mut found = [None; 4];
+    match sample {
+        serde_json::Value::Object(map) if map.len() <= 16 => {
+            for (k, v) in map {
+                let slot = match k.as_str() {
+                    "function" => 0,
+                    "reference_answer" => 1,
+                    "language" => 2,
+                    "test_category" => 3,
+                    _ => continue,
+                };
+                found[slot] = Some(v);
+            }
+        }
+        other => {
+            for (slot, key) in found.iter_mut().zip(SAMPLE_KEYS) {
+                *slot = other.get(key);
+            }
+        }
+    }
+    found
+}
+
+/// One of the sample's values, checked to be an array (or else a string).
 fn sample_field<'a>(
-    sample: &'a serde_json::Value,
+    found: Option<&'a serde_json::Value>,
     key: &str,
     want_array: bool,
 ) -> Result<&'a serde_json::Value, BfclError> {
-    // A sample holds a few keys: comparing them takes less time than hashing the key.
-    let found = match sample {
-        serde_json::Value::Object(map) if map.len() <= 16 => {
-            map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
-        }
-        other => other.get(key),
-    };
     let value = found.ok_or_else(|| BfclError::MalformedSample {
         key: key.into(),
         message: "missing".into(),
@@ -267,12 +291,13 @@ pub fn evaluate_response(response: &str, sample: &serde_json::Value) -> Verdict 
 
 fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     let budget = value::LookupBudget::start();
+    let [function, reference, language, category] = sample_values(sample);
     let fields = (|| {
         Ok::<_, BfclError>((
-            sample_field(sample, "function", true)?,
-            sample_field(sample, "reference_answer", true)?,
-            sample_field(sample, "language", false)?,
-            sample_field(sample, "test_category", false)?,
+            sample_field(function, SAMPLE_KEYS[0], true)?,
+            sample_field(reference, SAMPLE_KEYS[1], true)?,
+            sample_field(language, SAMPLE_KEYS[2], false)?,
+            sample_field(category, SAMPLE_KEYS[3], false)?,
         ))
     })();
     let (function, reference, language, category) = match fields {
