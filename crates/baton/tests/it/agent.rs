@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::env::sandbox_works;
-use crate::support::{SimServer, baton_ok, poll_count, query, spawn_quiet, write_experiment};
+use crate::support::{
+    SimServer, agent_http_pair, baton_ok, poll_count, query, spawn_quiet, write_experiment,
+};
 use crate::{baton, stderr, stdout};
 
 const EXPERIMENT: &str = r#"
@@ -351,20 +353,10 @@ dataset = "agent-sample"
 limit = 2
 step_limit = 30
 interfaces = ["raw", "compact_pre"]
-[models.lc]
-model = "openai-compatible/agent-lc"
-price = "sim/lc"
-base_url = "{url}"
-[models.hc]
-model = "openai-compatible/agent-hc"
-price = "sim/hc"
-base_url = "{url}"
-[[pairs]]
-low = "lc"
-high = "hc"
 [handoff]
 percentiles = [50]
-"#
+{}"#,
+        agent_http_pair(url)
     );
     write_experiment(dir.path(), &exp);
     let out = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::env::sandbox_works;
 use crate::support::{
-    SimServer, baton_ok, billed, count, poll_count, report_json, rows, spawn_quiet,
-    write_experiment,
+    SimServer, agent_http_pair, baton_ok, billed, count, poll_count, report_json, rows,
+    spawn_quiet, write_experiment,
 };
 use crate::{baton, stderr, stdout};
 
@@ -40,20 +40,10 @@ seed = 7
 concurrency = {concurrency}
 step_limit = 30
 interfaces = {interfaces}
-[models.lc]
-model = "openai-compatible/agent-lc"
-price = "sim/lc"
-base_url = "{url}"
-[models.hc]
-model = "openai-compatible/agent-hc"
-price = "sim/hc"
-base_url = "{url}"
-[[pairs]]
-low = "lc"
-high = "hc"
 [handoff]
 percentiles = {percentiles}
-"#
+{}"#,
+        agent_http_pair(url)
     )
 }
 

@@ -38,6 +38,22 @@ pub fn http_pair(base_url: &str, extra: &str) -> String {
     )
 }
 
+/// The `[models.lc]` and `[models.hc]` tables of an agent experiment whose models are the
+/// simulated coding agents `agent-lc` and `agent-hc` of a sim-server at `base_url` (priced
+/// as `sim/lc` and `sim/hc`), then the one pair.
+pub fn agent_http_pair(base_url: &str) -> String {
+    let model = |id: &str| {
+        format!(
+            "[models.{id}]\nmodel = \"openai-compatible/agent-{id}\"\nprice = \"sim/{id}\"\nbase_url = \"{base_url}\"\n"
+        )
+    };
+    format!(
+        "{}{}[[pairs]]\nlow = \"lc\"\nhigh = \"hc\"\n",
+        model("lc"),
+        model("hc")
+    )
+}
+
 /// Runs the built `baton` with `args` in `cwd` and asserts it exits 0, its stderr in
 /// the failure message.
 pub fn baton_ok(cwd: &Path, args: &[&str]) -> Output {
