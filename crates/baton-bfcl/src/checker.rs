@@ -356,19 +356,45 @@ pub fn ast_checker(
     } else if contains_text(test_category, "multiple")? {
         multiple_function_checker(func_description, model_output, possible_answer)
     } else {
-        if model_output.len() != 1 {
-            return Ok(CheckResult::fail(
-                "simple_function_checker:wrong_count",
-                "Wrong number of functions.",
-            ));
-        }
-        let description = match func_description {
-            Json::Array(items) if !items.is_empty() => Doc::Json(&items[0]),
-            other => Doc::Json(other).get(&Value::int(0))?,
-        };
-        let answer = Doc::Json(possible_answer).get(&Value::int(0))?;
-        simple_function_checker(&description, &model_output[0], &answer, Messages::Write)
+        single_function_checker(func_description, model_output, possible_answer)
     }
+}
+
+/// [`ast_checker`] for a str `test_category`, read where it lies in the sample instead of
+/// copied into a [`Value`].
+pub(crate) fn ast_checker_for(
+    func_description: &Json,
+    model_output: &[Value],
+    possible_answer: &Json,
+    test_category: &str,
+) -> Checked {
+    if test_category.contains("parallel") {
+        parallel_function_checker_no_order(func_description, model_output, possible_answer)
+    } else if test_category.contains("multiple") {
+        multiple_function_checker(func_description, model_output, possible_answer)
+    } else {
+        single_function_checker(func_description, model_output, possible_answer)
+    }
+}
+
+/// The simple category's branch of `ast_checker`.
+fn single_function_checker(
+    func_description: &Json,
+    model_output: &[Value],
+    possible_answer: &Json,
+) -> Checked {
+    if model_output.len() != 1 {
+        return Ok(CheckResult::fail(
+            "simple_function_checker:wrong_count",
+            "Wrong number of functions.",
+        ));
+    }
+    let description = match func_description {
+        Json::Array(items) if !items.is_empty() => Doc::Json(&items[0]),
+        other => Doc::Json(other).get(&Value::int(0))?,
+    };
+    let answer = Doc::Json(possible_answer).get(&Value::int(0))?;
+    simple_function_checker(&description, &model_output[0], &answer, Messages::Write)
 }
 
 /// The document of the function named `name` (borrowed: it is read, never changed).

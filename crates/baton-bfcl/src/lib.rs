@@ -331,7 +331,9 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         }
     };
 
-    let checked = ast_checker(function, &outputs, reference, &Value::from_json(category));
+    // `category` was checked to be a JSON string.
+    let category = category.as_str().unwrap_or_default();
+    let checked = checker::ast_checker_for(function, &outputs, reference, category);
     let checked = if budget.exhausted() {
         Err(value::budget_error())
     } else {
