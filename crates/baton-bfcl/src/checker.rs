@@ -662,16 +662,33 @@ fn simple_function_checker(
             Some(answers) => answers,
             None => possible_answer.get(param)?,
         };
-        if expected == PyType::Str && string_passes_in_place(&value, &answers) {
-            continue;
-        }
-        if matches!(expected, PyType::Int | PyType::Float | PyType::Bool)
-            && scalar_passes_in_place(&value, expected, &answers)
-        {
-            continue;
-        }
-        if expected == PyType::List && list_passes_in_place(&value, nested, &answers) {
-            continue;
+        // Most values are decided against the candidates where they lie in the sample; a
+        // failure is the one the checkers below report, its message written from the
+        // converted candidates only when it is read.
+        let in_place = match expected {
+            PyType::Str => string_passes_in_place(&value, &answers)
+                .map(|passes| (passes, "value_error:string", ". Case insensitive.")),
+            PyType::Int | PyType::Float | PyType::Bool => {
+                scalar_passes_in_place(&value, expected, &answers)
+                    .map(|passes| (passes, "value_error:others", "."))
+            }
+            PyType::List => list_passes_in_place(&value, nested, &answers)
+                .map(|passes| (passes, "value_error:list/tuple", ".")),
+            _ => None,
+        };
+        match in_place {
+            Some((true, _, _)) => continue,
+            Some((false, error_type, ending)) => {
+                return Ok(failing(error_type, messages, || {
+                    format!(
+                        "Invalid value for parameter {}: {}. Expected one of {}{ending}",
+                        param.repr(),
+                        value.repr(),
+                        answers.value().repr()
+                    )
+                }));
+            }
+            None => {}
         }
         let answers = answers.value();
         let description_text: Cow<str> = match type_name {
@@ -755,21 +772,23 @@ fn simple_function_checker(
 }
 
 /// Whether a str value for a `string` parameter passes `type_checker` and `string_checker`
-/// against a JSON list of str candidates, read in place: its type is the one expected, the
-/// first candidate that is not `""` (if any) is a str, so it is no variable, and one
-/// candidate standardizes as it does. Anything else (and every failure, for its message)
-/// goes through the candidates converted.
-fn string_passes_in_place(value: &Value, answers: &Doc<'_>) -> bool {
+/// against a JSON list of str candidates, read in place: its type is the one expected and
+/// the first candidate that is not `""` (if any) is a str, so it is no variable and only
+/// `string_checker` decides, passing when one candidate standardizes as it does. `None`
+/// where the candidates must be converted to tell.
+fn string_passes_in_place(value: &Value, answers: &Doc<'_>) -> Option<bool> {
     let (Value::Str(text), Doc::Json(Json::Array(candidates))) = (value, answers) else {
-        return false;
+        return None;
     };
     let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
     if first_set.is_some_and(|c| !c.is_string()) {
-        return false;
+        return None;
     }
-    candidates
-        .iter()
-        .any(|c| matches!(c, Json::String(a) if standardized_equal(text, a)))
+    Some(
+        candidates
+            .iter()
+            .any(|c| matches!(c, Json::String(a) if standardized_equal(text, a))),
+    )
 }
 
 /// The Python type `json.load` gives a JSON scalar, or `None` for a container.
@@ -798,21 +817,21 @@ fn equals_json(value: &Value, candidate: &Json) -> bool {
 
 /// Whether an int, float or bool value passes `type_checker` and the final membership test
 /// against a JSON list of candidates, read in place: its type is the one expected and that
-/// of the first candidate that is not `""` (so it is no variable), and a candidate equals
-/// it. Anything else (and every failure, for its message) goes through the candidates
-/// converted.
-fn scalar_passes_in_place(value: &Value, expected: PyType, answers: &Doc<'_>) -> bool {
+/// of the first candidate that is not `""` (so it is no variable and only the membership
+/// test decides), passing when a candidate equals it. `None` where the candidates must be
+/// converted to tell.
+fn scalar_passes_in_place(value: &Value, expected: PyType, answers: &Doc<'_>) -> Option<bool> {
     let Doc::Json(Json::Array(candidates)) = answers else {
-        return false;
+        return None;
     };
     if value.py_type() != expected {
-        return false;
+        return None;
     }
     let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
     if first_set.is_some_and(|c| json_scalar_type(c) != Some(expected)) {
-        return false;
+        return None;
     }
-    candidates.iter().any(|c| equals_json(value, c))
+    Some(candidates.iter().any(|c| equals_json(value, c)))
 }
 
 /// Whether a list of scalars for an `array` or `tuple` parameter of scalars passes
@@ -822,42 +841,44 @@ fn scalar_passes_in_place(value: &Value, expected: PyType, answers: &Doc<'_>) ->
 /// any candidate), the first candidate that is not `""` is a list (so it is no variable),
 /// every candidate is a list or `""` (which `list_checker` walks as an empty list), and one
 /// candidate equals the value item by item, strs standardized. None of this spends lookups
-/// or raises. Anything else (and every failure, for its message) goes through the
-/// candidates converted.
-fn list_passes_in_place(value: &Value, nested: Option<PyType>, answers: &Doc<'_>) -> bool {
+/// or raises, and `list_checker` alone decides. `None` where the candidates must be
+/// converted to tell.
+fn list_passes_in_place(value: &Value, nested: Option<PyType>, answers: &Doc<'_>) -> Option<bool> {
     let (Value::List(items), Doc::Json(Json::Array(candidates))) = (value, answers) else {
-        return false;
+        return None;
     };
     let Some(nested @ (PyType::Str | PyType::Int | PyType::Float | PyType::Bool)) = nested else {
-        return false;
+        return None;
     };
     if !items.iter().all(|item| item.py_type() == nested) {
-        return false;
+        return None;
     }
     let first_set = candidates.iter().find(|c| c.as_str() != Some(""));
     if !first_set.is_some_and(Json::is_array) {
-        return false;
+        return None;
     }
     if !candidates
         .iter()
         .all(|c| c.is_array() || c.as_str() == Some(""))
     {
-        return false;
+        return None;
     }
-    candidates.iter().any(|candidate| match candidate {
-        Json::Array(elements) => {
-            elements.len() == items.len()
-                && items
-                    .iter()
-                    .zip(elements)
-                    .all(|(item, element)| match (item, element) {
-                        (Value::Str(a), Json::String(b)) => standardized_equal(a, b),
-                        (Value::Str(_), _) => false,
-                        _ => equals_json(item, element),
-                    })
+    Some(candidates.iter().any(|candidate| {
+        match candidate {
+            Json::Array(elements) => {
+                elements.len() == items.len()
+                    && items
+                        .iter()
+                        .zip(elements)
+                        .all(|(item, element)| match (item, element) {
+                            (Value::Str(a), Json::String(b)) => standardized_equal(a, b),
+                            (Value::Str(_), _) => false,
+                            _ => equals_json(item, element),
+                        })
+            }
+            _ => items.is_empty(),
         }
-        _ => items.is_empty(),
-    })
+    }))
 }
 
 /// `get_possible_answer_type`: the type of the first candidate that is not `""`.
