@@ -176,8 +176,14 @@ impl Finished for AgentRunSummary {
             s.store_path.display()
         )));
         for (cell, n) in &s.summary_retries {
+            // the handoff call's reply: handover's Handover document, the compactions' summary
+            let what = if cell.ends_with(", handover)") {
+                "document"
+            } else {
+                "summary"
+            };
             notes.push(Note::Out(format!(
-                "{cell}: {n} summary repl{} made a tool call or had no text (paid, stored, retried)",
+                "{cell}: {n} {what} repl{} made a tool call or had no text (paid, stored, retried)",
                 if *n == 1 { "y" } else { "ies" }
             )));
         }

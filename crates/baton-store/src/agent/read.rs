@@ -398,7 +398,13 @@ impl Reader {
                     .map_err(|e| decode("episodes.cell_json", e.to_string()))?;
                 let model = cell.first_model().to_string();
                 let phase_paid = self.phase_paid(id)?;
+                let switch = switch_of(&self.conn, &self.path, id)?;
                 let forked_prefix = match (forked_from, k) {
+                    // unfired: the anchor ended before call s, and its whole run is the
+                    // episode's (the attempts of a call s it never made included)
+                    (Some(anchor), Some(_)) if switch.as_ref().is_some_and(|sw| !sw.fired) => {
+                        self.episode_paid(anchor)?
+                    }
                     (Some(anchor), Some(s)) => self.paid_before(anchor, s)?,
                     _ => Cost::ZERO,
                 };
@@ -426,7 +432,7 @@ impl Reader {
                     cell,
                     k,
                     forked_from,
-                    switch: switch_of(&self.conn, &self.path, id)?,
+                    switch,
                     phase_paid,
                     forked_prefix,
                     replicate,

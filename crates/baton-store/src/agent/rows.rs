@@ -407,7 +407,8 @@ pub struct AgentEpisodeRow {
     /// What the episode's own answered attempts cost per phase (prefix, handoff,
     /// suffix; unpriced ones count 0).
     pub phase_paid: [Cost; 3],
-    /// A forked handoff's prefix cost: the anchor's calls `0..s` and their attempts.
+    /// A forked handoff's prefix cost: the anchor's calls `0..s` and their attempts; for
+    /// one that did not fire, the anchor's whole run (what it takes as its outcome).
     pub forked_prefix: Cost,
     /// Replicate index.
     pub replicate: u32,

@@ -380,3 +380,60 @@ fn issue_38_a_chat_experiment_refuses_the_handover_interface_naming_file_and_key
     assert!(err.contains("agent study"), "{err}");
     assert!(!dir.path().join("out/results.sqlite").exists());
 }
+
+/// Against a server that answers 40 % of requests with an empty (billed, unusable) reply,
+/// a document's unusable attempts are billed to its episode as a summary's are (phase
+/// `handoff`), retried up to the model's limit, and the cells add up to what the run paid.
+#[test]
+fn issue_38_a_documents_unusable_attempts_are_billed_to_its_episode() {
+    if !sandbox_works() {
+        return;
+    }
+    let server = SimServer::start(&["--fault-rate", "0.4", "--faults", "empty", "--seed", "5"]);
+    let dir = tempfile::tempdir().unwrap();
+    write_experiment(
+        dir.path(),
+        &experiment(&server.base_url, 12, 2, r#"["handover"]"#, "[10]"),
+    );
+    let out = baton(dir.path(), &["run", "exp.toml", "--out", "out"]);
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&out)
+    );
+    let db = dir.path().join("out/results.sqlite");
+    let unusable = count(
+        &db,
+        "SELECT count(*) FROM attempts a JOIN episodes e ON e.id = a.episode_id
+         WHERE a.phase = 'handoff' AND e.cell_key LIKE '%, handover)'",
+    );
+    // the faults are a function of each request, whose date changes daily: some 16
+    // documents are asked for, and all of them answered at once has chance 0.6^16
+    assert!(unusable > 0, "no unusable writing attempt");
+    let said = stdout(&out);
+    assert!(
+        said.lines().any(|l| l.contains(", handover): ")
+            && l.contains(" document repl")
+            && l.ends_with("made a tool call or had no text (paid, stored, retried)")),
+        "{said}"
+    );
+    assert_eq!(
+        server.stats()["ok_responses"],
+        serde_json::json!(billed(&db))
+    );
+    let paid = count(
+        &db,
+        "SELECT (SELECT coalesce(sum(cost), 0) FROM calls) + (SELECT coalesce(sum(cost), 0) FROM attempts)",
+    );
+    let cells = count(&db, "SELECT coalesce(sum(cost_paid), 0) FROM episodes");
+    assert_eq!(cells, paid, "{unusable} unusable writing attempts");
+    // every document that came is linted once; one that never came ended the episode
+    let documents = count(
+        &db,
+        "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE c.phase = 'handoff' AND e.cell_key LIKE '%, handover)'",
+    );
+    assert_eq!(lints(&db).len() as i64, documents);
+    let report = report_json(dir.path(), "out");
+    assert_eq!(report["audit"]["reconciled"], true);
+}
