@@ -258,6 +258,21 @@ fn failing(error_type: &str, messages: Messages, message: impl FnOnce() -> Strin
     }
 }
 
+/// `f"Invalid value for parameter {param!r}: {value!r}. Expected one of {answers!r}{ending}"`,
+/// the value checkers' message, written into one buffer: formatting the three reprs
+/// separately allocated and grew a text for each.
+fn invalid_value(param: &Value, value: &Value, answers: &Value, ending: &str) -> String {
+    let mut out = String::with_capacity(128);
+    out.push_str("Invalid value for parameter ");
+    param.push_repr(&mut out);
+    out.push_str(": ");
+    value.push_repr(&mut out);
+    out.push_str(". Expected one of ");
+    answers.push_repr(&mut out);
+    out.push_str(ending);
+    out
+}
+
 fn s(text: &str) -> Value {
     Value::str(text)
 }
@@ -680,12 +695,7 @@ fn simple_function_checker(
             Some((true, _, _)) => continue,
             Some((false, error_type, ending)) => {
                 return Ok(failing(error_type, messages, || {
-                    format!(
-                        "Invalid value for parameter {}: {}. Expected one of {}{ending}",
-                        param.repr(),
-                        value.repr(),
-                        answers.value().repr()
-                    )
+                    invalid_value(param, &value, &answers.value(), ending)
                 }));
             }
             None => {}
@@ -726,12 +736,7 @@ fn simple_function_checker(
         }
         if !py_contains(&answers, &value)? {
             return Ok(failing("value_error:others", messages, || {
-                format!(
-                    "Invalid value for parameter {}: {}. Expected one of {}.",
-                    param.repr(),
-                    value.repr(),
-                    answers.repr()
-                )
+                invalid_value(param, &value, &answers, ".")
             }));
         }
     }
@@ -989,12 +994,7 @@ fn string_checker(param: &Value, value: &Value, answers: &Value, messages: Messa
         .any(|answer| matches!(answer, Value::Str(a) if standardized_equal(text, a)));
     if !found {
         return Ok(failing("value_error:string", messages, || {
-            format!(
-                "Invalid value for parameter {}: {}. Expected one of {}. Case insensitive.",
-                param.repr(),
-                value.repr(),
-                answers.repr()
-            )
+            invalid_value(param, value, answers, ". Case insensitive.")
         }));
     }
     Ok(CheckResult::ok())
@@ -1014,12 +1014,7 @@ fn list_checker(param: &Value, value: &Value, answers: &Value, messages: Message
     };
     if !candidates.iter().any(|c| matches(c)) {
         return Ok(failing("value_error:list/tuple", messages, || {
-            format!(
-                "Invalid value for parameter {}: {}. Expected one of {}.",
-                param.repr(),
-                value.repr(),
-                answers.repr()
-            )
+            invalid_value(param, value, answers, ".")
         }));
     }
     Ok(CheckResult::ok())
@@ -1053,11 +1048,11 @@ fn dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
                 if messages == Messages::Write {
                     let candidates: Vec<Value> =
                         allowed.iter().cloned().map(standardize_value).collect();
-                    result.errors.push(serde_json::Value::String(format!(
-                        "Invalid value for parameter {}: {}. Expected one of {}.",
-                        key.repr(),
-                        v.repr(),
-                        Value::List(candidates).repr()
+                    result.errors.push(serde_json::Value::String(invalid_value(
+                        key,
+                        v,
+                        &Value::List(candidates),
+                        ".",
                     )));
                 }
                 result.error_type = "value_error:dict_value".into();

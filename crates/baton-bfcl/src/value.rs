@@ -182,6 +182,11 @@ impl Value {
         out
     }
 
+    /// `repr(self)` appended to `out`.
+    pub(crate) fn push_repr(&self, out: &mut String) {
+        write_repr(self, out);
+    }
+
     /// Convert from JSON the way `json.load` builds Python objects.
     pub fn from_json(json: &serde_json::Value) -> Value {
         match json {
