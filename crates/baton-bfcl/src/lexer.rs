@@ -132,6 +132,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
             "source code string cannot contain null bytes",
         ));
     }
+    let mut ascii = None;
     let chars: Vec<char> = if memchr::memchr(b'\r', src.as_bytes()).is_some() {
         src.replace("\r\n", "\n")
             .replace('\r', "\n")
@@ -139,6 +140,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
             .collect()
     } else if src.is_ascii() {
         // Known length and no decoding: the common case, in a third of the time.
+        ascii = Some(src);
         src.bytes().map(char::from).collect()
     } else {
         src.chars().collect()
@@ -147,6 +149,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
     let tokens = Vec::with_capacity(chars.len() / 4 + 4);
     Lexer {
         chars,
+        ascii,
         pos: 0,
         tokens,
         brackets: Vec::new(),
@@ -154,16 +157,27 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
     .run()
 }
 
-struct Lexer {
+struct Lexer<'a> {
     chars: Vec<char>,
+    /// The source, where `chars` are its bytes (ASCII without a CR): a name's or a str's
+    /// text is sliced from it instead of encoded back char by char.
+    ascii: Option<&'a str>,
     pos: usize,
     tokens: Vec<Token>,
     brackets: Vec<(char, usize)>,
 }
 
-impl Lexer {
+impl Lexer<'_> {
     fn peek(&self, ahead: usize) -> Option<char> {
         self.chars.get(self.pos + ahead).copied()
+    }
+
+    /// The text of `chars[from..to]`.
+    fn text(&self, from: usize, to: usize) -> String {
+        match self.ascii {
+            Some(src) => src[from..to].to_owned(),
+            None => self.chars[from..to].iter().collect(),
+        }
     }
 
     fn push(&mut self, tok: Tok, pos: usize) {
@@ -270,7 +284,7 @@ impl Lexer {
         while self.peek(0).is_some_and(is_ident_char) {
             self.pos += 1;
         }
-        let word: String = self.chars[start..self.pos].iter().collect();
+        let word = self.text(start, self.pos);
         if matches!(self.peek(0), Some('\'' | '"')) && is_string_prefix(&word) {
             let lower = word.to_ascii_lowercase();
             let piece = self.string(
@@ -540,7 +554,7 @@ impl Lexer {
                 StrPiece::Bytes(body.iter().map(|&c| c as u8).collect())
             } else {
                 StrPiece::Str {
-                    value: body.iter().collect(),
+                    value: self.text(body_start, body_end),
                     u,
                 }
             });
