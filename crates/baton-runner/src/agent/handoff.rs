@@ -40,7 +40,7 @@ use baton_agent::{
     handoff_call_messages, model_side_terminal, rewrite_trajectory, sender_writes, summarises,
     summary_messages,
 };
-use baton_models::{BilledAttempt, ToolChoice};
+use baton_models::{Accept, ModelError, ProviderError, ToolChoice};
 use baton_report::nearest_rank;
 use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, HandoverClaimRow,
@@ -748,10 +748,11 @@ impl AgentRunner {
     ///
     /// Its reply (`what`: a summary, a Handover document) must be text: the call offers
     /// the bash tool (a conversation with tool calls is only valid with it) but forbids
-    /// using it (`tool_choice` none), and a reply that still makes a tool call, or has no
-    /// text, is an unusable billed attempt (stored, counted per cell) retried like any
-    /// unusable reply, up to the model's `unusable_retries` with the attempts stored by
-    /// earlier runs counted.
+    /// using it (`tool_choice` none). The model checks the rule in its one retry loop
+    /// ([`Accept::Text`]): a reply that still makes a tool call, or has no text, is an
+    /// unusable billed attempt (stored, counted per cell) retried like any unusable
+    /// reply, up to the model's `unusable_retries` with the attempts stored by earlier
+    /// runs counted.
     #[allow(clippy::too_many_arguments)]
     async fn handoff_call(
         &self,
@@ -761,97 +762,83 @@ impl AgentRunner {
         s: u32,
         messages: Vec<baton_types::Message>,
         seed: u64,
-        what: &str,
+        what: &'static str,
     ) -> Result<Result<String, SwitchFailed>, RunError> {
         let model = &self.models[who];
-        let episode_id = progress.episode_id;
         let prior = progress
             .unusable
             .iter()
             .filter(|a| a.phase == Phase::Handoff && a.call_index == s)
             .count() as u32;
-        let mut sink = StoreSink::new(&self.shared, model, &task.id, episode_id, Phase::Handoff, 0);
-        let limit = model.retry_policy().max_unusable_retries.saturating_add(1);
-        let mut seen = prior;
-        loop {
-            if seen >= limit {
-                return Ok(Err(SwitchFailed::Refused(format!(
-                    "task {:?}: model {who:?} gave no usable {} in {seen} answered attempt(s) of the handoff call (call {s})",
-                    task.id,
-                    what.trim_start_matches("a ")
-                ))));
-            }
-            if let Err(e) = sink.before_call(s, &messages).await {
-                return Ok(Err(SwitchFailed::Retry(format!("{e:#}"))));
-            }
-            let mut request = model.request(messages.clone(), Some(seed));
-            if self.config.protocol == Protocol::ToolCalls {
-                request.tools = vec![bash_tool()];
-                request.tool_choice = Some(ToolChoice::NoTools);
-            }
-            let generation = model.generate(request, seen).await;
-            seen += generation.unusable.len() as u32;
-            if let Err(e) = sink.unusable(s, &generation.unusable).await {
-                return Err(sink.run_error(e));
-            }
-            let c = match generation.result {
-                Ok(c) => c,
-                Err(e) => {
-                    sink.settle();
-                    self.shared.block_dead_end(model, &e);
-                    let why = format!("task {:?}: the handoff call to {who:?}: {e}", task.id);
-                    return Ok(Err(if model_side_terminal(&e) {
-                        SwitchFailed::Refused(why)
-                    } else {
-                        SwitchFailed::Retry(why)
-                    }));
-                }
-            };
-            if let Err(why) = &c.cost {
-                if let Err(e) = sink.record_plain(s, &c).await {
-                    return Err(sink.run_error(e));
-                }
-                sink.settle();
-                let why = self.shared.block_unpriced(
-                    who,
-                    &format!("task {:?}, the handoff call {s}", task.id),
-                    why,
-                );
-                return Ok(Err(SwitchFailed::Retry(why)));
-            }
-            let r = &c.response;
-            let unusable = if !r.tool_calls.is_empty() {
-                Some(format!(
-                    "{what} must be text, and the reply made a tool call"
-                ))
-            } else if r.text.trim().is_empty() {
-                Some(format!("{what} must be text, and the reply has none"))
-            } else {
-                None
-            };
-            let Some(reason) = unusable else {
-                if let Err(e) = sink.record_plain(s, &c).await {
-                    return Err(sink.run_error(e));
-                }
-                sink.settle();
-                return Ok(Ok(r.text.clone()));
-            };
-            let attempt = BilledAttempt {
-                attempt: c.attempts,
-                reason,
-                usage: Some(r.usage),
-                cost: c.cost.clone(),
-                raw: r.raw.as_ref().map(|v| v.to_string()),
-                latency: c.latency,
-                batch_id: r.batch_id.clone(),
-                batch_item: r.batch_item.clone(),
-            };
-            if let Err(e) = sink.unusable(s, std::slice::from_ref(&attempt)).await {
-                return Err(sink.run_error(e));
-            }
-            sink.settle();
-            seen += 1;
+        let mut sink = StoreSink::new(
+            &self.shared,
+            model,
+            &task.id,
+            progress.episode_id,
+            Phase::Handoff,
+            0,
+        );
+        if let Err(e) = sink.before_call(s, &messages).await {
+            return Ok(Err(SwitchFailed::Retry(format!("{e:#}"))));
         }
+        let mut request = model.request(messages, Some(seed));
+        if self.config.protocol == Protocol::ToolCalls {
+            request.tools = vec![bash_tool()];
+            request.tool_choice = Some(ToolChoice::NoTools);
+        }
+        let generation = model
+            .generate_accepting(request, prior, Accept::Text { what })
+            .await;
+        if let Err(e) = sink.unusable(s, &generation.unusable).await {
+            return Err(sink.run_error(e));
+        }
+        let c = match generation.result {
+            Ok(c) => c,
+            Err(e) => {
+                sink.settle();
+                self.shared.block_dead_end(model, &e);
+                let seen = prior + generation.unusable.len() as u32;
+                let why = match &e {
+                    // the unusable limit spent (this run's refusals and earlier runs')
+                    ModelError::Provider { source, .. }
+                        if matches!(**source, ProviderError::Unusable { .. }) =>
+                    {
+                        format!(
+                            "task {:?}: model {who:?} gave no usable {} in {seen} answered attempt(s) of the handoff call (call {s})",
+                            task.id,
+                            what.trim_start_matches("a ")
+                        )
+                    }
+                    _ => format!("task {:?}: the handoff call to {who:?}: {e}", task.id),
+                };
+                return Ok(Err(if model_side_terminal(&e) {
+                    SwitchFailed::Refused(why)
+                } else {
+                    SwitchFailed::Retry(why)
+                }));
+            }
+        };
+        if let Err(e) = sink.record_plain(s, &c).await {
+            return Err(sink.run_error(e));
+        }
+        sink.settle();
+        // a billed reply whose cost cannot be computed blocks the model: the text
+        // (stored without a cost), or a refused reply whose usage was read but not priced
+        let unpriced = c.cost.as_ref().err().or_else(|| {
+            generation
+                .unusable
+                .iter()
+                .find_map(|a| a.usage.and(a.cost.as_ref().err()))
+        });
+        if let Some(why) = unpriced {
+            let why = self.shared.block_unpriced(
+                who,
+                &format!("task {:?}, the handoff call {s}", task.id),
+                why,
+            );
+            return Ok(Err(SwitchFailed::Retry(why)));
+        }
+        Ok(Ok(c.response.text))
     }
 }
 
