@@ -312,6 +312,20 @@ impl Parser {
         &self.toks[(self.i + n).min(last)].tok
     }
 
+    /// The current token, moved out of the list as it is consumed, and the parser moved
+    /// past it: the parser reads no token again once past it (it never steps back), so
+    /// names, numbers and str pieces need not be copied.
+    fn take(&mut self) -> Tok {
+        let last = self.toks.len() - 1;
+        let at = self.i.min(last);
+        self.i += 1;
+        if at == last {
+            // The end of input, which later peeks still read.
+            return self.toks[at].tok.clone();
+        }
+        std::mem::replace(&mut self.toks[at].tok, Tok::End)
+    }
+
     fn pos(&self) -> usize {
         let last = self.toks.len() - 1;
         self.toks[self.i.min(last)].pos
@@ -360,11 +374,11 @@ impl Parser {
     }
 
     fn name(&mut self) -> Result<String, BfclError> {
-        match self.peek().clone() {
-            Tok::Name(n) => {
-                self.i += 1;
-                Ok(n)
-            }
+        match self.peek() {
+            Tok::Name(_) => match self.take() {
+                Tok::Name(n) => Ok(n),
+                _ => Err(self.error("expected a name")),
+            },
             _ => Err(self.error("expected a name")),
         }
     }
@@ -771,11 +785,10 @@ impl Parser {
 
     fn atom(&mut self) -> Result<Expr, BfclError> {
         match self.peek() {
-            Tok::Name(n) => {
-                let n = n.clone();
-                self.i += 1;
-                self.leaf(Expr::Name(n))
-            }
+            Tok::Name(_) => match self.take() {
+                Tok::Name(n) => self.leaf(Expr::Name(n)),
+                _ => Err(self.error("invalid syntax")),
+            },
             Tok::Kw("True") => {
                 self.i += 1;
                 self.leaf(Expr::constant(Constant::Bool(true)))
@@ -788,11 +801,10 @@ impl Parser {
                 self.i += 1;
                 self.leaf(Expr::constant(Constant::None))
             }
-            Tok::Num(c) => {
-                let c = c.clone();
-                self.i += 1;
-                self.leaf(Expr::constant(c))
-            }
+            Tok::Num(_) => match self.take() {
+                Tok::Num(c) => self.leaf(Expr::constant(c)),
+                _ => Err(self.error("invalid syntax")),
+            },
             Tok::Str(_) => self.strings(),
             Tok::Op("...") => {
                 self.i += 1;
@@ -821,9 +833,10 @@ impl Parser {
     fn strings(&mut self) -> Result<Expr, BfclError> {
         let start = self.pos();
         let mut pieces = Vec::new();
-        while let Tok::Str(piece) = self.peek().clone() {
-            pieces.push(piece);
-            self.i += 1;
+        while let Tok::Str(_) = self.peek() {
+            if let Tok::Str(piece) = self.take() {
+                pieces.push(piece);
+            }
         }
         let any_bytes = pieces.iter().any(|p| matches!(p, StrPiece::Bytes(_)));
         let all_bytes = pieces.iter().all(|p| matches!(p, StrPiece::Bytes(_)));
