@@ -99,6 +99,20 @@ pub enum Error {
         /// What is wrong, naming the file and key.
         message: String,
     },
+    /// Another run holds the trap bench's output folder.
+    #[error(
+        "trap bench: the output folder {} is in use by {holder} (lock {}); wait for that run to end or choose another --out",
+        folder.display(),
+        lock.display()
+    )]
+    Busy {
+        /// The output folder.
+        folder: std::path::PathBuf,
+        /// Its lock file.
+        lock: std::path::PathBuf,
+        /// `process N`, or `another process` when the lock file does not say.
+        holder: String,
+    },
     /// The sandbox the trap probes run in could not start or be reset.
     #[error("trap probes of \"{scenario}\": the sandbox failed")]
     ProbeSandbox {

@@ -45,8 +45,30 @@
 //!
 //! Everything goes to `OUT/results.json` ([`BenchResults`]), rewritten (to a temporary
 //! file, then renamed) after every trial: the experiment's name and file, each document's
-//! lint, and the trials. A rerun with the same `OUT` keeps every finished trial whose
-//! identity (scenario, condition, model, trial) the experiment still plans and runs the rest.
+//! lint, the hashes of the files the trials read, each model's price, and the trials.
+//!
+//! Each trial record carries its identity ([`crate::traps::identity`]): the sha256 of what
+//! decides what it sends and how it is judged (the scenario's files, the condition's
+//! document, the model's effective request settings, the `[agent]` table, the seed, the
+//! simulated agents' `base_rate`). A rerun with the same `OUT` keeps a finished trial only
+//! when the experiment still plans it and its identity is unchanged; a changed one runs
+//! again and its record is replaced; one the experiment no longer plans (a removed
+//! scenario, condition, model or trial) leaves `results.json` and the report. Before any
+//! trial it says what changed ([`Changes`], through [`RunOptions::on_changes`]): the
+//! experiment's keys, old → new, compared with the experiment stored in `results.json`,
+//! the scenario files or documents whose hash changed, and the counts kept, new,
+//! unfinished, re-run (each listed) and removed. A changed price re-prices the kept
+//! trials' stored tokens (input, cached, output) and runs nothing; the rubric only
+//! re-lints the documents. A `results.json` written before identities (no `identity`
+//! field) is adopted: each trial's identity is computed from the experiment stored with
+//! it and the files on disk now, so an unchanged rerun runs nothing.
+//!
+//! # One writer per folder
+//!
+//! A run holds an exclusive OS lock on `OUT` and on `OUT/baton.lock` ([`super::lock`])
+//! from before it reads `results.json` until it returns; a second run on the same folder
+//! fails at once with [`Error::Busy`], naming the folder and the holding process.
+//! Reading (`traps report`, [`read_results`]) takes no lock.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -59,12 +81,14 @@ use baton_agent::{
     SimAgent, SimAgentSettings,
 };
 use baton_env::{BackendKind, EnvConfig, Limits, Setup};
-use baton_models::{Model, PriceCard, Provider, ProviderConfig, ProviderFactory};
-use baton_types::Cost;
+use baton_models::{Model, Price, PriceCard, Provider, ProviderConfig, ProviderFactory};
+use baton_types::{Cost, Usage};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::structure::Rubric;
+use crate::traps::identity::{self, Changes, Inputs, KeyChange};
+use crate::traps::lock::FolderLock;
 use crate::traps::{self, Condition, DocumentLint, Outcome, ProbeOptions, TrapTask};
 
 /// The results file in the output folder.
@@ -354,6 +378,11 @@ pub struct TrialRecord {
     pub id: TrialId,
     /// The seed its calls carried.
     pub seed: u64,
+    /// Its identity ([`crate::traps::identity`]): the sha256 of what decides what it sent
+    /// and how it was judged. Absent in a `results.json` written before identities; such
+    /// a trial adopts the identity computed from the experiment stored with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     /// Whether it ran to the end (an unfinished one runs again on a rerun).
     pub finished: bool,
     /// The agent's exit status (`submitted`, `step_limit`, …), or `not_run`.
@@ -388,6 +417,14 @@ pub struct BenchResults {
     pub documents: Vec<DocumentRecord>,
     /// The trials, in plan order.
     pub trials: Vec<TrialRecord>,
+    /// The hashes of the files the trials read (`scenario NAME`, `document
+    /// SCENARIO/CONDITION`), to say on a rerun which changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
+    /// Each model's price as the trials were priced, to re-price their stored tokens on a
+    /// rerun when the price card changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, Price>,
 }
 
 /// One document's lint.
@@ -459,7 +496,7 @@ fn write_results(dir: &Path, results: &BenchResults) -> Result<(), Error> {
 }
 
 /// What [`run`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// Trials planned.
     pub planned: usize,
@@ -469,10 +506,16 @@ pub struct RunSummary {
     pub ran: usize,
     /// Of those, the ones that did not finish.
     pub unfinished: usize,
+    /// What the run found changed before it ran anything (also given to
+    /// [`RunOptions::on_changes`]).
+    pub changes: Changes,
 }
 
 /// A progress callback, called with each trial's record as it ends.
 pub type OnTrial = Box<dyn Fn(&TrialRecord) + Send + Sync>;
+
+/// Called once, before any trial runs, with what the run found changed.
+pub type OnChanges = Box<dyn Fn(&Changes) + Send + Sync>;
 
 /// How [`run`] runs.
 #[derive(Default)]
@@ -481,6 +524,8 @@ pub struct RunOptions {
     pub providers: Vec<Arc<dyn ProviderFactory>>,
     /// Called after each trial with its record (progress).
     pub on_trial: Option<OnTrial>,
+    /// Called before any trial with the changes found (what is kept, new, re-run).
+    pub on_changes: Option<OnChanges>,
 }
 
 /// The seed of a trial's calls: (seed, scenario, model, trial), not the condition.
@@ -514,6 +559,8 @@ pub fn run_experiment(
         path: out.to_path_buf(),
         source,
     })?;
+    // one writer per folder, for the whole run (released when this returns)
+    let _lock = FolderLock::acquire(out)?;
     let all = traps::tasks(&exp.handover.join("bench/scenarios"))?;
     let names = exp.scenario_names();
     let tasks: Vec<TrapTask> = all
@@ -535,20 +582,27 @@ pub fn run_experiment(
             }
         }
     }
-    let models = build_models(exp, &tasks, options)?;
+    let (models, prices) = build_models(exp, &tasks, options)?;
+    let inputs = Inputs::read(&tasks)?;
     let plan = exp.plan();
-    let planned: BTreeSet<&TrialId> = plan.iter().collect();
-    let kept: Vec<TrialRecord> = match read_results(out) {
-        Ok(r) => r
-            .trials
-            .into_iter()
-            .filter(|t| t.finished && planned.contains(&t.id))
-            .collect(),
-        Err(Error::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            Vec::new()
-        }
+    let identities: BTreeMap<&TrialId, String> = plan
+        .iter()
+        .map(|id| {
+            let identity = inputs
+                .of(exp, id)
+                .expect("planned models are the experiment's");
+            (id, identity)
+        })
+        .collect();
+    let stored = match read_results(out) {
+        Ok(r) => Some(r),
+        Err(Error::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
+    let (kept, changes) = sort_stored(exp, stored, &identities, &inputs, &prices)?;
+    if let Some(f) = &options.on_changes {
+        f(&changes);
+    }
     let done: BTreeSet<TrialId> = kept.iter().map(|t| t.id.clone()).collect();
     let todo: Vec<TrialId> = plan.iter().filter(|t| !done.contains(t)).cloned().collect();
     let summary_kept = kept.len();
@@ -566,6 +620,8 @@ pub fn run_experiment(
             .collect(),
         documents,
         trials: kept,
+        inputs: inputs.hashes.clone(),
+        prices,
     });
     let order: BTreeMap<&TrialId, usize> = plan.iter().enumerate().map(|(i, t)| (t, i)).collect();
     let save = |results: &mut BenchResults| -> Result<(), Error> {
@@ -597,7 +653,8 @@ pub fn run_experiment(
                         .find(|t| t.name() == id.scenario)
                         .expect("planned scenarios are loaded");
                     let model = &models[&id.model];
-                    let record = rt.block_on(run_trial(exp, task, model, id));
+                    let mut record = rt.block_on(run_trial(exp, task, model, id));
+                    record.identity = identities.get(id).cloned();
                     if let Some(f) = &options.on_trial {
                         f(&record);
                     }
@@ -626,8 +683,95 @@ pub fn run_experiment(
         kept: summary_kept,
         ran: todo.len(),
         unfinished,
+        changes,
     })
 }
+
+/// Sort the stored trials: the finished ones whose identity is unchanged are kept (and
+/// re-priced when their model's price changed), the others counted as unfinished, re-run
+/// or removed; with the experiment's changed keys.
+fn sort_stored(
+    exp: &TrapExperiment,
+    stored: Option<BenchResults>,
+    identities: &BTreeMap<&TrialId, String>,
+    inputs: &Inputs,
+    prices: &BTreeMap<String, Price>,
+) -> Result<(Vec<TrialRecord>, Changes), Error> {
+    let mut changes = Changes {
+        stored: stored.is_some(),
+        ..Changes::default()
+    };
+    let mut kept = Vec::new();
+    if let Some(r) = stored {
+        let old = serde_json::to_value(&r.experiment).expect("an experiment serializes");
+        let new = serde_json::to_value(exp).expect("an experiment serializes");
+        changes.keys = identity::diff(&old, &new);
+        for (key, now) in &inputs.hashes {
+            if let Some(before) = r.inputs.get(key).filter(|b| *b != now) {
+                changes.keys.push(KeyChange {
+                    key: format!("{key} (sha256)"),
+                    old: before.clone(),
+                    new: now.clone(),
+                });
+            }
+        }
+        let mut repriced: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for mut t in r.trials {
+            let Some(now) = identities.get(&t.id) else {
+                changes.removed += 1;
+                continue;
+            };
+            if !t.finished {
+                changes.unfinished += 1;
+                continue;
+            }
+            // a trial stored before identities adopts the one its stored experiment gives
+            let before = t
+                .identity
+                .clone()
+                .or_else(|| inputs.of(&r.experiment, &t.id));
+            if before.as_ref() != Some(now) {
+                changes.rerun.push(t.id.clone());
+                continue;
+            }
+            t.identity = Some(now.clone());
+            let old_price = r.prices.get(&t.id.model);
+            let new_price = prices.get(&t.id.model);
+            if let (Some(old_price), Some(price)) = (old_price, new_price)
+                && old_price != price
+            {
+                let model = &exp.models[&t.id.model].model;
+                let usage = Usage {
+                    uncached_in: t.tokens.input.saturating_sub(t.tokens.cached),
+                    cache_read: t.tokens.cached,
+                    output: t.tokens.output,
+                    ..Usage::default()
+                };
+                let cost = price
+                    .cost(model, &usage)
+                    .map_err(|e| Error::TrapBench {
+                        message: format!("re-pricing {}: {e}", t.id.model),
+                    })?
+                    .usd();
+                let sums = repriced.entry(t.id.model.clone()).or_default();
+                sums.0 += t.cost_usd;
+                sums.1 += cost;
+                t.cost_usd = cost;
+            }
+            kept.push(t);
+        }
+        changes.repriced = repriced
+            .into_iter()
+            .map(|(m, (before, after))| (m, before, after))
+            .collect();
+    }
+    changes.kept = kept.len();
+    changes.new = identities.len() - changes.kept - changes.unfinished - changes.rerun.len();
+    Ok((kept, changes))
+}
+
+/// Each model by name, and its price.
+type ModelsAndPrices = (BTreeMap<String, Model>, BTreeMap<String, Price>);
 
 /// One [`Model`] per name: the simulated agents through one [`SimAgent`] that knows the
 /// scenarios as document tasks, the others through the first factory serving their kind.
@@ -635,7 +779,7 @@ fn build_models(
     exp: &TrapExperiment,
     tasks: &[TrapTask],
     options: &RunOptions,
-) -> Result<BTreeMap<String, Model>, Error> {
+) -> Result<ModelsAndPrices, Error> {
     let bad = |name: &str, message: String| Error::TrapBench {
         message: format!("models.{name}: {message}"),
     };
@@ -669,6 +813,7 @@ fn build_models(
         Some(Arc::new(agent))
     };
     let mut out = BTreeMap::new();
+    let mut prices = BTreeMap::new();
     for (name, m) in &exp.models {
         let (kind, id) = m.kind_and_id();
         let price = card
@@ -700,8 +845,9 @@ fn build_models(
         config.temperature = m.temperature;
         model = model.with_config(config);
         out.insert(name.clone(), model);
+        prices.insert(name.clone(), price);
     }
-    Ok(out)
+    Ok((out, prices))
 }
 
 /// Counts a trial's calls and keeps its commands.
@@ -754,6 +900,7 @@ async fn run_trial(
     let mut record = TrialRecord {
         id: id.clone(),
         seed,
+        identity: None,
         finished: false,
         exit: "not_run".into(),
         error: None,

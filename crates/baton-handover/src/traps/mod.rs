@@ -46,6 +46,8 @@
 pub mod documents;
 pub mod experiment;
 pub mod history;
+pub mod identity;
+pub mod lock;
 pub mod probe;
 pub mod report;
 pub mod sim;
@@ -80,6 +82,20 @@ const BUNDLED: [(&str, &str, &str); 3] = [
         include_str!("../../traps/descoped-admin-export/poisoned.handover.md"),
     ),
 ];
+
+/// A scenario's bundled files (`scenario.toml`, `poisoned.handover.md`), by file name.
+pub(crate) fn bundled_files(name: &str) -> Vec<(&'static str, &'static str)> {
+    BUNDLED
+        .iter()
+        .filter(|(n, _, _)| *n == name)
+        .flat_map(|(_, spec, poisoned)| {
+            [
+                ("scenario.toml", *spec),
+                ("poisoned.handover.md", *poisoned),
+            ]
+        })
+        .collect()
+}
 
 /// The names of the scenarios baton runs, in report order.
 pub fn scenario_names() -> [&'static str; 3] {

@@ -37,6 +37,11 @@ const SIM: [(&str, &str); 3] = [
     ),
 ];
 
+/// A scenario's bundled `sim.toml`.
+pub(crate) fn sim_file(name: &str) -> Option<&'static str> {
+    SIM.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SimFile {

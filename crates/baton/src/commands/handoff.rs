@@ -33,8 +33,9 @@ pub fn handoff(cmd: HandoffCommand, printer: &Printer) -> Result<Outcome> {
     }
 }
 
-/// `baton handoff traps run`: every planned trial not finished in `OUT/results.json`, then
-/// the reports.
+/// `baton handoff traps run`: every planned trial not finished in `OUT/results.json` with
+/// its identity unchanged, under `OUT`'s lock (a second run on `OUT` is refused), then the
+/// reports. What changed since the stored run is printed before any trial.
 fn traps_run(args: HandoffTrapsRunArgs, printer: &Printer) -> Result<Outcome> {
     let http: std::sync::Arc<dyn baton_models::ProviderFactory> =
         std::sync::Arc::new(baton_http::HttpProviders::new(baton_http::DEFAULT_TIMEOUT));
@@ -47,16 +48,21 @@ fn traps_run(args: HandoffTrapsRunArgs, printer: &Printer) -> Result<Outcome> {
             );
             let _ = writeln!(std::io::stderr().lock(), "{line}");
         })),
+        // what is kept, new and re-run (and why), before any trial runs
+        on_changes: Some(Box::new(|c: &baton_handover::traps::identity::Changes| {
+            let _ = write!(std::io::stderr().lock(), "{c}");
+        })),
     };
     let summary = experiment::run(&args.experiment, &args.out, &options)
         .with_context(|| format!("trap bench {}", args.experiment.display()))?;
     let (report, files) = trap_report::write(&args.out)?;
     printer.out(&trap_report::markdown(&report))?;
     printer.error(&format!(
-        "{} trials planned, {} kept from an earlier run, {} run now ({} unfinished); {}",
+        "{} trials planned, {} kept from an earlier run, {} run now ({} re-run for a changed identity, {} unfinished); {}",
         summary.planned,
         summary.kept,
         summary.ran,
+        summary.changes.rerun.len(),
         summary.unfinished,
         written(&files)
     ));

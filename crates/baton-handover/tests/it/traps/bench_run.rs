@@ -398,7 +398,7 @@ async fn issue_38_a_remote_model_runs_through_the_providers_factory() {
             ))];
         let options = RunOptions {
             providers,
-            on_trial: None,
+            ..RunOptions::default()
         };
         let summary = experiment::run(&path, &out, &options).unwrap();
         let results = experiment::read_results(&out).unwrap();
