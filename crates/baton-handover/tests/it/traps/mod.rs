@@ -26,6 +26,7 @@ use baton_handover::traps::{self, Condition, Outcome, ProbeOptions, TrapTask};
 use crate::support::{git, handover_dir};
 
 mod bench_run;
+mod identity;
 mod scripts;
 
 use scripts::SCRIPTS;
