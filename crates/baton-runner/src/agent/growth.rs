@@ -11,11 +11,15 @@
 //! * one that would change what a stored episode sends or how it is scored (a model's
 //!   setting, the protocol, a limit, the templates, the sandbox, the seed): the store
 //!   cannot retire an agent episode and run it afresh yet, so the run is refused rather
-//!   than mixing the old episodes with the new setting;
+//!   than mixing the old episodes with the new setting. Where a model's calls are sent
+//!   and with which key (`base_url`, `api_key_env`) change nothing they ask: listed,
+//!   not refused;
 //! * once the handoff study's switch calls are stored (computed from the stored
-//!   anchors), more tasks or replicates (the switch calls would come from other
-//!   anchors), new percentiles or pairs (the store keeps one set of switch calls), or
-//!   fewer tasks, models or cells (their episodes would stay in the agent report).
+//!   anchors), more tasks or replicates in a difficulty bucket that has stored switch
+//!   calls (they would come from other anchors; a new task in a bucket without any gets
+//!   that bucket's own, stored beside the others), new percentiles or pairs (the store
+//!   keeps one set of switch calls), or fewer tasks, models or cells (their episodes
+//!   would stay in the agent report).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -32,6 +36,9 @@ use crate::{RunError, RunOptions};
 
 /// Keys whose change only adds or drops episodes.
 const SHAPE: &[&str] = &["name", "limit", "tasks", "replicates", "skip_invalid"];
+
+/// A model's keys that say how its calls reach it, not what they ask.
+const TRANSPORT: &[&str] = &["base_url", "api_key_env"];
 
 /// The handoff study's keys that only add cells.
 const HANDOFF_SHAPE: &[&str] = &["handoff.interfaces", "handoff.percentiles", "handoff.pairs"];
@@ -82,7 +89,12 @@ pub(crate) fn compare(
         &normalized(spec)["experiment"],
     );
     let episodes = reader.agent_episodes()?;
-    let thresholds = !reader.agent_thresholds()?.is_empty();
+    let stored_buckets: BTreeSet<String> = reader
+        .agent_thresholds()?
+        .into_iter()
+        .map(|t| t.bucket)
+        .collect();
+    let thresholds = !stored_buckets.is_empty();
 
     // the plan, in the dry run's cell order, with each cell's bound per episode
     let estimate = super::dry_run::estimate(spec, options, dataset)?;
@@ -151,6 +163,8 @@ pub(crate) fn compare(
         match model {
             // a new model adds its cells; a dropped one is a removed cell
             Some(m) if !stored.models.contains_key(m) || !spec.models.contains_key(m) => {}
+            // where and with which key a call is sent changes nothing it asks
+            Some(m) if TRANSPORT.iter().any(|t| k.key == format!("models.{m}.{t}")) => {}
             Some(m) => {
                 let uses: Vec<i64> = episodes
                     .iter()
@@ -182,12 +196,23 @@ pub(crate) fn compare(
     changes.rerun = concerned.len();
     if thresholds && spec.handoff.is_some() {
         let grown = |key: &str| keys.iter().any(|k: &KeyChange| k.key == key);
-        let more_anchors = planned
+        // a new anchor in a bucket with stored switch calls would call for others; one in
+        // a bucket without them gets that bucket's own
+        let bucket_of: BTreeMap<&str, &str> = dataset
+            .tasks
             .iter()
-            .any(|key| key.0.starts_with("single(") && !stored_keys.contains(key));
+            .map(|t| (t.id.as_str(), t.difficulty.name()))
+            .collect();
+        let more_anchors = planned.iter().any(|key| {
+            key.0.starts_with("single(")
+                && !stored_keys.contains(key)
+                && bucket_of
+                    .get(key.1.as_str())
+                    .is_none_or(|b| stored_buckets.contains(*b))
+        });
         if more_anchors {
             refused.push(
-                "the handoff study's switch calls are stored, computed from the stored anchors; new anchors (more tasks, replicates or models) would call for others".into(),
+                "the handoff study's switch calls are stored, computed from the stored anchors; new anchors (more tasks, replicates or models) in a bucket that has them would call for others".into(),
             );
         }
         for key in ["handoff.percentiles", "handoff.pairs"] {

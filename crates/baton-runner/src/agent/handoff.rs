@@ -208,16 +208,15 @@ impl AgentRunner {
         }
         let episodes = Reader::open(&self.store_path)?.agent_episodes()?;
         let stored = Reader::open(&self.store_path)?.agent_thresholds()?;
-        let rows = if stored.is_empty() {
-            match thresholds(&spec, &episodes) {
-                Ok(rows) => self.shared.store.agent_thresholds(rows).await?,
-                Err(why) => {
-                    tracing::warn!("no handoff runs yet: {why}; resume once the anchors finish");
-                    return Ok(());
-                }
+        // stored switch calls are kept; a bucket without them (the experiment grew into
+        // it) gets its own from its anchors
+        let rows = match thresholds(&spec, &episodes) {
+            Ok(rows) => self.shared.store.agent_thresholds(rows).await?,
+            Err(why) if stored.is_empty() => {
+                tracing::warn!("no handoff runs yet: {why}; resume once the anchors finish");
+                return Ok(());
             }
-        } else {
-            stored
+            Err(_) => stored,
         };
         let anchors = Arc::new(Anchors::default());
         let mut jobs = Vec::new();

@@ -353,7 +353,7 @@ impl AgentRunner {
             simulated: spec.simulated(),
             kind: baton_types::ExperimentKind::Agent,
         };
-        if changes.as_ref().is_some_and(|c| !c.keys.is_empty()) {
+        if changes.is_some() {
             // the experiment grew: the stored record is replaced, with its normalized form
             store
                 .put_experiment(meta, growth::normalized(&spec).to_string())

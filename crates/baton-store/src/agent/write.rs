@@ -96,26 +96,23 @@ impl Db {
     fn thresholds(&mut self, rows: &[ThresholdRow]) -> Result<Vec<ThresholdRow>> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
-        let stored: i64 = tx
-            .row("SELECT count(*) FROM agent_thresholds", [], |r| r.get(0))
+        // a stored switch call is never replaced; one of a (pair, direction, bucket, p)
+        // not stored yet (a bucket the experiment grew into) is added
+        for t in rows {
+            tx.exec(
+                "INSERT OR IGNORE INTO agent_thresholds (pair, direction, prefix_model, bucket,
+                 p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    t.pair,
+                    t.direction,
+                    t.prefix_model,
+                    t.bucket,
+                    t.p,
+                    t.s,
+                    t.n_anchors
+                ],
+            )
             .map_err(&err)?;
-        if stored == 0 {
-            for t in rows {
-                tx.exec(
-                    "INSERT INTO agent_thresholds (pair, direction, prefix_model, bucket, p, s,
-                     n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        t.pair,
-                        t.direction,
-                        t.prefix_model,
-                        t.bucket,
-                        t.p,
-                        t.s,
-                        t.n_anchors
-                    ],
-                )
-                .map_err(&err)?;
-            }
         }
         let out = read_thresholds(&tx, &self.path)?;
         tx.commit().map_err(&err)?;

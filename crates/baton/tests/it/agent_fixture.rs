@@ -237,7 +237,6 @@ fn assert_reports_the_old_cells(report: &Value) {
 }
 
 #[test]
-#[ignore = "refused today: the agent runner checks the stored spec sha256, which e57739c took of an older AgentSpec, although no key changed (agent/mod.rs calls init_experiment)"]
 fn issue_31_an_agent_store_of_schema_13_resumes_with_no_request_and_reports_its_cells() {
     if !sandbox_works() {
         return;
@@ -286,7 +285,6 @@ fn issue_31_an_agent_store_of_schema_13_resumes_with_no_request_and_reports_its_
 }
 
 #[test]
-#[ignore = "refused today: agent/growth.rs refuses new anchors once switch calls are stored, even in a bucket that has none; and the stored spec sha256 check"]
 fn issue_31_an_agent_store_of_schema_13_grown_by_one_task_sends_only_its_requests() {
     if !sandbox_works() {
         return;
@@ -367,7 +365,6 @@ fn issue_31_an_agent_store_of_schema_13_grown_by_one_task_sends_only_its_request
 }
 
 #[test]
-#[ignore = "refused today: agent/growth.rs takes a changed models.NAME.base_url for a setting that would send the stored episodes again; and the stored spec sha256 check"]
 fn issue_31_an_agent_store_of_schema_13_resumes_against_a_server_that_moved() {
     if !sandbox_works() {
         return;
