@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use baton_data::Schedule;
 use baton_eval::Evaluators;
-use baton_models::{Model, defaults};
+use baton_models::{Accept, Model, defaults};
 use baton_store::CallRow;
 use baton_types::{Message, Phase, Role};
 
@@ -263,7 +263,12 @@ impl<'a> Transcript<'a> {
         };
         let prior = reservation.prior_unusable().await?;
         let request = model.request(messages, Some(seed));
-        let generation = model.generate(request, prior).await;
+        // the handoff call asks for a summary, which must be text
+        let accept = match phase {
+            Phase::Handoff => Accept::SUMMARY,
+            _ => Accept::Any,
+        };
+        let generation = model.generate_accepting(request, prior, accept).await;
         reservation.record_unusable(&generation.unusable).await?;
         let completion = match generation.result {
             Ok(c) => c,
