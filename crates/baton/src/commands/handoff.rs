@@ -58,11 +58,10 @@ fn traps_run(args: HandoffTrapsRunArgs, printer: &Printer) -> Result<Outcome> {
     let (report, files) = trap_report::write(&args.out)?;
     printer.out(&trap_report::markdown(&report))?;
     printer.error(&format!(
-        "{} trials planned, {} kept from an earlier run, {} run now ({} re-run for a changed identity, {} unfinished); {}",
+        "{} trials planned, {} kept from an earlier run, {} run now ({} unfinished); {}",
         summary.planned,
         summary.kept,
         summary.ran,
-        summary.changes.rerun.len(),
         summary.unfinished,
         written(&files)
     ));

@@ -13,6 +13,7 @@ mod docker_leftovers;
 mod env;
 mod growth;
 mod handoff;
+mod handoff_traps;
 mod handover_interface;
 mod litellm;
 mod malformed;
