@@ -9,11 +9,13 @@
 //! * `scenario`, `condition`, `model` (its name in the experiment), `trial`, and the
 //!   experiment's `seed` (the trial's calls carry `hash(seed, scenario, model, trial)`);
 //! * `scenario_files`: the sha256 of the scenario's content ([`scenario_sha256`]): baton's
-//!   bundled `scenario.toml` (the task prompt and the repository's history), `sim.toml` (the
-//!   simulated agent's branches) and `poisoned.handover.md`, and every file of the scenario's
-//!   folder in the Handover checkout (`traps.json` with its probes, `repo/`) except its two
-//!   documents;
-//! * `document`: the sha256 of the condition's document text (`null` for `none`);
+//!   bundled `scenario.toml` (the task prompt and the repository's history) and `sim.toml`
+//!   (the simulated agent's branches), and every file of the scenario's folder in the
+//!   Handover checkout (`traps.json` with its probes, `repo/`) except its two documents;
+//!   the code that builds the repository is covered by [`IDENTITY_VERSION`];
+//! * `document`: the sha256 of the condition's document text (`null` for `none`; baton's
+//!   bundled `poisoned` document for `poisoned`), so a changed document re-runs its
+//!   condition only;
 //! * `settings`: the model's effective request settings ([`request_settings`]): the model,
 //!   temperature and output cap when set, and a simulated model's effective settings (its
 //!   preset refined by `[models.NAME.sim]`) with the experiment's `base_rate`. Not its
@@ -50,8 +52,8 @@ fn sha256(bytes: &[u8]) -> String {
 /// sha256 by its name (`baton/scenario.toml`, `handover/traps.json`, `handover/repo/…`).
 pub fn scenario_sha256(task: &TrapTask) -> Result<String, Error> {
     let mut files = BTreeMap::new();
-    for (name, text) in super::bundled_files(task.name()) {
-        files.insert(format!("baton/{name}"), sha256(text.as_bytes()));
+    if let Some(text) = super::bundled_spec(task.name()) {
+        files.insert("baton/scenario.toml".to_string(), sha256(text.as_bytes()));
     }
     if let Some(text) = super::sim::sim_file(task.name()) {
         files.insert("baton/sim.toml".to_string(), sha256(text.as_bytes()));

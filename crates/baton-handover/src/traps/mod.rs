@@ -19,7 +19,8 @@
 //! - **The report's statistics** ([`stats`]): Wilson intervals and Fisher's exact test.
 //! - **The bench run by agents** ([`experiment`]): an experiment file (scenarios ×
 //!   conditions × models × trials), each trial an agent episode through `baton-agent`'s
-//!   loop in the sandbox, probed, recorded in a resumable `results.json`; the simulated
+//!   loop in the sandbox, probed, recorded in a resumable `results.json` (each trial with
+//!   its [`identity`], so a changed setting runs it again; one run per folder, [`lock`]); the simulated
 //!   agent's document policy offline ([`mod@sim`]); the report ([`report`]: Markdown, JSON,
 //!   HTML).
 //!
@@ -83,18 +84,12 @@ const BUNDLED: [(&str, &str, &str); 3] = [
     ),
 ];
 
-/// A scenario's bundled files (`scenario.toml`, `poisoned.handover.md`), by file name.
-pub(crate) fn bundled_files(name: &str) -> Vec<(&'static str, &'static str)> {
+/// A scenario's bundled `scenario.toml` (its task prompt and repository history).
+pub(crate) fn bundled_spec(name: &str) -> Option<&'static str> {
     BUNDLED
         .iter()
-        .filter(|(n, _, _)| *n == name)
-        .flat_map(|(_, spec, poisoned)| {
-            [
-                ("scenario.toml", *spec),
-                ("poisoned.handover.md", *poisoned),
-            ]
-        })
-        .collect()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, spec, _)| *spec)
 }
 
 /// The names of the scenarios baton runs, in report order.

@@ -4,7 +4,8 @@
 //! (`fixtures/results-before-identity.json`, by the code of that time) is adopted and an
 //! unchanged rerun runs nothing, its report byte for byte the same; a changed skill re-runs
 //! exactly that model's trials, listed before any trial runs; a changed price re-prices the
-//! kept trials' tokens and runs nothing; a removed condition leaves the report; a second run
+//! kept trials' tokens and runs nothing; a removed condition leaves the report; a changed
+//! document re-runs its condition, a changed scenario file the whole scenario; a second run
 //! on a folder in use is refused at once while the report still reads it.
 
 use std::path::{Path, PathBuf};
@@ -306,4 +307,63 @@ fn issue_38_a_second_run_on_a_folder_in_use_is_refused_at_once() {
         again = experiment::run(&exp, &out, &RunOptions::default());
     }
     assert_eq!(again.unwrap().ran, 0);
+}
+
+#[test]
+fn issue_38_a_changed_document_reruns_its_condition_and_a_changed_scenario_file_everything() {
+    let Some(handover) = handover_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // a copy of the checkout's scenarios, to edit
+    let copy = dir.path().join("handover");
+    std::fs::create_dir_all(copy.join("bench")).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(handover.join("bench/scenarios"))
+        .arg(copy.join("bench/scenarios"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = dir.path().join("out");
+    let exp = experiment(dir.path(), &copy, "", "");
+    let (first, _) = run(&exp, &out);
+    assert_eq!(first.ran, 4);
+    let scenario = copy.join("bench/scenarios/reverted-feature");
+    let hash = |key: &str| experiment::read_results(&out).unwrap().inputs[key].clone();
+    let good_before = hash("document reverted-feature/good");
+
+    // the good document gains a line: its two trials (one per model) run again
+    let good = scenario.join("good.handover.md");
+    let text = std::fs::read_to_string(&good).unwrap();
+    std::fs::write(&good, format!("{text}\nOne more line.\n")).unwrap();
+    let (summary, events) = run(&exp, &out);
+    assert_eq!((summary.kept, summary.ran), (2, 2));
+    let good_after = hash("document reverted-feature/good");
+    assert_ne!(good_before, good_after);
+    assert_eq!(
+        events[0],
+        format!(
+            "the experiment changed since it was stored:\n  \
+             document reverted-feature/good (sha256): {good_before} → {good_after}\n\
+             trials: 2 kept, 0 new, 0 unfinished run again, 2 re-run (identity changed), 0 removed (out of the report); to run: 2\n  \
+             re-run: reverted-feature good hc #0\n  \
+             re-run: reverted-feature good lc #0\n"
+        )
+    );
+
+    // a file of the scenario's repository changes: every trial of the scenario runs again
+    let readme = scenario.join("repo/README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    std::fs::write(&readme, format!("{text}\n")).unwrap();
+    let (summary, events) = run(&exp, &out);
+    assert_eq!(
+        (summary.kept, summary.ran, summary.changes.rerun.len()),
+        (0, 4, 4)
+    );
+    assert!(
+        events[0].contains("  scenario reverted-feature (sha256): "),
+        "{}",
+        events[0]
+    );
 }
