@@ -54,7 +54,7 @@ fn traps_run(args: HandoffTrapsRunArgs, printer: &Printer) -> Result<Outcome> {
         })),
     };
     let summary = experiment::run(&args.experiment, &args.out, &options)
-        .with_context(|| format!("trap bench {}", args.experiment.display()))?;
+        .with_context(|| args.experiment.display().to_string())?;
     let (report, files) = trap_report::write(&args.out)?;
     printer.out(&trap_report::markdown(&report))?;
     printer.error(&format!(
