@@ -5,8 +5,11 @@
 //! of (run-time settings such as concurrency left out), key by key. A change of the
 //! plan's shape (`name`, `limit`, `tasks`, `replicates`, `skip_invalid`, a new model,
 //! and the handoff study's `interfaces`, `percentiles` and `pairs`) adds episodes: the
-//! stored ones are reused and only the new ones run. Two kinds of change are refused
-//! before any call, naming the keys and the stored episodes concerned:
+//! stored ones are reused and only the new ones run. Episodes of cells or tasks the
+//! experiment no longer has are retired as removed ([`Growth::retire`]: kept in the
+//! store, out of the report), unless they are anchors that stored switch calls were
+//! computed from. Three kinds of change are refused before any call, naming the keys
+//! and the stored episodes concerned:
 //!
 //! * one that would change what a stored episode sends or how it is scored (a model's
 //!   setting, the protocol, a limit, the templates, the sandbox, the seed): the store
@@ -18,14 +21,17 @@
 //!   anchors), more tasks or replicates in a difficulty bucket that has stored switch
 //!   calls (they would come from other anchors; a new task in a bucket without any gets
 //!   that bucket's own, stored beside the others), new percentiles or pairs (the store
-//!   keeps one set of switch calls), or fewer tasks, models or cells (their episodes
-//!   would stay in the agent report).
+//!   keeps one set of switch calls), or fewer tasks or replicates in a bucket with
+//!   stored switch calls (they were computed from those anchors);
+//! * a planned episode whose stored one was retired as removed by an earlier run (it
+//!   ran with settings the store no longer has, and an agent episode has no identity
+//!   to tell), and removed episodes in a part's store (the whole study grows).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use baton_agent::AgentDataset;
-use baton_store::{AgentCell, Reader};
+use baton_store::{AgentCell, AgentEpisodeRow, Reader};
 use baton_types::{Cost, EpisodeStatus, ExperimentKind};
 use serde_json::{Value, json};
 
@@ -55,6 +61,16 @@ pub(crate) fn normalized(spec: &AgentSpec) -> Value {
 /// One planned episode: its cell's key, task and replicate.
 type Key = (String, String, u32);
 
+/// What a run grows on a stored agent experiment.
+pub(crate) struct Growth {
+    /// What changed, said before any call.
+    pub changes: Changes,
+    /// When stored episodes belong to cells or tasks the experiment no longer has:
+    /// every planned episode as (task id, cell key, replicate), the rest to retire as
+    /// removed ([`baton_store::Store::retire_removed`]).
+    pub retire: Option<Vec<(String, String, u32)>>,
+}
+
 /// What a run of `spec` on the folder of `store_path` changes there: `None` when the
 /// folder holds no experiment yet. Refused before any call when the change cannot be
 /// run as growth (see the module docs).
@@ -64,7 +80,7 @@ pub(crate) fn compare(
     options: &RunOptions,
     dataset: &AgentDataset,
     independent: bool,
-) -> Result<Option<Changes>, RunError> {
+) -> Result<Option<Growth>, RunError> {
     if !store_path.exists() {
         return Ok(None);
     }
@@ -223,14 +239,56 @@ pub(crate) fn compare(
             }
         }
     }
-    if changes.removed > 0 {
+    // episodes of removed cells or tasks are retired as removed and leave the report,
+    // unless they are anchors the stored switch calls were computed from
+    let removed: Vec<&AgentEpisodeRow> = episodes
+        .iter()
+        .filter(|e| !planned.contains(&(e.cell.label(), e.task_id.clone(), e.replicate)))
+        .collect();
+    let switch_anchors = removed
+        .iter()
+        .filter(|e| {
+            matches!(&e.cell, AgentCell::Single { model } if spec.models.contains_key(model))
+                && stored_buckets.contains(e.difficulty.name())
+        })
+        .count();
+    if switch_anchors > 0 {
         refused.push(format!(
-            "{} stored episode(s) belong to tasks, models or cells the experiment no longer has, and would stay in the agent report",
-            changes.removed
+            "tasks, replicates: {switch_anchors} stored anchor episode(s) the experiment no longer has are among those the stored switch calls were computed from"
+        ));
+    }
+    if !removed.is_empty() && options.part.is_some() {
+        refused.push(format!(
+            "{} stored episode(s) of this part belong to tasks, models or cells the experiment no longer has; grow the whole study, not a part",
+            removed.len()
+        ));
+    }
+    // a cell that comes back: its retired episodes ran with settings the store no
+    // longer has, and their key is taken
+    let retired: BTreeSet<Key> = reader
+        .identities()?
+        .into_iter()
+        .filter(|e| e.retired.as_deref() == Some(baton_store::RETIRED_REMOVED))
+        .map(|e| (e.cell_key, e.task_id, e.replicate))
+        .collect();
+    let back: Vec<&Key> = planned.iter().filter(|k| retired.contains(*k)).collect();
+    if let Some(first) = back.first() {
+        refused.push(format!(
+            "{} planned episode(s) (first: cell {}, task {:?}, replicate {}) were retired as removed by an earlier run; the store cannot tell whether they ran with today's settings",
+            back.len(),
+            first.0,
+            first.1,
+            first.2
         ));
     }
     if refused.is_empty() {
-        return Ok(Some(changes));
+        let retire = (!removed.is_empty()).then(|| {
+            planned
+                .iter()
+                .map(|(cell, task, r)| (task.clone(), cell.clone(), *r))
+                .collect()
+        });
+        return Ok(Some(Growth { changes, retire }));
     }
     Err(RunError::AgentChanged {
         source_name: options.source_name.clone(),

@@ -330,7 +330,11 @@ impl AgentRunner {
         let independent =
             options.independent || spec.handoff.as_ref().is_some_and(|h| h.independent);
         // what this run changes in the folder's stored experiment, before any call
-        let changes = growth::compare(&store_path, &spec, &options, &dataset, independent)?;
+        let growth = growth::compare(&store_path, &spec, &options, &dataset, independent)?;
+        let (changes, retire) = match growth {
+            Some(g) => (Some(g.changes), g.retire),
+            None => (None, None),
+        };
         let blobs =
             DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
                 path: options.out_dir.join(BLOB_DIR),
@@ -358,6 +362,10 @@ impl AgentRunner {
             store
                 .put_experiment(meta, growth::normalized(&spec).to_string())
                 .await?;
+            if let Some(planned) = retire {
+                let n = store.retire_removed(planned).await?;
+                tracing::info!("{n} stored episode(s) retired as removed");
+            }
         } else {
             store.init_experiment(meta).await?;
         }

@@ -82,9 +82,17 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
     let Some(handoff) = spec.handoff else {
         return Ok(None);
     };
+    // the switch calls of the pairs and percentiles the experiment has (a removed
+    // pair's or percentile's stay stored beside its retired episodes)
+    let pairs: std::collections::BTreeSet<String> = handoff
+        .pairs
+        .iter()
+        .map(|[lc, hc]| super::handoff::pair_label(lc, hc))
+        .collect();
     let thresholds = reader
         .agent_thresholds()?
         .into_iter()
+        .filter(|t| pairs.contains(&t.pair) && handoff.percentiles.contains(&t.p))
         .map(|t| StudyThreshold {
             pair: t.pair,
             direction: t.direction,

@@ -306,7 +306,8 @@ impl Reader {
         .map_err(&err)
     }
 
-    /// Every agent episode with its outcome, counts and spend, by id.
+    /// Every current agent episode (not retired: see [`crate::identity`]) with its
+    /// outcome, counts and spend, by id.
     pub fn agent_episodes(&self) -> Result<Vec<AgentEpisodeRow>> {
         self.agent_episode_rows(None)
     }
@@ -336,6 +337,8 @@ impl Reader {
                  -- a range on the row id, so one episode is a lookup, not a scan
                  WHERE e.id BETWEEN coalesce(?1, -9223372036854775808)
                                 AND coalesce(?1, 9223372036854775807)
+                 -- one episode by id whatever it is; the list holds current ones
+                 AND (?1 IS NOT NULL OR e.retired IS NULL)
                  ORDER BY e.id",
             )
             .map_err(sqlite_err(&self.path))?;

@@ -388,3 +388,77 @@ fn issue_31_an_agent_store_of_schema_13_resumes_against_a_server_that_moved() {
     );
     assert_reports_the_old_cells(&report(dir.path()));
 }
+
+#[test]
+fn issue_31_an_agent_store_of_schema_13_grown_by_an_interface_and_shrunk_back_retires_its_episodes()
+{
+    if !sandbox_works() {
+        return;
+    }
+    let _port = FIXTURE_PORT_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FixtureServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pilot = experiment(&server.base_url(), PILOT_TASKS);
+    let grown = pilot.replace(
+        r#"interfaces = ["raw"]"#,
+        r#"interfaces = ["raw", "disclosure"]"#,
+    );
+    assert_ne!(grown, pilot);
+    fixture_folder(dir.path(), &grown);
+    let db = dir.path().join("out/results.sqlite");
+
+    // grown: the disclosure handoffs run on the stored anchors and switch calls
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let out = stdout(&run);
+    assert!(
+        out.contains("episodes: 8 reused, 0 resumed, 4 new, 0 re-run"),
+        "{out}"
+    );
+    let disclosure = "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+         WHERE e.cell_key LIKE '%disclosure%'";
+    let new_calls = count(&db, disclosure);
+    assert_eq!(count(&db, "SELECT count(*) FROM calls"), 38 + new_calls);
+    assert_eq!(server.requests(), new_calls as u64);
+
+    // shrunk back: the disclosure episodes are retired as removed, nothing is sent,
+    // and the report is the pilot's again
+    let before = server.requests();
+    std::fs::write(dir.path().join("exp.toml"), &pilot).unwrap();
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(server.requests(), before, "nothing is sent");
+    let out = stdout(&run);
+    assert!(
+        out.contains(
+            "episodes: 8 reused, 0 resumed, 0 new, 0 re-run (identity changed), 4 removed"
+        ),
+        "{out}"
+    );
+    let retired: Vec<(String, String)> = rows(
+        &db,
+        "SELECT cell_key, retired FROM episodes WHERE retired IS NOT NULL ORDER BY id",
+    );
+    assert_eq!(retired.len(), 4, "{retired:?}");
+    assert!(
+        retired
+            .iter()
+            .all(|(cell, why)| cell.contains("disclosure") && why == "removed"),
+        "{retired:?}"
+    );
+    // their calls stay stored
+    assert_eq!(count(&db, disclosure), new_calls);
+    assert_reports_the_old_cells(&report(dir.path()));
+
+    // a removed cell that comes back is refused before any call, naming it
+    std::fs::write(dir.path().join("exp.toml"), &grown).unwrap();
+    let back = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(!back.status.success());
+    assert_eq!(server.requests(), before, "nothing is sent");
+    let err = stderr(&back);
+    assert!(
+        err.contains("4 planned episode(s) (first: cell handoff(")
+            && err.contains("were retired as removed"),
+        "{err}"
+    );
+}
