@@ -567,8 +567,10 @@ pub struct RunArgs {
     /// the stored ones are kept, out of the report. Without it a run that would do so
     /// lists what changed and stops with exit 2 before any call. A grown experiment (more
     /// tasks, cells or replicates) and a changed price card (stored usage is re-priced)
-    /// need no flag. An agent experiment: resume although its inputs changed, the change
-    /// recorded in the store.
+    /// need no flag. An agent experiment: run again the stored episodes a changed key
+    /// concerns (a model's setting: that model's anchors and the handoffs it sends or
+    /// receives), and resume although its inputs changed, the change recorded in the
+    /// store.
     #[arg(long)]
     pub allow_changed: bool,
     /// Send every model's calls through its provider's batch API (OpenAI's Batch API,

@@ -8,15 +8,22 @@
 //! stored ones are reused and only the new ones run. Episodes of cells or tasks the
 //! experiment no longer has are retired as removed ([`Growth::retire`]: kept in the
 //! store, out of the report), unless they are anchors that stored switch calls were
-//! computed from. Three kinds of change are refused before any call, naming the keys
-//! and the stored episodes concerned:
+//! computed from.
 //!
-//! * one that would change what a stored episode sends or how it is scored (a model's
-//!   setting, the protocol, a limit, the templates, the sandbox, the seed): the store
-//!   cannot retire an agent episode and run it afresh yet, so the run is refused rather
-//!   than mixing the old episodes with the new setting. Where a model's calls are sent
-//!   and with which key (`base_url`, `api_key_env`) change nothing they ask: listed,
-//!   not refused;
+//! A change that would change what a stored episode sends or how it is scored (a
+//! model's setting, the protocol, a limit, the templates, the sandbox, the seed) is
+//! listed with the episodes it concerns: a model's setting those that call the model
+//! (its anchors, the handoffs it sends or receives), any other key every episode. With
+//! `--allow-changed` ([`Growth::rerun`]) they are retired as changed (kept in the store,
+//! out of the report) and run afresh, and the switch calls computed from the concerned
+//! models' anchors are dropped, to be computed again from the new anchors; a handoff
+//! of other models keeps its switch call and is reused. Without it the run is refused,
+//! as it is for a part's store (the whole study changes). Where a model's calls are
+//! sent and with which key (`base_url`, `api_key_env`) change nothing they ask: listed,
+//! nothing re-run.
+//!
+//! Refused before any call, naming the keys and the stored episodes concerned:
+//!
 //! * once the handoff study's switch calls are stored (computed from the stored
 //!   anchors), more tasks or replicates in a difficulty bucket that has stored switch
 //!   calls (they would come from other anchors; a new task in a bucket without any gets
@@ -69,6 +76,10 @@ pub(crate) struct Growth {
     /// every planned episode as (task id, cell key, replicate), the rest to retire as
     /// removed ([`baton_store::Store::retire_removed`]).
     pub retire: Option<Vec<(String, String, u32)>>,
+    /// With `--allow-changed`, the stored episodes a changed setting concerns (to run
+    /// afresh) and the models whose switch calls are computed again
+    /// ([`baton_store::Store::rerun_agent_episodes`]).
+    pub rerun: Option<(Vec<i64>, Vec<String>)>,
 }
 
 /// What a run of `spec` on the folder of `store_path` changes there: `None` when the
@@ -170,6 +181,8 @@ pub(crate) fn compare(
     // what each changed key would do to the stored episodes
     let mut refused: Vec<String> = Vec::new();
     let mut concerned: BTreeSet<i64> = BTreeSet::new();
+    // the models whose anchors run afresh: their switch calls are computed again
+    let mut prefix_models: BTreeSet<String> = BTreeSet::new();
     for k in &keys {
         let top = k.key.split('.').next().unwrap_or_default();
         let model = k
@@ -194,6 +207,7 @@ pub(crate) fn compare(
                         uses.len()
                     ));
                     concerned.extend(uses);
+                    prefix_models.insert(m.to_string());
                 }
             }
             None if SHAPE.contains(&top) || HANDOFF_SHAPE.iter().any(|h| k.key == *h) => {}
@@ -205,11 +219,40 @@ pub(crate) fn compare(
                     episodes.len()
                 ));
                 concerned.extend(episodes.iter().map(|e| e.id));
+                prefix_models.extend(stored.models.keys().cloned());
             }
         }
     }
     changes.keys = keys.clone();
-    changes.rerun = concerned.len();
+    // with --allow-changed the concerned episodes that the experiment still has are
+    // retired as changed and run afresh; without it they are refused (below)
+    let reruns: Vec<&AgentEpisodeRow> = episodes
+        .iter()
+        .filter(|e| concerned.contains(&e.id))
+        .filter(|e| planned.contains(&(e.cell.label(), e.task_id.clone(), e.replicate)))
+        .collect();
+    changes.rerun = reruns.len();
+    for e in &reruns {
+        if e.outcome.status == EpisodeStatus::Incomplete {
+            changes.resumed -= 1;
+        } else {
+            changes.reused -= 1;
+            // a finished episode's bound was not counted above
+            if let Some((one, calls)) = bound.get(&e.cell.label()) {
+                changes.upper_bound += *one;
+                changes.calls_upper += calls;
+            }
+        }
+    }
+    let allowed = options.allow_changed && options.part.is_none();
+    if allowed {
+        refused.clear();
+    } else if !refused.is_empty() {
+        refused.push(
+            "--allow-changed retires those episodes (kept in the store) and runs them afresh"
+                .into(),
+        );
+    }
     if thresholds && spec.handoff.is_some() {
         let grown = |key: &str| keys.iter().any(|k: &KeyChange| k.key == key);
         // a new anchor in a bucket with stored switch calls would call for others; one in
@@ -288,7 +331,17 @@ pub(crate) fn compare(
                 .map(|(cell, task, r)| (task.clone(), cell.clone(), *r))
                 .collect()
         });
-        return Ok(Some(Growth { changes, retire }));
+        let rerun = (allowed && !reruns.is_empty()).then(|| {
+            (
+                reruns.iter().map(|e| e.id).collect(),
+                prefix_models.into_iter().collect(),
+            )
+        });
+        return Ok(Some(Growth {
+            changes,
+            retire,
+            rerun,
+        }));
     }
     Err(RunError::AgentChanged {
         source_name: options.source_name.clone(),

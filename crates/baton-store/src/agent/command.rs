@@ -20,6 +20,7 @@ pub(crate) enum AgentCommand {
     Switch(Box<NewAgentSwitch>, Reply<Option<i64>>),
     Verdict(Box<AgentVerdict>, Reply<()>),
     HandoverLint(Box<HandoverLintRow>, Reply<()>),
+    Rerun(Vec<i64>, Vec<String>, Reply<()>),
 }
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -69,7 +70,8 @@ impl AgentCommand {
             AgentCommand::Task(..)
             | AgentCommand::Finish(..)
             | AgentCommand::Verdict(..)
-            | AgentCommand::HandoverLint(..) => AgentAnswer::Unit(Err(e)),
+            | AgentCommand::HandoverLint(..)
+            | AgentCommand::Rerun(..) => AgentAnswer::Unit(Err(e)),
             AgentCommand::Episode(..) => AgentAnswer::Progress(Box::new(Err(e))),
             AgentCommand::Call(..) => AgentAnswer::Call(Err(e)),
             AgentCommand::Step(..) => AgentAnswer::Node(Err(e)),
@@ -86,7 +88,8 @@ impl AgentCommand {
             (AgentCommand::Task(_, tx), AgentAnswer::Unit(r))
             | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r))
             | (AgentCommand::Verdict(_, tx), AgentAnswer::Unit(r))
-            | (AgentCommand::HandoverLint(_, tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
+            | (AgentCommand::HandoverLint(_, tx), AgentAnswer::Unit(r))
+            | (AgentCommand::Rerun(.., tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
             (AgentCommand::Episode(_, tx), AgentAnswer::Progress(r)) => drop(tx.send(*r)),
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
@@ -161,6 +164,20 @@ impl Store {
     /// ones: thresholds are fixed once, before any handoff runs, and a resume reuses them.
     pub async fn agent_thresholds(&self, rows: Vec<ThresholdRow>) -> Result<Vec<ThresholdRow>> {
         self.ask(|tx| agent(AgentCommand::Thresholds(rows, tx)))
+            .await
+    }
+
+    /// Retire the agent episodes `ids` as changed so that they run afresh (each keeps
+    /// its calls, attempts and costs; its `cell_key` gets ` #<id>` so the cell's name is
+    /// free), and drop the switch calls computed from the anchors of `prefix_models`:
+    /// the next handoff phase computes them again from the current anchors. One
+    /// transaction.
+    pub async fn rerun_agent_episodes(
+        &self,
+        ids: Vec<i64>,
+        prefix_models: Vec<String>,
+    ) -> Result<()> {
+        self.ask(|tx| agent(AgentCommand::Rerun(ids, prefix_models, tx)))
             .await
     }
 

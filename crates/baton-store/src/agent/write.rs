@@ -30,7 +30,29 @@ impl Db {
             AgentCommand::Switch(sw, _) => AgentAnswer::Switch(self.switch(sw)),
             AgentCommand::Verdict(v, _) => AgentAnswer::Unit(self.verdict(v)),
             AgentCommand::HandoverLint(l, _) => AgentAnswer::Unit(self.handover_lint(l)),
+            AgentCommand::Rerun(ids, models, _) => AgentAnswer::Unit(self.rerun(ids, models)),
         }
+    }
+
+    fn rerun(&mut self, ids: &[i64], prefix_models: &[String]) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        for id in ids {
+            tx.exec(
+                "UPDATE episodes SET retired = ?2, cell_key = cell_key || ' #' || id
+                 WHERE id = ?1 AND retired IS NULL",
+                params![id, crate::RETIRED_CHANGED],
+            )
+            .map_err(&err)?;
+        }
+        for m in prefix_models {
+            tx.exec(
+                "DELETE FROM agent_thresholds WHERE prefix_model = ?1",
+                params![m],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)
     }
 
     fn handover_lint(&mut self, l: &HandoverLintRow) -> Result<()> {

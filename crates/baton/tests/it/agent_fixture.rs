@@ -462,3 +462,123 @@ fn issue_31_an_agent_store_of_schema_13_grown_by_an_interface_and_shrunk_back_re
         "{err}"
     );
 }
+
+#[test]
+fn issue_31_one_changed_model_setting_reruns_exactly_that_models_agent_episodes() {
+    if !sandbox_works() {
+        return;
+    }
+    let _port = FIXTURE_PORT_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FixtureServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pilot = experiment(&server.base_url(), PILOT_TASKS);
+    let lc = "price = \"sim/lc\"\n";
+    assert!(pilot.contains(lc));
+    let changed = pilot.replace(lc, &format!("{lc}temperature = 0.5\n"));
+    fixture_folder(dir.path(), &changed);
+    let db = dir.path().join("out/results.sqlite");
+    let current = |cell: &str| -> Vec<(i64, String)> {
+        rows(
+            &db,
+            &format!(
+                "SELECT id, task_id FROM episodes WHERE retired IS NULL AND cell_key = '{cell}'
+                 ORDER BY id"
+            ),
+        )
+    };
+    // schema 13: every episode is current
+    let hc_anchors: Vec<(i64, String)> = rows(
+        &db,
+        "SELECT id, task_id FROM episodes WHERE cell_key = 'single(hc)' ORDER BY id",
+    );
+    assert_eq!(hc_anchors.len(), 2);
+
+    // without --allow-changed: listed and refused before any call
+    let refused = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stdout(&refused));
+    let err = stderr(&refused);
+    assert!(err.contains("models.lc.temperature: (none) → 0.5"), "{err}");
+    assert!(
+        err.contains("6 stored episode(s) of model \"lc\" would be sent again"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--allow-changed retires those episodes"),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 0);
+
+    // with it: lc's 2 anchors and the 4 handoffs (lc sends or receives) run afresh,
+    // hc's 2 anchors are reused; the change is listed before the first call
+    let run = baton_ok(
+        dir.path(),
+        &[
+            "run",
+            "exp.toml",
+            "--out",
+            "out",
+            "--quiet",
+            "--allow-changed",
+        ],
+    );
+    let out = stdout(&run);
+    assert!(out.contains("models.lc.temperature: (none) → 0.5"), "{out}");
+    assert!(
+        out.contains("episodes: 2 reused, 0 resumed, 0 new, 6 re-run"),
+        "{out}"
+    );
+    let new_calls = count(&db, "SELECT count(*) FROM calls") - 38;
+    assert!(new_calls > 0);
+    assert_eq!(server.requests(), new_calls as u64);
+    // every request went to the new episodes; hc's anchors are the stored ones
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
+             WHERE e.retired IS NULL AND e.cell_key != 'single(hc)' AND c.id > 38"
+        ),
+        new_calls
+    );
+    assert_eq!(current("single(hc)"), hc_anchors);
+    let retired: Vec<(String, String)> = rows(
+        &db,
+        "SELECT cell_key, retired FROM episodes WHERE retired IS NOT NULL ORDER BY id",
+    );
+    assert_eq!(retired.len(), 6, "{retired:?}");
+    assert!(retired.iter().all(|(cell, why)| why == "changed"
+        && cell.contains(" #")
+        && !cell.starts_with("single(hc)")));
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM episodes WHERE retired IS NULL"),
+        8
+    );
+    // the downshift switch call (from hc's anchors) is kept; escalation's is lc's again
+    let downshift: Vec<(String, i64)> = rows(
+        &db,
+        "SELECT bucket, s FROM agent_thresholds WHERE direction = 'downshift'",
+    );
+    assert_eq!(downshift, [("easy".to_string(), 5)]);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM agent_thresholds WHERE direction = 'escalation'"
+        ),
+        1
+    );
+    // the report holds the current episodes only
+    let report = report(dir.path());
+    assert_eq!(report["audit"]["tasks"], json!(8));
+    assert_eq!(report["audit"]["reconciled"], json!(true));
+
+    // and again: nothing
+    let before = server.requests();
+    let again = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(server.requests(), before);
+    assert!(
+        stdout(&again).contains("episodes: 8 reused, 0 resumed, 0 new, 0 re-run"),
+        "{}",
+        stdout(&again)
+    );
+}
