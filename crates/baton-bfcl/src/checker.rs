@@ -409,7 +409,8 @@ fn single_function_checker(
         other => Doc::Json(other).get(&Value::int(0))?,
     };
     let answer = Doc::Json(possible_answer).get(&Value::int(0))?;
-    simple_function_checker(&description, &model_output[0], &answer, Messages::Write)
+    let expected = Expected::read(&description, &answer)?;
+    simple_function_checker(&expected, &model_output[0], Messages::Write)
 }
 
 /// The document of the function named `name` (borrowed: it is read, never changed).
@@ -450,7 +451,11 @@ fn multiple_function_checker(
     let Some(call) = model_output.first() else {
         return Err(Raise::new("IndexError", "list index out of range").into());
     };
-    simple_function_checker(&description, call, &answer, Messages::Write)
+    simple_function_checker(
+        &Expected::read(&description, &answer)?,
+        call,
+        Messages::Write,
+    )
 }
 
 fn parallel_function_checker_no_order(
@@ -469,6 +474,8 @@ fn parallel_function_checker_no_order(
     for (i, answer) in answers.index_items()?.iter().enumerate() {
         let expected = answer.first_key()?;
         let description = find_description(descriptions, &expected)?;
+        // Read once for the answer (at its first try, where each try read it first).
+        let mut read: Option<Expected<'_>> = None;
         // The failed attempts are kept as they are and written out as JSON only if no call
         // matches this answer: most attempts fail on the way to a match, and rendering each
         // (the call's JSON above all) was most of the parallel checker's own work.
@@ -490,7 +497,11 @@ fn parallel_function_checker_no_order(
             } else {
                 Messages::Skip
             };
-            let result = simple_function_checker(&description, call, answer, messages)?;
+            let expected = match &read {
+                Some(expected) => expected,
+                None => read.insert(Expected::read(&description, answer)?),
+            };
+            let result = simple_function_checker(expected, call, messages)?;
             last_valid = result.valid;
             if result.valid {
                 matched.push(index);
@@ -510,7 +521,12 @@ fn parallel_function_checker_no_order(
                     Some(result) => result,
                     None => {
                         let call = &model_output[index];
-                        simple_function_checker(&description, call, answer, Messages::Write)?
+                        // Read at the answer's first try, which this call was.
+                        let expected = match &read {
+                            Some(expected) => expected,
+                            None => read.insert(Expected::read(&description, answer)?),
+                        };
+                        simple_function_checker(expected, call, Messages::Write)?
                     }
                 };
                 results.push((index, result));
@@ -550,18 +566,53 @@ fn parallel_function_checker_no_order(
     Ok(CheckResult::ok())
 }
 
-/// `simple_function_checker` for one call dict `{name: {param: value}}` and one possible answer.
+/// What `simple_function_checker` reads of a function's description and of a possible
+/// answer before it looks at the call: the same for every call an answer is tried against,
+/// so the parallel checker reads it once per answer instead of once per answer–call pair.
+///
+/// These reads spend nothing from the lookup budget (the description and the answer are the
+/// sample's JSON: an object is looked into in place, and anything else converted is never a
+/// dict, so a lookup in it raises), and an answer is always tried against at least one call,
+/// so reading them once, at the first try, raises what each try would have raised first and
+/// leaves the budget as it was.
+struct Expected<'a> {
+    possible_answer: Doc<'a>,
+    func_name: Doc<'a>,
+    param_details: Doc<'a>,
+    required_params: Doc<'a>,
+}
+
+impl<'a> Expected<'a> {
+    /// `list(possible_answer.values())[0]`, then the description's `name`, `parameters`,
+    /// and of those `properties` and `required`, in `simple_function_checker`'s order.
+    fn read(description: &Doc<'a>, possible_answer: &Doc<'a>) -> Result<Self, BfclError> {
+        let possible_answer = possible_answer.first_value()?;
+        let func_name = description.get_str("name")?;
+        let parameters = description.get_str("parameters")?;
+        let param_details = parameters.get_str("properties")?;
+        let required_params = parameters.get_str("required")?;
+        Ok(Expected {
+            possible_answer,
+            func_name,
+            param_details,
+            required_params,
+        })
+    }
+}
+
+/// `simple_function_checker` for one call dict `{name: {param: value}}` and one possible
+/// answer, its description's and answer's parts read by [`Expected::read`].
 fn simple_function_checker(
-    description: &Doc<'_>,
+    expected: &Expected<'_>,
     model_output: &Value,
-    possible_answer: &Doc<'_>,
     messages: Messages,
 ) -> Checked {
-    let possible_answer = possible_answer.first_value()?;
-    let func_name = description.get_str("name")?;
-    let parameters = description.get_str("parameters")?;
-    let param_details = parameters.get_str("properties")?;
-    let required_params = parameters.get_str("required")?;
+    let Expected {
+        possible_answer,
+        func_name,
+        param_details,
+        required_params,
+    } = expected;
     // convert_func_name: `"." in function_name` (no renaming for gpt-4o).
     if func_name.as_str().is_none() {
         py_contains(&func_name.value(), &s("."))?;
