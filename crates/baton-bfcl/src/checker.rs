@@ -36,7 +36,24 @@ enum Doc<'a> {
 
 impl<'a> Doc<'a> {
     /// `self[key]` for a str key.
+    ///
+    /// A key found in an object of the sample's JSON (nearly every lookup) is returned
+    /// inline; everything else (a miss raises, anything else converts) out of line, so the
+    /// common lookup does not pay that path's frame.
+    #[inline]
     fn get_str(&self, key: &str) -> Result<Doc<'a>, BfclError> {
+        if let Doc::Json(Json::Object(map)) = self
+            && let Some(found) = field(map, key)
+        {
+            return Ok(Doc::Json(found));
+        }
+        self.get_str_other(key)
+    }
+
+    /// [`Doc::get_str`] where the key is not a field of an object of the sample's JSON.
+    #[cold]
+    #[inline(never)]
+    fn get_str_other(&self, key: &str) -> Result<Doc<'a>, BfclError> {
         match self {
             Doc::Json(Json::Object(map)) => field(map, key)
                 .map(Doc::Json)
@@ -160,6 +177,7 @@ enum Key<'a> {
 
 /// `map[key]`: a document's objects hold a few keys, which a scan compares in less time
 /// than hashing the key takes; a large object is looked up by hash.
+#[inline]
 fn field<'a>(map: &'a serde_json::Map<String, Json>, key: &str) -> Option<&'a Json> {
     if map.len() > 16 {
         return map.get(key);
