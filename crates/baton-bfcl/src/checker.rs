@@ -195,11 +195,19 @@ fn contains_json(container: &Value, item: &Json) -> Result<bool, BfclError> {
 }
 
 /// `PYTHON_TYPE_MAPPING[description]` for a document's `type` node.
+#[inline]
 fn doc_type(description: &Doc<'_>) -> Result<PyType, BfclError> {
     match description.as_str().and_then(type_of_name) {
         Some(t) => Ok(t),
-        None => python_type(&description.value()),
+        None => doc_type_other(description),
     }
+}
+
+/// [`doc_type`] of anything but a known type name, out of line.
+#[cold]
+#[inline(never)]
+fn doc_type_other(description: &Doc<'_>) -> Result<PyType, BfclError> {
+    python_type(&description.value())
 }
 
 /// `PYTHON_TYPE_MAPPING` for a str.
