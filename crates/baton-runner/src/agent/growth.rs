@@ -7,8 +7,15 @@
 //! and the handoff study's `interfaces`, `percentiles` and `pairs`) adds episodes: the
 //! stored ones are reused and only the new ones run. Episodes of cells or tasks the
 //! experiment no longer has are retired as removed ([`Growth::retire`]: kept in the
-//! store, out of the report), unless they are anchors that stored switch calls were
-//! computed from.
+//! store, out of the report).
+//!
+//! The handoff study's switch calls are computed again from the current anchors before
+//! the handoffs run (`handoff::run_handoffs`): a stored handoff whose switch call is
+//! unchanged is reused, one whose switch call moved (its bucket's anchors grew or
+//! shrank) is retired as changed and runs afresh at the new one. Which ones move is
+//! known only once the new anchors ran, so the printed upper bound counts every stored
+//! handoff of a bucket whose anchors change. A part keeps the switch calls it adopted
+//! (computed over every part's anchors).
 //!
 //! A change that would change what a stored episode sends or how it is scored (a
 //! model's setting, the protocol, a limit, the templates, the sandbox, the seed) is
@@ -24,12 +31,8 @@
 //!
 //! Refused before any call, naming the keys and the stored episodes concerned:
 //!
-//! * once the handoff study's switch calls are stored (computed from the stored
-//!   anchors), more tasks or replicates in a difficulty bucket that has stored switch
-//!   calls (they would come from other anchors; a new task in a bucket without any gets
-//!   that bucket's own, stored beside the others), new percentiles or pairs (the store
-//!   keeps one set of switch calls), or fewer tasks or replicates in a bucket with
-//!   stored switch calls (they were computed from those anchors);
+//! * in a part's store with switch calls, anchors that change in a bucket that has
+//!   them, and new percentiles or pairs (grow the whole study);
 //! * a planned episode whose stored one was retired as removed by an earlier run (it
 //!   ran with settings the store no longer has, and an agent episode has no identity
 //!   to tell), and removed episodes in a part's store (the whole study grows).
@@ -253,52 +256,66 @@ pub(crate) fn compare(
                 .into(),
         );
     }
+    // episodes of removed cells or tasks are retired as removed and leave the report
+    let removed: Vec<&AgentEpisodeRow> = episodes
+        .iter()
+        .filter(|e| !planned.contains(&(e.cell.label(), e.task_id.clone(), e.replicate)))
+        .collect();
     if thresholds && spec.handoff.is_some() {
         let grown = |key: &str| keys.iter().any(|k: &KeyChange| k.key == key);
-        // a new anchor in a bucket with stored switch calls would call for others; one in
-        // a bucket without them gets that bucket's own
+        // the buckets with stored switch calls whose anchors change: new anchors (more
+        // tasks, replicates or models), or removed ones of a model the study keeps
         let bucket_of: BTreeMap<&str, &str> = dataset
             .tasks
             .iter()
             .map(|t| (t.id.as_str(), t.difficulty.name()))
             .collect();
-        let more_anchors = planned.iter().any(|key| {
-            key.0.starts_with("single(")
-                && !stored_keys.contains(key)
-                && bucket_of
-                    .get(key.1.as_str())
-                    .is_none_or(|b| stored_buckets.contains(*b))
-        });
-        if more_anchors {
-            refused.push(
-                "the handoff study's switch calls are stored, computed from the stored anchors; new anchors (more tasks, replicates or models) in a bucket that has them would call for others".into(),
-            );
-        }
-        for key in ["handoff.percentiles", "handoff.pairs"] {
-            if grown(key) {
-                refused.push(format!(
-                    "{key}: the handoff study's switch calls are stored, and the store keeps one set of them"
-                ));
+        let mut moving: BTreeSet<String> = planned
+            .iter()
+            .filter(|key| key.0.starts_with("single(") && !stored_keys.contains(*key))
+            .filter_map(|key| bucket_of.get(key.1.as_str()).map(|b| b.to_string()))
+            .filter(|b| stored_buckets.contains(b))
+            .collect();
+        moving.extend(
+            removed
+                .iter()
+                .filter(|e| {
+                    matches!(&e.cell, AgentCell::Single { model } if spec.models.contains_key(model))
+                })
+                .map(|e| e.difficulty.name().to_string())
+                .filter(|b| stored_buckets.contains(b)),
+        );
+        if options.part.is_some() {
+            // a part's switch calls are adopted from every part's anchors
+            if !moving.is_empty() {
+                refused.push(
+                    "the handoff study's switch calls are stored, computed from every part's anchors; a part cannot change its anchors in a bucket that has them: grow the whole study".into(),
+                );
+            }
+            for key in ["handoff.percentiles", "handoff.pairs"] {
+                if grown(key) {
+                    refused.push(format!(
+                        "{key}: a part's switch calls are adopted from every part's anchors: grow the whole study"
+                    ));
+                }
+            }
+        } else {
+            // the switch calls are computed again from the anchors before the handoffs
+            // run: a stored handoff in such a bucket whose switch call moves runs afresh,
+            // so its bound counts
+            for e in &episodes {
+                if matches!(e.cell, AgentCell::AgentHandoff { .. })
+                    && moving.contains(e.difficulty.name())
+                    && e.outcome.status != EpisodeStatus::Incomplete
+                    && !concerned.contains(&e.id)
+                    && planned.contains(&(e.cell.label(), e.task_id.clone(), e.replicate))
+                    && let Some((one, calls)) = bound.get(&e.cell.label())
+                {
+                    changes.upper_bound += *one;
+                    changes.calls_upper += calls;
+                }
             }
         }
-    }
-    // episodes of removed cells or tasks are retired as removed and leave the report,
-    // unless they are anchors the stored switch calls were computed from
-    let removed: Vec<&AgentEpisodeRow> = episodes
-        .iter()
-        .filter(|e| !planned.contains(&(e.cell.label(), e.task_id.clone(), e.replicate)))
-        .collect();
-    let switch_anchors = removed
-        .iter()
-        .filter(|e| {
-            matches!(&e.cell, AgentCell::Single { model } if spec.models.contains_key(model))
-                && stored_buckets.contains(e.difficulty.name())
-        })
-        .count();
-    if switch_anchors > 0 {
-        refused.push(format!(
-            "tasks, replicates: {switch_anchors} stored anchor episode(s) the experiment no longer has are among those the stored switch calls were computed from"
-        ));
     }
     if !removed.is_empty() && options.part.is_some() {
         refused.push(format!(

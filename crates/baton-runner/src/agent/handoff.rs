@@ -169,6 +169,26 @@ pub(crate) fn thresholds(
     Ok(out)
 }
 
+/// The current handoff episodes whose switch call is not the one `rows` give their
+/// cell and bucket (or that have none now).
+fn stale_handoffs(rows: &[ThresholdRow], episodes: &[AgentEpisodeRow]) -> Vec<i64> {
+    episodes
+        .iter()
+        .filter_map(|e| {
+            let AgentCell::AgentHandoff { sender, p, .. } = &e.cell else {
+                return None;
+            };
+            // a switch call is the sender's anchors' percentile in the task's bucket
+            let bucket = e.difficulty.name();
+            let s = rows
+                .iter()
+                .find(|t| t.prefix_model == *sender && t.bucket == bucket && t.p == *p)
+                .map(|t| t.s);
+            (s != e.k).then_some(e.id)
+        })
+        .collect()
+}
+
 pub(crate) fn finished(e: &AgentEpisodeRow) -> bool {
     e.end.is_some() && e.outcome.status != EpisodeStatus::Incomplete
 }
@@ -208,9 +228,25 @@ impl AgentRunner {
         }
         let episodes = Reader::open(&self.store_path)?.agent_episodes()?;
         let stored = Reader::open(&self.store_path)?.agent_thresholds()?;
-        // stored switch calls are kept; a bucket without them (the experiment grew into
-        // it) gets its own from its anchors
+        // A whole study computes its switch calls from its current anchors: a handoff
+        // that ran at a switch call that moved (the anchors grew or shrank) is retired
+        // and runs afresh, one whose switch call is unchanged is reused. A part keeps the
+        // ones it adopted (computed over every part's anchors) and adds a missing
+        // bucket's.
         let rows = match thresholds(&spec, &episodes) {
+            Ok(rows) if self.part.is_none() => {
+                let stale = stale_handoffs(&rows, &episodes);
+                if !stale.is_empty() {
+                    tracing::info!(
+                        "{} handoff episode(s) ran at a switch call that moved with the anchors: run afresh",
+                        stale.len()
+                    );
+                }
+                self.shared
+                    .store
+                    .recompute_agent_thresholds(rows, stale)
+                    .await?
+            }
             Ok(rows) => self.shared.store.agent_thresholds(rows).await?,
             Err(why) if stored.is_empty() => {
                 tracing::warn!("no handoff runs yet: {why}; resume once the anchors finish");

@@ -21,6 +21,7 @@ pub(crate) enum AgentCommand {
     Verdict(Box<AgentVerdict>, Reply<()>),
     HandoverLint(Box<HandoverLintRow>, Reply<()>),
     Rerun(Vec<i64>, Vec<String>, Reply<()>),
+    Recompute(Vec<ThresholdRow>, Vec<i64>, Reply<Vec<ThresholdRow>>),
 }
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -76,7 +77,9 @@ impl AgentCommand {
             AgentCommand::Call(..) => AgentAnswer::Call(Err(e)),
             AgentCommand::Step(..) => AgentAnswer::Node(Err(e)),
             AgentCommand::Context(..) => AgentAnswer::Messages(Err(e)),
-            AgentCommand::Thresholds(..) => AgentAnswer::Thresholds(Err(e)),
+            AgentCommand::Thresholds(..) | AgentCommand::Recompute(..) => {
+                AgentAnswer::Thresholds(Err(e))
+            }
             AgentCommand::Switch(..) => AgentAnswer::Switch(Err(e)),
         }
     }
@@ -94,7 +97,8 @@ impl AgentCommand {
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
             (AgentCommand::Context(_, tx), AgentAnswer::Messages(r)) => drop(tx.send(r)),
-            (AgentCommand::Thresholds(_, tx), AgentAnswer::Thresholds(r)) => drop(tx.send(r)),
+            (AgentCommand::Thresholds(_, tx), AgentAnswer::Thresholds(r))
+            | (AgentCommand::Recompute(.., tx), AgentAnswer::Thresholds(r)) => drop(tx.send(r)),
             (AgentCommand::Switch(_, tx), AgentAnswer::Switch(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::agent answers each command with its own kind"),
         }
@@ -160,8 +164,9 @@ impl Store {
             .await
     }
 
-    /// Store the switch calls unless some are stored already, and return the stored
-    /// ones: thresholds are fixed once, before any handoff runs, and a resume reuses them.
+    /// Store the switch calls not stored yet (a stored one of the same pair, direction,
+    /// bucket and p is kept: a part's, adopted from every part's anchors), and return
+    /// the stored ones.
     pub async fn agent_thresholds(&self, rows: Vec<ThresholdRow>) -> Result<Vec<ThresholdRow>> {
         self.ask(|tx| agent(AgentCommand::Thresholds(rows, tx)))
             .await
@@ -178,6 +183,19 @@ impl Store {
         prefix_models: Vec<String>,
     ) -> Result<()> {
         self.ask(|tx| agent(AgentCommand::Rerun(ids, prefix_models, tx)))
+            .await
+    }
+
+    /// Store the switch calls `rows` computed from the current anchors, replacing a
+    /// stored one of the same (pair, direction, bucket, p), and retire as changed the
+    /// handoff episodes `stale` (those that ran at a switch call that moved), in one
+    /// transaction; returns the stored switch calls.
+    pub async fn recompute_agent_thresholds(
+        &self,
+        rows: Vec<ThresholdRow>,
+        stale: Vec<i64>,
+    ) -> Result<Vec<ThresholdRow>> {
+        self.ask(|tx| agent(AgentCommand::Recompute(rows, stale, tx)))
             .await
     }
 

@@ -31,7 +31,42 @@ impl Db {
             AgentCommand::Verdict(v, _) => AgentAnswer::Unit(self.verdict(v)),
             AgentCommand::HandoverLint(l, _) => AgentAnswer::Unit(self.handover_lint(l)),
             AgentCommand::Rerun(ids, models, _) => AgentAnswer::Unit(self.rerun(ids, models)),
+            AgentCommand::Recompute(rows, stale, _) => {
+                AgentAnswer::Thresholds(self.recompute(rows, stale))
+            }
         }
+    }
+
+    fn recompute(&mut self, rows: &[ThresholdRow], stale: &[i64]) -> Result<Vec<ThresholdRow>> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        for id in stale {
+            tx.exec(
+                "UPDATE episodes SET retired = ?2, cell_key = cell_key || ' #' || id
+                 WHERE id = ?1 AND retired IS NULL",
+                params![id, crate::RETIRED_CHANGED],
+            )
+            .map_err(&err)?;
+        }
+        for t in rows {
+            tx.exec(
+                "INSERT OR REPLACE INTO agent_thresholds (pair, direction, prefix_model, bucket,
+                 p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    t.pair,
+                    t.direction,
+                    t.prefix_model,
+                    t.bucket,
+                    t.p,
+                    t.s,
+                    t.n_anchors
+                ],
+            )
+            .map_err(&err)?;
+        }
+        let out = read_thresholds(&tx, &self.path)?;
+        tx.commit().map_err(&err)?;
+        Ok(out)
     }
 
     fn rerun(&mut self, ids: &[i64], prefix_models: &[String]) -> Result<()> {

@@ -582,3 +582,105 @@ fn issue_31_one_changed_model_setting_reruns_exactly_that_models_agent_episodes(
         stdout(&again)
     );
 }
+
+#[test]
+fn issue_31_an_agent_store_of_schema_13_grown_in_a_bucket_with_switch_calls_recomputes_them() {
+    if !sandbox_works() {
+        return;
+    }
+    let _port = FIXTURE_PORT_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FixtureServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // temperature is an easy task, the bucket of every stored switch call
+    let grown = r#"["chunked", "roman-numerals", "temperature"]"#;
+    fixture_folder(dir.path(), &experiment(&server.base_url(), grown));
+    let db = dir.path().join("out/results.sqlite");
+    // schema 13: every episode is current
+    let handoffs: Vec<(i64, String, i64)> = rows(
+        &db,
+        "SELECT id, cell_key, k FROM episodes WHERE cell_key LIKE 'handoff%' ORDER BY id",
+    );
+    assert_eq!(handoffs.len(), 4);
+
+    let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    let out = stdout(&run);
+    assert!(
+        out.contains("episodes: 8 reused, 0 resumed, 4 new, 0 re-run"),
+        "{out}"
+    );
+    // the easy switch calls are computed again from the 3 anchors of each model
+    let s_of: std::collections::BTreeMap<String, i64> = rows::<(String, i64, i64)>(
+        &db,
+        "SELECT direction, s, n_anchors FROM agent_thresholds WHERE bucket = 'easy'",
+    )
+    .into_iter()
+    .map(|(d, s, n)| {
+        assert_eq!(n, 3, "{d}");
+        (d, s)
+    })
+    .collect();
+    assert_eq!(s_of.len(), 2);
+    let stored_s = [("downshift", 5), ("escalation", 8)];
+    // a stored handoff whose switch call is unchanged is the same row; one whose
+    // switch call moved is retired as changed and ran afresh at the new one
+    let mut rerun = 0;
+    for (id, cell, k) in &handoffs {
+        let direction = if cell.starts_with("handoff(lc -> hc") {
+            "escalation"
+        } else {
+            "downshift"
+        };
+        let old = stored_s.iter().find(|(d, _)| *d == direction).unwrap().1;
+        assert_eq!(*k, old);
+        let retired: Vec<(Option<String>,)> = rows(
+            &db,
+            &format!("SELECT retired FROM episodes WHERE id = {id}"),
+        );
+        if s_of[direction] == old {
+            assert_eq!(retired, [(None,)], "{cell}");
+        } else {
+            assert_eq!(retired, [(Some("changed".to_string()),)], "{cell}");
+            rerun += 1;
+        }
+    }
+    // every current handoff ran at its bucket's switch call
+    let current: Vec<(String, i64)> = rows(
+        &db,
+        "SELECT cell_key, k FROM episodes WHERE retired IS NULL AND cell_key LIKE 'handoff%'",
+    );
+    assert_eq!(current.len(), 6);
+    for (cell, k) in &current {
+        let direction = if cell.starts_with("handoff(lc -> hc") {
+            "escalation"
+        } else {
+            "downshift"
+        };
+        assert_eq!(*k, s_of[direction], "{cell}");
+    }
+    let new_calls = count(&db, "SELECT count(*) FROM calls") - 38;
+    assert!(new_calls > 0);
+    assert_eq!(server.requests(), new_calls as u64);
+    // its anchors move escalation's switch call from 8 to 6 (p10 of lc's anchors: 11
+    // and 8 calls stored, 6 on temperature) and leave downshift's at 5: the 2 stored
+    // escalation handoffs ran again, the 2 downshift ones are reused
+    assert_eq!(
+        s_of,
+        [("downshift".to_string(), 5), ("escalation".to_string(), 6)].into()
+    );
+    assert_eq!(rerun, 2);
+    let report = report(dir.path());
+    assert_eq!(report["audit"]["tasks"], json!(12));
+    assert_eq!(report["audit"]["reconciled"], json!(true));
+
+    // and again: nothing
+    let before = server.requests();
+    let again = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(server.requests(), before);
+    assert!(
+        stdout(&again).contains("episodes: 12 reused, 0 resumed, 0 new, 0 re-run"),
+        "{}",
+        stdout(&again)
+    );
+}
