@@ -410,6 +410,23 @@ impl Lexer<'_> {
                 return Ok(());
             }
         }
+        // A plain decimal int of up to 19 digits (nearly every number in an answer) is read
+        // where it lies: no digit text is built. Anything else (`_`, a fraction, an
+        // exponent, `j`, a leading zero, more digits) goes the general way below.
+        let rest = &self.chars[self.pos..];
+        let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        if (1..=19).contains(&n)
+            && (n == 1 || rest[0] != '0')
+            && !matches!(rest.get(n), Some('.' | 'e' | 'E' | 'j' | 'J' | '_'))
+        {
+            let value = rest[..n]
+                .iter()
+                .fold(0u64, |acc, &c| acc * 10 + u64::from(c as u8 - b'0'));
+            self.pos += n;
+            self.verify_end_of_number("decimal")?;
+            self.push(Tok::Num(Constant::Int(BigInt::from(value))), start);
+            return Ok(());
+        }
         let int_part = if self.peek(0) == Some('.') {
             String::new()
         } else {
@@ -735,6 +752,18 @@ mod tests {
         assert_eq!(num(".5"), Constant::Float(0.5));
         assert_eq!(num("1_000j"), Constant::Imag(1000.0));
         assert_eq!(num("00"), Constant::Int(0.into()));
+        assert_eq!(num("7"), Constant::Int(7.into()));
+        assert_eq!(
+            num("9999999999999999999"),
+            Constant::Int(9_999_999_999_999_999_999u64.into())
+        );
+        assert_eq!(
+            num("12345678901234567890"),
+            Constant::Int(12_345_678_901_234_567_890u128.into())
+        );
+        assert_eq!(num("12.5"), Constant::Float(12.5));
+        assert_eq!(num("12e1"), Constant::Float(120.0));
+        assert_eq!(num("12j"), Constant::Imag(12.0));
         assert!(toks("012").is_err());
         assert!(toks("1__0").is_err());
         assert!(toks("1abc").is_err());
