@@ -33,9 +33,14 @@
 //!
 //! * in a part's store with switch calls, anchors that change in a bucket that has
 //!   them, and new percentiles or pairs (grow the whole study);
-//! * a planned episode whose stored one was retired as removed by an earlier run (it
-//!   ran with settings the store no longer has, and an agent episode has no identity
-//!   to tell), and removed episodes in a part's store (the whole study grows).
+//! * a planned episode whose stored one was retired as removed by an earlier run that
+//!   sent it with other settings (its [`identity`] differs; with the same identity it
+//!   is made current again and reused), and removed episodes in a part's store (the
+//!   whole study grows).
+//!
+//! Every current episode without an identity (stored by an older baton, or by the last
+//! run) adopts the one it has under the stored experiment it ran with, before anything
+//! is retired: a removed episode keeps the identity it ran with.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -71,6 +76,60 @@ pub(crate) fn normalized(spec: &AgentSpec) -> Value {
 /// One planned episode: its cell's key, task and replicate.
 type Key = (String, String, u32);
 
+/// An agent episode's identity under the experiment `experiment` (the normalized form's
+/// `experiment` object): the sha256 of what decides what the episode sends and how it
+/// is scored, from an explicit list: the task's content, the cell, the replicate, the
+/// request settings of each model it calls (where and with which key they are sent
+/// left out), and every other key but the plan's shape (the protocol, limits, templates
+/// file, sandbox, seed). A handoff's switch call is checked when the switch calls are
+/// computed again (`handoff::run_handoffs`), since it is known only then.
+pub(crate) fn identity(
+    experiment: &Value,
+    cell: &AgentCell,
+    task_sha256: &str,
+    replicate: u32,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let used: Vec<&str> = match cell {
+        AgentCell::Single { model } => vec![model],
+        AgentCell::AgentHandoff {
+            sender, receiver, ..
+        } => vec![sender, receiver],
+    };
+    let mut models = serde_json::Map::new();
+    for m in used {
+        let mut settings = experiment["models"][m].clone();
+        if let Some(o) = settings.as_object_mut() {
+            for t in TRANSPORT {
+                o.remove(*t);
+            }
+        }
+        models.insert(m.to_string(), settings);
+    }
+    let mut common = experiment.clone();
+    if let Some(o) = common.as_object_mut() {
+        o.remove("models");
+        for k in SHAPE {
+            o.remove(*k);
+        }
+        if let Some(h) = o.get_mut("handoff").and_then(Value::as_object_mut) {
+            for k in HANDOFF_SHAPE {
+                h.remove(k.trim_start_matches("handoff."));
+            }
+        }
+    }
+    let text = json!({
+        "identity": 1,
+        "task": task_sha256,
+        "cell": cell,
+        "replicate": replicate,
+        "models": models,
+        "common": common,
+    })
+    .to_string();
+    hex::encode(Sha256::digest(text))
+}
+
 /// What a run grows on a stored agent experiment.
 pub(crate) struct Growth {
     /// What changed, said before any call.
@@ -83,6 +142,12 @@ pub(crate) struct Growth {
     /// afresh) and the models whose switch calls are computed again
     /// ([`baton_store::Store::rerun_agent_episodes`]).
     pub rerun: Option<(Vec<i64>, Vec<String>)>,
+    /// Identities adopted by stored episodes that have none (stored before identities,
+    /// or by the last run), computed from the stored experiment they ran under.
+    pub adopt: Vec<(i64, String)>,
+    /// Episodes retired as removed whose cell comes back with the identity they have:
+    /// current again, reused.
+    pub revive: Vec<i64>,
 }
 
 /// What a run of `spec` on the folder of `store_path` changes there: `None` when the
@@ -119,6 +184,46 @@ pub(crate) fn compare(
         &normalized(spec)["experiment"],
     );
     let episodes = reader.agent_episodes()?;
+    let stored_experiment = &normalized(&stored)["experiment"];
+    let current_experiment = &normalized(spec)["experiment"];
+    let all = reader.identities()?;
+    // every current episode ran under the stored experiment: one without an identity
+    // adopts the one it has there
+    let adopt: Vec<(i64, String)> = all
+        .iter()
+        .filter(|e| e.retired.is_none() && e.identity.is_none())
+        .filter_map(|e| {
+            let cell: AgentCell = serde_json::from_str(&e.cell_json).ok()?;
+            let id = identity(stored_experiment, &cell, &e.schedule_sha256, e.replicate);
+            Some((e.id, id))
+        })
+        .collect();
+    // a removed cell that comes back: reused when its identity is today's, else refused
+    let sha_of: BTreeMap<&str, String> = dataset
+        .tasks
+        .iter()
+        .map(|t| Ok((t.id.as_str(), super::task_sha256(t)?)))
+        .collect::<Result<_, RunError>>()?;
+    let mut revive: Vec<i64> = Vec::new();
+    let mut back: Vec<Key> = Vec::new();
+    for e in all
+        .iter()
+        .filter(|e| e.retired.as_deref() == Some(baton_store::RETIRED_REMOVED))
+    {
+        let Ok(cell) = serde_json::from_str::<AgentCell>(&e.cell_json) else {
+            continue;
+        };
+        let key = (e.cell_key.clone(), e.task_id.clone(), e.replicate);
+        let Some(sha) = sha_of.get(e.task_id.as_str()) else {
+            continue;
+        };
+        // whether the plan has it is decided below; its identity now
+        let now = identity(current_experiment, &cell, sha, e.replicate);
+        if e.identity.as_deref() == Some(now.as_str()) {
+            revive.push(e.id);
+        }
+        back.push(key);
+    }
     let stored_buckets: BTreeSet<String> = reader
         .agent_thresholds()?
         .into_iter()
@@ -323,23 +428,40 @@ pub(crate) fn compare(
             removed.len()
         ));
     }
-    // a cell that comes back: its retired episodes ran with settings the store no
-    // longer has, and their key is taken
-    let retired: BTreeSet<Key> = reader
-        .identities()?
-        .into_iter()
-        .filter(|e| e.retired.as_deref() == Some(baton_store::RETIRED_REMOVED))
-        .map(|e| (e.cell_key, e.task_id, e.replicate))
+    // a removed cell back in the plan: reused when its identity is today's
+    let revived: BTreeSet<i64> = all
+        .iter()
+        .filter(|e| revive.contains(&e.id))
+        .filter(|e| planned.contains(&(e.cell_key.clone(), e.task_id.clone(), e.replicate)))
+        .map(|e| e.id)
         .collect();
-    let back: Vec<&Key> = planned.iter().filter(|k| retired.contains(*k)).collect();
-    if let Some(first) = back.first() {
+    let changed_back: Vec<&Key> = back
+        .iter()
+        .filter(|k| planned.contains(*k))
+        .filter(|k| {
+            !all.iter().any(|e| {
+                revived.contains(&e.id)
+                    && (e.cell_key.clone(), e.task_id.clone(), e.replicate) == **k
+            })
+        })
+        .collect();
+    if let Some(first) = changed_back.first() {
         refused.push(format!(
-            "{} planned episode(s) (first: cell {}, task {:?}, replicate {}) were retired as removed by an earlier run; the store cannot tell whether they ran with today's settings",
-            back.len(),
+            "{} planned episode(s) (first: cell {}, task {:?}, replicate {}) were retired as removed by an earlier run that sent them with other settings",
+            changed_back.len(),
             first.0,
             first.1,
             first.2
         ));
+    }
+    // revived episodes are stored ones: reused, not new
+    for e in all.iter().filter(|e| revived.contains(&e.id)) {
+        changes.new -= 1;
+        if e.status == "incomplete" {
+            changes.resumed += 1;
+        } else {
+            changes.reused += 1;
+        }
     }
     if refused.is_empty() {
         let retire = (!removed.is_empty()).then(|| {
@@ -358,6 +480,8 @@ pub(crate) fn compare(
             changes,
             retire,
             rerun,
+            adopt,
+            revive: revived.into_iter().collect(),
         }));
     }
     Err(RunError::AgentChanged {

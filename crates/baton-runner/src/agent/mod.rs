@@ -331,9 +331,9 @@ impl AgentRunner {
             options.independent || spec.handoff.as_ref().is_some_and(|h| h.independent);
         // what this run changes in the folder's stored experiment, before any call
         let growth = growth::compare(&store_path, &spec, &options, &dataset, independent)?;
-        let (changes, retire, rerun) = match growth {
-            Some(g) => (Some(g.changes), g.retire, g.rerun),
-            None => (None, None, None),
+        let (changes, retire, rerun, adopt, revive) = match growth {
+            Some(g) => (Some(g.changes), g.retire, g.rerun, g.adopt, g.revive),
+            None => (None, None, None, Vec::new(), Vec::new()),
         };
         let blobs =
             DirBlobStore::new(options.out_dir.join(BLOB_DIR)).map_err(|e| RunError::Lock {
@@ -362,6 +362,13 @@ impl AgentRunner {
             store
                 .put_experiment(meta, growth::normalized(&spec).to_string())
                 .await?;
+            // identities first, from the stored experiment the episodes ran under
+            if !adopt.is_empty() {
+                store.set_identities(adopt).await?;
+            }
+            if !revive.is_empty() {
+                store.revive_agent_episodes(revive).await?;
+            }
             if let Some((ids, prefix_models)) = rerun {
                 store.rerun_agent_episodes(ids, prefix_models).await?;
             }

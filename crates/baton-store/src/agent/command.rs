@@ -21,6 +21,7 @@ pub(crate) enum AgentCommand {
     Verdict(Box<AgentVerdict>, Reply<()>),
     HandoverLint(Box<HandoverLintRow>, Reply<()>),
     Rerun(Vec<i64>, Vec<String>, Reply<()>),
+    Revive(Vec<i64>, Reply<()>),
     Recompute(Vec<ThresholdRow>, Vec<i64>, Reply<Vec<ThresholdRow>>),
 }
 
@@ -72,7 +73,8 @@ impl AgentCommand {
             | AgentCommand::Finish(..)
             | AgentCommand::Verdict(..)
             | AgentCommand::HandoverLint(..)
-            | AgentCommand::Rerun(..) => AgentAnswer::Unit(Err(e)),
+            | AgentCommand::Rerun(..)
+            | AgentCommand::Revive(..) => AgentAnswer::Unit(Err(e)),
             AgentCommand::Episode(..) => AgentAnswer::Progress(Box::new(Err(e))),
             AgentCommand::Call(..) => AgentAnswer::Call(Err(e)),
             AgentCommand::Step(..) => AgentAnswer::Node(Err(e)),
@@ -92,7 +94,8 @@ impl AgentCommand {
             | (AgentCommand::Finish(.., tx), AgentAnswer::Unit(r))
             | (AgentCommand::Verdict(_, tx), AgentAnswer::Unit(r))
             | (AgentCommand::HandoverLint(_, tx), AgentAnswer::Unit(r))
-            | (AgentCommand::Rerun(.., tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
+            | (AgentCommand::Rerun(.., tx), AgentAnswer::Unit(r))
+            | (AgentCommand::Revive(_, tx), AgentAnswer::Unit(r)) => drop(tx.send(r)),
             (AgentCommand::Episode(_, tx), AgentAnswer::Progress(r)) => drop(tx.send(*r)),
             (AgentCommand::Call(.., tx), AgentAnswer::Call(r)) => drop(tx.send(r)),
             (AgentCommand::Step(.., tx), AgentAnswer::Node(r)) => drop(tx.send(r)),
@@ -184,6 +187,12 @@ impl Store {
     ) -> Result<()> {
         self.ask(|tx| agent(AgentCommand::Rerun(ids, prefix_models, tx)))
             .await
+    }
+
+    /// Make the agent episodes `ids`, retired as removed, current again (their cell came
+    /// back with the identity they have).
+    pub async fn revive_agent_episodes(&self, ids: Vec<i64>) -> Result<()> {
+        self.ask(|tx| agent(AgentCommand::Revive(ids, tx))).await
     }
 
     /// Store the switch calls `rows` computed from the current anchors, replacing a

@@ -31,6 +31,7 @@ impl Db {
             AgentCommand::Verdict(v, _) => AgentAnswer::Unit(self.verdict(v)),
             AgentCommand::HandoverLint(l, _) => AgentAnswer::Unit(self.handover_lint(l)),
             AgentCommand::Rerun(ids, models, _) => AgentAnswer::Unit(self.rerun(ids, models)),
+            AgentCommand::Revive(ids, _) => AgentAnswer::Unit(self.revive(ids)),
             AgentCommand::Recompute(rows, stale, _) => {
                 AgentAnswer::Thresholds(self.recompute(rows, stale))
             }
@@ -67,6 +68,19 @@ impl Db {
         let out = read_thresholds(&tx, &self.path)?;
         tx.commit().map_err(&err)?;
         Ok(out)
+    }
+
+    fn revive(&mut self, ids: &[i64]) -> Result<()> {
+        let err = sqlite_err(&self.path);
+        let tx = self.conn.savepoint().map_err(&err)?;
+        for id in ids {
+            tx.exec(
+                "UPDATE episodes SET retired = NULL WHERE id = ?1 AND retired = ?2",
+                params![id, crate::RETIRED_REMOVED],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)
     }
 
     fn rerun(&mut self, ids: &[i64], prefix_models: &[String]) -> Result<()> {

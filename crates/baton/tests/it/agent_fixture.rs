@@ -450,15 +450,58 @@ fn issue_31_an_agent_store_of_schema_13_grown_by_an_interface_and_shrunk_back_re
     assert_eq!(count(&db, disclosure), new_calls);
     assert_reports_the_old_cells(&report(dir.path()));
 
-    // a removed cell that comes back is refused before any call, naming it
+    // the removed cell back, with the identity its episodes have: current again, and
+    // nothing is sent
     std::fs::write(dir.path().join("exp.toml"), &grown).unwrap();
-    let back = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert!(!back.status.success());
+    let back = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
     assert_eq!(server.requests(), before, "nothing is sent");
-    let err = stderr(&back);
+    let out = stdout(&back);
+    assert!(
+        out.contains("episodes: 12 reused, 0 resumed, 0 new, 0 re-run"),
+        "{out}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM episodes WHERE retired IS NOT NULL"
+        ),
+        0
+    );
+    // every episode has adopted the identity it ran with
+    assert_eq!(
+        count(&db, "SELECT count(DISTINCT identity) FROM episodes"),
+        12
+    );
+
+    // back to the pilot with lc's temperature changed: the disclosure episodes are
+    // removed again, and when they come back with that setting their identity differs
+    let lc = "price = \"sim/lc\"\n";
+    let hot = |text: &str| text.replace(lc, &format!("{lc}temperature = 0.5\n"));
+    std::fs::write(dir.path().join("exp.toml"), &pilot).unwrap();
+    baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    std::fs::write(dir.path().join("exp.toml"), hot(&pilot)).unwrap();
+    baton_ok(
+        dir.path(),
+        &[
+            "run",
+            "exp.toml",
+            "--out",
+            "out",
+            "--quiet",
+            "--allow-changed",
+        ],
+    );
+    let after = server.requests();
+    std::fs::write(dir.path().join("exp.toml"), hot(&grown)).unwrap();
+    let changed = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert_eq!(changed.status.code(), Some(2), "{}", stdout(&changed));
+    assert_eq!(server.requests(), after, "nothing is sent");
+    let err = stderr(&changed);
     assert!(
         err.contains("4 planned episode(s) (first: cell handoff(")
-            && err.contains("were retired as removed"),
+            && err.contains(
+                "were retired as removed by an earlier run that sent them with other settings"
+            ),
         "{err}"
     );
 }
