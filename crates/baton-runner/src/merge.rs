@@ -261,7 +261,7 @@ fn compare(first: &Checked, c: &Checked) -> Result<(), MergeError> {
             .iter()
             .zip(&first.thresholds)
             .find(|(a, b)| a != b)
-            .map(|(a, _)| format!("{} {} {} p{}", a.pair, a.direction, a.bucket, a.p))
+            .map(|(a, _)| format!("{} {} {} p{}", a.pair, a.direction.as_str(), a.bucket, a.p))
             .unwrap_or_else(|| "the number of rows".into());
         return Err(differs(
             &format!("the thresholds ({row})"),

@@ -69,11 +69,11 @@ pub struct ThresholdEntry {
     /// The pair, `lc/hc`.
     pub pair: String,
     /// `escalation` or `downshift`.
-    pub direction: String,
+    pub direction: baton_types::Direction,
     /// The prefix model.
     pub prefix_model: String,
     /// The difficulty bucket.
-    pub bucket: String,
+    pub bucket: baton_types::agent::Difficulty,
     /// The percentile.
     pub p: u32,
     /// The switch call.
@@ -86,9 +86,9 @@ impl From<&ThresholdRow> for ThresholdEntry {
     fn from(t: &ThresholdRow) -> Self {
         ThresholdEntry {
             pair: t.pair.clone(),
-            direction: t.direction.clone(),
+            direction: t.direction,
             prefix_model: t.prefix_model.clone(),
-            bucket: t.bucket.clone(),
+            bucket: t.bucket,
             p: t.p,
             s: t.s,
             n_anchors: t.n_anchors,
@@ -100,9 +100,9 @@ impl From<&ThresholdEntry> for ThresholdRow {
     fn from(t: &ThresholdEntry) -> Self {
         ThresholdRow {
             pair: t.pair.clone(),
-            direction: t.direction.clone(),
+            direction: t.direction,
             prefix_model: t.prefix_model.clone(),
-            bucket: t.bucket.clone(),
+            bucket: t.bucket,
             p: t.p,
             s: t.s,
             n_anchors: t.n_anchors,

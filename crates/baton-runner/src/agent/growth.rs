@@ -227,7 +227,7 @@ pub(crate) fn compare(
     let stored_buckets: BTreeSet<String> = reader
         .agent_thresholds()?
         .into_iter()
-        .map(|t| t.bucket)
+        .map(|t| t.bucket.name().to_string())
         .collect();
     let thresholds = !stored_buckets.is_empty();
 

@@ -46,6 +46,7 @@ use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, HandoverClaimRow,
     HandoverLintRow, NewAgentSwitch, Outcome, Reader, ThresholdRow,
 };
+use baton_types::agent::Difficulty;
 use baton_types::{Cost, Direction, EpisodeStatus, Interface, Phase};
 
 use crate::RunError;
@@ -142,22 +143,24 @@ pub(crate) fn thresholds(
                     e.task_id, e.replicate
                 ));
             }
-            let mut by_bucket: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+            // by the bucket's name, the order the store lists them in
+            let mut by_bucket: BTreeMap<&str, (Difficulty, Vec<u32>)> = BTreeMap::new();
             for e in &anchors {
                 by_bucket
                     .entry(e.difficulty.name())
-                    .or_default()
+                    .or_insert((e.difficulty, Vec::new()))
+                    .1
                     .push(e.calls);
             }
-            for (bucket, mut steps) in by_bucket {
+            for (_, (bucket, mut steps)) in by_bucket {
                 steps.sort_unstable();
                 for &p in &spec.percentiles {
                     let s = nearest_rank(&steps, p).unwrap_or(1).max(1);
                     out.push(ThresholdRow {
                         pair: pair_label(lc, hc),
-                        direction: direction.as_str().to_string(),
+                        direction,
                         prefix_model: prefix.clone(),
-                        bucket: bucket.to_string(),
+                        bucket,
                         p,
                         s,
                         n_anchors: steps.len() as u32,
@@ -179,7 +182,7 @@ fn stale_handoffs(rows: &[ThresholdRow], episodes: &[AgentEpisodeRow]) -> Vec<i6
                 return None;
             };
             // a switch call is the sender's anchors' percentile in the task's bucket
-            let bucket = e.difficulty.name();
+            let bucket = e.difficulty;
             let s = rows
                 .iter()
                 .find(|t| t.prefix_model == *sender && t.bucket == bucket && t.p == *p)
@@ -259,12 +262,12 @@ impl AgentRunner {
         for replicate in 0..self.spec.replicates {
             for ti in 0..self.tasks.len() {
                 for cell in cells(&spec, self.independent) {
-                    let bucket = self.tasks[ti].difficulty.name();
+                    let bucket = self.tasks[ti].difficulty;
                     let Some(s) = rows
                         .iter()
                         .find(|t| {
                             t.pair == cell.pair
-                                && t.direction == cell.direction.as_str()
+                                && t.direction == cell.direction
                                 && t.bucket == bucket
                                 && t.p == cell.p
                         })

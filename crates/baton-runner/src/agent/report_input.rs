@@ -95,8 +95,8 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
         .filter(|t| pairs.contains(&t.pair) && handoff.percentiles.contains(&t.p))
         .map(|t| StudyThreshold {
             pair: t.pair,
-            direction: t.direction,
-            bucket: t.bucket,
+            direction: t.direction.as_str().to_string(),
+            bucket: t.bucket.name().to_string(),
             p: t.p,
             s: t.s,
         })

@@ -230,9 +230,9 @@ pub(super) fn read_thresholds(conn: &Connection, path: &Path) -> Result<Vec<Thre
         |r| {
             Ok(ThresholdRow {
                 pair: r.get(0)?,
-                direction: r.get(1)?,
+                direction: named(r, 1)?,
                 prefix_model: r.get(2)?,
-                bucket: r.get(3)?,
+                bucket: named(r, 3)?,
                 p: r.get(4)?,
                 s: r.get(5)?,
                 n_anchors: r.get(6)?,

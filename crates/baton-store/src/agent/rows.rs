@@ -332,12 +332,12 @@ pub struct AgentSwitchRow {
 pub struct ThresholdRow {
     /// The pair, `lc/hc`.
     pub pair: String,
-    /// `escalation` or `downshift`.
-    pub direction: String,
+    /// Which way the pair hands over (stored as `escalation` or `downshift`).
+    pub direction: baton_types::Direction,
     /// The prefix model, whose termination steps it comes from.
     pub prefix_model: String,
     /// The difficulty bucket.
-    pub bucket: String,
+    pub bucket: Difficulty,
     /// The percentile.
     pub p: u32,
     /// The switch call.

@@ -55,9 +55,9 @@ impl Db {
                  p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     t.pair,
-                    t.direction,
+                    t.direction.as_str(),
                     t.prefix_model,
-                    t.bucket,
+                    t.bucket.name(),
                     t.p,
                     t.s,
                     t.n_anchors
@@ -175,9 +175,9 @@ impl Db {
                  p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     t.pair,
-                    t.direction,
+                    t.direction.as_str(),
                     t.prefix_model,
-                    t.bucket,
+                    t.bucket.name(),
                     t.p,
                     t.s,
                     t.n_anchors
