@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 
 use crate::spec::ExperimentSpec;
 
+pub use baton_types::diff::{KeyChange, diff};
+
 /// The version of the stored normalized experiment's layout.
 pub(crate) const EXPERIMENT_JSON_VERSION: u32 = 1;
 
@@ -34,55 +36,6 @@ pub(crate) fn stored_experiment(json: &str) -> Option<Value> {
     (v.get("version")?.as_u64()? == u64::from(EXPERIMENT_JSON_VERSION))
         .then(|| v.get("experiment").cloned())
         .flatten()
-}
-
-/// The keys whose values differ between `old` and `new`, dotted (`models.lc.temperature`),
-/// with each side's value as compact JSON (`(none)` where absent), in key order.
-pub fn diff(old: &Value, new: &Value) -> Vec<KeyChange> {
-    let mut out = Vec::new();
-    walk("", Some(old), Some(new), &mut out);
-    out
-}
-
-fn walk(key: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<KeyChange>) {
-    match (old, new) {
-        (Some(Value::Object(a)), Some(Value::Object(b))) => {
-            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let sub = if key.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{key}.{k}")
-                };
-                walk(&sub, a.get(k), b.get(k), out);
-            }
-        }
-        (a, b) if a == b => {}
-        (a, b) => {
-            let show = |v: Option<&Value>| match v {
-                None | Some(Value::Null) => "(none)".to_string(),
-                Some(v) => v.to_string(),
-            };
-            if show(a) != show(b) {
-                out.push(KeyChange {
-                    key: key.to_string(),
-                    old: show(a),
-                    new: show(b),
-                });
-            }
-        }
-    }
-}
-
-/// One changed key of the experiment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyChange {
-    /// The dotted key (`switch_points`, `models.lc.temperature`).
-    pub key: String,
-    /// The stored value, as JSON (`(none)` when absent).
-    pub old: String,
-    /// The value now.
-    pub new: String,
 }
 
 /// What a run on an existing folder will do, before any call.
@@ -137,7 +90,7 @@ impl fmt::Display for Changes {
         } else {
             writeln!(f, "the experiment changed since it was stored:")?;
             for k in &self.keys {
-                writeln!(f, "  {}: {} → {}", k.key, k.old, k.new)?;
+                writeln!(f, "  {k}")?;
             }
         }
         if let Some((before, after)) = self.repriced {
@@ -157,31 +110,5 @@ impl fmt::Display for Changes {
             self.calls_upper,
             self.upper_bound
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_diff_names_each_changed_key_with_both_values() {
-        let old = json!({"limit": 2, "switch_points": ["early"], "models": {"lc": {"model": "a"}}});
-        let new = json!({"limit": 3, "switch_points": ["early", "middle"],
-            "models": {"lc": {"model": "a", "temperature": 0.5}}});
-        let d = diff(&old, &new);
-        let lines: Vec<String> = d
-            .iter()
-            .map(|k| format!("{}: {} → {}", k.key, k.old, k.new))
-            .collect();
-        assert_eq!(
-            lines,
-            [
-                "limit: 2 → 3",
-                "models.lc.temperature: (none) → 0.5",
-                "switch_points: [\"early\"] → [\"early\",\"middle\"]"
-            ]
-        );
-        assert!(diff(&new, &new).is_empty());
     }
 }

@@ -7,8 +7,10 @@
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
 //! [`ToolSpec`] of a tool, and in [`agent`] the coding agent's exit status, difficulty,
-//! command status and switch. It does no I/O but one rule every loader shares: [`input`]
-//! reads a user's file whole only when it is a regular file under its size bound. It
+//! command status and switch; [`diff`], what changed between a stored experiment and the
+//! one given now. It does no I/O but two rules every study shares: [`input`] reads a user's
+//! file whole only when it is a regular file under its size bound, and [`folder_lock`] lets
+//! one process at a time write an output folder. It
 //! depends on serde (and serde_json, for a tool's argument schema) and thiserror.
 //!
 //! It is not the place for behaviour: loading lives in `baton-data`, model calls in
@@ -25,7 +27,9 @@
 pub mod agent;
 mod cell;
 mod cost;
+pub mod diff;
 mod extraction;
+pub mod folder_lock;
 pub mod input;
 mod kind;
 mod message;

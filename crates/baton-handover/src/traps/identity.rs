@@ -34,12 +34,14 @@
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::Error;
 use crate::traps::experiment::{ModelEntry, TrapExperiment, TrialId};
 use crate::traps::{Condition, TrapTask};
+
+pub use baton_types::diff::{KeyChange, diff};
 
 /// The version of the identity's list of fields.
 pub const IDENTITY_VERSION: u32 = 1;
@@ -177,56 +179,6 @@ impl Inputs {
     }
 }
 
-/// One changed key of the experiment, or one changed input file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyChange {
-    /// The dotted key (`agent.step_limit`, `models.lc.sim.skill`), or `scenario NAME` /
-    /// `document SCENARIO/CONDITION` for the files read from disk.
-    pub key: String,
-    /// The stored value, as JSON (`(none)` when absent).
-    pub old: String,
-    /// The value now.
-    pub new: String,
-}
-
-/// The keys whose values differ between `old` and `new`, dotted, with each side's value as
-/// compact JSON (`(none)` where absent or null), in key order.
-pub fn diff(old: &Value, new: &Value) -> Vec<KeyChange> {
-    let mut out = Vec::new();
-    walk("", Some(old), Some(new), &mut out);
-    out
-}
-
-fn walk(key: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<KeyChange>) {
-    match (old, new) {
-        (Some(Value::Object(a)), Some(Value::Object(b))) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let sub = if key.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{key}.{k}")
-                };
-                walk(&sub, a.get(k), b.get(k), out);
-            }
-        }
-        (a, b) if a == b => {}
-        (a, b) => {
-            let show = |v: Option<&Value>| match v {
-                None | Some(Value::Null) => "(none)".to_string(),
-                Some(v) => v.to_string(),
-            };
-            if show(a) != show(b) {
-                out.push(KeyChange {
-                    key: key.to_string(),
-                    old: show(a),
-                    new: show(b),
-                });
-            }
-        }
-    }
-}
-
 /// What a run on an existing output folder will do, said before any trial runs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Changes {
@@ -268,7 +220,7 @@ impl fmt::Display for Changes {
         } else {
             writeln!(f, "the experiment changed since it was stored:")?;
             for k in &self.keys {
-                writeln!(f, "  {}: {} → {}", k.key, k.old, k.new)?;
+                writeln!(f, "  {k}")?;
             }
         }
         for (model, before, after) in &self.repriced {
@@ -367,24 +319,5 @@ mod tests {
         // the model's temperature
         let warm = exp("temperature = 0.5", "");
         assert_ne!(of(&before, "lc"), of(&warm, "lc"));
-    }
-
-    #[test]
-    fn the_diff_names_each_changed_key_with_both_values() {
-        let old = json!({"seed": 2, "models": {"lc": {"sim": {"skill": 0.45}}}});
-        let new = json!({"seed": 3, "models": {"lc": {"sim": {"skill": 0.6}, "temperature": 0.5}}});
-        let lines: Vec<String> = diff(&old, &new)
-            .iter()
-            .map(|k| format!("{}: {} → {}", k.key, k.old, k.new))
-            .collect();
-        assert_eq!(
-            lines,
-            [
-                "models.lc.sim.skill: 0.45 → 0.6",
-                "models.lc.temperature: (none) → 0.5",
-                "seed: 2 → 3"
-            ]
-        );
-        assert!(diff(&new, &new).is_empty());
     }
 }

@@ -41,30 +41,8 @@ impl Db {
     fn recompute(&mut self, rows: &[ThresholdRow], stale: &[i64]) -> Result<Vec<ThresholdRow>> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
-        for id in stale {
-            tx.exec(
-                "UPDATE episodes SET retired = ?2, cell_key = cell_key || ' #' || id
-                 WHERE id = ?1 AND retired IS NULL",
-                params![id, crate::RETIRED_CHANGED],
-            )
-            .map_err(&err)?;
-        }
-        for t in rows {
-            tx.exec(
-                "INSERT OR REPLACE INTO agent_thresholds (pair, direction, prefix_model, bucket,
-                 p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    t.pair,
-                    t.direction.as_str(),
-                    t.prefix_model,
-                    t.bucket.name(),
-                    t.p,
-                    t.s,
-                    t.n_anchors
-                ],
-            )
-            .map_err(&err)?;
-        }
+        retire_changed(&tx, stale).map_err(&err)?;
+        put_thresholds(&tx, rows, true).map_err(&err)?;
         let out = read_thresholds(&tx, &self.path)?;
         tx.commit().map_err(&err)?;
         Ok(out)
@@ -86,14 +64,7 @@ impl Db {
     fn rerun(&mut self, ids: &[i64], prefix_models: &[String]) -> Result<()> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
-        for id in ids {
-            tx.exec(
-                "UPDATE episodes SET retired = ?2, cell_key = cell_key || ' #' || id
-                 WHERE id = ?1 AND retired IS NULL",
-                params![id, crate::RETIRED_CHANGED],
-            )
-            .map_err(&err)?;
-        }
+        retire_changed(&tx, ids).map_err(&err)?;
         for m in prefix_models {
             tx.exec(
                 "DELETE FROM agent_thresholds WHERE prefix_model = ?1",
@@ -169,22 +140,7 @@ impl Db {
         let tx = self.conn.savepoint().map_err(&err)?;
         // a stored switch call is never replaced; one of a (pair, direction, bucket, p)
         // not stored yet (a bucket the experiment grew into) is added
-        for t in rows {
-            tx.exec(
-                "INSERT OR IGNORE INTO agent_thresholds (pair, direction, prefix_model, bucket,
-                 p, s, n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    t.pair,
-                    t.direction.as_str(),
-                    t.prefix_model,
-                    t.bucket.name(),
-                    t.p,
-                    t.s,
-                    t.n_anchors
-                ],
-            )
-            .map_err(&err)?;
-        }
+        put_thresholds(&tx, rows, false).map_err(&err)?;
         let out = read_thresholds(&tx, &self.path)?;
         tx.commit().map_err(&err)?;
         Ok(out)
@@ -405,4 +361,49 @@ impl Db {
         .map_err(&err)?;
         tx.commit().map_err(&err)
     }
+}
+
+/// Write switch calls: one of a (pair, direction, bucket, p) already stored is replaced
+/// when `replace` (the switch calls recomputed from the current anchors), else kept (a
+/// stored switch call is never moved; only a bucket the experiment grew into is added).
+fn put_thresholds(
+    conn: &rusqlite::Connection,
+    rows: &[ThresholdRow],
+    replace: bool,
+) -> rusqlite::Result<()> {
+    let sql = if replace {
+        "INSERT OR REPLACE INTO agent_thresholds (pair, direction, prefix_model, bucket, p, s,
+         n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+    } else {
+        "INSERT OR IGNORE INTO agent_thresholds (pair, direction, prefix_model, bucket, p, s,
+         n_anchors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+    };
+    for t in rows {
+        conn.exec(
+            sql,
+            params![
+                t.pair,
+                t.direction.as_str(),
+                t.prefix_model,
+                t.bucket.name(),
+                t.p,
+                t.s,
+                t.n_anchors
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Retire the current episodes `ids` as changed: kept in the store and out of the report,
+/// their cell key freed (suffixed with the id) for the episodes that run in their place.
+fn retire_changed(conn: &rusqlite::Connection, ids: &[i64]) -> rusqlite::Result<()> {
+    for id in ids {
+        conn.exec(
+            "UPDATE episodes SET retired = ?2, cell_key = cell_key || ' #' || id
+             WHERE id = ?1 AND retired IS NULL",
+            params![id, crate::RETIRED_CHANGED],
+        )?;
+    }
+    Ok(())
 }

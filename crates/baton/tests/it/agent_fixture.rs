@@ -5,10 +5,7 @@
 //! real sandbox.
 // See: issue 31
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -26,59 +23,16 @@ const FIXTURE_PORT: u16 = 29731;
 static FIXTURE_PORT_IN_USE: Mutex<()> = Mutex::new(());
 
 /// A `baton sim-server` on [`FIXTURE_PORT`]: the address the stored experiment names.
-struct FixtureServer {
-    child: Child,
-    host: String,
-}
-
-impl FixtureServer {
-    fn start() -> FixtureServer {
-        let port = FIXTURE_PORT.to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["sim-server", "--port", &port])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the sim-server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.contains(&format!("127.0.0.1:{port}")),
-            "the sim-server did not listen on port {port} (taken by another program?): {line:?}"
-        );
-        FixtureServer {
-            child,
-            host: format!("127.0.0.1:{port}"),
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://{}/v1", self.host)
-    }
-
-    fn requests(&self) -> u64 {
-        let mut s = TcpStream::connect(&self.host).unwrap();
-        write!(
-            s,
-            "GET /stats HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.host
-        )
-        .unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        let body = text.split_once("\r\n\r\n").unwrap().1;
-        let stats: Value = serde_json::from_str(body).unwrap();
-        stats["requests"].as_u64().unwrap()
-    }
-}
-
-impl Drop for FixtureServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn fixture_server() -> SimServer {
+    let server = SimServer::start_on(FIXTURE_PORT, &[]);
+    assert!(
+        server
+            .base_url
+            .contains(&format!("127.0.0.1:{FIXTURE_PORT}/")),
+        "the sim-server did not listen on port {FIXTURE_PORT} (taken by another program?): {}",
+        server.base_url
+    );
+    server
 }
 
 /// The fixture's experiment with its models reached at `base_url`, and `tasks` as its
@@ -244,9 +198,9 @@ fn issue_31_an_agent_store_of_schema_13_resumes_with_no_request_and_reports_its_
     let _port = FIXTURE_PORT_IN_USE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FixtureServer::start();
+    let server = fixture_server();
     let dir = tempfile::tempdir().unwrap();
-    fixture_folder(dir.path(), &experiment(&server.base_url(), PILOT_TASKS));
+    fixture_folder(dir.path(), &experiment(&server.base_url, PILOT_TASKS));
     let db = dir.path().join("out/results.sqlite");
 
     let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
@@ -292,11 +246,11 @@ fn issue_31_an_agent_store_of_schema_13_grown_by_one_task_sends_only_its_request
     let _port = FIXTURE_PORT_IN_USE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FixtureServer::start();
+    let server = fixture_server();
     let dir = tempfile::tempdir().unwrap();
     // date-ranges is a medium task: a bucket with no stored switch call
     let grown = r#"["chunked", "date-ranges", "roman-numerals"]"#;
-    fixture_folder(dir.path(), &experiment(&server.base_url(), grown));
+    fixture_folder(dir.path(), &experiment(&server.base_url, grown));
     let db = dir.path().join("out/results.sqlite");
 
     let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
@@ -398,9 +352,9 @@ fn issue_31_an_agent_store_of_schema_13_grown_by_an_interface_and_shrunk_back_re
     let _port = FIXTURE_PORT_IN_USE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FixtureServer::start();
+    let server = fixture_server();
     let dir = tempfile::tempdir().unwrap();
-    let pilot = experiment(&server.base_url(), PILOT_TASKS);
+    let pilot = experiment(&server.base_url, PILOT_TASKS);
     let grown = pilot.replace(
         r#"interfaces = ["raw"]"#,
         r#"interfaces = ["raw", "disclosure"]"#,
@@ -514,9 +468,9 @@ fn issue_31_one_changed_model_setting_reruns_exactly_that_models_agent_episodes(
     let _port = FIXTURE_PORT_IN_USE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FixtureServer::start();
+    let server = fixture_server();
     let dir = tempfile::tempdir().unwrap();
-    let pilot = experiment(&server.base_url(), PILOT_TASKS);
+    let pilot = experiment(&server.base_url, PILOT_TASKS);
     let lc = "price = \"sim/lc\"\n";
     assert!(pilot.contains(lc));
     let changed = pilot.replace(lc, &format!("{lc}temperature = 0.5\n"));
@@ -634,11 +588,11 @@ fn issue_31_an_agent_store_of_schema_13_grown_in_a_bucket_with_switch_calls_reco
     let _port = FIXTURE_PORT_IN_USE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FixtureServer::start();
+    let server = fixture_server();
     let dir = tempfile::tempdir().unwrap();
     // temperature is an easy task, the bucket of every stored switch call
     let grown = r#"["chunked", "roman-numerals", "temperature"]"#;
-    fixture_folder(dir.path(), &experiment(&server.base_url(), grown));
+    fixture_folder(dir.path(), &experiment(&server.base_url, grown));
     let db = dir.path().join("out/results.sqlite");
     // schema 13: every episode is current
     let handoffs: Vec<(i64, String, i64)> = rows(

@@ -20,10 +20,6 @@ fn pilot(server: &SimServer) -> String {
         .replace("BASE_URL", &server.base_url)
 }
 
-fn requests(server: &SimServer) -> u64 {
-    server.stats()["requests"].as_u64().unwrap()
-}
-
 /// (task, cell, retired) of every episode, and the number of calls.
 fn episodes(db: &Path) -> Vec<(String, String, Option<String>)> {
     rows(
@@ -49,7 +45,7 @@ fn issue_31_a_schema_13_store_resumes_with_no_request_and_adopts_its_identities(
     let dir = tempfile::tempdir().unwrap();
     fixture_folder(dir.path(), &server);
     let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert_eq!(requests(&server), 0, "nothing is sent again");
+    assert_eq!(server.requests(), 0, "nothing is sent again");
     let out = stdout(&run);
     // only the server's address changed, which is no episode's identity
     assert!(out.contains("models.lc.base_url: "), "{out}");
@@ -118,7 +114,7 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
     // the new episodes: the third task's two anchors and two handoffs, and the two old
     // tasks' middle handoffs, whose prefixes fork from the stored anchors
     let new_calls = count(&db, "SELECT count(*) FROM calls") - 34;
-    assert_eq!(requests(&server), new_calls as u64);
+    assert_eq!(server.requests(), new_calls as u64);
     let middle_suffix = count(
         &db,
         "SELECT count(*) FROM calls c JOIN episodes e ON e.id = c.episode_id
@@ -135,12 +131,12 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
     assert_eq!(eps.len(), 12);
     assert!(eps.iter().all(|e| e.2.is_none()), "{eps:?}");
     // and again: nothing
-    let before = requests(&server);
+    let before = server.requests();
     let again = baton_ok(
         dir.path(),
         &["run", "grown.toml", "--out", "out", "--quiet"],
     );
-    assert_eq!(requests(&server), before);
+    assert_eq!(server.requests(), before);
     assert!(
         stdout(&again).contains("episodes: 12 reused, 0 resumed, 0 new, 0 re-run"),
         "{}",
@@ -158,7 +154,7 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
     let err = stderr(&refused);
     assert!(err.contains("models.lc.temperature: (none) → 0.5"), "{err}");
     assert!(err.contains("--allow-changed"), "{err}");
-    assert_eq!(requests(&server), before, "refused before any call");
+    assert_eq!(server.requests(), before, "refused before any call");
     let calls_before = count(&db, "SELECT count(*) FROM calls");
     let rerun = baton_ok(
         dir.path(),
@@ -177,7 +173,7 @@ fn issue_31_a_pilot_grows_on_its_folder_and_pays_only_for_new_episodes() {
         out.contains("episodes: 3 reused, 0 resumed, 0 new, 9 re-run"),
         "{out}"
     );
-    let sent = requests(&server) - before;
+    let sent = server.requests() - before;
     assert_eq!(
         sent as i64,
         count(&db, "SELECT count(*) FROM calls") - calls_before
@@ -237,7 +233,7 @@ fn issue_31_a_changed_price_card_reprices_and_sends_nothing() {
     let exp = pilot(&server).replace("seed = 7", "seed = 7\nprices = \"prices.json\"");
     write_experiment(dir.path(), &exp);
     let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
-    assert_eq!(requests(&server), 0);
+    assert_eq!(server.requests(), 0);
     let out = stdout(&run);
     assert!(
         out.contains("price card changed: stored usage re-priced"),
@@ -279,7 +275,7 @@ fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_fre
         stdout(&r)
     };
     assert!(report(dir.path()).contains("middle"));
-    let sent = requests(&server);
+    let sent = server.requests();
 
     // back to the pilot's cells: the middle handoffs are kept, out of the report
     let run = baton_ok(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
@@ -290,7 +286,7 @@ fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_fre
         "{}",
         stdout(&run)
     );
-    assert_eq!(requests(&server), sent);
+    assert_eq!(server.requests(), sent);
     let removed: Vec<_> = episodes(&db)
         .into_iter()
         .filter(|e| e.2.as_deref() == Some("removed"))
@@ -307,7 +303,7 @@ fn issue_31_a_removed_cell_stays_stored_leaves_the_report_and_comes_back_for_fre
         "{}",
         stdout(&run)
     );
-    assert_eq!(requests(&server), sent);
+    assert_eq!(server.requests(), sent);
     assert!(episodes(&db).iter().all(|e| e.2.is_none()));
     assert!(report(dir.path()).contains("middle"));
 }

@@ -190,8 +190,13 @@ pub struct SimServer {
 
 impl SimServer {
     pub fn start(args: &[&str]) -> SimServer {
+        SimServer::start_on(0, args)
+    }
+
+    /// A sim-server on `port` (0: a free one).
+    pub fn start_on(port: u16, args: &[&str]) -> SimServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["sim-server", "--port", "0"])
+            .args(["sim-server", "--port", &port.to_string()])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -212,6 +217,11 @@ impl SimServer {
     /// `GET /stats`, as JSON.
     pub fn stats(&self) -> Value {
         self.get("/stats")
+    }
+
+    /// The requests it has answered.
+    pub fn requests(&self) -> u64 {
+        self.stats()["requests"].as_u64().unwrap()
     }
 
     /// `GET path`, as JSON.
