@@ -7,7 +7,7 @@
 //! ([`Cost`]) and what an experiment paid for ([`Spend`]), the [`Verdict`] an evaluator returns and an episode's
 //! [`EpisodeStatus`]; for agents, the [`ToolCall`]s an assistant message makes and the
 //! [`ToolSpec`] of a tool, and in [`agent`] the coding agent's exit status, difficulty,
-//! command status and switch; [`diff`], what changed between a stored experiment and the
+//! command status, cell and switch; [`diff`], what changed between a stored experiment and the
 //! one given now. It does no I/O but two rules every study shares: [`input`] reads a user's
 //! file whole only when it is a regular file under its size bound, and [`folder_lock`] lets
 //! one process at a time write an output folder. It

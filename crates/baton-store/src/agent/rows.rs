@@ -1,7 +1,7 @@
 //! The agent rows: what an agent episode stores and what is read back of it.
 
 use baton_types::agent::{AgentExit, Difficulty};
-use baton_types::{Cost, EpisodeStatus, Interface, Phase, Verdict};
+use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
 use serde::{Deserialize, Serialize};
 
 use crate::request::EMPTY_LIST;
@@ -25,60 +25,9 @@ pub struct AgentTaskMeta {
     pub task_sha256: String,
 }
 
-/// The cell of an agent episode, as `episodes.cell_json` holds it (a single-model cell
-/// is written as the chat side's `single`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum AgentCell {
-    /// One model makes every call (an anchor).
-    Single {
-        /// The model's name in the experiment.
-        model: String,
-    },
-    /// The sender makes calls `0..s`, the receiver the rest, s the sender's p-th
-    /// percentile termination step in the task's bucket.
-    AgentHandoff {
-        /// The prefix model.
-        sender: String,
-        /// The suffix model.
-        receiver: String,
-        /// The percentile the switch call comes from.
-        p: u32,
-        /// What the receiver is shown.
-        interface: Interface,
-        /// Whether the prefix is run live (else forked from the sender's anchor).
-        independent: bool,
-    },
-}
-
-impl AgentCell {
-    /// The cell's key in the store: `single(m)` or `handoff(a -> b, p25, raw)` (with
-    /// `, independent` when the prefix runs live).
-    pub fn label(&self) -> String {
-        match self {
-            AgentCell::Single { model } => format!("single({model})"),
-            AgentCell::AgentHandoff {
-                sender,
-                receiver,
-                p,
-                interface,
-                independent,
-            } => format!(
-                "handoff({sender} -> {receiver}, p{p}, {}{})",
-                interface.as_str(),
-                if *independent { ", independent" } else { "" }
-            ),
-        }
-    }
-
-    /// The model that makes the first call.
-    pub fn first_model(&self) -> &str {
-        match self {
-            AgentCell::Single { model } => model,
-            AgentCell::AgentHandoff { sender, .. } => sender,
-        }
-    }
-}
+/// The cell of an agent episode, as `episodes.cell_json` holds it (its serde form);
+/// re-exported here beside the rows that carry it.
+pub use baton_types::agent::AgentCell;
 
 /// Identity of an agent episode: one per (task, cell, replicate).
 #[derive(Debug, Clone, PartialEq, Eq)]
