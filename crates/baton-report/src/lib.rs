@@ -129,8 +129,8 @@ pub use agent::{
 };
 pub use agent_study::{
     Audit, Decomposition, HANDOVER_MIN_EPISODES, HandoverEpisode, HandoverLint, HandoverRelation,
-    Interval, StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow, StudyThreshold,
-    build_study, handover_relation,
+    Interval, StudyEpisode, StudyInput, StudyReport, StudyRow, StudyThreshold, build_study,
+    handover_relation,
 };
 pub use assemble::build;
 pub use csv::CSV_COLUMNS;

@@ -3,11 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use baton_types::agent::AgentCell;
 use baton_types::{Cost, Direction, Interface};
 
 use super::{
     Audit, Decomposition, HANDOVER_MIN_EPISODES, HandoverEpisode, HandoverRelation, Interval,
-    StudyCell, StudyEpisode, StudyInput, StudyReport, StudyRow,
+    StudyEpisode, StudyInput, StudyReport, StudyRow,
 };
 use crate::ReportError;
 use crate::input::BootstrapConfig;
@@ -54,14 +55,15 @@ impl<'a> Index<'a> {
         for e in &input.episodes {
             tasks.insert(&e.task_id, 0);
             match &e.cell {
-                StudyCell::Single(m) => {
-                    anchors.insert((m.as_str(), (e.task_id.clone(), e.replicate)), e);
+                AgentCell::Single { model } => {
+                    anchors.insert((model.as_str(), (e.task_id.clone(), e.replicate)), e);
                 }
-                StudyCell::Handoff {
+                AgentCell::AgentHandoff {
                     sender,
                     receiver,
                     p,
                     interface,
+                    ..
                 } => handoffs
                     .entry((sender.as_str(), receiver.as_str(), *p, *interface))
                     .or_default()
@@ -258,7 +260,7 @@ fn audit(input: &StudyInput) -> Result<Audit, ReportError> {
         return Err(ReportError::AuditFailed {
             count: bad.len(),
             task_id: e.task_id.clone(),
-            cell: format!("{:?}", e.cell),
+            cell: e.cell.label(),
             diff_usd: Cost(*diff).usd(),
         });
     }
@@ -423,7 +425,7 @@ fn add_direction<'a>(
             let eps = eps_all
                 .iter()
                 .copied()
-                .filter(|e| matches!(e.cell, StudyCell::Handoff { p, .. } if keep(p)))
+                .filter(|e| matches!(e.cell, AgentCell::AgentHandoff { p, .. } if keep(p)))
                 .collect();
             (rows, eps)
         };
@@ -570,11 +572,12 @@ pub fn handover_relation(input: &StudyInput) -> Option<HandoverRelation> {
             (Direction::Downshift, hc, lc),
         ] {
             for e in &input.episodes {
-                let StudyCell::Handoff {
+                let AgentCell::AgentHandoff {
                     sender: s,
                     receiver: r,
                     p,
                     interface: Interface::Handover,
+                    ..
                 } = &e.cell
                 else {
                     continue;

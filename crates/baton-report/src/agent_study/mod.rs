@@ -38,30 +38,13 @@
 mod build;
 mod render;
 
-use baton_types::{Cost, Interface};
+use baton_types::Cost;
+use baton_types::agent::AgentCell;
 use serde::Serialize;
 
 use crate::metrics::Omission;
 
 pub use build::{build_study, handover_relation};
-
-/// The cell of a study episode.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum StudyCell {
-    /// An anchor.
-    Single(String),
-    /// A handoff.
-    Handoff {
-        /// Prefix model.
-        sender: String,
-        /// Suffix model.
-        receiver: String,
-        /// Percentile of the switch call.
-        p: u32,
-        /// The interface.
-        interface: Interface,
-    },
-}
 
 /// One episode as the study sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,8 +55,9 @@ pub struct StudyEpisode {
     pub bucket: String,
     /// Replicate.
     pub replicate: u32,
-    /// Its cell.
-    pub cell: StudyCell,
+    /// Its cell (a handoff's `independent` does not split the study's cells: a study
+    /// runs every prefix one way).
+    pub cell: AgentCell,
     /// Whether it finished (an end is stored and it is not incomplete).
     pub finished: bool,
     /// Whether it resolved the task, when finished and scored.

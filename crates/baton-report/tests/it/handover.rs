@@ -4,9 +4,9 @@
 // See: issue 38 (`issues show 38`), part 3.
 
 use baton_report::{
-    HANDOVER_MIN_EPISODES, HandoverLint, StudyCell, StudyEpisode, StudyInput, build_study,
-    handover_relation,
+    HANDOVER_MIN_EPISODES, HandoverLint, StudyEpisode, StudyInput, build_study, handover_relation,
 };
+use baton_types::agent::AgentCell;
 use baton_types::{Cost, Interface};
 
 use crate::assert_close;
@@ -21,12 +21,7 @@ fn episode(task: &str, score: u32, resolved: bool) -> StudyEpisode {
         task_id: task.into(),
         bucket: "easy".into(),
         replicate: 0,
-        cell: StudyCell::Handoff {
-            sender: "lc".into(),
-            receiver: "hc".into(),
-            p: 25,
-            interface: Interface::Handover,
-        },
+        cell: AgentCell::handoff("lc", "hc", 25, Interface::Handover, false),
         finished: true,
         resolved: Some(resolved),
         steps: 8,
@@ -159,12 +154,7 @@ fn issue_38_below_ten_scored_episodes_the_report_says_too_few_instead_of_a_numbe
 
     // no handover episode: no section
     let mut other = episode("t1", 70, true);
-    other.cell = StudyCell::Handoff {
-        sender: "lc".into(),
-        receiver: "hc".into(),
-        p: 25,
-        interface: Interface::CompactPre,
-    };
+    other.cell = AgentCell::handoff("lc", "hc", 25, Interface::CompactPre, false);
     other.handover = None;
     assert_eq!(handover_relation(&input(vec![other.clone()])), None);
     let report = build_study(&input(vec![other])).unwrap();

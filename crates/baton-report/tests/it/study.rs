@@ -3,9 +3,10 @@
 //! the paired bootstrap).
 
 use baton_report::{
-    AgentExperimentReport, Export, ExportFormat, Omission, ReportError, StudyCell, StudyEpisode,
-    StudyInput, StudyReport, StudyRow, build_agent, build_study,
+    AgentExperimentReport, Export, ExportFormat, Omission, ReportError, StudyEpisode, StudyInput,
+    StudyReport, StudyRow, build_agent, build_study,
 };
+use baton_types::agent::AgentCell;
 use baton_types::{Cost, Interface};
 
 use crate::assert_close;
@@ -14,7 +15,7 @@ use crate::assert_close;
 #[allow(clippy::too_many_arguments)]
 fn ep(
     task: &str,
-    cell: StudyCell,
+    cell: AgentCell,
     fired: Option<bool>,
     finished: bool,
     resolved: Option<bool>,
@@ -40,17 +41,12 @@ fn ep(
     }
 }
 
-fn single(model: &str) -> StudyCell {
-    StudyCell::Single(model.into())
+fn single(model: &str) -> AgentCell {
+    AgentCell::single(model)
 }
 
-fn handoff(sender: &str, receiver: &str, p: u32, interface: Interface) -> StudyCell {
-    StudyCell::Handoff {
-        sender: sender.into(),
-        receiver: receiver.into(),
-        p,
-        interface,
-    }
+fn handoff(sender: &str, receiver: &str, p: u32, interface: Interface) -> AgentCell {
+    AgentCell::handoff(sender, receiver, p, interface, false)
 }
 
 /// Four tasks (t1, t2 easy; t3, t4 hard), one replicate.

@@ -5,10 +5,10 @@
 
 use baton_report::{
     AgentEpisodeRecord, AgentExperimentReport, AgentReportInput, EpisodeCalls, Export,
-    ExportFormat, PairSpec, ReportInput, SkippedTask, StudyCell, StudyThreshold, build,
-    build_agent, build_study,
+    ExportFormat, PairSpec, ReportInput, SkippedTask, StudyThreshold, build, build_agent,
+    build_study,
 };
-use baton_types::agent::AgentExit;
+use baton_types::agent::{AgentCell, AgentExit};
 use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::*;
@@ -138,18 +138,20 @@ fn realistic_agent() -> AgentExperimentReport {
     input.pairs = vec![(LONG_LC.to_owned(), LONG_HC.to_owned())];
     for e in &mut input.episodes {
         e.cell = match &e.cell {
-            StudyCell::Single(m) => StudyCell::Single(rename(m)),
-            StudyCell::Handoff {
+            AgentCell::Single { model } => AgentCell::single(rename(model)),
+            AgentCell::AgentHandoff {
                 sender,
                 receiver,
                 p,
                 interface,
-            } => StudyCell::Handoff {
-                sender: rename(sender),
-                receiver: rename(receiver),
-                p: *p,
-                interface: *interface,
-            },
+                independent,
+            } => AgentCell::handoff(
+                rename(sender),
+                rename(receiver),
+                *p,
+                *interface,
+                *independent,
+            ),
         };
     }
     input.thresholds = [("escalation", 10, 4), ("escalation", 50, 9)]

@@ -3,11 +3,10 @@
 use std::path::Path;
 
 use baton_report::{
-    AgentEpisodeRecord, AgentReportInput, HandoverLint, StudyCell, StudyEpisode, StudyInput,
-    StudyThreshold,
+    AgentEpisodeRecord, AgentReportInput, HandoverLint, StudyEpisode, StudyInput, StudyThreshold,
 };
 use baton_store::{AgentCell, AgentEpisodeRow, Reader};
-use baton_types::{Cost, EpisodeStatus};
+use baton_types::EpisodeStatus;
 
 use crate::agent::AgentSpec;
 
@@ -123,26 +122,11 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
                 e.calls
             };
             let fired = e.switch.as_ref().map(|s| s.fired);
-            let cell = match &e.cell {
-                AgentCell::Single { model } => StudyCell::Single(model.clone()),
-                AgentCell::AgentHandoff {
-                    sender,
-                    receiver,
-                    p,
-                    interface,
-                    ..
-                } => StudyCell::Handoff {
-                    sender: sender.clone(),
-                    receiver: receiver.clone(),
-                    p: *p,
-                    interface: *interface,
-                },
-            };
             StudyEpisode {
                 task_id: e.task_id,
                 bucket: e.difficulty.name().to_string(),
                 replicate: e.replicate,
-                cell,
+                cell: e.cell,
                 finished,
                 resolved: e
                     .outcome
@@ -168,7 +152,6 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
             }
         })
         .collect();
-    let _ = Cost::ZERO;
     Ok(Some(StudyInput {
         pairs: handoff.pairs.into_iter().map(|[lc, hc]| (lc, hc)).collect(),
         thresholds,
