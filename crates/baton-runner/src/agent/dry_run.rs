@@ -13,9 +13,9 @@
 use std::fmt;
 
 use baton_types::Cost;
+use baton_types::agent::AgentCell;
 
 use crate::RunError;
-use crate::agent::handoff::cells;
 use crate::agent::{AgentSpec, price_card, select_dataset};
 use crate::run::RunOptions;
 
@@ -162,29 +162,40 @@ pub(crate) fn estimate(
     }
     if let Some(h) = &spec.handoff {
         let independent = options.independent || h.independent;
-        for c in cells(h, independent) {
-            let (sender, receiver) = (trajectory(&c.sender)?, trajectory(&c.receiver)?);
+        for c in h.cells(independent) {
+            let AgentCell::AgentHandoff {
+                sender,
+                receiver,
+                p,
+                interface,
+                ..
+            } = &c
+            else {
+                continue;
+            };
+            let (sender_bound, receiver_bound) = (trajectory(sender)?, trajectory(receiver)?);
             // the handoff call: compact_pre's summary and handover's document are the
             // sender's, compact_suf's summary the receiver's
-            let summary = match c.interface {
+            let summary = match *interface {
                 i if !baton_agent::summarises(i) => Cost::ZERO,
-                i if baton_agent::sender_writes(i) => sender,
-                _ => receiver,
+                i if baton_agent::sender_writes(i) => sender_bound,
+                _ => receiver_bound,
             };
             let summaries = usize::from(summary > Cost::ZERO);
             // the suffix is the receiver's; a live prefix is the cell's own too
             let (calls, one) = if independent {
-                (2 * steps + summaries, sender + receiver + summary)
+                (
+                    2 * steps + summaries,
+                    sender_bound + receiver_bound + summary,
+                )
             } else {
-                (steps + summaries, receiver + summary)
+                (steps + summaries, receiver_bound + summary)
             };
             out.push(AgentCellEstimate {
+                // without `, independent`: the table's note says how prefixes run
                 cell: format!(
-                    "handoff({} -> {}, p{}, {})",
-                    c.sender,
-                    c.receiver,
-                    c.p,
-                    c.interface.as_str()
+                    "handoff({sender} -> {receiver}, p{p}, {})",
+                    interface.as_str()
                 ),
                 episodes,
                 calls: episodes * calls,

@@ -51,7 +51,6 @@ use baton_types::{Cost, EpisodeStatus, ExperimentKind};
 use serde_json::{Value, json};
 
 use super::AgentSpec;
-use super::handoff::cells;
 use crate::changes::{self, Changes, KeyChange};
 use crate::{RunError, RunOptions};
 
@@ -90,14 +89,9 @@ pub(crate) fn identity(
     replicate: u32,
 ) -> String {
     use sha2::{Digest, Sha256};
-    let used: Vec<&str> = match cell {
-        AgentCell::Single { model } => vec![model],
-        AgentCell::AgentHandoff {
-            sender, receiver, ..
-        } => vec![sender, receiver],
-    };
     let mut models = serde_json::Map::new();
-    for m in used {
+    // an anchor's one model once, a handoff's sender then receiver
+    for m in [cell.first_model(), cell.last_model()] {
         let mut settings = experiment["models"][m].clone();
         if let Some(o) = settings.as_object_mut() {
             for t in TRANSPORT {
@@ -239,7 +233,7 @@ pub(crate) fn compare(
         .map(|m| AgentCell::Single { model: m.clone() })
         .collect();
     if let Some(h) = &spec.handoff {
-        cells_planned.extend(cells(h, independent).iter().map(|c| c.cell()));
+        cells_planned.extend(h.cells(independent));
     }
     let mut bound: BTreeMap<String, (Cost, usize)> = BTreeMap::new();
     for (cell, e) in cells_planned.iter().zip(&estimate.cells) {
@@ -305,7 +299,7 @@ pub(crate) fn compare(
             Some(m) => {
                 let uses: Vec<i64> = episodes
                     .iter()
-                    .filter(|e| uses_model(&e.cell, m))
+                    .filter(|e| e.cell.uses(m))
                     .map(|e| e.id)
                     .collect();
                 if !uses.is_empty() {
@@ -489,14 +483,4 @@ pub(crate) fn compare(
         changes: changes.to_string(),
         why: refused,
     })
-}
-
-/// Whether a cell's episode calls model `m`.
-fn uses_model(cell: &AgentCell, m: &str) -> bool {
-    match cell {
-        AgentCell::Single { model } => model == m,
-        AgentCell::AgentHandoff {
-            sender, receiver, ..
-        } => sender == m || receiver == m,
-    }
 }

@@ -68,59 +68,9 @@ struct Anchor {
     row: AgentEpisodeRow,
 }
 
-/// One handoff cell of the experiment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HandoffCell {
-    pub pair: String,
-    pub direction: Direction,
-    pub sender: String,
-    pub receiver: String,
-    pub p: u32,
-    pub interface: Interface,
-    pub independent: bool,
-}
-
-impl HandoffCell {
-    pub(crate) fn cell(&self) -> AgentCell {
-        AgentCell::AgentHandoff {
-            sender: self.sender.clone(),
-            receiver: self.receiver.clone(),
-            p: self.p,
-            interface: self.interface,
-            independent: self.independent,
-        }
-    }
-}
-
 /// A pair's label: `lc/hc`.
 pub(crate) fn pair_label(lc: &str, hc: &str) -> String {
     format!("{lc}/{hc}")
-}
-
-/// Every handoff cell of `spec`: pairs, then directions, percentiles, interfaces.
-pub(crate) fn cells(spec: &HandoffSpec, independent: bool) -> Vec<HandoffCell> {
-    let mut out = Vec::new();
-    for [lc, hc] in &spec.pairs {
-        for (direction, sender, receiver) in [
-            (Direction::Escalation, lc, hc),
-            (Direction::Downshift, hc, lc),
-        ] {
-            for &p in &spec.percentiles {
-                for &interface in &spec.interfaces {
-                    out.push(HandoffCell {
-                        pair: pair_label(lc, hc),
-                        direction,
-                        sender: sender.clone(),
-                        receiver: receiver.clone(),
-                        p,
-                        interface,
-                        independent,
-                    });
-                }
-            }
-        }
-    }
-    out
 }
 
 /// The switch calls of `spec` from the anchors `episodes`, or why they cannot be computed
@@ -258,24 +208,36 @@ impl AgentRunner {
             Err(_) => stored,
         };
         let anchors = Arc::new(Anchors::default());
+        // each planned cell with the pair and direction its switch calls are stored under
+        let planned: Vec<(AgentCell, String, Direction, u32)> = spec
+            .cells(self.independent)
+            .into_iter()
+            .filter_map(|cell| {
+                let ([lc, hc], direction) = cell.pair(&spec.pairs)?;
+                let AgentCell::AgentHandoff { p, .. } = cell else {
+                    return None;
+                };
+                Some((cell, pair_label(lc, hc), direction, p))
+            })
+            .collect();
         let mut jobs = Vec::new();
         for replicate in 0..self.spec.replicates {
             for ti in 0..self.tasks.len() {
-                for cell in cells(&spec, self.independent) {
+                for (cell, pair, direction, p) in &planned {
                     let bucket = self.tasks[ti].difficulty;
                     let Some(s) = rows
                         .iter()
                         .find(|t| {
-                            t.pair == cell.pair
-                                && t.direction == cell.direction
+                            t.pair == *pair
+                                && t.direction == *direction
                                 && t.bucket == bucket
-                                && t.p == cell.p
+                                && t.p == *p
                         })
                         .map(|t| t.s)
                     else {
                         continue;
                     };
-                    jobs.push((ti, cell, replicate, s));
+                    jobs.push((ti, cell.clone(), replicate, s));
                 }
             }
         }
@@ -293,7 +255,7 @@ impl AgentRunner {
     async fn run_handoff(
         &self,
         ti: usize,
-        cell: &HandoffCell,
+        cell: &AgentCell,
         replicate: u32,
         s: u32,
         anchors: &Anchors,
@@ -302,17 +264,16 @@ impl AgentRunner {
         let seed = self.seed(replicate);
         let store = &self.shared.store;
         let task_sha256 = super::task_sha256(task)?;
+        let (sender, receiver) = (cell.first_model(), cell.last_model());
         let anchor = {
             let mut known = anchors.lock().await;
-            match known.get(&(ti, cell.sender.clone(), replicate)) {
+            match known.get(&(ti, sender.to_string(), replicate)) {
                 Some(a) => a.clone(),
                 None => {
                     let progress = store
                         .agent_episode(AgentEpisodeInit {
                             task_id: task.id.clone(),
-                            cell: AgentCell::Single {
-                                model: cell.sender.clone(),
-                            },
+                            cell: AgentCell::single(sender),
                             k: None,
                             forked_from: None,
                             replicate,
@@ -328,7 +289,7 @@ impl AgentRunner {
                             message: "the anchor of a handoff is not stored".into(),
                         })?;
                     let a = Arc::new(Anchor { progress, row });
-                    known.insert((ti, cell.sender.clone(), replicate), a.clone());
+                    known.insert((ti, sender.to_string(), replicate), a.clone());
                     a
                 }
             }
@@ -336,9 +297,9 @@ impl AgentRunner {
         let progress = store
             .agent_episode(AgentEpisodeInit {
                 task_id: task.id.clone(),
-                cell: cell.cell(),
+                cell: cell.clone(),
                 k: Some(s),
-                forked_from: (!cell.independent).then_some(anchor.progress.episode_id),
+                forked_from: (!cell.independent()).then_some(anchor.progress.episode_id),
                 replicate,
                 seed,
                 task_sha256,
@@ -350,7 +311,7 @@ impl AgentRunner {
         let episode_id = progress.episode_id;
         // One read connection for the cell's reads (opening one reads the schema again).
         let reader = Reader::open(&self.store_path)?;
-        let forked_prefix = if cell.independent {
+        let forked_prefix = if cell.independent() {
             Cost::ZERO
         } else {
             reader.paid_before(anchor.progress.episode_id, s)?
@@ -359,7 +320,7 @@ impl AgentRunner {
             Some(sw) => sw.clone(),
             None => {
                 // settle the prefix: where it stands before call s, or how it ended
-                let before = if cell.independent {
+                let before = if cell.independent() {
                     match self
                         .live_prefix(task, cell, episode_id, seed, &progress, s)
                         .await?
@@ -414,16 +375,14 @@ impl AgentRunner {
             context: switch.context.unwrap_or_default(),
             cost: forked_prefix + handoff_cost,
         };
-        let model = &self.models[&cell.receiver];
+        let model = &self.models[receiver];
         let restored =
             match resume::restore(&self.config, task, &progress, store, Some(&base)).await? {
                 Ok(r) => r,
                 Err(what) => {
-                    let why = self.shared.block_unpriced(
-                        &cell.receiver,
-                        &what,
-                        "it is stored without a cost",
-                    );
+                    let why =
+                        self.shared
+                            .block_unpriced(receiver, &what, "it is stored without a cost");
                     return self.leave_incomplete(episode_id, why, Cost::ZERO).await;
                 }
             };
@@ -465,14 +424,14 @@ impl AgentRunner {
     async fn live_prefix(
         &self,
         task: &Arc<AgentTask>,
-        cell: &HandoffCell,
+        cell: &AgentCell,
         episode_id: i64,
         seed: u64,
         progress: &AgentProgress,
         s: u32,
     ) -> Result<Prefix, RunError> {
         let store = &self.shared.store;
-        let model = &self.models[&cell.sender];
+        let model = &self.models[cell.first_model()];
         let config = AgentConfig {
             step_limit: s.min(self.config.step_limit),
             ..(*self.config).clone()
@@ -480,9 +439,11 @@ impl AgentRunner {
         let restored = match resume::restore(&config, task, progress, store, None).await? {
             Ok(r) => r,
             Err(what) => {
-                let why =
-                    self.shared
-                        .block_unpriced(&cell.sender, &what, "it is stored without a cost");
+                let why = self.shared.block_unpriced(
+                    cell.first_model(),
+                    &what,
+                    "it is stored without a cost",
+                );
                 self.leave_incomplete(episode_id, why, Cost::ZERO).await?;
                 return Ok(Prefix::Ended);
             }
@@ -576,7 +537,7 @@ impl AgentRunner {
     async fn switch(
         &self,
         task: &Arc<AgentTask>,
-        cell: &HandoffCell,
+        cell: &AgentCell,
         progress: &AgentProgress,
         s: u32,
         prefix_context: i64,
@@ -587,7 +548,10 @@ impl AgentRunner {
         let trajectory = resume::messages_of(task, store, prefix_context).await?;
         let texts: &HandoffTexts = &self.texts;
         let mut snapshot = snapshot;
-        let summary = if cell.interface == Interface::Handover {
+        let interface = cell
+            .interface()
+            .expect("the handoff phase plans handoff cells only");
+        let summary = if interface == Interface::Handover {
             match self
                 .handover(task, cell, progress, s, &trajectory, snapshot.clone(), seed)
                 .await?
@@ -599,14 +563,14 @@ impl AgentRunner {
                 }
                 Err(failed) => return Ok(Err(failed)),
             }
-        } else if summarises(cell.interface) {
+        } else if summarises(interface) {
             match &progress.handoff_call {
                 Some(c) => Some(c.call.response_text.clone()),
                 None => {
-                    let who = if sender_writes(cell.interface) {
-                        &cell.sender
+                    let who = if sender_writes(interface) {
+                        cell.first_model()
                     } else {
-                        &cell.receiver
+                        cell.last_model()
                     };
                     let messages = summary_messages(texts, &trajectory);
                     match self
@@ -621,11 +585,11 @@ impl AgentRunner {
         } else {
             None
         };
-        let messages = rewrite_trajectory(cell.interface, texts, &trajectory, summary.as_deref())
+        let messages = rewrite_trajectory(interface, texts, &trajectory, summary.as_deref())
             .map_err(|source| RunError::AgentInput {
-            what: format!("the handoff texts {}", texts.version),
-            source: Box::new(source),
-        })?;
+                what: format!("the handoff texts {}", texts.version),
+                source: Box::new(source),
+            })?;
         let context = store
             .agent_switch(NewAgentSwitch {
                 episode_id: progress.episode_id,
@@ -665,7 +629,7 @@ impl AgentRunner {
     async fn handover(
         &self,
         task: &Arc<AgentTask>,
-        cell: &HandoffCell,
+        cell: &AgentCell,
         progress: &AgentProgress,
         s: u32,
         trajectory: &[baton_types::Message],
@@ -710,7 +674,7 @@ impl AgentRunner {
                 let written = self
                     .handoff_call(
                         task,
-                        &cell.sender,
+                        cell.first_model(),
                         progress,
                         s,
                         messages,
@@ -899,20 +863,4 @@ enum Prefix {
     Reached(i64, Option<String>),
     /// It ended before (the episode is finished or left incomplete).
     Ended,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_cover_pairs_directions_percentiles_and_interfaces() {
-        let spec: HandoffSpec = toml::from_str("pairs = [[\"lc\", \"hc\"]]").unwrap();
-        let all = cells(&spec, false);
-        assert_eq!(all.len(), 2 * 7 * 5);
-        assert_eq!(all[0].sender, "lc");
-        assert_eq!(all[35].direction, Direction::Downshift);
-        assert_eq!(all[35].sender, "hc");
-        assert_eq!(all[0].cell().label(), "handoff(lc -> hc, p5, raw)");
-    }
 }

@@ -445,7 +445,7 @@ impl AgentRunner {
         let singles = per_task * models.len();
         let handoffs = match (&spec.handoff, options.phase) {
             (_, Some(crate::part::PartPhase::Anchors)) | (None, _) => 0,
-            (Some(h), _) => per_task * handoff::cells(h, independent).len(),
+            (Some(h), _) => per_task * h.cells(independent).len(),
         };
         let (mut singles_done, mut handoffs_done) = (0, 0);
         for e in Reader::open(&store_path)?.agent_episodes()? {

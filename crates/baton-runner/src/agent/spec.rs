@@ -59,6 +59,7 @@ use baton_agent::{DEFAULT_COST_LIMIT_USD, DEFAULT_STEP_LIMIT, Protocol, SimAgent
 use baton_env::EnvConfig;
 use baton_models::with_did_you_mean;
 use baton_types::Interface;
+use baton_types::agent::AgentCell;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -209,6 +210,30 @@ impl HandoffSpec {
             return Err("handoff.interfaces: name at least one".into());
         }
         Ok(())
+    }
+
+    /// Every handoff cell the table describes, in plan order: pairs, then directions
+    /// (escalation, the pair's first model sending, then downshift), percentiles and
+    /// interfaces; each prefix live when `independent`. A cell's pair and direction are
+    /// [`AgentCell::pair`].
+    pub fn cells(&self, independent: bool) -> Vec<AgentCell> {
+        let mut out = Vec::new();
+        for [lc, hc] in &self.pairs {
+            for (sender, receiver) in [(lc, hc), (hc, lc)] {
+                for &p in &self.percentiles {
+                    for &interface in &self.interfaces {
+                        out.push(AgentCell::handoff(
+                            sender,
+                            receiver,
+                            p,
+                            interface,
+                            independent,
+                        ));
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -382,6 +407,29 @@ impl AgentSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_types::Direction;
+
+    #[test]
+    fn cells_cover_pairs_directions_percentiles_and_interfaces() {
+        let spec: HandoffSpec = toml::from_str("pairs = [[\"lc\", \"hc\"]]").unwrap();
+        let all = spec.cells(false);
+        assert_eq!(all.len(), 2 * 7 * 5);
+        assert_eq!(all[0].first_model(), "lc");
+        assert_eq!(all[0].label(), "handoff(lc -> hc, p5, raw)");
+        assert_eq!(
+            all[0].pair(&spec.pairs),
+            Some((&spec.pairs[0], Direction::Escalation))
+        );
+        assert_eq!(all[35].first_model(), "hc");
+        assert_eq!(
+            all[35].pair(&spec.pairs),
+            Some((&spec.pairs[0], Direction::Downshift))
+        );
+        assert_eq!(
+            spec.cells(true)[69].label(),
+            "handoff(hc -> lc, p50, traj_drop, independent)"
+        );
+    }
 
     const MINIMAL: &str = r#"
         kind = "agent"
