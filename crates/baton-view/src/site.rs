@@ -168,7 +168,7 @@ fn agent_heads(reader: &Reader) -> Result<Vec<EpisodeHead>, ViewError> {
                 cost_paid: e.paid,
                 cost_attributed: e.outcome.cost_attributed,
                 exit: e.end.map(|end| end.exit.to_string()),
-                switch: e.switch.map(|w| (w.s, w.fired)),
+                switch: e.switch.map(|w| (w.switch.s, w.switch.fired)),
             })
         })
         .collect()

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use baton_types::agent::AgentCell;
+use baton_types::agent::{AgentCell, Difficulty};
 use baton_types::{Cost, Direction, Interface};
 
 use super::{
@@ -132,11 +132,11 @@ impl<'a> Index<'a> {
         eps: &[&'a StudyEpisode],
         lc: &str,
         hc: &str,
-        bucket: Option<&str>,
+        bucket: Option<Difficulty>,
     ) -> (Source, usize) {
         let mut units = Vec::new();
         for e in eps {
-            if e.fired != Some(true) || bucket.is_some_and(|b| b != e.bucket) {
+            if e.fired() != Some(true) || bucket.is_some_and(|b| b != e.bucket) {
                 continue;
             }
             let (Some(a), Some(b)) = (self.anchor(lc, e), self.anchor(hc, e)) else {
@@ -198,11 +198,11 @@ fn skeleton(
         p,
         window: window.to_string(),
         n: eps.len(),
-        n_fired: eps.iter().filter(|e| e.fired == Some(true)).count(),
-        n_unfired: eps.iter().filter(|e| e.fired == Some(false)).count(),
+        n_fired: eps.iter().filter(|e| e.fired() == Some(true)).count(),
+        n_unfired: eps.iter().filter(|e| e.fired() == Some(false)).count(),
         n_incomplete: eps
             .iter()
-            .filter(|e| e.fired == Some(true) && !e.finished)
+            .filter(|e| e.fired() == Some(true) && !e.finished)
             .count(),
         n_matched,
         pass_rate: None,
@@ -303,7 +303,15 @@ pub fn build_study(input: &StudyInput) -> Result<StudyReport, ReportError> {
     };
     let mut decomposition = Vec::new();
     let mut differences = Vec::new();
-    let buckets: BTreeSet<&str> = input.episodes.iter().map(|e| e.bucket.as_str()).collect();
+    // the buckets by name, as the report has always listed them
+    let mut buckets: Vec<Difficulty> = input
+        .episodes
+        .iter()
+        .map(|e| e.bucket)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    buckets.sort_by_key(|b| b.name());
     for (lc, hc) in &input.pairs {
         let pair = format!("{lc}/{hc}");
         for (dir, sender, receiver) in [
@@ -399,7 +407,7 @@ fn add_direction<'a>(
     b: &mut Builder,
     idx: &Index<'a>,
     d: &Leg<'_>,
-    buckets: &BTreeSet<&str>,
+    buckets: &[Difficulty],
     differences: &mut Vec<Difference>,
 ) {
     let ps = idx.percentiles(d.sender, d.receiver);
@@ -450,11 +458,11 @@ fn add_direction<'a>(
                     .filter(|e| e.bucket == bucket)
                     .collect();
                 let (source, n) = idx.matched(&eps, d.lc, d.hc, Some(bucket));
-                let row = skeleton(d.pair, d.dir, name, Some(p), bucket, &eps, n);
+                let row = skeleton(d.pair, d.dir, name, Some(p), bucket.name(), &eps, n);
                 rows.push(b.push(Table::Hidden, row, source));
                 eps_bucket.extend(eps);
             }
-            let row = skeleton(d.pair, d.dir, name, None, bucket, &eps_bucket, 0);
+            let row = skeleton(d.pair, d.dir, name, None, bucket.name(), &eps_bucket, 0);
             b.mean(Table::Buckets, row, rows);
         }
     }
@@ -483,7 +491,7 @@ fn add_restart(b: &mut Builder, idx: &Index<'_>, d: &Leg<'_>) {
         let mut units: BTreeMap<Unit, (&str, RestartUnit)> = BTreeMap::new();
         for interface in INTERFACES {
             for e in idx.cell(d.lc, d.hc, p, interface) {
-                if e.fired != Some(true) {
+                if e.fired() != Some(true) {
                     continue;
                 }
                 let (Some(a), Some(h)) = (idx.anchor(d.lc, e), idx.anchor(d.hc, e)) else {
@@ -532,7 +540,7 @@ fn decompose(idx: &Index<'_>, d: &Leg<'_>) -> Vec<Decomposition> {
             let eps: Vec<&StudyEpisode> = ps
                 .iter()
                 .flat_map(|p| idx.cell(d.sender, d.receiver, *p, interface))
-                .filter(|e| e.fired == Some(true) && e.finished)
+                .filter(|e| e.fired() == Some(true) && e.finished)
                 .collect();
             let post: f64 = eps.iter().map(|e| (e.phases[1] + e.phases[2]).usd()).sum();
             let steps: u64 = eps.iter().map(|e| u64::from(e.suffix_steps)).sum();

@@ -38,8 +38,8 @@
 mod build;
 mod render;
 
-use baton_types::Cost;
-use baton_types::agent::AgentCell;
+use baton_types::agent::{AgentCell, AgentSwitch, Difficulty};
+use baton_types::{Cost, Direction};
 use serde::Serialize;
 
 use crate::metrics::Omission;
@@ -52,7 +52,7 @@ pub struct StudyEpisode {
     /// Task id.
     pub task_id: String,
     /// Difficulty bucket.
-    pub bucket: String,
+    pub bucket: Difficulty,
     /// Replicate.
     pub replicate: u32,
     /// Its cell (a handoff's `independent` does not split the study's cells: a study
@@ -70,12 +70,17 @@ pub struct StudyEpisode {
     pub cost: Cost,
     /// Cost per phase: prefix (a forked one included), handoff, suffix.
     pub phases: [Cost; 3],
-    /// A handoff's switch call.
-    pub s: Option<u32>,
-    /// Whether a handoff fired (none before its switch is settled).
-    pub fired: Option<bool>,
+    /// A handoff's switch (its call s, the bucket and whether it fired), once settled.
+    pub switch: Option<AgentSwitch>,
     /// A `handover` handoff's document lint at the switch, once stored.
     pub handover: Option<HandoverLint>,
+}
+
+impl StudyEpisode {
+    /// Whether a handoff fired (none before its switch is settled, and for an anchor).
+    pub fn fired(&self) -> Option<bool> {
+        self.switch.map(|s| s.fired)
+    }
 }
 
 /// A `handover` document's lint at the switch, as stored.
@@ -147,9 +152,9 @@ pub struct StudyThreshold {
     /// `lc/hc`.
     pub pair: String,
     /// `escalation` or `downshift`.
-    pub direction: String,
+    pub direction: Direction,
     /// Difficulty bucket.
-    pub bucket: String,
+    pub bucket: Difficulty,
     /// Percentile.
     pub p: u32,
     /// Switch call.

@@ -88,8 +88,12 @@ fn row_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a StudyRow>> {
 fn threshold_columns<'a>(pairs: &'a Pairs) -> Vec<Column<'a, &'a StudyThreshold>> {
     vec![
         column("pair", L, |t: &&StudyThreshold| pairs.short(&t.pair)),
-        column("direction", L, |t: &&StudyThreshold| t.direction.clone()),
-        column("bucket", L, |t: &&StudyThreshold| t.bucket.clone()),
+        column("direction", L, |t: &&StudyThreshold| {
+            t.direction.as_str().to_string()
+        }),
+        column("bucket", L, |t: &&StudyThreshold| {
+            t.bucket.name().to_string()
+        }),
         column("p", L, |t: &&StudyThreshold| format!("p{}", t.p)),
         column("s", R, |t: &&StudyThreshold| t.s.to_string()),
     ]

@@ -6,7 +6,7 @@
 use baton_report::{
     HANDOVER_MIN_EPISODES, HandoverLint, StudyEpisode, StudyInput, build_study, handover_relation,
 };
-use baton_types::agent::AgentCell;
+use baton_types::agent::{AgentCell, AgentSwitch, Difficulty};
 use baton_types::{Cost, Interface};
 
 use crate::assert_close;
@@ -19,7 +19,7 @@ fn episode(task: &str, score: u32, resolved: bool) -> StudyEpisode {
     let handoff = Cost::from_usd(0.01);
     StudyEpisode {
         task_id: task.into(),
-        bucket: "easy".into(),
+        bucket: Difficulty::Easy,
         replicate: 0,
         cell: AgentCell::handoff("lc", "hc", 25, Interface::Handover, false),
         finished: true,
@@ -28,8 +28,11 @@ fn episode(task: &str, score: u32, resolved: bool) -> StudyEpisode {
         suffix_steps: 4,
         cost,
         phases: [prefix, handoff, cost - prefix - handoff],
-        s: Some(4),
-        fired: Some(true),
+        switch: Some(AgentSwitch {
+            s: 4,
+            bucket: Difficulty::Easy,
+            fired: true,
+        }),
         handover: Some(HandoverLint {
             score,
             valid: true,

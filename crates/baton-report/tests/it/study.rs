@@ -6,7 +6,7 @@ use baton_report::{
     AgentExperimentReport, Export, ExportFormat, Omission, ReportError, StudyEpisode, StudyInput,
     StudyReport, StudyRow, build_agent, build_study,
 };
-use baton_types::agent::AgentCell;
+use baton_types::agent::{AgentCell, AgentSwitch, Difficulty};
 use baton_types::{Cost, Interface};
 
 use crate::assert_close;
@@ -24,11 +24,20 @@ fn ep(
 ) -> StudyEpisode {
     let cost = Cost::from_usd(usd);
     let prefix = Cost::from_usd(prefix);
+    let bucket = if task < "t3" {
+        Difficulty::Easy
+    } else {
+        Difficulty::Hard
+    };
     StudyEpisode {
         task_id: task.into(),
-        bucket: if task < "t3" { "easy" } else { "hard" }.into(),
+        bucket,
         replicate: 0,
-        s: fired.map(|_| 3),
+        switch: fired.map(|fired| AgentSwitch {
+            s: 3,
+            bucket,
+            fired,
+        }),
         cell,
         finished,
         resolved: resolved.filter(|_| finished),
@@ -36,7 +45,6 @@ fn ep(
         suffix_steps: 3,
         cost,
         phases: [prefix, Cost::ZERO, cost - prefix],
-        fired,
         handover: None,
     }
 }

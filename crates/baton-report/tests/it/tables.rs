@@ -8,8 +8,8 @@ use baton_report::{
     ExportFormat, PairSpec, ReportInput, SkippedTask, StudyThreshold, build, build_agent,
     build_study,
 };
-use baton_types::agent::{AgentCell, AgentExit};
-use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Family, Interface, SwitchPoint};
+use baton_types::agent::{AgentCell, AgentExit, Difficulty};
+use baton_types::{Baseline, Cell, Cost, Direction, EpisodeStatus, Family, Interface, SwitchPoint};
 
 use crate::*;
 
@@ -154,12 +154,12 @@ fn realistic_agent() -> AgentExperimentReport {
             ),
         };
     }
-    input.thresholds = [("escalation", 10, 4), ("escalation", 50, 9)]
+    input.thresholds = [(10, 4), (50, 9)]
         .into_iter()
-        .map(|(direction, p, s)| StudyThreshold {
+        .map(|(p, s)| StudyThreshold {
             pair: format!("{LONG_LC}/{LONG_HC}"),
-            direction: direction.to_owned(),
-            bucket: "easy".to_owned(),
+            direction: Direction::Escalation,
+            bucket: Difficulty::Easy,
             p,
             s,
         })

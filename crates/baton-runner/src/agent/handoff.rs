@@ -46,7 +46,7 @@ use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentEpisodeRow, AgentProgress, HandoverClaimRow,
     HandoverLintRow, NewAgentSwitch, Outcome, Reader, ThresholdRow,
 };
-use baton_types::agent::Difficulty;
+use baton_types::agent::{AgentSwitch, Difficulty};
 use baton_types::{Cost, Direction, EpisodeStatus, Interface, Phase};
 
 use crate::RunError;
@@ -361,7 +361,7 @@ impl AgentRunner {
                 }
             }
         };
-        if !switch.fired {
+        if !switch.switch.fired {
             return Ok(());
         }
         // the suffix: from the switch, or from its last stored event
@@ -484,11 +484,7 @@ impl AgentRunner {
             ));
         }
         store
-            .agent_switch(NewAgentSwitch::unfired(
-                episode_id,
-                s,
-                task.difficulty.name().to_string(),
-            ))
+            .agent_switch(NewAgentSwitch::unfired(episode_id, s, task.difficulty))
             .await?;
         self.finish(task, episode_id, o, paid, paid).await?;
         Ok(Prefix::Ended)
@@ -505,11 +501,7 @@ impl AgentRunner {
     ) -> Result<(), RunError> {
         self.shared
             .store
-            .agent_switch(NewAgentSwitch::unfired(
-                episode_id,
-                s,
-                task.difficulty.name().to_string(),
-            ))
+            .agent_switch(NewAgentSwitch::unfired(episode_id, s, task.difficulty))
             .await?;
         let outcome = Outcome {
             cost_attributed: row.paid,
@@ -590,12 +582,15 @@ impl AgentRunner {
                 what: format!("the handoff texts {}", texts.version),
                 source: Box::new(source),
             })?;
+        let switch = AgentSwitch {
+            s,
+            bucket: task.difficulty,
+            fired: true,
+        };
         let context = store
             .agent_switch(NewAgentSwitch {
                 episode_id: progress.episode_id,
-                s,
-                bucket: task.difficulty.name().to_string(),
-                fired: true,
+                switch,
                 prefix_context: Some(prefix_context),
                 messages: Some(messages.iter().map(message_json).collect()),
                 snapshot: snapshot.clone(),
@@ -603,9 +598,7 @@ impl AgentRunner {
             })
             .await?;
         Ok(Ok(baton_store::AgentSwitchRow {
-            s,
-            bucket: task.difficulty.name().to_string(),
-            fired: true,
+            switch,
             prefix_context: Some(prefix_context),
             context,
             snapshot,

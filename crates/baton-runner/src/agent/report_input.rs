@@ -94,8 +94,8 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
         .filter(|t| pairs.contains(&t.pair) && handoff.percentiles.contains(&t.p))
         .map(|t| StudyThreshold {
             pair: t.pair,
-            direction: t.direction.as_str().to_string(),
-            bucket: t.bucket.name().to_string(),
+            direction: t.direction,
+            bucket: t.bucket,
             p: t.p,
             s: t.s,
         })
@@ -121,10 +121,11 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
             } else {
                 e.calls
             };
-            let fired = e.switch.as_ref().map(|s| s.fired);
+            let switch = e.switch.as_ref().map(|r| r.switch);
+            let fired = switch.map(|s| s.fired);
             StudyEpisode {
                 task_id: e.task_id,
-                bucket: e.difficulty.name().to_string(),
+                bucket: e.difficulty,
                 replicate: e.replicate,
                 cell: e.cell,
                 finished,
@@ -146,8 +147,7 @@ pub fn study_input(store_path: &Path, bootstrap: usize) -> Result<Option<StudyIn
                     e.phase_paid[1],
                     e.phase_paid[2],
                 ],
-                s: e.k,
-                fired,
+                switch,
                 handover,
             }
         })

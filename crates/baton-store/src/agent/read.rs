@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use baton_types::agent::{AgentExit, Difficulty};
+use baton_types::agent::{AgentExit, AgentSwitch, Difficulty};
 use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
 use rusqlite::{Connection, params};
 
@@ -205,9 +205,11 @@ fn switch_of(conn: &Connection, path: &Path, id: i64) -> Result<Option<AgentSwit
         [id],
         |r| {
             Ok(AgentSwitchRow {
-                s: r.get(0)?,
-                bucket: r.get(1)?,
-                fired: r.get(2)?,
+                switch: AgentSwitch {
+                    s: r.get(0)?,
+                    bucket: named(r, 1)?,
+                    fired: r.get(2)?,
+                },
                 prefix_context: r.get(3)?,
                 context: r.get(4)?,
                 snapshot: r.get(5)?,
@@ -405,7 +407,9 @@ impl Reader {
                 let forked_prefix = match (forked_from, k) {
                     // unfired: the anchor ended before call s, and its whole run is the
                     // episode's (the attempts of a call s it never made included)
-                    (Some(anchor), Some(_)) if switch.as_ref().is_some_and(|sw| !sw.fired) => {
+                    (Some(anchor), Some(_))
+                        if switch.as_ref().is_some_and(|sw| !sw.switch.fired) =>
+                    {
                         self.episode_paid(anchor)?
                     }
                     (Some(anchor), Some(s)) => self.paid_before(anchor, s)?,

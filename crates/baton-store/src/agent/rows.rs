@@ -1,6 +1,6 @@
 //! The agent rows: what an agent episode stores and what is read back of it.
 
-use baton_types::agent::{AgentExit, Difficulty};
+use baton_types::agent::{AgentExit, AgentSwitch, Difficulty};
 use baton_types::{Cost, EpisodeStatus, Phase, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -223,12 +223,9 @@ pub struct HandoverClaimRow {
 pub struct NewAgentSwitch {
     /// The episode.
     pub episode_id: i64,
-    /// The switch call s.
-    pub s: u32,
-    /// The task's difficulty bucket.
-    pub bucket: String,
-    /// Whether the prefix reached call s (else the prefix's run is the episode's).
-    pub fired: bool,
+    /// The switch call s, the task's bucket, and whether the prefix reached call s
+    /// (else the prefix's run is the episode's).
+    pub switch: AgentSwitch,
     /// The conversation node before the switch.
     pub prefix_context: Option<i64>,
     /// The conversation the suffix model starts from, as JSON messages (fired only).
@@ -242,12 +239,14 @@ pub struct NewAgentSwitch {
 impl NewAgentSwitch {
     /// The switch of a handoff whose prefix ended before call `s`: not fired, nothing
     /// carried over.
-    pub fn unfired(episode_id: i64, s: u32, bucket: String) -> Self {
+    pub fn unfired(episode_id: i64, s: u32, bucket: Difficulty) -> Self {
         NewAgentSwitch {
             episode_id,
-            s,
-            bucket,
-            fired: false,
+            switch: AgentSwitch {
+                s,
+                bucket,
+                fired: false,
+            },
             prefix_context: None,
             messages: None,
             snapshot: None,
@@ -256,15 +255,12 @@ impl NewAgentSwitch {
     }
 }
 
-/// A stored switch.
+/// A stored switch (`agent_switches`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentSwitchRow {
-    /// The switch call s.
-    pub s: u32,
-    /// The task's difficulty bucket.
-    pub bucket: String,
-    /// Whether it fired.
-    pub fired: bool,
+    /// The switch call s, the task's bucket (a name no baton writes fails to read, named
+    /// as `agent_switches.bucket`) and whether it fired.
+    pub switch: AgentSwitch,
     /// The conversation node before the switch (for `traj_drop`, the removed
     /// trajectory's audit record).
     pub prefix_context: Option<i64>,

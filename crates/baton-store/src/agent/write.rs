@@ -171,9 +171,9 @@ impl Db {
             ),
             params![
                 sw.episode_id,
-                sw.s,
-                sw.bucket,
-                sw.fired,
+                sw.switch.s,
+                sw.switch.bucket.name(),
+                sw.switch.fired,
                 sw.prefix_context,
                 context,
                 sw.snapshot,

@@ -3,10 +3,10 @@
 
 use baton_store::{
     AgentCell, AgentEnd, AgentEpisodeInit, AgentTaskMeta, AgentVerdict, NewAgentCall, NewAgentStep,
-    Outcome, Reader, Store,
+    NewAgentSwitch, Outcome, Reader, Store,
 };
-use baton_types::agent::{AgentExit, Difficulty};
-use baton_types::{Cost, EpisodeStatus, Message, Phase, ToolCall, Verdict};
+use baton_types::agent::{AgentExit, AgentSwitch, Difficulty};
+use baton_types::{Cost, EpisodeStatus, Interface, Message, Phase, ToolCall, Verdict};
 use rusqlite::Connection;
 
 use crate::{TestContext, call, meta, request_json};
@@ -363,4 +363,57 @@ async fn issue_24_exit_status_and_difficulty_are_typed_columns() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("unknown difficulty \"brutal\""), "{err}");
+}
+
+// See: issue 31 (a handoff's switch travels as baton_types::agent::AgentSwitch).
+#[tokio::test]
+async fn issue_31_a_switch_reads_back_typed_and_a_foreign_bucket_names_its_column() {
+    let cx = TestContext::new();
+    let store = Store::open(&cx.path()).unwrap();
+    store.init_experiment(agent_meta()).await.unwrap();
+    store.agent_task(agent_task("a1")).await.unwrap();
+    let mut init = episode("a1");
+    init.cell = AgentCell::handoff("lc", "hc", 25, Interface::Raw, false);
+    init.k = Some(6);
+    let p = store.agent_episode(init).await.unwrap();
+    let unfired = NewAgentSwitch::unfired(p.episode_id, 6, Difficulty::Medium);
+    assert_eq!(store.agent_switch(unfired).await.unwrap(), None);
+    drop(store);
+    let reader = Reader::open(&cx.path()).unwrap();
+    let want = AgentSwitch {
+        s: 6,
+        bucket: Difficulty::Medium,
+        fired: false,
+    };
+    let row = reader.agent_progress(p.episode_id).unwrap().switch.unwrap();
+    assert_eq!(row.switch, want);
+    assert_eq!((row.context, row.snapshot), (None, None));
+    let rows = reader.agent_episodes().unwrap();
+    assert_eq!(rows[0].switch.as_ref().map(|r| r.switch), Some(want));
+    drop(reader);
+    // stored as the bucket's name; a name no baton writes is a decode error naming the
+    // table and column, not a bucket the report guesses at
+    let conn = Connection::open(cx.path()).unwrap();
+    let stored: String = conn
+        .query_row("SELECT bucket FROM agent_switches", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, "medium");
+    conn.execute("UPDATE agent_switches SET bucket = 'brutal'", [])
+        .unwrap();
+    drop(conn);
+    let err = Reader::open(&cx.path())
+        .unwrap()
+        .agent_progress(p.episode_id)
+        .unwrap_err();
+    let baton_store::StoreError::Decode { what, message, .. } = &err else {
+        panic!("expected a decode error, got {err}");
+    };
+    assert_eq!(
+        what,
+        &format!("agent_switches.bucket of episode {}", p.episode_id)
+    );
+    assert!(
+        message.contains("unknown difficulty \"brutal\""),
+        "{message}"
+    );
 }

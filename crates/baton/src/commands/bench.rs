@@ -152,7 +152,7 @@ high = "hc"
     let handoffs = rows.iter().filter(|e| e.k.is_some()).count();
     let fired = rows
         .iter()
-        .filter(|e| e.switch.as_ref().is_some_and(|s| s.fired))
+        .filter(|e| e.switch.as_ref().is_some_and(|s| s.switch.fired))
         .count();
     let calls = reader.call_count()?;
     let steps: u64 = rows.iter().map(|e| u64::from(e.calls)).sum();
