@@ -51,7 +51,7 @@ pub use provider::{
     ProviderConfig, ProviderError, ProviderFactory, Request, Response, RetryDecision, TokenClasses,
     ToolChoice, classify_default, redact_url_credentials,
 };
-pub use redact::{MIN_SECRET_LEN, redact_secrets, redactable_secrets};
+pub use redact::{MIN_SECRET_LEN, Secrets, redact_secrets, redactable_secrets};
 pub use sim::{SimProvider, SimSettings};
 pub use suggest::{closest, with_did_you_mean};
 

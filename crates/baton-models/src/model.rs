@@ -28,7 +28,7 @@ use crate::ModelError;
 use crate::limit::{Concurrency, RateLimits, TokenBucket};
 use crate::price::Price;
 use crate::provider::{GenerateConfig, Provider, ProviderError, Request, Response, RetryDecision};
-use crate::redact::redact_secrets;
+use crate::redact::Secrets;
 
 /// How a model retries failed calls.
 #[derive(Debug, Clone)]
@@ -242,7 +242,7 @@ pub struct Model {
     observer: Option<Arc<dyn ModelObserver>>,
     interrupt: Option<Interrupt>,
     /// Key values a reply must not carry on (a server may echo the key it was sent).
-    secrets: Vec<String>,
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for Model {
@@ -283,7 +283,7 @@ impl Model {
             budget: None,
             observer: None,
             interrupt: None,
-            secrets: Vec::new(),
+            secrets: Secrets::default(),
         }
     }
 
@@ -477,25 +477,23 @@ impl Model {
     /// a key a server echoes is never stored, nor sent on in a later turn or to another
     /// model.
     pub fn with_secrets(mut self, secrets: Vec<String>) -> Self {
-        self.secrets = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        self.secrets = Secrets::new(secrets);
         self
     }
 
     fn redact(&self, text: &str) -> String {
-        redact_secrets(text, &self.secrets)
+        self.secrets.redact(text).into_owned()
     }
 
     fn redact_response(&self, r: &mut Response) {
-        r.text = self.redact(&r.text);
+        r.text = self.secrets.redact_owned(std::mem::take(&mut r.text));
         for call in &mut r.tool_calls {
-            call.arguments = self.redact(&call.arguments);
+            call.arguments = self
+                .secrets
+                .redact_owned(std::mem::take(&mut call.arguments));
         }
-        if let Some(raw) = &r.raw {
-            let text = raw.to_string();
-            let redacted = self.redact(&text);
-            if redacted != text {
-                r.raw = serde_json::from_str(&redacted).ok();
-            }
+        if let Some(raw) = &mut r.raw {
+            self.secrets.redact_json(raw);
         }
     }
 

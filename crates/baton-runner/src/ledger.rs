@@ -53,7 +53,7 @@ pub(crate) struct RunContext {
     /// says so.
     dead_ends: Mutex<BTreeMap<String, String>>,
     /// The configured API keys' values, never to be stored.
-    secrets: Vec<String>,
+    secrets: baton_models::Secrets,
 }
 
 impl RunContext {
@@ -76,7 +76,7 @@ impl RunContext {
             budget,
             blocked: Mutex::default(),
             dead_ends: Mutex::default(),
-            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
+            secrets: baton_models::Secrets::new(secrets),
         }
     }
 
@@ -183,7 +183,7 @@ impl RunContext {
 
     /// `text` with every configured API key replaced by `****`.
     pub fn redact(&self, text: &str) -> String {
-        baton_models::redact_secrets(text, &self.secrets)
+        self.secrets.redact(text).into_owned()
     }
 
     fn redact_opt(&self, text: Option<&str>) -> Option<String> {
@@ -401,7 +401,7 @@ impl Reservation<'_> {
                 .response
                 .raw
                 .as_ref()
-                .map(|r| self.ctx.redact(&r.to_string())),
+                .map(|r| self.ctx.secrets.redact_owned(r.to_string())),
             usage: c.response.usage,
             cost,
             unpriced,
