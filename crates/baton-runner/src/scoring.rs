@@ -60,9 +60,10 @@ type Job = Box<dyn FnOnce() + Send>;
 /// which the cheap families' answers are scored inline. On the runtime's own thread (a 2
 /// MiB tokio worker) every answer started a scoring thread of its own: 3,207 thread starts
 /// for 3,200 episodes (`strace -f -c` of `bench harness --tasks 100`), each a `clone3`,
-/// the `mmap`/`munmap` of a 64 MiB stack and a dozen calls more.
-fn scorers() -> Option<&'static Mutex<mpsc::Sender<Job>>> {
-    static SCORERS: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
+/// the `mmap`/`munmap` of a 64 MiB stack and a dozen calls more. `None` when not one
+/// could be started.
+fn scorers() -> Option<&'static mpsc::Sender<Job>> {
+    static SCORERS: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
     SCORERS
         .get_or_init(|| {
             let (tx, rx) = mpsc::channel::<Job>();
@@ -71,49 +72,49 @@ fn scorers() -> Option<&'static Mutex<mpsc::Sender<Job>>> {
             let mut started = 0;
             for i in 0..threads {
                 let rx = rx.clone();
-                let spawned =
-                    baton_eval::spawn_scoring_thread(format!("baton-scorer-{i}"), move || {
-                        loop {
-                            let job = match rx.lock() {
-                                Ok(rx) => rx.recv(),
-                                Err(_) => return,
-                            };
-                            match job {
-                                Ok(job) => job(),
-                                Err(_) => return,
-                            }
-                        }
-                    });
-                match spawned {
+                let serve = move || {
+                    // the lock is held only while waiting for the next job
+                    while let Ok(job) = rx
+                        .lock()
+                        .map_err(drop)
+                        .and_then(|rx| rx.recv().map_err(drop))
+                    {
+                        job();
+                    }
+                };
+                match baton_eval::spawn_scoring_thread(format!("baton-scorer-{i}"), serve) {
                     Ok(_) => started += 1,
                     Err(e) => tracing::warn!("cannot start scoring thread {i}: {e}"),
                 }
             }
-            (started > 0).then(|| Mutex::new(tx))
+            (started > 0).then_some(tx)
         })
         .as_ref()
 }
 
-/// `score()` on a scoring thread; `None` when none could be started (the caller then
-/// scores on its own thread, where the evaluator starts a thread per answer).
+/// `score()` on a scoring thread. A panicking evaluator errs its answer and leaves the
+/// thread serving; with no scoring thread the answer errs as an evaluator does that
+/// cannot start its own.
 async fn on_scorer<T: Send + 'static>(
     score: impl FnOnce() -> Result<T, EvalError> + Send + 'static,
     family: Family,
-) -> Option<Result<T, EvalError>> {
+) -> Result<T, EvalError> {
+    let setup = move |message: &str| EvalError::Setup {
+        family,
+        message: message.into(),
+    };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
-        // a panicking evaluator errs the episode and leaves the thread serving
-        let scored =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(score)).unwrap_or_else(|_| {
-                Err(EvalError::Setup {
-                    family,
-                    message: "evaluator panicked".into(),
-                })
-            });
+        let scored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(score))
+            .unwrap_or_else(|_| Err(setup("evaluator panicked")));
         let _ = tx.send(scored);
     });
-    scorers()?.lock().ok()?.send(job).ok()?;
-    rx.await.ok()
+    let sent = scorers().is_some_and(|s| s.send(job).is_ok());
+    if !sent {
+        return Err(setup("cannot start a scoring thread"));
+    }
+    rx.await
+        .unwrap_or_else(|_| Err(setup("evaluator panicked")))
 }
 
 /// The verdict on `response`, or on the answer LiC's LLM extraction accepted.
@@ -159,41 +160,19 @@ pub(crate) async fn finish(
             ..Outcome::unfinished()
         },
         Ok(response) => {
-            let scored = if inline(task.family) {
-                let evaluators = shared.evaluators.clone();
-                let task2 = task.clone();
-                let resp2 = response.clone();
-                let llm2 = llm.clone();
-                match on_scorer(
-                    move || score(&evaluators, &task2, &resp2, llm2),
-                    task.family,
-                )
-                .await
-                {
-                    Some(scored) => scored,
-                    // a panicking evaluator errs the episode, as on the blocking pool
-                    None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        score(&shared.evaluators, task, &response, llm)
-                    }))
-                    .unwrap_or_else(|_| {
-                        Err(EvalError::Setup {
-                            family: task.family,
-                            message: "evaluator panicked".into(),
-                        })
-                    }),
-                }
+            let family = task.family;
+            let evaluators = shared.evaluators.clone();
+            let (task, reply) = (task.clone(), response.clone());
+            let job = move || score(&evaluators, &task, &reply, llm);
+            let scored = if inline(family) {
+                on_scorer(job, family).await
             } else {
-                let evaluators = shared.evaluators.clone();
-                let task2 = task.clone();
-                let resp2 = response.clone();
-                tokio::task::spawn_blocking(move || score(&evaluators, &task2, &resp2, llm))
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(EvalError::Setup {
-                            family: task.family,
-                            message: format!("evaluator panicked: {e}"),
-                        })
+                tokio::task::spawn_blocking(job).await.unwrap_or_else(|e| {
+                    Err(EvalError::Setup {
+                        family,
+                        message: format!("evaluator panicked: {e}"),
                     })
+                })
             };
             let (status, extracted, verdict, reason) = match scored {
                 Ok(s) => (
@@ -235,12 +214,10 @@ mod tests {
             Family::Math,
         )
         .await
-        .unwrap()
         .unwrap();
         assert!(name.unwrap().starts_with("baton-scorer-"));
-        let panicked = on_scorer(|| -> Result<(), EvalError> { panic!("boom") }, Family::Math)
-            .await
-            .unwrap();
+        let panicked =
+            on_scorer(|| -> Result<(), EvalError> { panic!("boom") }, Family::Math).await;
         assert!(matches!(
             panicked,
             Err(EvalError::Setup {
@@ -250,13 +227,7 @@ mod tests {
         ));
         // the threads still serve, as many answers as there are
         for i in 0..64 {
-            assert_eq!(
-                on_scorer(move || Ok(i), Family::Math)
-                    .await
-                    .unwrap()
-                    .unwrap(),
-                i
-            );
+            assert_eq!(on_scorer(move || Ok(i), Family::Math).await.unwrap(), i);
         }
     }
 }
