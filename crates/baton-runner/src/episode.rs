@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use baton_data::Schedule;
 use baton_eval::Evaluators;
 use baton_models::{Accept, Model, defaults};
-use baton_store::CallRow;
+use baton_store::{AttemptCost, CallRow, OpenEpisode};
 use baton_types::{Message, Phase, Role};
 
 use crate::RunError;
@@ -95,24 +95,30 @@ pub(crate) struct Transcript<'a> {
     /// Text put before the next user turn (an interface's note or handoff message).
     pending: Option<String>,
     stored: HashMap<(u32, Phase), CallRow>,
+    /// The unusable billed attempts earlier runs stored: those of a call made again
+    /// count against its model's `unusable_retries`.
+    attempts: Vec<AttemptCost>,
 }
 
 /// Why an episode stopped before its last turn.
 pub(crate) struct Unfinished(pub String);
 
 impl<'a> Transcript<'a> {
-    pub fn new(episode_id: i64, users: &'a dyn UserSide, seed: u64, stored: Vec<CallRow>) -> Self {
+    /// The transcript of the episode `opened`, its stored calls to be replayed.
+    pub fn new(users: &'a dyn UserSide, seed: u64, opened: OpenEpisode) -> Self {
         Transcript {
-            episode_id,
+            episode_id: opened.row.id,
             users,
             seed,
             messages: vec![Message::system(users.system())],
             last_reply: None,
             pending: None,
-            stored: stored
+            stored: opened
+                .calls
                 .into_iter()
                 .map(|c| ((c.call.turn, c.call.phase), c))
                 .collect(),
+            attempts: opened.attempts,
         }
     }
 
@@ -261,7 +267,12 @@ impl<'a> Transcript<'a> {
                 ))));
             }
         };
-        let prior = reservation.prior_unusable().await?;
+        let prior = self
+            .attempts
+            .iter()
+            .filter(|a| a.turn == turn && a.phase == phase)
+            .count();
+        let prior = u32::try_from(prior).unwrap_or(u32::MAX);
         let request = model.request(messages, Some(seed));
         // the handoff call asks for a summary, which must be text
         let accept = match phase {

@@ -304,15 +304,6 @@ pub(crate) struct Reservation<'a> {
 }
 
 impl Reservation<'_> {
-    /// How many answered-but-unusable attempts of this call earlier runs stored (they
-    /// count against the model's `unusable_retries`).
-    pub async fn prior_unusable(&self) -> Result<u32, StoreError> {
-        self.ctx
-            .store
-            .unusable_count(self.site.episode_id, self.site.turn, self.site.phase)
-            .await
-    }
-
     /// Commit every billed attempt that could not be used, as it is handed over.
     ///
     /// An attempt whose cost is unknown counts its upper bound (one attempt's share of
@@ -388,14 +379,20 @@ impl Reservation<'_> {
             Err(why) => (Cost::ZERO, Some(self.ctx.redact(why))),
         };
         self.paid += cost;
+        // serialized once: the stored text and its hash (the request's fingerprint)
+        let request_json = serde_json::to_string(&c.request).expect("a request always serializes");
+        let request_sha256 = {
+            use sha2::{Digest, Sha256};
+            hex::encode(Sha256::digest(request_json.as_bytes()))
+        };
         NewCall {
             episode_id: self.site.episode_id,
             turn: self.site.turn,
             phase: self.site.phase,
             model: model.name().to_string(),
             model_served: c.response.model_served.clone(),
-            request_json: serde_json::to_string(&c.request).expect("a request always serializes"),
-            request_sha256: c.request.fingerprint(),
+            request_json,
+            request_sha256,
             response_text: self.ctx.redact(&c.response.text),
             raw_response: c
                 .response

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use baton_data::Schedule;
 use baton_models::{Model, ProviderFactory};
-use baton_store::{CallRow, EpisodeInit, ExperimentMeta, Reader, Store, TaskMeta};
+use baton_store::{CallRow, EpisodeInit, ExperimentMeta, OpenEpisode, Reader, Store, TaskMeta};
 use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
 use futures::future::join_all;
 
@@ -239,8 +239,15 @@ pub struct Runner {
     _lock: FolderLock,
 }
 
-/// An anchor episode as its handoffs fork it: its id and its stored calls in order.
-type Anchor = (i64, Vec<CallRow>);
+/// An anchor episode as its handoffs fork it.
+struct Anchor {
+    /// Its row id.
+    id: i64,
+    /// Its stored calls, in order.
+    calls: Vec<CallRow>,
+    /// Its stored unusable attempts, in order.
+    attempts: Vec<baton_store::AttemptCost>,
+}
 
 impl Runner {
     /// Load the dataset, build schedules and models (every model must have a price:
@@ -558,14 +565,15 @@ impl Runner {
         Ok(())
     }
 
-    /// Find or create the episode of `cell` in group `g`, with its stored calls.
+    /// Find or create the episode of `cell` in group `g`, with its stored calls and
+    /// unusable attempts.
     async fn open_episode(
         &self,
         g: &TaskGroup,
         cell: &Cell,
         k: Option<usize>,
         forked_from: Option<i64>,
-    ) -> Result<(baton_store::EpisodeRow, Vec<CallRow>), RunError> {
+    ) -> Result<OpenEpisode, RunError> {
         let sha = self.schedules[g.task].sha256.clone();
         self.open_episode_with(g, cell, k, forked_from, sha).await
     }
@@ -578,7 +586,7 @@ impl Runner {
         k: Option<usize>,
         forked_from: Option<i64>,
         schedule_sha256: String,
-    ) -> Result<(baton_store::EpisodeRow, Vec<CallRow>), RunError> {
+    ) -> Result<OpenEpisode, RunError> {
         let init = EpisodeInit {
             task_id: self.tasks[g.task].task_id.clone(),
             cell_key: cell.label(),
@@ -619,7 +627,7 @@ impl Runner {
         tr: &mut Transcript<'_>,
         result: Result<(), Unfinished>,
         forked: Cost,
-    ) -> Result<(), RunError> {
+    ) -> Result<Vec<baton_store::AttemptCost>, RunError> {
         let task = &self.tasks[g.task];
         let mut result = result.map(|()| tr.final_response().unwrap_or_default().to_string());
         let mut llm = None;
@@ -631,9 +639,8 @@ impl Runner {
                 Some(Err(u)) => result = Err(u),
             }
         }
-        let calls = self.shared.ctx.store.call_costs(episode_id).await?;
-        let attempts = self.shared.ctx.store.attempt_costs(episode_id).await?;
-        let paid = ledger::episode_paid(&calls, &attempts);
+        let costs = self.shared.ctx.store.episode_costs(episode_id).await?;
+        let paid = ledger::episode_paid(&costs.calls, &costs.attempts);
         finish(
             &self.shared,
             episode_id,
@@ -644,27 +651,35 @@ impl Runner {
             paid,
         )
         .await?;
-        Ok(())
+        Ok(costs.attempts)
     }
 
-    /// Run (or resume) `single(model)` and return its episode id and stored calls.
+    /// Run (or resume) `single(model)` and return it as its handoffs fork it.
     async fn run_single(&self, g: &TaskGroup, model: &str) -> Result<Anchor, RunError> {
-        let (row, stored) = self
+        let opened = self
             .open_episode(g, &Cell::single(model), None, None)
             .await?;
-        if row.status() == EpisodeStatus::Scored {
-            return Ok((row.id, stored));
+        let id = opened.row.id;
+        if opened.row.status() == EpisodeStatus::Scored {
+            return Ok(Anchor {
+                id,
+                calls: opened.calls,
+                attempts: opened.attempts,
+            });
         }
         let n = self.tasks[g.task].n_turns();
-        let mut tr = Transcript::new(row.id, &self.schedules[g.task], g.seed, stored);
+        let mut tr = Transcript::new(&self.schedules[g.task], g.seed, opened);
         let result = tr
             .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=n)
             .await?;
-        self.end_episode(row.id, g, &mut tr, result, Cost::ZERO)
-            .await?;
+        let attempts = self.end_episode(id, g, &mut tr, result, Cost::ZERO).await?;
         // an anchor's calls, read back as stored: its handoffs fork their prefix from them
-        let calls = self.shared.ctx.store.calls(row.id).await?;
-        Ok((row.id, calls))
+        let calls = self.shared.ctx.store.calls(id).await?;
+        Ok(Anchor {
+            id,
+            calls,
+            attempts,
+        })
     }
 
     /// Run (or resume) a single-turn baseline `full(model)` / `concat(model)`: one call
@@ -684,16 +699,16 @@ impl Runner {
             prompt,
         };
         let sha = schedule_sha256(&self.schedules, &self.baselines, g, cell);
-        let (row, stored) = self.open_episode_with(g, cell, None, None, sha).await?;
-        if row.status() == EpisodeStatus::Scored {
+        let opened = self.open_episode_with(g, cell, None, None, sha).await?;
+        let id = opened.row.id;
+        if opened.row.status() == EpisodeStatus::Scored {
             return Ok(());
         }
-        let mut tr = Transcript::new(row.id, &side, g.seed, stored);
+        let mut tr = Transcript::new(&side, g.seed, opened);
         let result = tr
             .answer(&self.shared, &self.models[model], Phase::Prefix, 1..=1)
             .await?;
-        self.end_episode(row.id, g, &mut tr, result, Cost::ZERO)
-            .await?;
+        self.end_episode(id, g, &mut tr, result, Cost::ZERO).await?;
         Ok(())
     }
 
@@ -714,21 +729,22 @@ impl Runner {
             unreachable!("handoff cell")
         };
         let fork = self.spec.fork_prefixes;
-        let (row, stored) = self
-            .open_episode(g, cell, Some(k), fork.then_some(anchor.0))
+        let opened = self
+            .open_episode(g, cell, Some(k), fork.then_some(anchor.id))
             .await?;
-        if row.status() == EpisodeStatus::Scored {
+        let id = opened.row.id;
+        if opened.row.status() == EpisodeStatus::Scored {
             return Ok(());
         }
         let n = self.tasks[g.task].n_turns();
-        let mut tr = Transcript::new(row.id, &self.schedules[g.task], g.seed, stored);
+        let mut tr = Transcript::new(&self.schedules[g.task], g.seed, opened);
         let (sender, receiver) = (&self.models[sender], &self.models[receiver]);
         let mut forked = Cost::ZERO;
         let result: Result<(), Unfinished> = 'episode: {
             // The sender's turns 1..=K: forked from the anchor, or answered here.
             if fork {
                 let prefix: Vec<&CallRow> = anchor
-                    .1
+                    .calls
                     .iter()
                     .filter(|c| c.call.phase == Phase::Prefix && (c.call.turn as usize) <= k)
                     .collect();
@@ -742,8 +758,7 @@ impl Runner {
                 for c in &prefix {
                     tr.replay(c.call.turn as usize, &c.call.response_text);
                 }
-                let attempts = self.shared.ctx.store.attempt_costs(anchor.0).await?;
-                forked = ledger::forked_prefix_cost(&anchor.1, &attempts, k);
+                forked = ledger::forked_prefix_cost(&anchor.calls, &anchor.attempts, k);
             } else if let Err(u) = tr
                 .answer(&self.shared, sender, Phase::Prefix, 1..=k)
                 .await?
@@ -777,7 +792,7 @@ impl Runner {
             tr.answer(&self.shared, receiver, Phase::Suffix, k + 1..=n)
                 .await?
         };
-        self.end_episode(row.id, g, &mut tr, result, forked).await?;
+        self.end_episode(id, g, &mut tr, result, forked).await?;
         Ok(())
     }
 }

@@ -86,20 +86,18 @@ pub(crate) enum IdentityCommand {
     Experiment(Box<ExperimentMeta>, String, Reply<()>),
     Task(Box<TaskMeta>, Reply<()>),
     Set(Vec<(i64, String)>, Reply<()>),
-    Episode(Box<EpisodeInit>, String, Reply<(EpisodeRow, Vec<CallRow>)>),
+    Episode(Box<EpisodeInit>, String, Reply<OpenEpisode>),
     Retire(Vec<(String, String, u32)>, Reply<u64>),
     Reprice(Box<Repricing>, Reply<()>),
-    AttemptCosts(i64, Reply<Vec<AttemptCost>>),
-    CallCosts(i64, Reply<Vec<CallCost>>),
+    Costs(i64, Reply<EpisodeCosts>),
 }
 
 /// An identity command's result, held until its group is committed (see `writer`).
 pub(crate) enum IdentityAnswer {
     Unit(Result<()>),
-    Episode(Box<Result<(EpisodeRow, Vec<CallRow>)>>),
+    Episode(Box<Result<OpenEpisode>>),
     Count(Result<u64>),
-    Attempts(Result<Vec<AttemptCost>>),
-    Calls(Result<Vec<CallCost>>),
+    Costs(Result<EpisodeCosts>),
 }
 
 impl IdentityAnswer {
@@ -108,8 +106,7 @@ impl IdentityAnswer {
             IdentityAnswer::Unit(r) => r.as_ref().err(),
             IdentityAnswer::Episode(r) => r.as_ref().as_ref().err(),
             IdentityAnswer::Count(r) => r.as_ref().err(),
-            IdentityAnswer::Attempts(r) => r.as_ref().err(),
-            IdentityAnswer::Calls(r) => r.as_ref().err(),
+            IdentityAnswer::Costs(r) => r.as_ref().err(),
         }
     }
 
@@ -124,8 +121,7 @@ impl IdentityCommand {
         match self {
             IdentityCommand::Episode(..) => IdentityAnswer::Episode(Box::new(Err(e))),
             IdentityCommand::Retire(..) => IdentityAnswer::Count(Err(e)),
-            IdentityCommand::AttemptCosts(..) => IdentityAnswer::Attempts(Err(e)),
-            IdentityCommand::CallCosts(..) => IdentityAnswer::Calls(Err(e)),
+            IdentityCommand::Costs(..) => IdentityAnswer::Costs(Err(e)),
             _ => IdentityAnswer::Unit(Err(e)),
         }
     }
@@ -139,27 +135,18 @@ impl IdentityCommand {
             | (IdentityCommand::Reprice(_, tx), IdentityAnswer::Unit(r)) => drop(tx.send(r)),
             (IdentityCommand::Episode(.., tx), IdentityAnswer::Episode(r)) => drop(tx.send(*r)),
             (IdentityCommand::Retire(_, tx), IdentityAnswer::Count(r)) => drop(tx.send(r)),
-            (IdentityCommand::AttemptCosts(_, tx), IdentityAnswer::Attempts(r)) => drop(tx.send(r)),
-            (IdentityCommand::CallCosts(_, tx), IdentityAnswer::Calls(r)) => drop(tx.send(r)),
+            (IdentityCommand::Costs(_, tx), IdentityAnswer::Costs(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::identity answers each command with its own kind"),
         }
     }
 }
 
 impl Store {
-    /// The unusable billed attempts stored for an episode, in order.
-    pub async fn attempt_costs(&self, episode_id: i64) -> Result<Vec<AttemptCost>> {
-        self.ask(|tx| {
-            crate::writer::Command::Identity(IdentityCommand::AttemptCosts(episode_id, tx))
-        })
-        .await
-    }
-
-    /// What each call stored for an episode cost, in the order of [`Store::calls`]:
-    /// what [`Store::calls`] gives without reading back (and checking) any request or
-    /// reply, for a caller that only counts money.
-    pub async fn call_costs(&self, episode_id: i64) -> Result<Vec<CallCost>> {
-        self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::CallCosts(episode_id, tx)))
+    /// What each call and each unusable billed attempt stored for an episode cost,
+    /// without reading back (and checking) any request or reply: for a caller that only
+    /// counts money.
+    pub async fn episode_costs(&self, episode_id: i64) -> Result<EpisodeCosts> {
+        self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::Costs(episode_id, tx)))
             .await
     }
 
@@ -197,14 +184,10 @@ impl Store {
     }
 
     /// Find or create the episode of `init` with `identity`, with its stored calls in
-    /// order: the stored episode of the same (task, cell, replicate) when its identity
+    /// order and its stored unusable attempts: the stored episode of the same (task, cell, replicate) when its identity
     /// is this one (or it has none yet: it takes this one), else a new episode, the
     /// stored one retired as changed (see the module docs).
-    pub async fn episode_as(
-        &self,
-        init: EpisodeInit,
-        identity: String,
-    ) -> Result<(EpisodeRow, Vec<CallRow>)> {
+    pub async fn episode_as(&self, init: EpisodeInit, identity: String) -> Result<OpenEpisode> {
         self.ask(|tx| {
             crate::writer::Command::Identity(IdentityCommand::Episode(Box::new(init), identity, tx))
         })
@@ -228,6 +211,27 @@ impl Store {
     }
 }
 
+/// An episode as [`Store::episode_as`] opens it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenEpisode {
+    /// Its row.
+    pub row: EpisodeRow,
+    /// Its stored calls, in order.
+    pub calls: Vec<CallRow>,
+    /// Its stored unusable billed attempts, in order: those of a call not stored yet
+    /// count against its model's limit when the call is made again.
+    pub attempts: Vec<AttemptCost>,
+}
+
+/// What an episode's stored calls and unusable attempts cost ([`Store::episode_costs`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EpisodeCosts {
+    /// Its calls, in the order of [`Store::calls`].
+    pub calls: Vec<CallCost>,
+    /// Its unusable billed attempts, in the order they were stored.
+    pub attempts: Vec<AttemptCost>,
+}
+
 /// An unusable billed attempt of an episode: its turn, phase and cost (zero when its
 /// cost is unknown: unpriced).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,7 +244,7 @@ pub struct AttemptCost {
     pub cost: baton_types::Cost,
 }
 
-/// What a stored call cost ([`Store::call_costs`]): the money fields of its
+/// What a stored call cost ([`Store::episode_costs`]): the money fields of its
 /// [`crate::NewCall`], without its request and reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallCost {
@@ -356,11 +360,13 @@ impl Db {
                 IdentityAnswer::Count(self.retire_removed(planned))
             }
             IdentityCommand::Reprice(r, _) => IdentityAnswer::Unit(self.reprice(r)),
-            IdentityCommand::AttemptCosts(id, _) => {
-                IdentityAnswer::Attempts(attempt_costs(&self.conn, &self.path, *id))
-            }
-            IdentityCommand::CallCosts(id, _) => {
-                IdentityAnswer::Calls(call_costs(&self.conn, &self.path, *id))
+            IdentityCommand::Costs(id, _) => {
+                IdentityAnswer::Costs(call_costs(&self.conn, &self.path, *id).and_then(|calls| {
+                    Ok(EpisodeCosts {
+                        calls,
+                        attempts: attempt_costs(&self.conn, &self.path, *id)?,
+                    })
+                }))
             }
         }
     }
@@ -432,11 +438,7 @@ impl Db {
         tx.commit().map_err(&err)
     }
 
-    fn episode_as(
-        &mut self,
-        init: &EpisodeInit,
-        identity: &str,
-    ) -> Result<(EpisodeRow, Vec<CallRow>)> {
+    fn episode_as(&mut self, init: &EpisodeInit, identity: &str) -> Result<OpenEpisode> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
         let stored: Option<(i64, Option<String>)> = tx
@@ -498,8 +500,13 @@ impl Db {
             });
         }
         let calls = calls_of(&tx, &self.path, id)?;
+        let attempts = attempt_costs(&tx, &self.path, id)?;
         tx.commit().map_err(&err)?;
-        Ok((row, calls))
+        Ok(OpenEpisode {
+            row,
+            calls,
+            attempts,
+        })
     }
 
     fn retire_removed(&mut self, planned: &[(String, String, u32)]) -> Result<u64> {

@@ -68,7 +68,8 @@ pub use batch::{BatchRow, NewBatch, NewSubmission, SubmissionRow};
 pub use error::{Result, StoreError};
 pub use filesystem::{network_filesystem, network_filesystem_of};
 pub use identity::{
-    AttemptCost, CallCost, RETIRED_CHANGED, RETIRED_REMOVED, Repricing, StoredIdentity, StoredUsage,
+    AttemptCost, CallCost, EpisodeCosts, OpenEpisode, RETIRED_CHANGED, RETIRED_REMOVED, Repricing,
+    StoredIdentity, StoredUsage,
 };
 pub use parts::{MergeCounts, merge_into, merged_parts, record_part, spool_pending, stored_part};
 pub use reader::{CallFigures, Reader};

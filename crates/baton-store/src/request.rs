@@ -72,49 +72,88 @@ pub(crate) fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
+/// The prefix-tree edges the writer has read or written, (parent node, message's
+/// sha256) → node, so that the messages of a request already stored (a conversation's
+/// history, sent again at every turn) are found without a query each.
+///
+/// An edge is only ever added once its row is in the transaction; the writer clears the
+/// whole map whenever a command's writes may have been undone (a command that failed, a
+/// group that did not commit), so every edge it holds is in the file.
+#[derive(Default)]
+pub(crate) struct Edges(std::collections::HashMap<(i64, [u8; 32]), i64>);
+
+impl Edges {
+    /// The most edges held (about 64 bytes each); past it the map starts over.
+    const MAX: usize = 1 << 16;
+
+    /// Forget every edge.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Store each message once and return the prefix-tree node of the whole list.
-pub(crate) fn intern_list(conn: &Connection, messages: &[&str]) -> rusqlite::Result<i64> {
-    intern_after(conn, EMPTY_LIST, messages)
+pub(crate) fn intern_list(
+    conn: &Connection,
+    edges: &mut Edges,
+    messages: &[&str],
+) -> rusqlite::Result<i64> {
+    intern_after(conn, edges, EMPTY_LIST, messages)
 }
 
 /// Store each message once and return the node of list `parent` followed by `messages`.
 pub(crate) fn intern_after(
     conn: &Connection,
+    edges: &mut Edges,
     parent: i64,
     messages: &[&str],
 ) -> rusqlite::Result<i64> {
     let mut node = parent;
-    let mut find_message = conn.prepare_cached("SELECT id FROM messages WHERE sha256 = ?1")?;
-    let mut add_message =
-        conn.prepare_cached("INSERT INTO messages (sha256, json) VALUES (?1, ?2)")?;
-    let mut find_node =
-        conn.prepare_cached("SELECT id FROM message_lists WHERE parent = ?1 AND message = ?2")?;
-    let mut add_node =
-        conn.prepare_cached("INSERT INTO message_lists (parent, message) VALUES (?1, ?2)")?;
     for m in messages {
-        let sha = Sha256::digest(m.as_bytes()).to_vec();
-        let message = match find_message
-            .query_row([&sha], |r| r.get::<_, i64>(0))
-            .optional()?
-        {
-            Some(id) => id,
+        let sha: [u8; 32] = Sha256::digest(m.as_bytes()).into();
+        node = match edges.0.get(&(node, sha)) {
+            Some(next) => *next,
             None => {
-                add_message.execute(params![sha, m])?;
-                conn.last_insert_rowid()
-            }
-        };
-        node = match find_node
-            .query_row([node, message], |r| r.get::<_, i64>(0))
-            .optional()?
-        {
-            Some(id) => id,
-            None => {
-                add_node.execute([node, message])?;
-                conn.last_insert_rowid()
+                let next = intern_edge(conn, node, &sha, m)?;
+                if edges.0.len() >= Edges::MAX {
+                    edges.clear();
+                }
+                edges.0.insert((node, sha), next);
+                next
             }
         };
     }
     Ok(node)
+}
+
+/// The node of list `parent` followed by message `m` (whose sha256 is `sha`), each
+/// stored if it is not yet.
+fn intern_edge(conn: &Connection, parent: i64, sha: &[u8; 32], m: &str) -> rusqlite::Result<i64> {
+    let mut find_message = conn.prepare_cached("SELECT id FROM messages WHERE sha256 = ?1")?;
+    let message = match find_message
+        .query_row([&sha[..]], |r| r.get::<_, i64>(0))
+        .optional()?
+    {
+        Some(id) => id,
+        None => {
+            conn.prepare_cached("INSERT INTO messages (sha256, json) VALUES (?1, ?2)")?
+                .execute(params![&sha[..], m])?;
+            conn.last_insert_rowid()
+        }
+    };
+    let mut find_node =
+        conn.prepare_cached("SELECT id FROM message_lists WHERE parent = ?1 AND message = ?2")?;
+    match find_node
+        .query_row([parent, message], |r| r.get::<_, i64>(0))
+        .optional()?
+    {
+        Some(id) => Ok(id),
+        None => {
+            conn.prepare_cached("INSERT INTO message_lists (parent, message) VALUES (?1, ?2)")?
+                .execute([parent, message])?;
+            Ok(conn.last_insert_rowid())
+        }
+    }
 }
 
 /// The messages of list `node`, first to last.
@@ -208,9 +247,15 @@ mod tests {
                  message INTEGER NOT NULL, UNIQUE (parent, message));",
         )
         .unwrap();
-        let a = intern_list(&conn, &["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]).unwrap();
-        let b = intern_list(&conn, &["{\"a\":1}", "{\"b\":2}", "{\"d\":4}", "{\"a\":1}"]).unwrap();
-        let short = intern_list(&conn, &["{\"a\":1}"]).unwrap();
+        let edges = &mut Edges::default();
+        let a = intern_list(&conn, edges, &["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]).unwrap();
+        let b = intern_list(
+            &conn,
+            edges,
+            &["{\"a\":1}", "{\"b\":2}", "{\"d\":4}", "{\"a\":1}"],
+        )
+        .unwrap();
+        let short = intern_list(&conn, edges, &["{\"a\":1}"]).unwrap();
         let mut lists = Lists::default();
         for node in [a, b, short, EMPTY_LIST, a, 999] {
             assert_eq!(
@@ -230,6 +275,51 @@ mod tests {
         assert_eq!(
             fresh.messages(&conn, b).unwrap(),
             list_messages(&conn, b).unwrap()
+        );
+    }
+
+    #[test]
+    fn edges_known_give_the_nodes_the_file_gives() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, sha256 BLOB NOT NULL UNIQUE, json TEXT NOT NULL);
+             CREATE TABLE message_lists (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,
+                 message INTEGER NOT NULL, UNIQUE (parent, message));",
+        )
+        .unwrap();
+        let rows = |conn: &Connection| -> (i64, i64) {
+            let count = |t: &str| {
+                conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+                    .unwrap()
+            };
+            (count("messages"), count("message_lists"))
+        };
+        let turn1 = ["{\"s\":0}", "{\"u\":1}"];
+        let turn2 = ["{\"s\":0}", "{\"u\":1}", "{\"a\":1}", "{\"u\":2}"];
+        let edges = &mut Edges::default();
+        let first = intern_list(&conn, edges, &turn1).unwrap();
+        let second = intern_list(&conn, edges, &turn2).unwrap();
+        assert_eq!(edges.0.len(), 4);
+        assert_eq!(rows(&conn), (4, 4));
+        // the history found in the map: no row added, the same nodes
+        assert_eq!(intern_list(&conn, edges, &turn2).unwrap(), second);
+        assert_eq!(intern_list(&conn, edges, &turn1).unwrap(), first);
+        assert_eq!(rows(&conn), (4, 4));
+        // a writer with no edges known finds the same nodes in the file
+        let none = &mut Edges::default();
+        assert_eq!(intern_list(&conn, none, &turn2).unwrap(), second);
+        assert_eq!(intern_list(&conn, none, &turn1).unwrap(), first);
+        assert_eq!(
+            list_messages(&conn, second).unwrap(),
+            turn2.map(String::from)
+        );
+        // an edge from another parent is its own node
+        let after = intern_after(&conn, edges, first, &["{\"u\":2}"]).unwrap();
+        assert_ne!(after, second);
+        assert_eq!(rows(&conn), (4, 5));
+        assert_eq!(
+            list_messages(&conn, after).unwrap(),
+            ["{\"s\":0}", "{\"u\":1}", "{\"u\":2}"]
         );
     }
 

@@ -159,7 +159,7 @@ impl Db {
         let context = match &sw.messages {
             Some(m) => {
                 let m: Vec<&str> = m.iter().map(String::as_str).collect();
-                Some(intern_after(&tx, EMPTY_LIST, &m).map_err(&err)?)
+                Some(intern_after(&tx, &mut self.edges, EMPTY_LIST, &m).map_err(&err)?)
             }
             None => None,
         };
@@ -273,7 +273,7 @@ impl Db {
     pub(crate) fn agent_call(&mut self, c: &NewAgentCall, context: i64) -> Result<(i64, i64)> {
         let err = sqlite_err(&self.path);
         let tx = self.conn.savepoint().map_err(&err)?;
-        let id = insert_call(&tx, &self.path, &c.call)?;
+        let id = insert_call(&tx, &self.path, &mut self.edges, &c.call)?;
         // The conversation before the call is its request's messages, when the request
         // was stored by reference; else the context the caller holds.
         let before: Option<i64> = tx
@@ -284,7 +284,8 @@ impl Db {
             )
             .map_err(&err)?;
         let added: Vec<&str> = c.added.iter().map(String::as_str).collect();
-        let node = intern_after(&tx, before.unwrap_or(context), &added).map_err(&err)?;
+        let node =
+            intern_after(&tx, &mut self.edges, before.unwrap_or(context), &added).map_err(&err)?;
         tx.exec(
             "INSERT INTO agent_calls (episode_id, call_index, call_id, actions_json,
              format_error, context) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -307,7 +308,7 @@ impl Db {
         let tx = self.conn.savepoint().map_err(&err)?;
         let (node, message) = match &s.observation {
             Some(o) => {
-                let node = intern_after(&tx, context, &[o]).map_err(&err)?;
+                let node = intern_after(&tx, &mut self.edges, context, &[o]).map_err(&err)?;
                 let message: i64 = tx
                     .row(
                         "SELECT message FROM message_lists WHERE id = ?1",

@@ -78,11 +78,8 @@ async fn issue_23_a_full_disk_keeps_every_answered_reply_and_stops_the_store() {
         }
     }
     assert!(store.failure().is_some(), "the store stopped");
-    // the question a run asks before its next call is refused: no call is sent
-    let err = store
-        .unusable_count(episode.id, 4, Phase::Prefix)
-        .await
-        .unwrap_err();
+    // a read is refused too: only a paid record is still taken (and kept)
+    let err = store.episode_costs(episode.id).await.unwrap_err();
     assert!(matches!(err, StoreError::Stopped { .. }), "{err}");
     drop(store);
     let spooled = std::fs::read(&spool).unwrap();

@@ -217,13 +217,26 @@ async fn unusable_attempts_are_stored_and_counted_in_the_spend() {
     unpriced.cost = Cost::ZERO;
     unpriced.unpriced = Some("no cache_read_input_token_cost".into());
     store.record_call(unpriced.clone()).await.unwrap();
+    // the attempts read back in order, an unknown cost as zero; the call's own cost is
+    // apart (unpriced: zero)
+    let costs = store.episode_costs(e.id).await.unwrap();
+    let attempts: Vec<_> = costs
+        .attempts
+        .iter()
+        .map(|a| (a.turn, a.phase, a.cost))
+        .collect();
     assert_eq!(
-        store.unusable_count(e.id, 1, Phase::Prefix).await.unwrap(),
-        3
+        attempts,
+        [
+            (1, Phase::Prefix, Cost(600)),
+            (1, Phase::Prefix, Cost::ZERO),
+            (1, Phase::Prefix, Cost::ZERO)
+        ]
     );
+    assert_eq!(costs.calls.len(), 1);
     assert_eq!(
-        store.unusable_count(e.id, 2, Phase::Prefix).await.unwrap(),
-        0
+        costs.calls[0].unpriced.as_deref(),
+        Some("no cache_read_input_token_cost")
     );
     drop(store);
     let r = Reader::open(&cx.path()).unwrap();
@@ -453,7 +466,7 @@ async fn a_raw_body_is_stored_without_the_reply_text_it_repeats_and_read_back_wh
 }
 
 #[tokio::test]
-async fn call_costs_are_the_money_fields_of_calls_in_the_same_order() {
+async fn episode_costs_are_the_money_fields_of_calls_in_the_same_order() {
     let cx = TestContext::new();
     let store = cx.store().await;
     store
@@ -493,7 +506,7 @@ async fn call_costs_are_the_money_fields_of_calls_in_the_same_order() {
     ] {
         store.record_call(c).await.unwrap();
     }
-    let costs = store.call_costs(1).await.unwrap();
+    let costs = store.episode_costs(1).await.unwrap().calls;
     let from_calls: Vec<CallCost> = store
         .calls(1)
         .await
@@ -525,6 +538,62 @@ async fn call_costs_are_the_money_fields_of_calls_in_the_same_order() {
     assert_eq!(costs[0].cost, Cost(200));
     assert_eq!(costs[0].usage.cache_write_1h, 4);
     assert_eq!(costs[3].attempts, 2);
-    assert_eq!(store.call_costs(2).await.unwrap().len(), 1);
-    assert_eq!(store.call_costs(9).await.unwrap(), []);
+    assert_eq!(store.episode_costs(2).await.unwrap().calls.len(), 1);
+    assert_eq!(
+        store.episode_costs(9).await.unwrap(),
+        baton_store::EpisodeCosts::default()
+    );
+}
+
+#[tokio::test]
+async fn a_refused_call_leaves_no_message_behind_for_the_next_to_point_at() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    let (e, _) = store.episode(init("t1", "single(lc)")).await.unwrap();
+    store
+        .record_call(call(
+            e.id,
+            1,
+            Phase::Prefix,
+            request_json(&conversation(1), 1),
+        ))
+        .await
+        .unwrap();
+    // turn 1 again is refused after its messages went in; they are undone with it, and
+    // the next calls carrying the same messages store them anew: alone, then two at once
+    // (one group commit)
+    let again =
+        |turn: u32, n: usize| call(e.id, turn, Phase::Prefix, request_json(&conversation(n), 2));
+    store.record_call(again(1, 2)).await.unwrap_err();
+    store.record_call(again(2, 2)).await.unwrap();
+    let (refused, stored) = tokio::join!(
+        store.record_call(again(1, 3)),
+        store.record_call(again(3, 3))
+    );
+    refused.unwrap_err();
+    stored.unwrap();
+    let calls = store.calls(e.id).await.unwrap();
+    let requests: Vec<(u32, String)> = calls
+        .iter()
+        .map(|c| (c.call.turn, c.call.request_json.clone()))
+        .collect();
+    assert_eq!(
+        requests,
+        [
+            (1, request_json(&conversation(1), 1)),
+            (2, request_json(&conversation(2), 2)),
+            (3, request_json(&conversation(3), 2)),
+        ]
+    );
+    drop(store);
+    let db = Connection::open(cx.path()).unwrap();
+    let dangling: i64 = db
+        .query_row(
+            "SELECT count(*) FROM message_lists l LEFT JOIN messages m ON m.id = l.message
+             WHERE m.id IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dangling, 0);
 }

@@ -102,3 +102,65 @@ fn issue_31_every_billed_attempt_is_an_episodes_cost_and_the_dry_run_bounds_the_
         "every request the server answered is a stored call or attempt"
     );
 }
+
+#[test]
+fn issue_37_the_unusable_attempts_a_run_stored_count_against_the_limit_of_the_next() {
+    // every reply is empty: each call is answered twice (unusable_retries = 1), unusable
+    let server = SimServer::start(&["--fault-rate", "1", "--faults", "empty", "--seed", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let text = experiment(&server).replace("unusable_retries = 2", "unusable_retries = 1");
+    std::fs::write(dir.path().join("exp.toml"), text).unwrap();
+    let first = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(
+        first.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&first)
+    );
+    let db = Connection::open(dir.path().join("out/results.sqlite")).unwrap();
+    let one = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let attempts = one("SELECT count(*) FROM attempts");
+    let per_call: Vec<i64> = db
+        .prepare("SELECT count(*) FROM attempts GROUP BY episode_id, turn, phase")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        !per_call.is_empty() && per_call.iter().all(|n| *n == 2),
+        "{per_call:?}"
+    );
+    assert_eq!(server.requests() as i64, attempts);
+
+    // the same command again: each of those calls has spent its limit in the store, so
+    // not one request is sent, and each episode says why
+    let again = baton(dir.path(), &["run", "exp.toml", "--out", "out", "--quiet"]);
+    assert!(
+        again.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        server.requests() as i64,
+        attempts,
+        "no request the second time"
+    );
+    assert_eq!(one("SELECT count(*) FROM attempts"), attempts);
+    let reasons: Vec<String> = db
+        .prepare(
+            "SELECT reason FROM episodes WHERE retired IS NULL AND reason LIKE '%earlier runs%'",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(reasons.len() as i64, per_call.len() as i64, "{reasons:?}");
+    assert!(
+        reasons[0].contains(
+            "2 answered attempt(s) stored by earlier runs were unusable; the limit is 2 (unusable_retries = 1)"
+        ),
+        "{}",
+        reasons[0]
+    );
+}
