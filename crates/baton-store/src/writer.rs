@@ -9,18 +9,11 @@
 //! that transaction is on disk. An answer therefore still means "committed", exactly
 //! as with one transaction per command. If the group's commit fails, it is rolled back
 //! and its commands are run again one at a time, each answered with its own result.
-//!
-//! While commands come from calls made in parallel (the last group held more than one),
-//! a group starts at most every [`GROUP_SPACING`] (2 ms) after the one before. Each
-//! commit costs the kernel CPU of its own (the WAL's writeback and the disk's flush, a
-//! tenth of a millisecond here); at 100 ms per call and 64 calls in flight per model,
-//! groups taken as they came held about three calls. A command waits at most that much
-//! longer for its answer; after a group of one command, the next is not held.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
@@ -119,14 +112,7 @@ impl Store {
         thread::Builder::new()
             .name("baton-store-writer".into())
             .spawn(move || {
-                // whether the last group held more than one command (calls are being
-                // made in parallel, and waiting for more before a commit pays off),
-                // and when it started
-                let mut last: Option<(bool, Instant)> = None;
                 while let Some(first) = rx.blocking_recv() {
-                    if let Some((true, started)) = last {
-                        thread::sleep(GROUP_SPACING.saturating_sub(started.elapsed()));
-                    }
                     let mut batch = vec![first];
                     while batch.len() < MAX_GROUP {
                         match rx.try_recv() {
@@ -134,7 +120,6 @@ impl Store {
                             Err(_) => break,
                         }
                     }
-                    last = Some((batch.len() > 1, Instant::now()));
                     db.handle_group(batch);
                 }
             })
@@ -273,10 +258,6 @@ pub(crate) const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 /// The most commands one group commit takes.
 const MAX_GROUP: usize = 256;
-
-/// The least time from the start of one group to the start of the next, when the last
-/// group held more than one command (see the module docs).
-const GROUP_SPACING: Duration = Duration::from_millis(2);
 
 /// The waits before each retry of a paid record's commit that the disk refused.
 const RETRY_WAITS: [Duration; 3] = [
