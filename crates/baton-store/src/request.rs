@@ -24,22 +24,67 @@ pub(crate) struct Split<'a> {
 #[derive(Deserialize)]
 struct Messages<'a> {
     #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Array<'a> {
+    #[serde(borrow)]
     messages: &'a RawValue,
 }
 
 /// Split `request` if it is a JSON object with one `messages` array whose exact bytes
 /// [`join`] gives back; `None` means "store it whole".
 pub(crate) fn split(request: &str) -> Option<Split<'_>> {
-    let array = serde_json::from_str::<Messages<'_>>(request).ok()?.messages;
-    let items: Vec<&RawValue> = serde_json::from_str(array.get()).ok()?;
-    let start = offset_in(request, array.get())?;
-    let end = start + array.get().len();
+    let items = serde_json::from_str::<Messages<'_>>(request).ok()?.messages;
+    // the array runs from the `[` before its first item to the `]` after its last
+    let (start, end) = match (items.first(), items.last()) {
+        (Some(first), Some(last)) => {
+            let before = request[..offset_in(request, first.get())?].trim_end();
+            let after = offset_in(request, last.get())? + last.get().len();
+            let rest = request[after..].trim_start();
+            if !before.ends_with('[') || !rest.starts_with(']') {
+                return None;
+            }
+            (before.len() - 1, request.len() - rest.len() + 1)
+        }
+        _ => {
+            // an empty array: where it is, the parser says
+            let array = serde_json::from_str::<Array<'_>>(request).ok()?.messages;
+            let start = offset_in(request, array.get())?;
+            (start, start + array.get().len())
+        }
+    };
     let split = Split {
         params: format!("{}[]{}", &request[..start], &request[end..]),
         messages_at: start + 1,
         messages: items.iter().map(|m| m.get()).collect(),
     };
-    (join(&split.params, split.messages_at, &split.messages)? == request).then_some(split)
+    joins_back(&split, request).then_some(split)
+}
+
+/// Whether [`join`] gives `whole` back from `split`, without building it.
+fn joins_back(split: &Split<'_>, whole: &str) -> bool {
+    let (params, at) = (&split.params, split.messages_at);
+    if !params.is_char_boundary(at) {
+        return false;
+    }
+    let mut rest = match whole.strip_prefix(&params[..at]) {
+        Some(rest) => rest,
+        None => return false,
+    };
+    for (i, m) in split.messages.iter().enumerate() {
+        let next = if i > 0 {
+            rest.strip_prefix(',')
+        } else {
+            Some(rest)
+        };
+        match next.and_then(|r| r.strip_prefix(m)) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest == &params[at..]
 }
 
 /// Where `part` (a slice of `whole`) starts in `whole`.
