@@ -283,8 +283,8 @@ impl Lists {
 mod tests {
     use super::*;
 
-    #[test]
-    fn lists_read_once_give_what_the_recursive_query_gives() {
+    /// An in-memory database with the two tables of a message list.
+    fn tables() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(
             "CREATE TABLE messages (id INTEGER PRIMARY KEY, sha256 BLOB NOT NULL UNIQUE, json TEXT NOT NULL);
@@ -292,6 +292,12 @@ mod tests {
                  message INTEGER NOT NULL, UNIQUE (parent, message));",
         )
         .unwrap();
+        conn
+    }
+
+    #[test]
+    fn lists_read_once_give_what_the_recursive_query_gives() {
+        let conn = tables();
         let edges = &mut Edges::default();
         let a = intern_list(&conn, edges, &["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]).unwrap();
         let b = intern_list(
@@ -325,13 +331,7 @@ mod tests {
 
     #[test]
     fn edges_known_give_the_nodes_the_file_gives() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE messages (id INTEGER PRIMARY KEY, sha256 BLOB NOT NULL UNIQUE, json TEXT NOT NULL);
-             CREATE TABLE message_lists (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,
-                 message INTEGER NOT NULL, UNIQUE (parent, message));",
-        )
-        .unwrap();
+        let conn = tables();
         let rows = |conn: &Connection| -> (i64, i64) {
             let count = |t: &str| {
                 conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
