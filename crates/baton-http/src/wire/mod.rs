@@ -102,23 +102,24 @@ pub(crate) fn json_len(value: &serde_json::Value) -> u64 {
 /// The bytes of `text` as a JSON string, quotes included, escaped as serde_json
 /// escapes it: `"`, `\\` and the control characters with a short escape (`\b`, `\t`,
 /// `\n`, `\f`, `\r`) take two bytes, the other control characters six (`\u001f`).
+///
+/// The runner counts every message of the history before every call, so this is one
+/// pass the compiler vectorizes: per 255-byte chunk, two counts in `u8` lanes (bytes
+/// that are escaped at all, and controls that take the long form), which cannot
+/// overflow within a chunk, added up once per chunk.
 pub(crate) fn string_len(text: &str) -> u64 {
-    // most text escapes nothing: one pass that the compiler vectorizes says so
-    let escaped = text
-        .bytes()
-        .map(|b| u64::from(b < 0x20 || b == b'"' || b == b'\\'))
-        .sum::<u64>();
-    if escaped == 0 {
-        return text.len() as u64 + 2;
+    let mut extra = 0u64;
+    for chunk in text.as_bytes().chunks(255) {
+        let (mut escaped, mut long) = (0u8, 0u8);
+        for &b in chunk {
+            let control = b < 0x20;
+            let short = b == 0x08 || b == 0x0c || b == b'\n' || b == b'\r' || b == b'\t';
+            escaped += u8::from(control | (b == b'"') | (b == b'\\'));
+            long += u8::from(control & !short);
+        }
+        // an escaped byte takes one more byte, a long-form control five more
+        extra += u64::from(escaped) + 4 * u64::from(long);
     }
-    let extra: u64 = text
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 1,
-            0x00..=0x1f => 5,
-            _ => 0,
-        })
-        .sum();
     text.len() as u64 + 2 + extra
 }
 
@@ -131,4 +132,52 @@ fn merge_extra(body: &mut serde_json::Map<String, serde_json::Value>, config: &G
 
 fn malformed(what: &str) -> ProviderError {
     ProviderError::Malformed(what.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serialized(text: &str) -> u64 {
+        serde_json::to_string(text).unwrap().len() as u64
+    }
+
+    #[test]
+    fn the_counted_string_length_is_serde_json_s_for_every_ascii_byte() {
+        for b in 0u8..=0x7f {
+            let c = char::from(b);
+            // alone, and repeated past a 255-byte chunk so a chunk's counts fill up
+            for n in [1, 254, 255, 256, 1000] {
+                let text = String::from(c).repeat(n);
+                assert_eq!(string_len(&text), serialized(&text), "byte {b:#04x} x {n}");
+            }
+            let mixed = format!("ab{c}cd\"{c}\\é{c}");
+            assert_eq!(
+                string_len(&mixed),
+                serialized(&mixed),
+                "byte {b:#04x} mixed"
+            );
+        }
+    }
+
+    #[test]
+    fn the_counted_string_length_is_serde_json_s_for_multi_byte_text() {
+        let texts = [
+            "",
+            "é ü ß",
+            "中文 😀 \u{7f} \u{80} \u{7ff} \u{800} \u{ffff} \u{10000} \u{10ffff}",
+            "line\u{2028}separator\u{2029}paragraph",
+            "</script> \u{1b}[31m red \u{0} nul \u{1f}",
+        ];
+        for text in texts {
+            assert_eq!(string_len(text), serialized(text), "{text:?}");
+            // shifted across every position of a chunk boundary
+            for pad in 250..260 {
+                let long = format!("{}{text}{text}", "x".repeat(pad));
+                assert_eq!(string_len(&long), serialized(&long), "{pad} + {text:?}");
+            }
+        }
+        let every: String = (0u32..0x800).filter_map(char::from_u32).collect();
+        assert_eq!(string_len(&every), serialized(&every));
+    }
 }
