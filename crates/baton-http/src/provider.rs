@@ -76,6 +76,12 @@ pub struct HttpProvider {
     wire: Wire,
     base_url: String,
     url: String,
+    /// `url` parsed, once: what every request is sent to, or why it cannot be (the
+    /// error text a request to it gets, redacted).
+    target: Result<reqwest::Url, String>,
+    /// The headers every request carries, built once: the key (marked sensitive),
+    /// `anthropic-version` for Anthropic, and `content-type: application/json`.
+    headers: HeaderMap,
     key: Option<ApiKey>,
     client: reqwest::Client,
     timeout: Duration,
@@ -106,10 +112,21 @@ impl HttpProvider {
         timeout: Duration,
         prompt_caching: bool,
     ) -> Self {
+        let base_url = base_url.trim_end_matches('/');
+        let url = format!("{base_url}{}", wire.path());
+        // the URL is parsed as `Client::post` parses it, so a request's URL and a bad
+        // URL's error are what they would be if it were parsed for each request
+        let target = client
+            .post(&url)
+            .build()
+            .map(|r| r.url().clone())
+            .map_err(|e| describe(&e, key.as_ref()));
         HttpProvider {
             wire,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            url: format!("{}{}", base_url.trim_end_matches('/'), wire.path()),
+            base_url: base_url.to_string(),
+            url,
+            target,
+            headers: headers(wire, key.as_ref()),
             key,
             client,
             timeout,
@@ -148,51 +165,20 @@ impl HttpProvider {
         }
     }
 
-    /// The headers, with the key marked sensitive so that no `Debug` output shows it.
-    fn headers(&self) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        let mut secret = |name: &'static str, value: String| {
-            if let Ok(mut v) = HeaderValue::from_str(&value) {
-                v.set_sensitive(true);
-                h.insert(HeaderName::from_static(name), v);
-            }
-        };
-        match (self.wire, &self.key) {
-            (Wire::Anthropic, Some(k)) => secret("x-api-key", k.expose().to_string()),
-            (_, Some(k)) => secret("authorization", format!("Bearer {}", k.expose())),
-            (_, None) => {}
-        }
-        if self.wire == Wire::Anthropic {
-            h.insert(
-                HeaderName::from_static("anthropic-version"),
-                HeaderValue::from_static(anthropic::VERSION),
-            );
-        }
-        h
-    }
-
     /// The HTTP request a call would send (for inspection; `generate` sends it).
     pub fn build(&self, request: &Request) -> Result<reqwest::Request, ProviderError> {
-        self.client
-            .post(&self.url)
-            .headers(self.headers())
-            .json(&self.body(request))
-            .build()
-            .map_err(|e| ProviderError::Config(self.describe(&e)))
+        let url = self.target.clone().map_err(ProviderError::Config)?;
+        let body = serde_json::to_vec(&self.body(request))
+            .map_err(|e| ProviderError::Config(self.redact(&format!("builder error: {e}"))))?;
+        let mut http = reqwest::Request::new(reqwest::Method::POST, url);
+        *http.headers_mut() = self.headers.clone();
+        *http.body_mut() = Some(body.into());
+        Ok(http)
     }
 
     /// An error's text with its causes, without the URL and with the key redacted.
     fn describe(&self, error: &reqwest::Error) -> String {
-        let mut text = String::new();
-        let mut cause: Option<&dyn std::error::Error> = Some(error);
-        while let Some(e) = cause {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&e.to_string());
-            cause = e.source();
-        }
-        self.redact(&text)
+        describe(error, self.key.as_ref())
     }
 
     /// The usage a success body states, when it can be read.
@@ -258,10 +244,7 @@ impl HttpProvider {
     }
 
     fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) => k.redact(text),
-            None => text.to_string(),
-        }
+        redact(self.key.as_ref(), text)
     }
 
     fn transport(&self, error: reqwest::Error) -> ProviderError {
@@ -310,9 +293,9 @@ impl Provider for HttpProvider {
             .await
             .map_err(|e| self.transport(e))?;
         let status = reply.status();
-        let headers = reply.headers().clone();
         if status.is_redirection() {
-            let host = headers
+            let host = reply
+                .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(location_host)
@@ -322,6 +305,8 @@ impl Provider for HttpProvider {
                 status.as_u16()
             )));
         }
+        // an error status's headers say how long to wait; a success's are not read
+        let error_headers = (!status.is_success()).then(|| reply.headers().clone());
         let mut bytes = Vec::new();
         let mut cut = false;
         loop {
@@ -355,7 +340,7 @@ impl Provider for HttpProvider {
             }
             bytes.extend_from_slice(&chunk);
         }
-        if !status.is_success() {
+        if let Some(headers) = error_headers {
             return Err(self.redact_error(status_error(status.as_u16(), &headers, &bytes)));
         }
         if cut {
@@ -393,6 +378,56 @@ impl Provider for HttpProvider {
                 cache_write_1h: false,
             },
         }
+    }
+}
+
+/// The headers of every request: the key marked sensitive, so that no `Debug` output
+/// shows it (a key that is not a valid header value is not sent), `anthropic-version`
+/// for Anthropic, and the JSON content type.
+fn headers(wire: Wire, key: Option<&ApiKey>) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    let mut secret = |name: &'static str, value: String| {
+        if let Ok(mut v) = HeaderValue::from_str(&value) {
+            v.set_sensitive(true);
+            h.insert(HeaderName::from_static(name), v);
+        }
+    };
+    match (wire, key) {
+        (Wire::Anthropic, Some(k)) => secret("x-api-key", k.expose().to_string()),
+        (_, Some(k)) => secret("authorization", format!("Bearer {}", k.expose())),
+        (_, None) => {}
+    }
+    if wire == Wire::Anthropic {
+        h.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(anthropic::VERSION),
+        );
+    }
+    h.insert(
+        reqwest::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h
+}
+
+/// An error's text with its causes, without the URL and with `key` redacted.
+fn describe(error: &reqwest::Error, key: Option<&ApiKey>) -> String {
+    let mut text = String::new();
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = cause {
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    redact(key, &text)
+}
+
+fn redact(key: Option<&ApiKey>, text: &str) -> String {
+    match key {
+        Some(k) => k.redact(text),
+        None => text.to_string(),
     }
 }
 
