@@ -168,8 +168,14 @@ impl HttpProvider {
     /// The HTTP request a call would send (for inspection; `generate` sends it).
     pub fn build(&self, request: &Request) -> Result<reqwest::Request, ProviderError> {
         let url = self.target.clone().map_err(ProviderError::Config)?;
-        let body = serde_json::to_vec(&self.body(request))
-            .map_err(|e| ProviderError::Config(self.redact(&format!("builder error: {e}"))))?;
+        let body = match self.wire {
+            Wire::OpenAiChat => openai_chat::body_bytes(request, openai_chat::Dialect::OpenAi),
+            Wire::OpenAiCompatible => {
+                openai_chat::body_bytes(request, openai_chat::Dialect::Compatible)
+            }
+            Wire::OpenAiResponses | Wire::Anthropic => serde_json::to_vec(&self.body(request)),
+        }
+        .map_err(|e| ProviderError::Config(self.redact(&format!("builder error: {e}"))))?;
         let mut http = reqwest::Request::new(reqwest::Method::POST, url);
         *http.headers_mut() = self.headers.clone();
         *http.body_mut() = Some(body.into());

@@ -26,6 +26,9 @@ pub mod openai_responses;
 
 use baton_models::{GenerateConfig, ProviderError};
 use baton_types::{Message, Role, ToolCall};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
 
 /// Finish reasons that explain an empty reply: the model ran out of room or was
 /// stopped, and asking again would give the same.
@@ -81,7 +84,7 @@ fn role(r: Role) -> &'static str {
 
 /// The bytes of `value` as compact JSON (what `serde_json::to_vec` gives), counted
 /// without keeping them.
-pub(crate) fn json_len(value: &serde_json::Value) -> u64 {
+pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> u64 {
     struct Count(u64);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -97,6 +100,12 @@ pub(crate) fn json_len(value: &serde_json::Value) -> u64 {
         Ok(()) => count.0,
         Err(_) => u64::MAX,
     }
+}
+
+/// A body written by a `Serialize` of this module as a [`Value`]. Those bodies have
+/// string keys only and write nothing that fails, so serde_json cannot refuse them.
+fn to_value<T: Serialize + ?Sized>(body: &T) -> Value {
+    serde_json::to_value(body).expect("a request body has string keys and no failing part")
 }
 
 /// The bytes of `text` as a JSON string, quotes included, escaped as serde_json
@@ -124,9 +133,56 @@ pub(crate) fn string_len(text: &str) -> u64 {
 }
 
 /// Merge a model's `extra` keys into a body, replacing what baton put there.
-fn merge_extra(body: &mut serde_json::Map<String, serde_json::Value>, config: &GenerateConfig) {
+fn merge_extra(body: &mut Map<String, Value>, config: &GenerateConfig) {
     for (k, v) in &config.extra {
         body.insert(k.clone(), v.clone());
+    }
+}
+
+/// A JSON object written key by key with a model's `extra` table merged as
+/// [`merge_extra`] merges it into a built object: a key baton writes that `extra` also
+/// sets is written once, in baton's place, with `extra`'s value; `extra`'s other keys
+/// follow, in `extra`'s order.
+struct Merged<'a, M> {
+    map: M,
+    extra: &'a Map<String, Value>,
+    /// The keys written so far; only kept when `extra` has keys.
+    written: Vec<&'static str>,
+}
+
+impl<'a, M: SerializeMap> Merged<'a, M> {
+    fn new(map: M, extra: &'a Map<String, Value>) -> Self {
+        Merged {
+            map,
+            extra,
+            written: Vec::new(),
+        }
+    }
+
+    /// Write `key`: `value`, or `extra`'s value for `key` when it has one.
+    fn entry<V: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &V,
+    ) -> Result<(), M::Error> {
+        if self.extra.is_empty() {
+            return self.map.serialize_entry(key, value);
+        }
+        self.written.push(key);
+        match self.extra.get(key) {
+            Some(replaced) => self.map.serialize_entry(key, replaced),
+            None => self.map.serialize_entry(key, value),
+        }
+    }
+
+    /// Write `extra`'s keys that baton did not write, and close the object.
+    fn end(mut self) -> Result<M::Ok, M::Error> {
+        for (k, v) in self.extra {
+            if !self.written.contains(&k.as_str()) {
+                self.map.serialize_entry(k, v)?;
+            }
+        }
+        self.map.end()
     }
 }
 

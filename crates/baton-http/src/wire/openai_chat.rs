@@ -3,9 +3,11 @@
 
 use baton_models::{ProviderError, Request, Response, ToolChoice};
 use baton_types::{Message, Role, ToolCall, ToolSpec};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
 
-use super::{check_not_empty, malformed, merge_extra, role};
+use super::{Merged, check_not_empty, malformed, role};
 use crate::usage::openai_chat_usage;
 
 /// How the body names the output cap.
@@ -23,124 +25,230 @@ pub enum Dialect {
 /// `tool_calls` of type `function` (no `content` key when it wrote no text, as
 /// mini-SWE-agent re-sends such a reply); a tool
 /// result as role `tool` with the `tool_call_id` it answers.
-fn message(m: &Message) -> Value {
-    match m.role {
-        Role::Assistant if !m.tool_calls.is_empty() => {
-            let calls: Vec<Value> = m
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    json!({"id": c.id, "type": "function",
-                        "function": {"name": c.name, "arguments": c.arguments}})
-                })
-                .collect();
-            if m.content.is_empty() {
-                json!({"role": "assistant", "tool_calls": calls})
-            } else {
-                json!({"role": "assistant", "content": m.content, "tool_calls": calls})
+struct WireMessage<'a>(&'a Message);
+
+impl Serialize for WireMessage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut map = s.serialize_map(None)?;
+        match m.role {
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                map.serialize_entry("role", "assistant")?;
+                if !m.content.is_empty() {
+                    map.serialize_entry("content", &m.content)?;
+                }
+                map.serialize_entry("tool_calls", &Calls(&m.tool_calls))?;
+            }
+            Role::Tool => {
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry(
+                    "tool_call_id",
+                    m.tool_call_id.as_deref().unwrap_or_default(),
+                )?;
+                map.serialize_entry("content", &m.content)?;
+            }
+            _ => {
+                map.serialize_entry("role", role(m.role))?;
+                map.serialize_entry("content", &m.content)?;
             }
         }
-        Role::Tool => json!({"role": "tool",
-            "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(), "content": m.content}),
-        _ => json!({"role": role(m.role), "content": m.content}),
+        map.end()
     }
 }
 
-/// `tools` in the Chat shape (also what the simulated server reads back).
-pub(crate) fn tools(tools: &[ToolSpec]) -> Value {
-    tools
-        .iter()
-        .map(|t| {
-            json!({"type": "function", "function": {"name": t.name,
-                "description": t.description, "parameters": t.parameters}})
-        })
-        .collect()
+/// An assistant's tool calls: `{id, type: function, function: {name, arguments}}`.
+struct Calls<'a>(&'a [ToolCall]);
+
+impl Serialize for Calls<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Call<'a> {
+            id: &'a str,
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        s.collect_seq(self.0.iter().map(|c| Call {
+            id: &c.id,
+            r#type: "function",
+            function: Function {
+                name: &c.name,
+                arguments: &c.arguments,
+            },
+        }))
+    }
+}
+
+/// `tools` in the Chat shape: `{type: function, function: {name, description,
+/// parameters}}` (also what the simulated server reads back).
+pub(crate) struct Tools<'a>(pub(crate) &'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        s.collect_seq(self.0.iter().map(|t| Tool {
+            r#type: "function",
+            function: Function {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        }))
+    }
 }
 
 /// `tool_choice` in the OpenAI shape (Chat Completions and Responses alike).
 pub(crate) fn tool_choice(choice: ToolChoice) -> Value {
+    Value::from(tool_choice_str(choice))
+}
+
+fn tool_choice_str(choice: ToolChoice) -> &'static str {
     match choice {
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::NoTools => json!("none"),
+        ToolChoice::Auto => "auto",
+        ToolChoice::NoTools => "none",
     }
 }
 
-/// The request body. The system prompt is a `system` message; tools, when the request
-/// has any, go in `tools` (with `tool_choice` only when the request sets one, and no
-/// `parallel_tool_calls`, so the API's defaults hold). `temperature`, `top_p`, `seed`
-/// and `reasoning_effort` are sent only when configured, `response_format: {"type":
-/// "json_object"}` only for a JSON-mode request; `extra` is merged last.
-pub fn body(request: &Request, dialect: Dialect) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message).collect();
-    body_around(request, dialect, messages)
+/// The request body, written straight from the request it borrows: the system prompt
+/// is a `system` message; tools, when the request has any, go in `tools` (with
+/// `tool_choice` only when the request sets one, and no `parallel_tool_calls`, so the
+/// API's defaults hold). `temperature`, `top_p`, `seed` and `reasoning_effort` are sent
+/// only when configured, `response_format: {"type": "json_object"}` only for a
+/// JSON-mode request; `extra` is merged last ([`super::Merged`]).
+struct Body<'a> {
+    request: &'a Request,
+    dialect: Dialect,
+    /// The messages written into `messages` (none, for [`body_len`], which counts them
+    /// apart).
+    messages: &'a [Message],
 }
 
-/// The bytes of [`body`] serialized, counted without building it: the body around an
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.request;
+        let c = &r.config;
+        let mut b = Merged::new(s.serialize_map(None)?, &c.extra);
+        b.entry("model", &r.model)?;
+        b.entry("messages", &Messages(self.messages))?;
+        if !r.tools.is_empty() {
+            b.entry("tools", &Tools(&r.tools))?;
+        }
+        if let Some(choice) = r.tool_choice {
+            b.entry("tool_choice", tool_choice_str(choice))?;
+        }
+        if self.dialect == Dialect::OpenAi {
+            b.entry("n", &1)?;
+        }
+        if let Some(t) = c.temperature {
+            b.entry("temperature", &t)?;
+        }
+        if let Some(p) = c.top_p {
+            b.entry("top_p", &p)?;
+        }
+        if let Some(n) = c.max_tokens {
+            let field = match self.dialect {
+                Dialect::Compatible if c.reasoning_effort.is_none() => "max_tokens",
+                _ => "max_completion_tokens",
+            };
+            b.entry(field, &n)?;
+        }
+        if let Some(seed) = c.seed {
+            b.entry("seed", &seed)?;
+        }
+        if let Some(effort) = &c.reasoning_effort {
+            b.entry("reasoning_effort", effort)?;
+        }
+        if c.json_object {
+            #[derive(Serialize)]
+            struct Format {
+                r#type: &'static str,
+            }
+            b.entry(
+                "response_format",
+                &Format {
+                    r#type: "json_object",
+                },
+            )?;
+        }
+        b.end()
+    }
+}
+
+struct Messages<'a>(&'a [Message]);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(WireMessage))
+    }
+}
+
+/// The request body as a value (what a batch API's request line carries); what a
+/// direct call sends is [`body_bytes`], the same JSON.
+pub fn body(request: &Request, dialect: Dialect) -> Value {
+    super::to_value(&Body {
+        request,
+        dialect,
+        messages: &request.messages,
+    })
+}
+
+/// The request body as sent: compact JSON written straight from the request, with no
+/// [`Value`] tree built per call; byte for byte what serializing [`body`] gives.
+pub fn body_bytes(request: &Request, dialect: Dialect) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&Body {
+        request,
+        dialect,
+        messages: &request.messages,
+    })
+}
+
+/// The bytes of [`body_bytes`], counted without writing them: the body around an
 /// empty `messages` array, plus each message's length, worked out from its text for a
 /// plain `{role, content}` turn (the common case, and the history that grows with each
 /// turn), plus the commas between them. A model's `extra` table that sets `messages`
 /// itself is counted from the whole body.
 pub fn body_len(request: &Request, dialect: Dialect) -> u64 {
+    let whole = Body {
+        request,
+        dialect,
+        messages: &request.messages,
+    };
     if request.config.extra.contains_key("messages") {
-        return super::json_len(&body(request, dialect));
+        return super::json_len(&whole);
     }
-    let around = super::json_len(&body_around(request, dialect, Vec::new()));
+    let around = super::json_len(&Body {
+        messages: &[],
+        ..whole
+    });
     let messages: u64 = request.messages.iter().map(message_len).sum();
     around + messages + request.messages.len().saturating_sub(1) as u64
 }
 
-/// The serialized length of [`message`]`(m)`.
+/// The serialized length of one [`WireMessage`].
 fn message_len(m: &Message) -> u64 {
     match m.role {
-        Role::Assistant if !m.tool_calls.is_empty() => super::json_len(&message(m)),
-        Role::Tool => super::json_len(&message(m)),
+        Role::Assistant if !m.tool_calls.is_empty() => super::json_len(&WireMessage(m)),
+        Role::Tool => super::json_len(&WireMessage(m)),
         // {"role":"…","content":…}
         _ => {
             (r#"{"role":""#.len() + role(m.role).len() + r#"","content":"#.len() + 1) as u64
                 + super::string_len(&m.content)
         }
     }
-}
-
-/// The body with `messages` as its `messages` array.
-fn body_around(request: &Request, dialect: Dialect, messages: Vec<Value>) -> Value {
-    let mut b = Map::new();
-    b.insert("model".into(), json!(request.model));
-    b.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        b.insert("tools".into(), tools(&request.tools));
-    }
-    if let Some(choice) = request.tool_choice {
-        b.insert("tool_choice".into(), tool_choice(choice));
-    }
-    if dialect == Dialect::OpenAi {
-        b.insert("n".into(), json!(1));
-    }
-    let c = &request.config;
-    if let Some(t) = c.temperature {
-        b.insert("temperature".into(), json!(t));
-    }
-    if let Some(p) = c.top_p {
-        b.insert("top_p".into(), json!(p));
-    }
-    if let Some(n) = c.max_tokens {
-        let field = match dialect {
-            Dialect::Compatible if c.reasoning_effort.is_none() => "max_tokens",
-            _ => "max_completion_tokens",
-        };
-        b.insert(field.into(), json!(n));
-    }
-    if let Some(seed) = c.seed {
-        b.insert("seed".into(), json!(seed));
-    }
-    if let Some(effort) = &c.reasoning_effort {
-        b.insert("reasoning_effort".into(), json!(effort));
-    }
-    if c.json_object {
-        b.insert("response_format".into(), json!({"type": "json_object"}));
-    }
-    merge_extra(&mut b, c);
-    Value::Object(b)
 }
 
 /// The response: the first choice's text and tool calls, normalized usage, the served
@@ -210,6 +318,7 @@ pub(super) fn served(body: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use baton_models::GenerateConfig;
+    use serde_json::json;
 
     use super::*;
 
@@ -421,6 +530,101 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Requests whose bodies are pinned byte for byte: every optional field, numbers
+    /// whose spelling could drift, tool calls, text that needs escaping, and `extra`
+    /// keys that replace baton's in place, add new ones and replace `messages`.
+    fn pinned_requests() -> Vec<(Request, Dialect)> {
+        let mut all = vec![
+            (request(), Dialect::OpenAi),
+            (request(), Dialect::Compatible),
+        ];
+        let mut r = request();
+        r.messages.push(Message::assistant_with_calls(
+            "calling",
+            vec![ToolCall {
+                id: "call_1".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"printf \"a\\n\""}"#.into(),
+            }],
+        ));
+        r.messages
+            .push(Message::tool("call_1", "out\u{1}\t\"é😀\""));
+        r.messages.push(Message::assistant_with_calls(
+            "",
+            vec![ToolCall {
+                id: "call_2".into(),
+                name: "submit".into(),
+                arguments: String::new(),
+            }],
+        ));
+        r.tools = vec![ToolSpec {
+            name: "bash".into(),
+            description: "run \"it\"".into(),
+            parameters: json!({"type": "object", "properties": {"z": {"type": "string"},
+                "a": {"type": "integer", "minimum": -1.5e-7}}, "required": ["z"]}),
+        }];
+        r.tool_choice = Some(ToolChoice::NoTools);
+        r.config.temperature = Some(0.1 + 0.2);
+        r.config.top_p = Some(0.7);
+        r.config.seed = Some(u64::MAX);
+        r.config.reasoning_effort = Some("low".into());
+        r.config.json_object = true;
+        all.push((r.clone(), Dialect::OpenAi));
+        all.push((r.clone(), Dialect::Compatible));
+        let mut extra = serde_json::Map::new();
+        extra.insert("temperature".into(), json!(0.5));
+        extra.insert("logprobs".into(), json!(true));
+        extra.insert("max_tokens".into(), json!(7));
+        extra.insert("model".into(), json!("other"));
+        extra.insert("zeta".into(), Value::Null);
+        extra.insert("n".into(), json!(3));
+        r.config.extra = extra.clone();
+        all.push((r.clone(), Dialect::OpenAi));
+        all.push((r.clone(), Dialect::Compatible));
+        extra.insert("messages".into(), json!([{"role": "user", "content": "x"}]));
+        r.config.extra = extra;
+        r.config.temperature = Some(f64::NAN);
+        r.config.top_p = Some(1e21);
+        r.config.max_tokens = None;
+        r.config.reasoning_effort = None;
+        all.push((r.clone(), Dialect::Compatible));
+        let mut odd = request();
+        odd.config.temperature = Some(f64::NAN);
+        odd.config.top_p = Some(f64::INFINITY);
+        odd.config.max_tokens = Some(u32::MAX);
+        all.push((odd, Dialect::OpenAi));
+        let mut plain = request();
+        plain.config = GenerateConfig::default();
+        plain.messages = vec![];
+        all.push((plain, Dialect::Compatible));
+        all
+    }
+
+    #[test]
+    fn the_sent_body_is_pinned_byte_for_byte() {
+        // written by the serde_json::Value this body was built as before it was
+        // serialized straight from the request: same keys, order and numbers
+        let pinned = [
+            r##"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"}],"n":1,"temperature":1.0,"max_completion_tokens":1000,"seed":1234}"##,
+            r##"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"}],"temperature":1.0,"max_tokens":1000,"seed":1234}"##,
+            r##"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"},{"role":"assistant","content":"calling","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"printf \\\"a\\\\n\\\"\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"out\u0001\t\"é😀\""},{"role":"assistant","tool_calls":[{"id":"call_2","type":"function","function":{"name":"submit","arguments":""}}]}],"tools":[{"type":"function","function":{"name":"bash","description":"run \"it\"","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":-1.5e-7}},"required":["z"]}}}],"tool_choice":"none","n":1,"temperature":0.30000000000000004,"top_p":0.7,"max_completion_tokens":1000,"seed":18446744073709551615,"reasoning_effort":"low","response_format":{"type":"json_object"}}"##,
+            r##"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"},{"role":"assistant","content":"calling","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"printf \\\"a\\\\n\\\"\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"out\u0001\t\"é😀\""},{"role":"assistant","tool_calls":[{"id":"call_2","type":"function","function":{"name":"submit","arguments":""}}]}],"tools":[{"type":"function","function":{"name":"bash","description":"run \"it\"","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":-1.5e-7}},"required":["z"]}}}],"tool_choice":"none","temperature":0.30000000000000004,"top_p":0.7,"max_completion_tokens":1000,"seed":18446744073709551615,"reasoning_effort":"low","response_format":{"type":"json_object"}}"##,
+            r##"{"model":"other","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"},{"role":"assistant","content":"calling","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"printf \\\"a\\\\n\\\"\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"out\u0001\t\"é😀\""},{"role":"assistant","tool_calls":[{"id":"call_2","type":"function","function":{"name":"submit","arguments":""}}]}],"tools":[{"type":"function","function":{"name":"bash","description":"run \"it\"","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":-1.5e-7}},"required":["z"]}}}],"tool_choice":"none","n":3,"temperature":0.5,"top_p":0.7,"max_completion_tokens":1000,"seed":18446744073709551615,"reasoning_effort":"low","response_format":{"type":"json_object"},"logprobs":true,"max_tokens":7,"zeta":null}"##,
+            r##"{"model":"other","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"},{"role":"assistant","content":"calling","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"printf \\\"a\\\\n\\\"\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"out\u0001\t\"é😀\""},{"role":"assistant","tool_calls":[{"id":"call_2","type":"function","function":{"name":"submit","arguments":""}}]}],"tools":[{"type":"function","function":{"name":"bash","description":"run \"it\"","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":-1.5e-7}},"required":["z"]}}}],"tool_choice":"none","temperature":0.5,"top_p":0.7,"max_completion_tokens":1000,"seed":18446744073709551615,"reasoning_effort":"low","response_format":{"type":"json_object"},"logprobs":true,"max_tokens":7,"zeta":null,"n":3}"##,
+            r##"{"model":"other","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"bash","description":"run \"it\"","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":-1.5e-7}},"required":["z"]}}}],"tool_choice":"none","temperature":0.5,"top_p":1e+21,"seed":18446744073709551615,"response_format":{"type":"json_object"},"logprobs":true,"max_tokens":7,"zeta":null,"n":3}"##,
+            r##"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"sys"},{"role":"user","content":"shard 1"},{"role":"assistant","content":"draft"},{"role":"user","content":"shard 2"}],"n":1,"temperature":null,"top_p":null,"max_completion_tokens":4294967295,"seed":1234}"##,
+            r##"{"model":"gpt-4o-mini","messages":[]}"##,
+        ];
+        let requests = pinned_requests();
+        assert_eq!(requests.len(), pinned.len());
+        for ((r, dialect), want) in requests.iter().zip(pinned) {
+            let sent = body_bytes(r, *dialect).unwrap();
+            assert_eq!(String::from_utf8(sent).unwrap(), want);
+            assert_eq!(serde_json::to_string(&body(r, *dialect)).unwrap(), want);
+            assert_eq!(body_len(r, *dialect), want.len() as u64, "{want}");
         }
     }
 }
