@@ -217,17 +217,16 @@ impl HttpProvider {
                 ));
             }
         };
-        // the body is handed over whole; only its usage is kept, for an unusable reply
-        let usage = body.get("usage").cloned();
-        let parsed = match self.wire {
-            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::parse(body),
-            Wire::OpenAiResponses => openai_responses::parse(body),
-            Wire::Anthropic => anthropic::parse(body),
+        let read = match self.wire {
+            Wire::OpenAiChat | Wire::OpenAiCompatible => openai_chat::read(&body),
+            Wire::OpenAiResponses => openai_responses::read(&body),
+            Wire::Anthropic => anthropic::read(&body),
         };
-        parsed.map_err(|e| {
-            let usage = usage.as_ref().and_then(|u| self.usage_of(u));
-            self.unusable_with(e.to_string(), usage, bytes)
-        })
+        match read {
+            // the body is handed over whole as the raw reply
+            Ok(reply) => Ok(reply.with_raw(body)),
+            Err(e) => Err(self.unusable(e.to_string(), Some(&body), bytes)),
+        }
     }
 
     fn unusable(&self, message: String, body: Option<&Value>, bytes: &[u8]) -> ProviderError {

@@ -6,7 +6,7 @@ use baton_types::{Message, Role, ToolCall};
 use serde_json::{Map, Value, json};
 
 use super::openai_chat::served;
-use super::{check_not_empty, malformed, split_system};
+use super::{Reply, check_not_empty, malformed, split_system};
 use crate::usage::anthropic_usage;
 
 /// The API version header value.
@@ -153,6 +153,11 @@ pub fn body(request: &Request, prompt_caching: bool) -> Value {
 /// `input` object as JSON text); `thinking` and `redacted_thinking` blocks (valid only
 /// for the model that wrote them) are left out.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
+    read(&body).map(|reply| reply.with_raw(body))
+}
+
+/// [`parse`] without taking the body.
+pub(crate) fn read(body: &Value) -> Result<Reply, ProviderError> {
     if body.get("type").and_then(Value::as_str) != Some("message") {
         return Err(malformed("body is not a message"));
     }
@@ -190,15 +195,12 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         .collect::<Result<_, ProviderError>>()?;
     check_not_empty(&text, &tool_calls, finish_reason.as_deref())?;
     let usage = anthropic_usage(body.get("usage").unwrap_or(&Value::Null))?;
-    Ok(Response {
+    Ok(Reply {
         text,
         usage,
-        model_served: served(&body),
+        model_served: served(body),
         finish_reason,
-        raw: Some(body),
         tool_calls,
-        batch_id: None,
-        batch_item: None,
     })
 }
 

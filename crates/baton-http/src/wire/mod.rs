@@ -24,8 +24,8 @@ pub mod anthropic;
 pub mod openai_chat;
 pub mod openai_responses;
 
-use baton_models::{GenerateConfig, ProviderError};
-use baton_types::{Message, Role, ToolCall};
+use baton_models::{GenerateConfig, ProviderError, Response};
+use baton_types::{Message, Role, ToolCall, Usage};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
@@ -183,6 +183,33 @@ impl<'a, M: SerializeMap> Merged<'a, M> {
             }
         }
         self.map.end()
+    }
+}
+
+/// What baton reads from a success body; the body itself goes beside it as the raw
+/// reply ([`Reply::with_raw`]), or, when it cannot be read, stays with the caller to be
+/// billed by the usage it states.
+pub(crate) struct Reply {
+    text: String,
+    usage: Usage,
+    model_served: String,
+    finish_reason: Option<String>,
+    tool_calls: Vec<ToolCall>,
+}
+
+impl Reply {
+    /// The [`Response`], with `raw` the body this was read from.
+    pub(crate) fn with_raw(self, raw: Value) -> Response {
+        Response {
+            text: self.text,
+            usage: self.usage,
+            model_served: self.model_served,
+            finish_reason: self.finish_reason,
+            raw: Some(raw),
+            tool_calls: self.tool_calls,
+            batch_id: None,
+            batch_item: None,
+        }
     }
 }
 

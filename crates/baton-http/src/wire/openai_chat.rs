@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use super::{Merged, check_not_empty, malformed, role};
+use super::{Merged, Reply, check_not_empty, malformed, role};
 use crate::usage::openai_chat_usage;
 
 /// How the body names the output cap.
@@ -254,6 +254,11 @@ fn message_len(m: &Message) -> u64 {
 /// The response: the first choice's text and tool calls, normalized usage, the served
 /// model id.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
+    read(&body).map(|reply| reply.with_raw(body))
+}
+
+/// [`parse`] without taking the body.
+pub(crate) fn read(body: &Value) -> Result<Reply, ProviderError> {
     let choice = body
         .pointer("/choices/0")
         .ok_or_else(|| malformed("chat completion has no choices"))?;
@@ -296,15 +301,12 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         .map(str::to_string);
     check_not_empty(&text, &tool_calls, finish_reason.as_deref())?;
     let usage = openai_chat_usage(body.get("usage").unwrap_or(&Value::Null))?;
-    Ok(Response {
+    Ok(Reply {
         text,
         usage,
-        model_served: served(&body),
+        model_served: served(body),
         finish_reason,
-        raw: Some(body),
         tool_calls,
-        batch_id: None,
-        batch_item: None,
     })
 }
 

@@ -8,7 +8,7 @@ use baton_types::{Role, ToolCall};
 use serde_json::{Map, Value, json};
 
 use super::openai_chat::served;
-use super::{check_not_empty, malformed, role, split_system};
+use super::{Reply, check_not_empty, malformed, role, split_system};
 use crate::usage::openai_responses_usage;
 
 /// The request body.
@@ -79,6 +79,11 @@ pub fn body(request: &Request) -> Value {
 /// A `failed` response becomes an error status carrying its error code; an
 /// `incomplete` one is a response whose finish reason says why.
 pub fn parse(body: Value) -> Result<Response, ProviderError> {
+    read(&body).map(|reply| reply.with_raw(body))
+}
+
+/// [`parse`] without taking the body.
+pub(crate) fn read(body: &Value) -> Result<Reply, ProviderError> {
     let status = body
         .get("status")
         .and_then(Value::as_str)
@@ -143,15 +148,12 @@ pub fn parse(body: Value) -> Result<Response, ProviderError> {
         .collect::<Result<_, ProviderError>>()?;
     check_not_empty(&text, &tool_calls, Some(finish_reason.as_str()))?;
     let usage = openai_responses_usage(body.get("usage").unwrap_or(&Value::Null))?;
-    Ok(Response {
+    Ok(Reply {
         text,
         usage,
-        model_served: served(&body),
+        model_served: served(body),
         finish_reason: Some(finish_reason),
-        raw: Some(body),
         tool_calls,
-        batch_id: None,
-        batch_item: None,
     })
 }
 
