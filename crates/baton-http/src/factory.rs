@@ -87,6 +87,10 @@ impl HttpProviders {
             // a redirect would carry the key (reqwest strips only `authorization`) and
             // the prompt to another host: never follow one
             .redirect(reqwest::redirect::Policy::none())
+            // retries belong to baton_models::Model, which counts and stores each
+            // attempt; reqwest's own layer (which, built without HTTP/2, never finds a
+            // protocol NACK to retry) would still copy every request's headers in case
+            .retry(reqwest::retry::never().max_retries_per_request(0))
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(Duration::from_secs(30)))
             .build()
