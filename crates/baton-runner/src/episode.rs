@@ -258,7 +258,8 @@ impl<'a> Transcript<'a> {
             phase,
             model,
         };
-        let mut reservation = match shared.ctx.reserve(site, &messages) {
+        let request = model.request(messages, Some(seed));
+        let mut reservation = match shared.ctx.reserve(site, &request) {
             Ok(r) => r,
             Err(not_sent) => {
                 return Ok(Err(Unfinished(format!(
@@ -273,7 +274,6 @@ impl<'a> Transcript<'a> {
             .filter(|a| a.turn == turn && a.phase == phase)
             .count();
         let prior = u32::try_from(prior).unwrap_or(u32::MAX);
-        let request = model.request(messages, Some(seed));
         // the handoff call asks for a summary, which must be text
         let accept = match phase {
             Phase::Handoff => Accept::SUMMARY,

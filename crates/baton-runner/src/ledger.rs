@@ -29,7 +29,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use baton_models::{BilledAttempt, Completion, Model, ModelError, ProviderError, defaults};
+use baton_models::{
+    BilledAttempt, Completion, Model, ModelError, ProviderError, Request, defaults,
+};
 use baton_store::{NewAttempt, NewCall, SpoolClaim, Store, StoreError};
 use baton_types::{Cost, Message, Phase};
 
@@ -191,11 +193,11 @@ impl RunContext {
     }
 
     /// Check the stop signal, the model's block and the cap, in that order, and reserve
-    /// the call's upper-bound cost.
+    /// the upper-bound cost of sending `request`.
     pub fn reserve<'a>(
         &'a self,
         site: CallSite<'a>,
-        messages: &[Message],
+        request: &Request,
     ) -> Result<Reservation<'a>, NotSent> {
         if self.stop.is_stopped() {
             return Err(NotSent::Stopped);
@@ -210,8 +212,8 @@ impl RunContext {
             return Err(NotSent::Blocked(why));
         }
         // room for the reply in the spool, should the store fail while it is in flight
-        // the request's body is serialized once, for both the spool's room and the cap
-        let body = request_body_bytes(site.model, messages);
+        // the request's body is measured once, for both the spool's room and the cap
+        let body = site.model.body_bytes(request);
         let spool = match self.store.claim_spool(spool_bound(body, site.model)) {
             Ok(claim) => claim,
             Err(e) => {
@@ -219,7 +221,7 @@ impl RunContext {
                 return Err(NotSent::StoreFailed(e.to_string()));
             }
         };
-        let upper = call_upper_bound_from(body, site.model, messages);
+        let upper = call_upper_bound_from(body, site.model, &request.messages);
         let one = Cost(upper.0 / billed_attempts(site.model));
         if !self.budget.reserve(upper) {
             return Err(NotSent::CapReached(self.budget.cap().unwrap_or_default()));

@@ -65,9 +65,10 @@ impl<'a> StoreSink<'a> {
     ) -> Result<&mut Reservation<'a>, AgentError> {
         if self.reserved.is_none() {
             let site = self.site(index);
+            let request = self.model.request(messages.to_vec(), None);
             let r = self
                 .shared
-                .reserve(site, messages)
+                .reserve(site, &request)
                 .map_err(|n| self.stopped(index, n.to_string()))?;
             self.reserved = Some(r);
         }
