@@ -230,8 +230,9 @@ pub struct CheckResult {
     pub valid: bool,
     /// BFCL's `error` list (messages, or structured sub-errors for the parallel checker).
     pub errors: Vec<serde_json::Value>,
-    /// BFCL's `error_type`, e.g. `value_error:string`.
-    pub error_type: String,
+    /// BFCL's `error_type`, e.g. `value_error:string` (one of the checker's own names, so
+    /// a failed attempt that is dropped allocates nothing for it).
+    pub error_type: &'static str,
     /// `type_checker`'s `is_variable` flag.
     pub is_variable: bool,
 }
@@ -241,16 +242,16 @@ impl CheckResult {
         CheckResult {
             valid: true,
             errors: Vec::new(),
-            error_type: String::new(),
+            error_type: "",
             is_variable: false,
         }
     }
 
-    fn fail(error_type: &str, message: impl Into<String>) -> Self {
+    fn fail(error_type: &'static str, message: impl Into<String>) -> Self {
         CheckResult {
             valid: false,
             errors: vec![serde_json::Value::String(message.into())],
-            error_type: error_type.into(),
+            error_type,
             is_variable: false,
         }
     }
@@ -272,14 +273,18 @@ enum Messages {
 
 /// A failed check of `error_type`, with the message `message` builds unless `messages`
 /// says to skip it.
-fn failing(error_type: &str, messages: Messages, message: impl FnOnce() -> String) -> CheckResult {
+fn failing(
+    error_type: &'static str,
+    messages: Messages,
+    message: impl FnOnce() -> String,
+) -> CheckResult {
     CheckResult {
         valid: false,
         errors: match messages {
             Messages::Write => vec![serde_json::Value::String(message())],
             Messages::Skip => Vec::new(),
         },
-        error_type: error_type.into(),
+        error_type,
         is_variable: false,
     }
 }
@@ -584,7 +589,7 @@ fn parallel_function_checker_no_order(
             return Ok(CheckResult {
                 valid: false,
                 errors: all_errors,
-                error_type: "parallel_function_checker_no_order:cannot_find_match".into(),
+                error_type: "parallel_function_checker_no_order:cannot_find_match",
                 is_variable: false,
             });
         }
@@ -986,7 +991,7 @@ fn type_checker(
         valid: true,
         errors: Vec::new(),
         // Set where the result fails: a passing one's is never read.
-        error_type: String::new(),
+        error_type: "",
         is_variable: false,
     };
     let answer_type = possible_answer_type(answers)?;
@@ -1034,7 +1039,7 @@ fn type_checker(
                 value.repr()
             ))];
         }
-        result.error_type = "type_error:nested".into();
+        result.error_type = "type_error:nested";
     }
     if possible_answer_type(answers)?.is_some_and(|t| value.py_type() == t) {
         result.is_variable = true;
@@ -1049,7 +1054,7 @@ fn type_checker(
             value.repr()
         )));
     }
-    result.error_type = "type_error:simple".into();
+    result.error_type = "type_error:simple";
     Ok(result)
 }
 
@@ -1115,7 +1120,7 @@ fn dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
                         display(key)
                     )));
                 }
-                result.error_type = "value_error:dict_key".into();
+                result.error_type = "value_error:dict_key";
                 flag = false;
                 break;
             }
@@ -1132,7 +1137,7 @@ fn dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
                         ".",
                     )));
                 }
-                result.error_type = "value_error:dict_value".into();
+                result.error_type = "value_error:dict_value";
                 flag = false;
                 break;
             }
@@ -1145,7 +1150,7 @@ fn dict_checker(value: &Value, answers: &Value, messages: Messages) -> Checked {
                         display(key)
                     )));
                 }
-                result.error_type = "value_error:dict_key".into();
+                result.error_type = "value_error:dict_key";
                 flag = false;
                 break;
             }

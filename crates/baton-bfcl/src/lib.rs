@@ -344,7 +344,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         Ok(result) => {
             // Built in place: json! would serialize the errors to copy them.
             let mut details = serde_json::Map::with_capacity(2);
-            details.insert("error_type".into(), result.error_type.clone().into());
+            details.insert("error_type".into(), result.error_type.into());
             details.insert("errors".into(), result.errors.into());
             Verdict::fail(Some(false), result.error_type).with_details(details.into())
         }
