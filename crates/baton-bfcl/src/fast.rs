@@ -16,7 +16,8 @@
 //!   have tokenizer rules of their own), outside strings as inside;
 //! - names are ASCII identifiers that are not hard keywords (a non-ASCII name is
 //!   NFKC-normalised by CPython) and dotted only without spaces around the dots;
-//! - a call has keyword arguments only (no positional argument, no `**`);
+//! - a call has keyword arguments, possibly after positional ones that are scalar values
+//!   (which LiC drops), and no `*` or `**`;
 //! - a value is a string in single or double quotes without a backslash and not
 //!   triple-quoted, a decimal `int` of at most 18 digits without a leading zero or
 //!   underscore, a `float` spelled `digits.digits`, either number after one `-` or `+`
@@ -199,18 +200,33 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 break;
             }
-            let keyword = self.name()?;
-            if is_keyword(keyword) {
-                return None;
+            let start = self.pos;
+            let keyword = self.name().filter(|_| {
+                self.spaces();
+                self.peek() == Some(b'=')
+            });
+            match keyword {
+                Some(keyword) => {
+                    if is_keyword(keyword) {
+                        return None;
+                    }
+                    self.pos += 1;
+                    self.spaces();
+                    let value = self.value(0)?;
+                    insert_keyword(&mut args, keyword, value);
+                }
+                None => {
+                    // A positional argument, which `resolve_ast_call` drops: only before
+                    // the keywords (after one, CPython refuses it) and only a scalar, so
+                    // that reading it spends nothing from the lookup budget, which the
+                    // full decoder never spends on it.
+                    self.pos = start;
+                    if !args.is_empty() || matches!(self.peek(), Some(b'[' | b'{')) {
+                        return None;
+                    }
+                    self.value(0)?;
+                }
             }
-            self.spaces();
-            if self.peek() != Some(b'=') {
-                return None;
-            }
-            self.pos += 1;
-            self.spaces();
-            let value = self.value(0)?;
-            insert_keyword(&mut args, keyword, value);
             self.spaces();
             match self.peek()? {
                 b',' => {
@@ -389,6 +405,8 @@ mod tests {
         for src in [
             "spotify.play(artist='Taylor Swift', duration=20), spotify.play(artist='Maroon 5', duration=15)",
             "f(a=1, b=2, a=3)",
+            "calculate_em_force(5, 2, 4), calculate_em_force(5, 2, 10)",
+            "f(1, 'x', -2.5, None, y, b=2)",
             "f()",
             "f(a=1),",
             "f(a=1) , g(b = -2.50 ,)",
@@ -443,7 +461,13 @@ mod tests {
     fn leaves_everything_else_to_the_full_decoder() {
         for src in [
             "  f(a=1)",
-            "f(1, a=2)",
+            "f(a=2, 1)",
+            "f([1], a=2)",
+            "f({'k': 1}, a=2)",
+            "f(1 + 2, a=2)",
+            "f(x y, a=2)",
+            "f(if, a=2)",
+            "f(a == 1)",
             "f(**{'a': 1})",
             "f(a='x' 'y')",
             "f(a='''x''')",
