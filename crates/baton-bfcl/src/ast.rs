@@ -1,6 +1,6 @@
 //! The Python expression tree, shaped like CPython's `ast` expression nodes.
 
-use num_bigint::BigInt;
+use crate::value::Int;
 
 /// A literal constant (`ast.Constant`).
 #[derive(Debug, Clone, PartialEq)]
@@ -12,7 +12,7 @@ pub enum Constant {
     /// `...`.
     Ellipsis,
     /// An integer literal.
-    Int(BigInt),
+    Int(Int),
     /// A float literal.
     Float(f64),
     /// An imaginary literal (`2j`); the payload is the imaginary part.

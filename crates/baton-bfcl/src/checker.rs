@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-use num_traits::ToPrimitive;
 use serde_json::Value as Json;
 
 use crate::error::BfclError;

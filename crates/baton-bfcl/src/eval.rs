@@ -25,7 +25,7 @@ use crate::ast::{BinOp, BoolOp, CmpOp, Constant, Expr, UnaryOp};
 use crate::error::BfclError;
 use crate::unparse::MAX_UNPARSE_DEPTH;
 use crate::value::{
-    Num, Raise, Value, as_num, dict_get, dict_insert, py_contains, py_eq, py_getitem, py_iter,
+    Int, Num, Raise, Value, as_num, dict_get, dict_insert, py_contains, py_eq, py_getitem, py_iter,
     py_len, set_contains,
 };
 
@@ -260,7 +260,7 @@ fn unary(op: UnaryOp, v: &Value) -> Result<Value, BfclError> {
         (UnaryOp::UAdd, Some(Num::Int(i))) => Ok(Value::Int(i.into_owned())),
         (UnaryOp::UAdd, Some(Num::Float(f))) => Ok(Value::Float(f)),
         (UnaryOp::UAdd, Some(Num::Complex(re, im))) => Ok(Value::Complex(re, im)),
-        (UnaryOp::Invert, Some(Num::Int(i))) => Ok(Value::Int(-i.into_owned() - 1)),
+        (UnaryOp::Invert, Some(Num::Int(i))) => Ok(Value::Int(i.invert())),
         _ => Err(bad()),
     }
 }
@@ -278,7 +278,15 @@ fn unsupported(a: &Value, op: BinOp, b: &Value) -> BfclError {
 }
 
 /// `int` → `float` as CPython converts (raising on overflow).
-fn int_to_f64(i: &BigInt) -> Result<f64, BfclError> {
+fn int_to_f64(i: &Int) -> Result<f64, BfclError> {
+    match i.to_f64() {
+        Some(f) if f.is_finite() => Ok(f),
+        _ => Err(raise("OverflowError", "int too large to convert to float")),
+    }
+}
+
+/// [`int_to_f64`] of a `BigInt`.
+fn big_to_f64(i: &BigInt) -> Result<f64, BfclError> {
     match i.to_f64() {
         Some(f) if f.is_finite() => Ok(f),
         _ => Err(raise("OverflowError", "int too large to convert to float")),
@@ -416,7 +424,7 @@ impl From<BfclError> for NumErr {
 
 fn numeric(x: Num<'_>, op: BinOp, y: Num<'_>) -> Result<Value, NumErr> {
     match (x, y) {
-        (Num::Int(p), Num::Int(q)) => int_op(&p, op, &q),
+        (Num::Int(p), Num::Int(q)) => int_op(&p.to_big(), op, &q.to_big()),
         (x, y) => {
             let to_c = |n: &Num<'_>| -> Result<(f64, f64), BfclError> {
                 Ok(match n {
@@ -448,7 +456,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
     if divides && (p.bits() / 64 + 1).saturating_mul(q.bits() / 64 + 1) > MAX_DIVISION_WORK {
         return Err(NumErr::Other(too_large("integer division")));
     }
-    Ok(Value::Int(match op {
+    Ok(Value::Int(Int::from(match op {
         BinOp::Add => p + q,
         BinOp::Sub => p - q,
         BinOp::Mult => {
@@ -486,7 +494,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
                         "0.0 cannot be raised to a negative power",
                     )));
                 }
-                return float_op(int_to_f64(p)?, BinOp::Pow, int_to_f64(q)?);
+                return float_op(big_to_f64(p)?, BinOp::Pow, big_to_f64(q)?);
             }
             let bits = p.bits().max(1);
             let exp = q.to_u64().unwrap_or(u64::MAX);
@@ -497,12 +505,12 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
             }
             if p.abs() <= BigInt::from(1) {
                 if p.is_zero() {
-                    return Ok(Value::Int(BigInt::from(u8::from(exp == 0))));
+                    return Ok(Value::int(i64::from(exp == 0)));
                 }
                 if p.is_negative() && exp % 2 == 1 {
-                    return Ok(Value::Int(BigInt::from(-1)));
+                    return Ok(Value::int(-1));
                 }
-                return Ok(Value::Int(BigInt::from(1)));
+                return Ok(Value::int(1));
             }
             num_traits::pow::Pow::pow(p, exp)
         }
@@ -530,7 +538,7 @@ fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
         BinOp::BitOr => p | q,
         BinOp::BitXor => p ^ q,
         BinOp::MatMult => return Err(NumErr::Unsupported),
-    }))
+    })))
 }
 
 /// `int / int`, correctly rounded as CPython's `long_true_divide` does.

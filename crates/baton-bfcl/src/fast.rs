@@ -27,8 +27,6 @@
 //! - after a value comes only a `,`, a closing bracket or a dict's `:`, so that no operator,
 //!   implicit string concatenation, call, attribute or subscript follows it.
 
-use num_bigint::BigInt;
-
 use crate::decode::CallParts;
 use crate::value::{Value, dict_insert, spend};
 
@@ -365,7 +363,7 @@ impl<'a> Reader<'a> {
             let n = digits
                 .iter()
                 .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
-            Value::Int(BigInt::from(n))
+            Value::int(n)
         };
         // What follows a number: nothing that would continue or qualify it.
         match self.peek() {

@@ -10,6 +10,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::ast::Constant;
 use crate::error::BfclError;
+use crate::value::Int;
 
 /// Python's hard keywords.
 const KEYWORDS: [&str; 35] = [
@@ -406,7 +407,7 @@ impl Lexer<'_> {
                 self.verify_end_of_number(kind)?;
                 let value = BigInt::parse_bytes(digits.as_bytes(), radix)
                     .ok_or_else(|| BfclError::syntax(start, "invalid number"))?;
-                self.push(Tok::Num(Constant::Int(value)), start);
+                self.push(Tok::Num(Constant::Int(value.into())), start);
                 return Ok(());
             }
         }
@@ -424,7 +425,7 @@ impl Lexer<'_> {
                 .fold(0u64, |acc, &c| acc * 10 + u64::from(c as u8 - b'0'));
             self.pos += n;
             self.verify_end_of_number("decimal")?;
-            self.push(Tok::Num(Constant::Int(BigInt::from(value))), start);
+            self.push(Tok::Num(Constant::Int(value.into())), start);
             return Ok(());
         }
         let int_part = if self.peek(0) == Some('.') {
@@ -500,14 +501,15 @@ impl Lexer<'_> {
         // Up to 19 digits fit a u64: converted directly, without the digit buffers of a
         // general big-integer parse (nearly every literal in an answer is this small).
         let small = if int_part.len() <= 19 {
-            int_part.parse::<u64>().ok().map(BigInt::from)
+            int_part.parse::<u64>().ok().map(Int::from)
         } else {
             None
         };
         let value = match small {
             Some(value) => value,
             None => BigInt::parse_bytes(int_part.as_bytes(), 10)
-                .ok_or_else(|| BfclError::syntax(start, "invalid number"))?,
+                .ok_or_else(|| BfclError::syntax(start, "invalid number"))?
+                .into(),
         };
         self.push(Tok::Num(Constant::Int(value)), start);
         Ok(())

@@ -6,11 +6,12 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use baton_py::{bytes_repr, complex_repr, float_repr, str_repr};
 use num_bigint::BigInt;
-use num_traits::{FromPrimitive, ToPrimitive, Zero};
+use num_traits::{FromPrimitive, ToPrimitive};
 
 /// A Python object as LiC's evaluator sees it.
 #[derive(Debug, Clone)]
@@ -20,7 +21,7 @@ pub enum Value {
     /// `True` / `False` (a distinct type for the checker: `type(True) != int`).
     Bool(bool),
     /// An `int` of any size.
-    Int(BigInt),
+    Int(Int),
     /// A `float`.
     Float(f64),
     /// A `complex` (real, imaginary).
@@ -39,6 +40,200 @@ pub enum Value {
     Dict(Vec<(Value, Value)>),
     /// A `set`, elements unique under Python equality.
     Set(Vec<Value>),
+}
+
+/// A Python `int`: inline when it fits an `i64` (nearly every int an answer or a reference
+/// holds), a [`BigInt`] only beyond that.
+///
+/// Each `int` the decoder read or the checker built was a `BigInt`, a heap allocation of one
+/// limb, allocated and freed again for every number of every answer. The two forms never
+/// overlap (a value that fits an `i64` is always the inline one), so equality and order
+/// compare the forms as they are; arithmetic works on `BigInt`s and its results are put back
+/// into the inline form where they fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Int(IntRepr);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum IntRepr {
+    Small(i64),
+    Big(Box<BigInt>),
+}
+
+impl Int {
+    /// The int `n`.
+    pub const fn small(n: i64) -> Int {
+        Int(IntRepr::Small(n))
+    }
+
+    /// The value as a `BigInt` (built for an inline one).
+    pub fn to_big(&self) -> Cow<'_, BigInt> {
+        match &self.0 {
+            IntRepr::Small(n) => Cow::Owned(BigInt::from(*n)),
+            IntRepr::Big(b) => Cow::Borrowed(b),
+        }
+    }
+
+    /// The value as an `i64`, where it fits.
+    pub fn to_i64(&self) -> Option<i64> {
+        match &self.0 {
+            IntRepr::Small(n) => Some(*n),
+            IntRepr::Big(_) => None,
+        }
+    }
+
+    /// The value as a `u64`, where it fits.
+    pub fn to_u64(&self) -> Option<u64> {
+        match &self.0 {
+            IntRepr::Small(n) => u64::try_from(*n).ok(),
+            IntRepr::Big(b) => b.to_u64(),
+        }
+    }
+
+    /// The value as a `usize`, where it fits.
+    pub fn to_usize(&self) -> Option<usize> {
+        match &self.0 {
+            IntRepr::Small(n) => usize::try_from(*n).ok(),
+            IntRepr::Big(b) => b.to_usize(),
+        }
+    }
+
+    /// The value as a `u8`, where it fits.
+    pub fn to_u8(&self) -> Option<u8> {
+        self.to_i64().and_then(|n| u8::try_from(n).ok())
+    }
+
+    /// The nearest `f64` (rounded half to even, infinite past `f64::MAX`), as `BigInt` gives it.
+    pub fn to_f64(&self) -> Option<f64> {
+        match &self.0 {
+            IntRepr::Small(n) => Some(*n as f64),
+            IntRepr::Big(b) => b.to_f64(),
+        }
+    }
+
+    /// Whether the value is 0.
+    pub fn is_zero(&self) -> bool {
+        matches!(self.0, IntRepr::Small(0))
+    }
+
+    /// Whether the value is below 0.
+    pub fn is_negative(&self) -> bool {
+        match &self.0 {
+            IntRepr::Small(n) => *n < 0,
+            IntRepr::Big(b) => b.sign() == num_bigint::Sign::Minus,
+        }
+    }
+
+    /// The bits of the magnitude (`abs(x).bit_length()`).
+    pub fn bits(&self) -> u64 {
+        match &self.0 {
+            IntRepr::Small(n) => u64::from(64 - n.unsigned_abs().leading_zeros()),
+            IntRepr::Big(b) => b.bits(),
+        }
+    }
+
+    /// `~x`, that is `-x - 1`.
+    pub fn invert(&self) -> Int {
+        match &self.0 {
+            IntRepr::Small(n) => Int::small(!n),
+            IntRepr::Big(b) => Int::from(-(**b).clone() - 1),
+        }
+    }
+
+    /// `str(x)` without a digit limit.
+    fn text(&self) -> String {
+        match &self.0 {
+            IntRepr::Small(n) => n.to_string(),
+            IntRepr::Big(b) => b.to_string(),
+        }
+    }
+}
+
+impl From<BigInt> for Int {
+    fn from(b: BigInt) -> Int {
+        match b.to_i64() {
+            Some(n) => Int::small(n),
+            None => Int(IntRepr::Big(Box::new(b))),
+        }
+    }
+}
+
+impl From<i64> for Int {
+    fn from(n: i64) -> Int {
+        Int::small(n)
+    }
+}
+
+impl From<i32> for Int {
+    fn from(n: i32) -> Int {
+        Int::small(i64::from(n))
+    }
+}
+
+impl From<u8> for Int {
+    fn from(n: u8) -> Int {
+        Int::small(i64::from(n))
+    }
+}
+
+impl From<u64> for Int {
+    fn from(n: u64) -> Int {
+        match i64::try_from(n) {
+            Ok(n) => Int::small(n),
+            Err(_) => Int::from(BigInt::from(n)),
+        }
+    }
+}
+
+impl From<u128> for Int {
+    fn from(n: u128) -> Int {
+        match i64::try_from(n) {
+            Ok(n) => Int::small(n),
+            Err(_) => Int::from(BigInt::from(n)),
+        }
+    }
+}
+
+impl std::ops::Neg for Int {
+    type Output = Int;
+    fn neg(self) -> Int {
+        match self.0 {
+            IntRepr::Small(n) => match n.checked_neg() {
+                Some(m) => Int::small(m),
+                None => Int::from(-BigInt::from(n)),
+            },
+            IntRepr::Big(b) => Int::from(-*b),
+        }
+    }
+}
+
+impl PartialOrd for Int {
+    fn partial_cmp(&self, other: &Int) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Int {
+    fn cmp(&self, other: &Int) -> Ordering {
+        match (&self.0, &other.0) {
+            (IntRepr::Small(a), IntRepr::Small(b)) => a.cmp(b),
+            // A big int lies beyond every inline one, on the side of its sign.
+            (IntRepr::Small(_), IntRepr::Big(b)) => {
+                if b.sign() == num_bigint::Sign::Minus {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (IntRepr::Big(a), IntRepr::Small(_)) => {
+                if a.sign() == num_bigint::Sign::Minus {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (IntRepr::Big(a), IntRepr::Big(b)) => a.cmp(b),
+        }
+    }
 }
 
 /// The Python type of a [`Value`], for `type(x) == T` tests.
@@ -129,7 +324,7 @@ impl Value {
 
     /// An `int` value.
     pub fn int(i: i64) -> Value {
-        Value::Int(BigInt::from(i))
+        Value::Int(Int::small(i))
     }
 
     /// `type(self)`.
@@ -194,9 +389,9 @@ impl Value {
             serde_json::Value::Bool(b) => Value::Bool(*b),
             serde_json::Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
-                    Value::Int(BigInt::from(i))
+                    Value::Int(Int::small(i))
                 } else if let Some(u) = n.as_u64() {
-                    Value::Int(BigInt::from(u))
+                    Value::Int(Int::from(u))
                 } else {
                     Value::Float(n.as_f64().unwrap_or(f64::NAN))
                 }
@@ -248,32 +443,30 @@ impl Value {
 
 /// `str(i)` under CPython 3.11's limit of 4300 decimal digits, or `None` where Python
 /// raises `ValueError` (which also spares the quadratic conversion of a huge int).
-pub(crate) fn int_str(i: &BigInt) -> Option<String> {
+pub(crate) fn int_str(i: &Int) -> Option<String> {
     // 10^4300 needs 14,285 bits: anything wider has more than 4300 digits.
     if i.bits() > 14_300 {
         return None;
     }
-    let text = i.to_string();
+    let text = i.text();
     (text.trim_start_matches('-').len() <= crate::lexer::INT_MAX_STR_DIGITS).then_some(text)
 }
 
-fn other_int_text(i: &BigInt) -> String {
+fn other_int_text(i: &Int) -> String {
     int_str(i).unwrap_or_else(|| format!("<int of {} bits>", i.bits()))
 }
 
 /// Numeric view used by equality and arithmetic.
 pub(crate) enum Num<'a> {
-    Int(std::borrow::Cow<'a, BigInt>),
+    Int(Cow<'a, Int>),
     Float(f64),
     Complex(f64, f64),
 }
 
 pub(crate) fn as_num(v: &Value) -> Option<Num<'_>> {
     match v {
-        Value::Bool(b) => Some(Num::Int(std::borrow::Cow::Owned(BigInt::from(u8::from(
-            *b,
-        ))))),
-        Value::Int(i) => Some(Num::Int(std::borrow::Cow::Borrowed(i))),
+        Value::Bool(b) => Some(Num::Int(Cow::Owned(Int::small(i64::from(*b))))),
+        Value::Int(i) => Some(Num::Int(Cow::Borrowed(i))),
         Value::Float(f) => Some(Num::Float(*f)),
         Value::Complex(re, im) => Some(Num::Complex(*re, *im)),
         _ => None,
@@ -281,11 +474,16 @@ pub(crate) fn as_num(v: &Value) -> Option<Num<'_>> {
 }
 
 /// Exact comparison of an int with a float, as CPython does it.
-fn int_eq_float(i: &BigInt, f: f64) -> bool {
+fn int_eq_float(i: &Int, f: f64) -> bool {
     if !f.is_finite() || f.fract() != 0.0 {
         return false;
     }
-    BigInt::from_f64(f).is_some_and(|g| &g == i)
+    match i.to_i64() {
+        // An integral float within [-2^63, 2^63) converts exactly; outside it, it equals
+        // no inline int.
+        Some(n) => (i64::MIN as f64..-(i64::MIN as f64)).contains(&f) && f as i64 == n,
+        None => BigInt::from_f64(f).is_some_and(|g| g == *i.to_big()),
+    }
 }
 
 fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
@@ -518,7 +716,7 @@ pub fn py_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
             s.chars().map(|c| Value::Str(c.to_string())).collect(),
         )),
         Value::Bytes(b) => Ok(Cow::Owned(
-            b.iter().map(|&x| Value::Int(BigInt::from(x))).collect(),
+            b.iter().map(|&x| Value::Int(Int::from(x))).collect(),
         )),
         other => Err(Raise::new(
             "TypeError",
@@ -558,8 +756,8 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Bytes(_) => {
             let index = match key {
-                Value::Int(i) => i.clone(),
-                Value::Bool(b) => BigInt::from(u8::from(*b)),
+                Value::Int(i) => i.to_i64(),
+                Value::Bool(b) => Some(i64::from(*b)),
                 other => {
                     return Err(Raise::new(
                         "TypeError",
@@ -573,7 +771,6 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
             };
             let len = py_len(v)?;
             let resolved = index
-                .to_i64()
                 .map(|i| if i < 0 { i + len as i64 } else { i })
                 .filter(|i| *i >= 0 && (*i as usize) < len);
             let Some(i) = resolved else {
@@ -588,7 +785,7 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
                 Value::Str(s) => Cow::Owned(Value::Str(
                     s.chars().nth(i).map(String::from).unwrap_or_default(),
                 )),
-                Value::Bytes(b) => Cow::Owned(Value::Int(BigInt::from(b[i]))),
+                Value::Bytes(b) => Cow::Owned(Value::Int(Int::from(b[i]))),
                 _ => unreachable!("matched above"),
             })
         }
@@ -607,7 +804,7 @@ pub fn py_index_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
     }
     let len = py_len(v)?;
     (0..len)
-        .map(|i| py_getitem(v, &Value::Int(BigInt::from(i))).map(Cow::into_owned))
+        .map(|i| py_getitem(v, &Value::int(i as i64)).map(Cow::into_owned))
         .collect::<Result<Vec<_>, _>>()
         .map(Cow::Owned)
 }
@@ -787,7 +984,10 @@ mod tests {
         ));
         assert!(py_eq(&Value::Complex(2.0, 0.0), &Value::int(2)));
         let big = BigInt::from(2).pow(1000);
-        assert!(py_eq(&Value::Int(big), &Value::Float(2f64.powi(1000))));
+        assert!(py_eq(
+            &Value::Int(big.into()),
+            &Value::Float(2f64.powi(1000))
+        ));
         assert!(!py_eq(&Value::None, &Value::str("")));
     }
 
