@@ -129,14 +129,17 @@ impl Evaluators {
         let rules = self.rules;
         on_scoring_thread(family, || {
             let found = ev.extract(response, sample, rules)?;
-            let extracted = found.answer.clone().unwrap_or_default();
-            let mut verdict = ev.evaluate(&extracted, sample)?;
+            // Scored from where the extraction put it, then moved into `Scored`: not copied.
+            let mut verdict = ev.evaluate(found.answer.as_deref().unwrap_or_default(), sample)?;
             verdict.rule = Some(found.rule.to_owned());
             verdict.no_answer = found.answer.is_none();
             if verdict.no_answer && verdict.error.is_none() {
                 verdict.error = Some(format!("no answer found ({})", found.rule));
             }
-            Ok(Scored { extracted, verdict })
+            Ok(Scored {
+                extracted: found.answer.unwrap_or_default(),
+                verdict,
+            })
         })
     }
 
