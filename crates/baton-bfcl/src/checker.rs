@@ -30,7 +30,7 @@ use crate::value::{
 /// freeing them again was a sixth of the actions evaluator's time.
 enum Doc<'a> {
     Json(&'a Json),
-    Value(Value),
+    Value(Value<'a>),
 }
 
 impl<'a> Doc<'a> {
@@ -150,7 +150,7 @@ impl<'a> Doc<'a> {
     }
 
     /// The node as a Python object.
-    fn value(&self) -> Cow<'_, Value> {
+    fn value(&self) -> Cow<'_, Value<'a>> {
         match self {
             Doc::Json(json) => Cow::Owned(Value::from_json(json)),
             Doc::Value(v) => Cow::Borrowed(v),
@@ -171,7 +171,7 @@ impl<'a> Doc<'a> {
 /// converted [`Value`].
 enum Key<'a> {
     Str(&'a str),
-    Value(Value),
+    Value(Value<'a>),
 }
 
 /// `map[key]`: a document's objects hold a few keys, which a scan compares in less time
@@ -303,7 +303,7 @@ fn invalid_value(param: &Value, value: &Value, answers: &Value, ending: &str) ->
     out
 }
 
-fn s(text: &str) -> Value {
+fn s(text: &str) -> Value<'_> {
     Value::str(text)
 }
 
@@ -354,7 +354,7 @@ fn type_str(t: PyType) -> String {
 }
 
 /// `list(d.keys())[0]`.
-fn first_key(d: &Value) -> Result<&Value, BfclError> {
+fn first_key<'d, 'a>(d: &'d Value<'a>) -> Result<&'d Value<'a>, BfclError> {
     match d {
         Value::Dict(items) => items
             .first()
@@ -372,7 +372,7 @@ fn first_key(d: &Value) -> Result<&Value, BfclError> {
 }
 
 /// `d.items()`.
-fn dict_items(d: &Value) -> Result<&[(Value, Value)], BfclError> {
+fn dict_items<'d, 'a>(d: &'d Value<'a>) -> Result<&'d [(Value<'a>, Value<'a>)], BfclError> {
     match d {
         Value::Dict(items) => Ok(items),
         other => Err(Raise::new(
@@ -1059,7 +1059,7 @@ fn type_checker(
 
 fn standardize_value(v: Value) -> Value {
     match v {
-        Value::Str(text) => Value::Str(standardize_string(&text)),
+        Value::Str(text) => Value::str(standardize_string(&text)),
         other => other,
     }
 }
@@ -1191,7 +1191,7 @@ fn list_dict_checker(value: &Value, answers: &Value, messages: Messages) -> Chec
 /// `str(x)` for a dict key in messages.
 fn display(v: &Value) -> String {
     match v {
-        Value::Str(t) => t.clone(),
+        Value::Str(t) => t.to_string(),
         other => other.repr(),
     }
 }
@@ -1205,8 +1205,8 @@ mod tests {
     fn check(function: serde_json::Value, answer: serde_json::Value, response: &str) -> Checked {
         let calls: Vec<Value> = parse_calls(response)
             .unwrap()
-            .iter()
-            .map(|c| c.to_value())
+            .into_iter()
+            .map(|c| c.into_value())
             .collect();
         ast_checker(
             &function,

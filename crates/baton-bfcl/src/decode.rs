@@ -18,32 +18,32 @@ pub struct Call {
     pub name: String,
     /// Keyword arguments in first-seen order (a repeated keyword keeps its first place and
     /// its last value, like a Python dict).
-    pub args: Vec<(Option<String>, Value)>,
+    pub args: Vec<(Option<String>, Value<'static>)>,
 }
 
 impl Call {
     /// The Python object LiC builds: `{name: {kwarg: value}}`.
-    pub fn to_value(&self) -> Value {
-        Value::Dict(vec![(Value::Str(self.name.clone()), self.params_value())])
+    pub fn to_value(&self) -> Value<'_> {
+        Value::Dict(vec![(Value::str(self.name.as_str()), self.params_value())])
     }
 
     /// [`Call::to_value`] without copying the arguments.
-    pub fn into_value(self) -> Value {
+    pub fn into_value(self) -> Value<'static> {
         let params = self
             .args
             .into_iter()
-            .map(|(k, v)| (k.map_or(Value::None, Value::Str), v))
+            .map(|(k, v)| (k.map_or(Value::None, Value::str), v))
             .collect();
-        Value::Dict(vec![(Value::Str(self.name), Value::Dict(params))])
+        Value::Dict(vec![(Value::str(self.name), Value::Dict(params))])
     }
 
     /// The parameter dict `{kwarg: value}`.
-    pub fn params_value(&self) -> Value {
+    pub fn params_value(&self) -> Value<'_> {
         Value::Dict(
             self.args
                 .iter()
                 .map(|(k, v)| {
-                    let key = k.as_ref().map_or(Value::None, |s| Value::Str(s.clone()));
+                    let key = k.as_ref().map_or(Value::None, |s| Value::str(s.as_str()));
                     (key, v.clone())
                 })
                 .collect(),
@@ -58,7 +58,7 @@ pub fn pre_strip(input: &str) -> String {
 }
 
 /// [`pre_strip`], borrowing the text when it holds no newline.
-fn pre_stripped(input: &str) -> Cow<'_, str> {
+pub(crate) fn pre_stripped(input: &str) -> Cow<'_, str> {
     const PREFIXES: [&str; 5] = ["```tool_code", "```python", "```json", "```", "`"];
     const SUFFIXES: [&str; 2] = ["```", "`"];
     let mut s = baton_py::strip(input);
@@ -82,62 +82,64 @@ fn pre_stripped(input: &str) -> Cow<'_, str> {
 
 /// A decoded call as the decoders build it: its name and its keyword arguments as the
 /// items of LiC's parameter dict (a str key, or `None` for `**mapping`), which the checker
-/// takes as they are, without a [`Call`] in between.
+/// takes as they are, without a [`Call`] in between. The fast path's names and strings
+/// borrow the answer's text; the full decoder's are owned.
 #[derive(Debug)]
-pub(crate) struct CallParts {
-    pub(crate) name: String,
-    pub(crate) args: Vec<(Value, Value)>,
+pub(crate) struct CallParts<'a> {
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) args: Vec<(Value<'a>, Value<'a>)>,
 }
 
-impl CallParts {
+impl<'a> CallParts<'a> {
     /// The public form: keys as `Option<String>`.
     pub(crate) fn into_call(self) -> Call {
         Call {
-            name: self.name,
+            name: self.name.into_owned(),
             args: self
                 .args
                 .into_iter()
                 .map(|(k, v)| match k {
-                    Value::Str(s) => (Some(s), v),
-                    _ => (None, v),
+                    Value::Str(s) => (Some(s.into_owned()), v.into_owned()),
+                    _ => (None, v.into_owned()),
                 })
                 .collect(),
         }
     }
 
     /// `{name: {kwarg: value}}`, as [`Call::into_value`] builds it.
-    pub(crate) fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value<'a> {
         Value::Dict(vec![(Value::Str(self.name), Value::Dict(self.args))])
     }
 }
 
 /// `ast_parse(input, "Python")`: decode a response into its calls, on the caller's stack.
 pub(crate) fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
-    Ok(parse_parts(input)?
+    let stripped = pre_stripped(input);
+    Ok(parse_parts(&stripped)?
         .into_iter()
         .map(CallParts::into_call)
         .collect())
 }
 
-/// [`parse_calls`], each call as the dict `{name: {kwarg: value}}` the checker reads.
-pub(crate) fn parse_call_values(input: &str) -> Result<Vec<Value>, BfclError> {
-    Ok(parse_parts(input)?
+/// [`parse_calls`] of a text [`pre_stripped`] already, each call as the dict
+/// `{name: {kwarg: value}}` the checker reads, borrowing the text where it can.
+pub(crate) fn parse_call_values(stripped: &str) -> Result<Vec<Value<'_>>, BfclError> {
+    Ok(parse_parts(stripped)?
         .into_iter()
         .map(CallParts::into_value)
         .collect())
 }
 
-fn parse_parts(input: &str) -> Result<Vec<CallParts>, BfclError> {
+fn parse_parts(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
     let budget = LookupBudget::start();
-    let calls = parse_parts_unbudgeted(input);
+    let calls = parse_parts_unbudgeted(stripped);
     if budget.exhausted() {
         return Err(budget_error());
     }
     calls
 }
 
-fn parse_parts_unbudgeted(input: &str) -> Result<Vec<CallParts>, BfclError> {
-    let stripped = pre_stripped(input);
+fn parse_parts_unbudgeted(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
     let cleaned = stripped.trim_matches(['[', ']', '\'']);
     if let Some(calls) = crate::fast::parse_calls(cleaned) {
         return Ok(calls);
@@ -147,7 +149,7 @@ fn parse_parts_unbudgeted(input: &str) -> Result<Vec<CallParts>, BfclError> {
 
 /// `ast.parse(cleaned, mode="eval")` and the resolution of its calls: every answer the
 /// fast path ([`crate::fast`]) does not read.
-pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<CallParts>, BfclError> {
+pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<CallParts<'static>>, BfclError> {
     let body = parse_eval(cleaned)?;
     match &body {
         Expr::Call { .. } => Ok(vec![resolve_call(&body)?]),
@@ -169,7 +171,7 @@ pub(crate) fn parse_calls_fully(cleaned: &str) -> Result<Vec<CallParts>, BfclErr
 }
 
 /// `resolve_ast_call`.
-fn resolve_call(call: &Expr) -> Result<CallParts, BfclError> {
+fn resolve_call(call: &Expr) -> Result<CallParts<'static>, BfclError> {
     let Expr::Call { func, keywords, .. } = call else {
         return Err(BfclError::not_reproduced("resolve_call on a non-call"));
     };
@@ -183,23 +185,23 @@ fn resolve_call(call: &Expr) -> Result<CallParts, BfclError> {
         parts.push(n.clone());
     }
     parts.reverse();
-    let mut args: Vec<(Value, Value)> = Vec::new();
+    let mut args: Vec<(Value<'static>, Value<'static>)> = Vec::new();
     for k in keywords {
         let value = resolve(&k.value)?;
         let key = k
             .arg
             .as_ref()
-            .map_or(Value::None, |s| Value::Str(s.clone()));
+            .map_or(Value::None, |s| Value::str(s.clone()));
         dict_insert(&mut args, key, value);
     }
     Ok(CallParts {
-        name: parts.join("."),
+        name: Cow::Owned(parts.join(".")),
         args,
     })
 }
 
 /// `resolve_ast_by_type`.
-fn resolve(e: &Expr) -> Result<Value, BfclError> {
+fn resolve(e: &Expr) -> Result<Value<'static>, BfclError> {
     match e {
         Expr::Constant { value, .. } => Ok(match value {
             Constant::Ellipsis => Value::str("..."),
@@ -241,15 +243,15 @@ fn resolve(e: &Expr) -> Result<Value, BfclError> {
             Ok(Value::Dict(out))
         }
         Expr::BinOp(..) => eval(e),
-        Expr::Name(n) => Ok(Value::Str(n.clone())),
+        Expr::Name(n) => Ok(Value::str(n.clone())),
         Expr::Call { keywords, .. } => {
             if keywords.is_empty() {
-                Ok(Value::Str(unparse(e)?))
+                Ok(Value::str(unparse(e)?))
             } else {
                 Ok(resolve_call(e)?.into_value())
             }
         }
-        Expr::Subscript(value, slice) => Ok(Value::Str(format!(
+        Expr::Subscript(value, slice) => Ok(Value::str(format!(
             "{}[{}]",
             unparse(value)?,
             unparse(slice)?
@@ -261,7 +263,7 @@ fn resolve(e: &Expr) -> Result<Value, BfclError> {
     }
 }
 
-fn negate_constant(c: &Constant) -> Result<Value, BfclError> {
+fn negate_constant(c: &Constant) -> Result<Value<'static>, BfclError> {
     match constant_value(c) {
         Value::Bool(b) => Ok(Value::int(-i64::from(b))),
         Value::Int(i) => Ok(Value::Int(-i)),
@@ -301,13 +303,13 @@ fn node_name(e: &Expr) -> &'static str {
 mod tests {
     use super::*;
 
-    fn one(src: &str) -> Vec<(Option<String>, Value)> {
+    fn one(src: &str) -> Vec<(Option<String>, Value<'static>)> {
         let mut calls = parse_calls(src).unwrap();
         assert_eq!(calls.len(), 1, "{src}");
         calls.remove(0).args
     }
 
-    fn arg(src: &str) -> Value {
+    fn arg(src: &str) -> Value<'static> {
         one(src).remove(0).1
     }
 

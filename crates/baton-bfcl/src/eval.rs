@@ -73,7 +73,7 @@ fn raise(kind: &'static str, message: impl Into<String>) -> BfclError {
 }
 
 /// The value of a constant node.
-pub(crate) fn constant_value(c: &Constant) -> Value {
+pub(crate) fn constant_value(c: &Constant) -> Value<'static> {
     match c {
         Constant::None => Value::None,
         Constant::Bool(b) => Value::Bool(*b),
@@ -81,17 +81,17 @@ pub(crate) fn constant_value(c: &Constant) -> Value {
         Constant::Int(i) => Value::Int(i.clone()),
         Constant::Float(f) => Value::Float(*f),
         Constant::Imag(im) => Value::Complex(0.0, *im),
-        Constant::Str(s) => Value::Str(s.clone()),
+        Constant::Str(s) => Value::str(s.clone()),
         Constant::Bytes(b) => Value::Bytes(b.clone()),
     }
 }
 
 /// Evaluate `e` as Python would.
-pub(crate) fn eval(e: &Expr) -> Result<Value, BfclError> {
+pub(crate) fn eval(e: &Expr) -> Result<Value<'static>, BfclError> {
     eval_at(e, 0)
 }
 
-fn eval_at(e: &Expr, depth: usize) -> Result<Value, BfclError> {
+fn eval_at(e: &Expr, depth: usize) -> Result<Value<'static>, BfclError> {
     if depth >= MAX_UNPARSE_DEPTH {
         return Err(raise(
             "RecursionError",
@@ -205,7 +205,7 @@ fn eval_at(e: &Expr, depth: usize) -> Result<Value, BfclError> {
     }
 }
 
-fn eval_items(elts: &[Expr], depth: usize) -> Result<Vec<Value>, BfclError> {
+fn eval_items(elts: &[Expr], depth: usize) -> Result<Vec<Value<'static>>, BfclError> {
     let mut out = Vec::new();
     let mut total = 0;
     for e in elts {
@@ -222,7 +222,7 @@ fn eval_items(elts: &[Expr], depth: usize) -> Result<Vec<Value>, BfclError> {
     Ok(out)
 }
 
-fn set_add(set: &mut Vec<Value>, v: Value) -> Result<(), BfclError> {
+fn set_add<'a>(set: &mut Vec<Value<'a>>, v: Value<'a>) -> Result<(), BfclError> {
     if !v.is_hashable() {
         return Err(raise(
             "TypeError",
@@ -235,7 +235,7 @@ fn set_add(set: &mut Vec<Value>, v: Value) -> Result<(), BfclError> {
     Ok(())
 }
 
-fn unary(op: UnaryOp, v: &Value) -> Result<Value, BfclError> {
+fn unary(op: UnaryOp, v: &Value<'_>) -> Result<Value<'static>, BfclError> {
     if op == UnaryOp::Not {
         return Ok(Value::Bool(!v.truthy()));
     }
@@ -319,7 +319,7 @@ fn repeat<T: Clone>(items: &[T], unit: u64, n: i64) -> Result<Vec<T>, BfclError>
 }
 
 /// Python `a <op> b`.
-pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError> {
+pub(crate) fn binop<'a>(a: &Value<'a>, op: BinOp, b: &Value<'a>) -> Result<Value<'a>, BfclError> {
     if let (Some(x), Some(y)) = (as_num(a), as_num(b)) {
         if let (Value::Bool(p), Value::Bool(q)) = (a, b) {
             match op {
@@ -346,7 +346,7 @@ pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError>
         bounded(weight(a) + weight(b), "concatenation")?;
     }
     match (a, op, b) {
-        (Value::Str(x), BinOp::Add, Value::Str(y)) => Ok(Value::Str(format!("{x}{y}"))),
+        (Value::Str(x), BinOp::Add, Value::Str(y)) => Ok(Value::str(format!("{x}{y}"))),
         (Value::Bytes(x), BinOp::Add, Value::Bytes(y)) => {
             Ok(Value::Bytes([x.as_slice(), y.as_slice()].concat()))
         }
@@ -399,7 +399,7 @@ pub(crate) fn binop(a: &Value, op: BinOp, b: &Value) -> Result<Value, BfclError>
                     if count > 0 {
                         bounded((s.len() as u64 / 8).max(1).saturating_mul(count), "string")?;
                     }
-                    Ok(Value::Str(s.repeat(count as usize)))
+                    Ok(Value::str(s.repeat(count as usize)))
                 }
                 Value::Bytes(x) => Ok(Value::Bytes(repeat(x, x.len() as u64 / 8, count)?)),
                 Value::List(x) => Ok(Value::List(repeat(x, unit(x), count)?)),
@@ -422,7 +422,7 @@ impl From<BfclError> for NumErr {
     }
 }
 
-fn numeric(x: Num<'_>, op: BinOp, y: Num<'_>) -> Result<Value, NumErr> {
+fn numeric(x: Num<'_>, op: BinOp, y: Num<'_>) -> Result<Value<'static>, NumErr> {
     match (x, y) {
         (Num::Int(p), Num::Int(q)) => int_op(&p.to_big(), op, &q.to_big()),
         (x, y) => {
@@ -445,7 +445,7 @@ fn numeric(x: Num<'_>, op: BinOp, y: Num<'_>) -> Result<Value, NumErr> {
     }
 }
 
-fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value, NumErr> {
+fn int_op(p: &BigInt, op: BinOp, q: &BigInt) -> Result<Value<'static>, NumErr> {
     let zero_div = || {
         NumErr::Other(raise(
             "ZeroDivisionError",
@@ -588,7 +588,7 @@ fn int_true_div(p: &BigInt, q: &BigInt) -> Result<f64, BfclError> {
     Ok(if negative { -magnitude } else { magnitude })
 }
 
-fn float_op(a: f64, op: BinOp, b: f64) -> Result<Value, NumErr> {
+fn float_op(a: f64, op: BinOp, b: f64) -> Result<Value<'static>, NumErr> {
     Ok(Value::Float(match op {
         BinOp::Add => a + b,
         BinOp::Sub => a - b,
@@ -643,7 +643,7 @@ fn float_divmod(vx: f64, wx: f64) -> (f64, f64) {
     (floordiv, m)
 }
 
-fn float_pow(a: f64, b: f64) -> Result<Value, NumErr> {
+fn float_pow(a: f64, b: f64) -> Result<Value<'static>, NumErr> {
     if b == 0.0 {
         return Ok(Value::Float(1.0));
     }
@@ -666,7 +666,7 @@ fn float_pow(a: f64, b: f64) -> Result<Value, NumErr> {
     Ok(Value::Float(r))
 }
 
-fn complex_op(x: (f64, f64), op: BinOp, y: (f64, f64)) -> Result<Value, NumErr> {
+fn complex_op(x: (f64, f64), op: BinOp, y: (f64, f64)) -> Result<Value<'static>, NumErr> {
     let (a, b) = x;
     let (c, d) = y;
     let (re, im) = match op {
@@ -859,12 +859,12 @@ fn slice_index(v: &Value) -> Result<Option<i64>, BfclError> {
     }
 }
 
-fn slice_value(
-    container: &Value,
-    lower: &Value,
-    upper: &Value,
-    step: &Value,
-) -> Result<Value, BfclError> {
+fn slice_value<'a>(
+    container: &Value<'a>,
+    lower: &Value<'_>,
+    upper: &Value<'_>,
+    step: &Value<'_>,
+) -> Result<Value<'a>, BfclError> {
     let step = slice_index(step)?.unwrap_or(1);
     if step == 0 {
         return Err(raise("ValueError", "slice step cannot be zero"));
@@ -926,7 +926,7 @@ mod tests {
     use super::*;
     use crate::parser::parse_eval;
 
-    fn ev(src: &str) -> Result<Value, BfclError> {
+    fn ev(src: &str) -> Result<Value<'static>, BfclError> {
         eval(&parse_eval(src).unwrap())
     }
 

@@ -27,6 +27,8 @@
 //! - after a value comes only a `,`, a closing bracket or a dict's `:`, so that no operator,
 //!   implicit string concatenation, call, attribute or subscript follows it.
 
+use std::borrow::Cow;
+
 use crate::decode::CallParts;
 use crate::value::{Value, dict_insert, spend};
 
@@ -92,7 +94,7 @@ pub(crate) fn is_keyword(name: &str) -> bool {
 
 /// The calls of `cleaned` (the text after LiC's pre-strip and `strip("[]'")`), or `None`
 /// when it is not of the common shape.
-pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<CallParts>> {
+pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<CallParts<'_>>> {
     let bytes = cleaned.as_bytes();
     // Folded without an early exit, so that it compiles to a vector loop: answers hold no
     // control character but rarely.
@@ -123,9 +125,8 @@ pub(crate) fn parse_calls(cleaned: &str) -> Option<Vec<CallParts>> {
 }
 
 /// `args[keyword] = value` on a call's keyword arguments, whose keys are all strs: as
-/// [`dict_insert`] does it (the same lookup budget spent), comparing texts, and the key
-/// copied only when it is new.
-fn insert_keyword(args: &mut Vec<(Value, Value)>, keyword: &str, value: Value) {
+/// [`dict_insert`] does it (the same lookup budget spent), comparing texts.
+fn insert_keyword<'a>(args: &mut Vec<(Value<'a>, Value<'a>)>, keyword: &'a str, value: Value<'a>) {
     let found = if spend(args.len()) {
         args.iter_mut()
             .find(|(k, _)| matches!(k, Value::Str(s) if s == keyword))
@@ -134,7 +135,7 @@ fn insert_keyword(args: &mut Vec<(Value, Value)>, keyword: &str, value: Value) {
     };
     match found {
         Some(slot) => slot.1 = value,
-        None => args.push((Value::Str(keyword.to_owned()), value)),
+        None => args.push((Value::Str(Cow::Borrowed(keyword)), value)),
     }
 }
 
@@ -173,7 +174,7 @@ impl<'a> Reader<'a> {
         self.text.get(start..self.pos)
     }
 
-    fn call(&mut self) -> Option<CallParts> {
+    fn call(&mut self) -> Option<CallParts<'a>> {
         let start = self.pos;
         loop {
             let part = self.name()?;
@@ -185,14 +186,14 @@ impl<'a> Reader<'a> {
             }
             self.pos += 1;
         }
-        let name = self.text.get(start..self.pos)?.to_owned();
+        let name = Cow::Borrowed(self.text.get(start..self.pos)?);
         self.spaces();
         if self.peek() != Some(b'(') {
             return None;
         }
         self.pos += 1;
         self.spaces();
-        let mut args: Vec<(Value, Value)> = Vec::new();
+        let mut args: Vec<(Value<'a>, Value<'a>)> = Vec::new();
         loop {
             if self.peek() == Some(b')') {
                 self.pos += 1;
@@ -239,7 +240,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One value, followed by nothing but spaces before the next delimiter.
-    fn value(&mut self, depth: usize) -> Option<Value> {
+    fn value(&mut self, depth: usize) -> Option<Value<'a>> {
         if depth >= MAX_DEPTH {
             return None;
         }
@@ -280,7 +281,7 @@ impl<'a> Reader<'a> {
             b'{' => {
                 self.pos += 1;
                 self.spaces();
-                let mut items: Vec<(Value, Value)> = Vec::new();
+                let mut items: Vec<(Value<'a>, Value<'a>)> = Vec::new();
                 loop {
                     if self.peek() == Some(b'}') {
                         self.pos += 1;
@@ -315,7 +316,7 @@ impl<'a> Reader<'a> {
                 "False" => Value::Bool(false),
                 "None" => Value::None,
                 name if is_keyword(name) => return None,
-                name => Value::Str(name.to_owned()),
+                name => Value::Str(Cow::Borrowed(name)),
             },
         };
         self.spaces();
@@ -323,7 +324,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A quoted string without a backslash, not triple-quoted.
-    fn string(&mut self) -> Option<Value> {
+    fn string(&mut self) -> Option<Value<'a>> {
         let quote = self.peek()?;
         let start = self.pos + 1;
         let end = start + memchr::memchr2(quote, b'\\', &self.bytes[start..])?;
@@ -332,11 +333,11 @@ impl<'a> Reader<'a> {
         }
         self.pos = end + 1;
         // The quotes are ASCII, so both ends are character boundaries.
-        Some(Value::Str(self.text.get(start..end)?.to_owned()))
+        Some(Value::Str(Cow::Borrowed(self.text.get(start..end)?)))
     }
 
     /// A decimal `int` of at most 18 digits without a leading zero, or `digits.digits`.
-    fn number(&mut self) -> Option<Value> {
+    fn number(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
         while matches!(self.peek(), Some(b'0'..=b'9')) {
             self.pos += 1;

@@ -312,8 +312,11 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         }
     };
 
+    // The decoded calls borrow their names and strings from the pre-stripped answer.
+    let stripped;
     let decoded = if language.as_str() == Some("Python") {
-        decode::parse_call_values(baton_py::strip(response))
+        stripped = decode::pre_stripped(baton_py::strip(response));
+        decode::parse_call_values(&stripped)
     } else {
         Err(BfclError::from(value::Raise::new(
             "NotImplementedError",

@@ -14,8 +14,12 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive};
 
 /// A Python object as LiC's evaluator sees it.
+///
+/// A `str` borrows its text where it lies (in the answer, for the common answer shape the
+/// decoder reads directly, or in the sample's JSON) and owns it only where it was built;
+/// [`Value::into_owned`] detaches a value from what it borrows.
 #[derive(Debug, Clone)]
-pub enum Value {
+pub enum Value<'a> {
     /// `None`.
     None,
     /// `True` / `False` (a distinct type for the checker: `type(True) != int`).
@@ -27,19 +31,19 @@ pub enum Value {
     /// A `complex` (real, imaginary).
     Complex(f64, f64),
     /// A `str`.
-    Str(String),
+    Str(Cow<'a, str>),
     /// A `bytes`.
     Bytes(Vec<u8>),
     /// The `Ellipsis` object (only inside evaluated arithmetic; `resolve` turns `...` into `"..."`).
     Ellipsis,
     /// A `list`.
-    List(Vec<Value>),
+    List(Vec<Value<'a>>),
     /// A `tuple`.
-    Tuple(Vec<Value>),
+    Tuple(Vec<Value<'a>>),
     /// A `dict`, in insertion order, keys unique under Python equality.
-    Dict(Vec<(Value, Value)>),
+    Dict(Vec<(Value<'a>, Value<'a>)>),
     /// A `set`, elements unique under Python equality.
-    Set(Vec<Value>),
+    Set(Vec<Value<'a>>),
 }
 
 /// A Python `int`: inline when it fits an `i64` (nearly every int an answer or a reference
@@ -310,21 +314,43 @@ impl std::fmt::Display for Raise {
     }
 }
 
-impl PartialEq for Value {
-    fn eq(&self, other: &Value) -> bool {
+impl PartialEq for Value<'_> {
+    fn eq(&self, other: &Value<'_>) -> bool {
         py_eq(self, other)
     }
 }
 
-impl Value {
-    /// A `str` value.
-    pub fn str(s: impl Into<String>) -> Value {
+impl<'a> Value<'a> {
+    /// A `str` value (borrowing a `&str`, owning a `String`).
+    pub fn str(s: impl Into<Cow<'a, str>>) -> Value<'a> {
         Value::Str(s.into())
     }
 
     /// An `int` value.
-    pub fn int(i: i64) -> Value {
+    pub fn int(i: i64) -> Value<'a> {
         Value::Int(Int::small(i))
+    }
+
+    /// The value with every `str` it borrows copied.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(b),
+            Value::Int(i) => Value::Int(i),
+            Value::Float(f) => Value::Float(f),
+            Value::Complex(re, im) => Value::Complex(re, im),
+            Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
+            Value::Bytes(b) => Value::Bytes(b),
+            Value::Ellipsis => Value::Ellipsis,
+            Value::List(v) => Value::List(v.into_iter().map(Value::into_owned).collect()),
+            Value::Tuple(v) => Value::Tuple(v.into_iter().map(Value::into_owned).collect()),
+            Value::Dict(d) => Value::Dict(
+                d.into_iter()
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect(),
+            ),
+            Value::Set(v) => Value::Set(v.into_iter().map(Value::into_owned).collect()),
+        }
     }
 
     /// `type(self)`.
@@ -382,8 +408,8 @@ impl Value {
         write_repr(self, out);
     }
 
-    /// Convert from JSON the way `json.load` builds Python objects.
-    pub fn from_json(json: &serde_json::Value) -> Value {
+    /// Convert from JSON the way `json.load` builds Python objects (its texts borrowed).
+    pub fn from_json(json: &'a serde_json::Value) -> Value<'a> {
         match json {
             serde_json::Value::Null => Value::None,
             serde_json::Value::Bool(b) => Value::Bool(*b),
@@ -396,13 +422,13 @@ impl Value {
                     Value::Float(n.as_f64().unwrap_or(f64::NAN))
                 }
             }
-            serde_json::Value::String(s) => Value::Str(s.clone()),
+            serde_json::Value::String(s) => Value::Str(Cow::Borrowed(s)),
             serde_json::Value::Array(items) => {
                 Value::List(items.iter().map(Value::from_json).collect())
             }
             serde_json::Value::Object(map) => Value::Dict(
                 map.iter()
-                    .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                    .map(|(k, v)| (Value::Str(Cow::Borrowed(k)), Value::from_json(v)))
                     .collect(),
             ),
         }
@@ -421,7 +447,7 @@ impl Value {
             Value::Float(f) => serde_json::Number::from_f64(*f)
                 .map(J::Number)
                 .unwrap_or_else(|| J::String(float_repr(*f))),
-            Value::Str(s) => J::String(s.clone()),
+            Value::Str(s) => J::String(s.to_string()),
             Value::List(v) | Value::Tuple(v) | Value::Set(v) => {
                 J::Array(v.iter().map(Value::to_json).collect())
             }
@@ -429,7 +455,7 @@ impl Value {
                 d.iter()
                     .map(|(k, v)| {
                         let key = match k {
-                            Value::Str(s) => s.clone(),
+                            Value::Str(s) => s.to_string(),
                             other => other.repr(),
                         };
                         (key, v.to_json())
@@ -463,7 +489,7 @@ pub(crate) enum Num<'a> {
     Complex(f64, f64),
 }
 
-pub(crate) fn as_num(v: &Value) -> Option<Num<'_>> {
+pub(crate) fn as_num<'v>(v: &'v Value<'_>) -> Option<Num<'v>> {
     match v {
         Value::Bool(b) => Some(Num::Int(Cow::Owned(Int::small(i64::from(*b))))),
         Value::Int(i) => Some(Num::Int(Cow::Borrowed(i))),
@@ -624,7 +650,10 @@ pub(crate) fn budget_error() -> crate::BfclError {
 }
 
 /// Look a key up in a dict's item list.
-pub fn dict_get<'a>(items: &'a [(Value, Value)], key: &Value) -> Option<&'a Value> {
+pub fn dict_get<'d, 'a>(
+    items: &'d [(Value<'a>, Value<'a>)],
+    key: &Value<'_>,
+) -> Option<&'d Value<'a>> {
     if !spend(items.len()) {
         return None;
     }
@@ -632,7 +661,7 @@ pub fn dict_get<'a>(items: &'a [(Value, Value)], key: &Value) -> Option<&'a Valu
 }
 
 /// `d[key] = value`: an existing equal key keeps its place and its original key object.
-pub fn dict_insert(items: &mut Vec<(Value, Value)>, key: Value, value: Value) {
+pub fn dict_insert<'a>(items: &mut Vec<(Value<'a>, Value<'a>)>, key: Value<'a>, value: Value<'a>) {
     if !spend(items.len()) {
         items.push((key, value));
         return;
@@ -672,7 +701,7 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
             Ok(set_contains(v, item))
         }
         Value::Str(s) => match item {
-            Value::Str(needle) => Ok(s.contains(needle.as_str())),
+            Value::Str(needle) => Ok(s.contains(&**needle)),
             other => Err(Raise::new(
                 "TypeError",
                 format!(
@@ -708,12 +737,12 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, Raise> {
 /// Python `iter(x)`, collected: the items of a list, tuple or set borrowed (the checker
 /// walks the possible answers and documents this way for every call it checks), what
 /// iterating anything else yields built.
-pub fn py_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
+pub fn py_iter<'v, 'a>(v: &'v Value<'a>) -> Result<Cow<'v, [Value<'a>]>, Raise> {
     match v {
         Value::List(items) | Value::Tuple(items) | Value::Set(items) => Ok(Cow::Borrowed(items)),
         Value::Dict(d) => Ok(Cow::Owned(d.iter().map(|(k, _)| k.clone()).collect())),
         Value::Str(s) => Ok(Cow::Owned(
-            s.chars().map(|c| Value::Str(c.to_string())).collect(),
+            s.chars().map(|c| Value::str(c.to_string())).collect(),
         )),
         Value::Bytes(b) => Ok(Cow::Owned(
             b.iter().map(|&x| Value::Int(Int::from(x))).collect(),
@@ -744,7 +773,7 @@ pub fn py_len(v: &Value) -> Result<usize, Raise> {
 /// An item of a dict, list or tuple is borrowed, not copied: the checker indexes the
 /// function documents and possible answers a few dozen times per answer, and copying
 /// each nested dict was a third of the time the actions evaluator spent.
-pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise> {
+pub fn py_getitem<'v, 'a>(v: &'v Value<'a>, key: &Value<'_>) -> Result<Cow<'v, Value<'a>>, Raise> {
     match v {
         Value::Dict(d) => {
             if !key.is_hashable() {
@@ -782,7 +811,7 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
             let i = i as usize;
             Ok(match v {
                 Value::List(items) | Value::Tuple(items) => Cow::Borrowed(&items[i]),
-                Value::Str(s) => Cow::Owned(Value::Str(
+                Value::Str(s) => Cow::Owned(Value::str(
                     s.chars().nth(i).map(String::from).unwrap_or_default(),
                 )),
                 Value::Bytes(b) => Cow::Owned(Value::Int(Int::from(b[i]))),
@@ -798,7 +827,7 @@ pub fn py_getitem<'a>(v: &'a Value, key: &Value) -> Result<Cow<'a, Value>, Raise
 
 /// `[x[i] for i in range(len(x))]`: how the BFCL checkers walk their candidate lists (a
 /// list's or tuple's items borrowed).
-pub fn py_index_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
+pub fn py_index_iter<'v, 'a>(v: &'v Value<'a>) -> Result<Cow<'v, [Value<'a>]>, Raise> {
     if let Value::List(items) | Value::Tuple(items) = v {
         return Ok(Cow::Borrowed(items));
     }
@@ -811,7 +840,7 @@ pub fn py_index_iter(v: &Value) -> Result<Cow<'_, [Value]>, Raise> {
 
 /// `x["key"]` for a string key, as [`py_getitem`] with `Value::str(key)` but without
 /// building the key unless the lookup fails or `x` is not a dict.
-pub fn py_getitem_str<'a>(v: &'a Value, key: &str) -> Result<Cow<'a, Value>, Raise> {
+pub fn py_getitem_str<'v, 'a>(v: &'v Value<'a>, key: &str) -> Result<Cow<'v, Value<'a>>, Raise> {
     match v {
         Value::Dict(d) => dict_get_str(d, key)
             .map(Cow::Borrowed)
@@ -822,7 +851,10 @@ pub fn py_getitem_str<'a>(v: &'a Value, key: &str) -> Result<Cow<'a, Value>, Rai
 
 /// `d.get(key)` for a str key, as [`py_getitem_str`] looks it up but without building the
 /// `KeyError` of a missing key.
-pub(crate) fn dict_get_str<'a>(d: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
+pub(crate) fn dict_get_str<'d, 'a>(
+    d: &'d [(Value<'a>, Value<'a>)],
+    key: &str,
+) -> Option<&'d Value<'a>> {
     // A str key equals only a str (no number equals a str), so a dict holds it under an
     // equal str key or not at all.
     if !spend(d.len()) {
