@@ -1005,6 +1005,62 @@ mod tests {
         }
     }
 
+    /// The inline and big forms of an int agree with `BigInt` arithmetic on every property the
+    /// evaluator reads, across the edges of `i64`.
+    #[test]
+    fn int_forms_agree_with_bigint() {
+        let edges: Vec<BigInt> = [
+            BigInt::from(0),
+            BigInt::from(1),
+            BigInt::from(-1),
+            BigInt::from(255),
+            BigInt::from(256),
+            BigInt::from(1i64 << 53),
+            BigInt::from((1i64 << 53) + 1),
+            BigInt::from(i64::MAX),
+            BigInt::from(i64::MIN),
+            BigInt::from(i64::MAX) + 1,
+            BigInt::from(i64::MIN) - 1,
+            BigInt::from(u64::MAX),
+            BigInt::from(u64::MAX) + 1,
+            -BigInt::from(u64::MAX),
+            BigInt::from(2).pow(200),
+            -BigInt::from(2).pow(200),
+        ]
+        .into();
+        for a in &edges {
+            let i = Int::from(a.clone());
+            assert_eq!(*i.to_big(), *a);
+            assert_eq!(i.to_i64(), a.to_i64(), "{a}");
+            assert_eq!(i.to_u64(), a.to_u64(), "{a}");
+            assert_eq!(i.to_usize(), a.to_usize(), "{a}");
+            assert_eq!(i.to_u8(), a.to_u8(), "{a}");
+            assert_eq!(i.to_f64(), a.to_f64(), "{a}");
+            assert_eq!(i.bits(), a.bits(), "{a}");
+            assert_eq!(i.is_zero(), *a == BigInt::from(0));
+            assert_eq!(i.is_negative(), *a < BigInt::from(0));
+            assert_eq!(*(-i.clone()).to_big(), -a, "-({a})");
+            assert_eq!(*i.invert().to_big(), -a - 1, "~{a}");
+            assert_eq!(int_str(&i), Some(a.to_string()));
+            for b in &edges {
+                let j = Int::from(b.clone());
+                assert_eq!(i.cmp(&j), a.cmp(b), "{a} <=> {b}");
+                assert_eq!(i == j, a == b, "{a} == {b}");
+            }
+            for f in [
+                0.0,
+                1.0,
+                -1.0,
+                9.007_199_254_740_992e15,
+                2f64.powi(63),
+                -(2f64.powi(63)),
+            ] {
+                let want = BigInt::from_f64(f).is_some_and(|g| g == *a);
+                assert_eq!(int_eq_float(&i, f), want, "{a} == {f}");
+            }
+        }
+    }
+
     #[test]
     fn python_equality() {
         assert!(py_eq(&Value::int(5), &Value::Float(5.0)));
