@@ -101,7 +101,8 @@ pub struct SwebenchEvalArgs {
 pub enum BenchCommand {
     /// The harness's own cost: every cell of a math dataset through the `openai` provider
     /// against `baton sim-server`; prints wall time against its bound, CPU time per call
-    /// and peak memory of the run.
+    /// and peak memory of the run, and beside it the CPU time per call of a bare HTTP
+    /// client sending the same requests.
     Harness(HarnessBenchArgs),
     /// The agent handoff study's full matrix on the bundled agent sample with simulated
     /// agents, offline: 2 anchors + percentiles × interfaces × 2 directions, forked;
@@ -115,6 +116,24 @@ pub enum BenchCommand {
     /// baton's evaluators against LiC's own Python evaluators on the conformance vectors,
     /// side by side: whole process and per vector (the scoring loop alone), per family.
     Evaluators(EvaluatorsBenchArgs),
+    /// `bench harness`'s reference: a bare HTTP client sending the requests a run stored
+    /// (run by `bench harness` as a child; prints its own CPU time).
+    #[command(hide = true)]
+    Floor(FloorBenchArgs),
+}
+
+/// `baton bench floor`.
+#[derive(Debug, Args)]
+pub struct FloorBenchArgs {
+    /// The requests, one JSON line each: `{"model": ..., "body": ...}`.
+    #[arg(long)]
+    pub requests: PathBuf,
+    /// The server's base URL (`.../v1`).
+    #[arg(long)]
+    pub base_url: String,
+    /// Requests in flight at once per model.
+    #[arg(long)]
+    pub model_concurrency: usize,
 }
 
 /// `baton bench evaluators`.

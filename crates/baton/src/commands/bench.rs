@@ -12,7 +12,12 @@
 //! wall time against its bound (the busiest model's calls × latency / that model's
 //! concurrency: no harness can finish sooner; none at `--latency-ms 0`, where the run is
 //! CPU-bound), the run's CPU time per stored call and its peak resident memory, both read
-//! from `/proc` (Linux only), and the store's size per stored call.
+//! from `/proc` (Linux only), and the store's size per stored call. Beside it, the
+//! floor: a bare HTTP client (reqwest alone, `baton bench floor` as a third child) sends
+//! every request the run stored to the same server, as many in flight per model, and
+//! parses each reply; its CPU time per call is what any client pays on this machine for
+//! the HTTP alone, and the difference is baton's own work (the runner, the store's
+//! commits, scoring).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -23,7 +28,9 @@ use anyhow::{Context, Result, bail};
 use baton_types::Family;
 
 use crate::Outcome;
-use crate::cli::{AgentStudyBenchArgs, BatchBenchArgs, BenchCommand, HarnessBenchArgs};
+use crate::cli::{
+    AgentStudyBenchArgs, BatchBenchArgs, BenchCommand, FloorBenchArgs, HarnessBenchArgs,
+};
 use crate::commands::data::load;
 use crate::printer::Printer;
 
@@ -43,6 +50,7 @@ pub fn bench(cmd: BenchCommand, printer: &Printer) -> Result<Outcome> {
         BenchCommand::AgentStudy(args) => agent_study(args, printer),
         BenchCommand::Batch(args) => batch(args, printer),
         BenchCommand::Evaluators(args) => super::bench_evaluators::evaluators(args, printer),
+        BenchCommand::Floor(args) => floor(args, printer),
     }
 }
 
@@ -259,9 +267,13 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
     ))?;
 
     let (usage, wall) = run_child(out, "bench.toml", "run")?;
-    drop(server);
-
     let store = baton_store::Reader::open(&out.join("run").join(baton_runner::STORE_FILE))?;
+    let requests = out.join("floor-requests.jsonl");
+    write_floor_requests(&store, &requests)?;
+    let floor = run_floor(&exe, &requests, &server.base_url, args.model_concurrency)?;
+    drop(server);
+    let _ = std::fs::remove_file(&requests);
+
     let per_model = store.call_count_by_model()?;
     let calls: u64 = per_model.values().sum();
     let busiest = per_model.values().copied().max().unwrap_or(0);
@@ -285,7 +297,160 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
         store_mb,
         store_mb * 1e3 / calls.max(1) as f64
     ))?;
+    let per_call = |secs: f64, n: u64| secs * 1e6 / n.max(1) as f64;
+    printer.line(&format!(
+        "a bare HTTP client sending the same {} requests against the same server ({} in flight per model): CPU {:.1} s = {:.0} µs per call; baton's run above it: {:.0} µs per call",
+        floor.calls,
+        args.model_concurrency,
+        floor.cpu_secs,
+        per_call(floor.cpu_secs, floor.calls),
+        per_call(usage.cpu_secs, calls) - per_call(floor.cpu_secs, floor.calls)
+    ))?;
     Ok(Outcome::Success)
+}
+
+/// Every request the run stored, as the body a bare client sends for it: the model, the
+/// messages, the output cap and the seed (one JSON line each, with the model apart).
+fn write_floor_requests(store: &baton_store::Reader, path: &Path) -> Result<()> {
+    use std::io::Write;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = std::io::BufWriter::new(file);
+    for episode in store.all_episodes()? {
+        for row in store.calls(episode.id)? {
+            let request: serde_json::Value = serde_json::from_str(&row.call.request_json)
+                .with_context(|| format!("call {}: its stored request", row.id))?;
+            let body = serde_json::json!({
+                "model": row.call.model,
+                "messages": request["messages"],
+                "max_tokens": request["config"]["max_tokens"],
+                "seed": request["seed"],
+            });
+            let line = serde_json::json!({ "model": row.call.model, "body": body.to_string() });
+            writeln!(file, "{line}").with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    file.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// What the bare client used while it sent its requests.
+struct Floor {
+    calls: u64,
+    cpu_secs: f64,
+}
+
+/// Run `baton bench floor` on `requests` as a child and read its figures.
+fn run_floor(
+    exe: &Path,
+    requests: &Path,
+    base_url: &str,
+    model_concurrency: usize,
+) -> Result<Floor> {
+    let output = Command::new(exe)
+        .args([
+            "bench",
+            "floor",
+            "--base-url",
+            base_url,
+            "--model-concurrency",
+        ])
+        .arg(model_concurrency.to_string())
+        .arg("--requests")
+        .arg(requests)
+        .env(KEY_ENV, "sim-server-ignores-this")
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot start baton bench floor")?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let figures: Vec<&str> = text.split_whitespace().collect();
+    match (output.status.success(), figures.as_slice()) {
+        (true, [calls, cpu]) => Ok(Floor {
+            calls: calls.parse()?,
+            cpu_secs: cpu.parse()?,
+        }),
+        _ => bail!("the bare client failed ({}): {text:?}", output.status),
+    }
+}
+
+/// `baton bench floor`: send every request of `--requests` to `--base-url`'s chat
+/// completions with reqwest alone, `--model-concurrency` at once per model, read and parse
+/// each reply, and print the requests sent and the CPU seconds this process spent sending
+/// them (reading the file excluded). A reply that is not a 2xx JSON body is an error.
+fn floor(args: FloorBenchArgs, printer: &Printer) -> Result<Outcome> {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let text = std::fs::read_to_string(&args.requests)
+        .with_context(|| format!("cannot read {}", args.requests.display()))?;
+    let mut by_model: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        #[derive(serde::Deserialize)]
+        struct Line {
+            model: String,
+            body: String,
+        }
+        let Line { model, body } = serde_json::from_str(line)
+            .with_context(|| format!("{} line {}", args.requests.display(), i + 1))?;
+        by_model.entry(model).or_default().push(body);
+    }
+    drop(text);
+    let calls: usize = by_model.values().map(Vec::len).sum();
+    let url = format!("{}/chat/completions", args.base_url.trim_end_matches('/'));
+    let key = std::env::var(KEY_ENV).unwrap_or_default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let before = own_cpu_secs()?;
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut workers = Vec::new();
+        for bodies in by_model.into_values() {
+            let (bodies, next) = (Arc::new(bodies), Arc::new(AtomicUsize::new(0)));
+            for _ in 0..args.model_concurrency.max(1) {
+                let (client, url, key) = (client.clone(), url.clone(), key.clone());
+                let (bodies, next) = (bodies.clone(), next.clone());
+                workers.push(tokio::spawn(async move {
+                    while let Some(body) = bodies.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let reply = client
+                            .post(&url)
+                            .bearer_auth(&key)
+                            .header("content-type", "application/json")
+                            .body(body.clone())
+                            .send()
+                            .await?
+                            .error_for_status()?;
+                        let bytes = reply.bytes().await?;
+                        serde_json::from_slice::<serde_json::Value>(&bytes)?;
+                    }
+                    anyhow::Ok(())
+                }));
+            }
+        }
+        for worker in workers {
+            worker.await??;
+        }
+        anyhow::Ok(())
+    })?;
+    let spent = own_cpu_secs()? - before;
+    printer.line(&format!("{calls} {spent:.3}"))?;
+    Ok(Outcome::Success)
+}
+
+/// This process's CPU time so far (user and system), from `/proc/self/stat`.
+fn own_cpu_secs() -> Result<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat")
+        .context("cannot read /proc/self/stat (the benchmark needs Linux)")?;
+    proc_stat_cpu_secs(&stat).context("/proc/self/stat has no CPU times")
+}
+
+/// The user and system CPU seconds of a `/proc/<pid>/stat` line: after the parenthesised
+/// command name, the state is the first field, utime and stime the 12th and 13th.
+fn proc_stat_cpu_secs(stat: &str) -> Option<f64> {
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some((ticks(11)? + ticks(12)?) as f64 / USER_HZ)
 }
 
 /// The run's wall time against its bound; with no latency there is no bound (the run
@@ -441,20 +606,12 @@ fn watch(mut child: Child) -> Result<Usage> {
     let cpu_secs = loop {
         let stat = std::fs::read_to_string(proc_dir.join("stat"))
             .context("cannot read the run's /proc entry (the benchmark needs Linux)")?;
-        // fields after the parenthesised command name: state is the first, utime and
-        // stime the 12th and 13th
-        let fields: Vec<&str> = stat
+        // a zombie: exited, its CPU times final (see `proc_stat_cpu_secs`)
+        let state = stat
             .rsplit_once(") ")
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        if fields.first() == Some(&"Z") {
-            let ticks = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|f| f.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            break (ticks(11) + ticks(12)) as f64 / USER_HZ;
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if state == Some("Z") {
+            break proc_stat_cpu_secs(&stat).unwrap_or(0.0);
         }
         if let Ok(status) = std::fs::read_to_string(proc_dir.join("status")) {
             let hwm = status

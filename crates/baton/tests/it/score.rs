@@ -242,3 +242,46 @@ fn issue_37_bench_evaluators_is_short_of_the_goal_when_lic_did_not_run() {
     // baton's own side still ran and agreed on every vector.
     assert!(text.contains("| baton 696/696"), "{text}");
 }
+
+#[test]
+fn issue_37_bench_harness_prints_the_floor_of_a_bare_client_sending_the_same_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton(
+        dir.path(),
+        &[
+            "bench",
+            "harness",
+            "--tasks",
+            "2",
+            "--latency-ms",
+            "0",
+            "--out",
+            "bench",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let number_after = |prefix: &str| -> u64 {
+        let at = text
+            .find(prefix)
+            .unwrap_or_else(|| panic!("{prefix:?} in {text}"));
+        text[at + prefix.len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // every stored call's request went to the server again, and every reply parsed
+    let calls = number_after("calls: ");
+    assert!(calls > 0, "{text}");
+    assert_eq!(
+        number_after("a bare HTTP client sending the same "),
+        calls,
+        "{text}"
+    );
+    assert!(text.contains("baton's run above it: "), "{text}");
+    // the requests it sent are not left in the benchmark's folder
+    assert!(!dir.path().join("bench/floor-requests.jsonl").exists());
+    assert!(dir.path().join("bench/run/results.sqlite").exists());
+}
