@@ -610,10 +610,10 @@ impl Runner {
         Ok(self.shared.ctx.store.episode_as(init, identity).await?)
     }
 
-    /// The end every episode shares: read back what it paid (every billed attempt,
-    /// [`ledger::episode_paid`], from the calls' costs alone: no request or reply is
-    /// read back), score its final reply
-    /// (or record why it has none) and store the outcome. `forked` is the cost of a
+    /// The end every episode shares: score its final reply (or record why it has none)
+    /// and store the outcome with what it paid, counted by the store in the same request
+    /// (every billed attempt, [`ledger::episode_paid`], from the calls' costs alone: no
+    /// request or reply is read back). `forked` is the cost of a
     /// prefix taken from its anchor.
     ///
     /// Under `extraction = "lic"` a math or database reply's answer is first extracted
@@ -639,18 +639,7 @@ impl Runner {
                 Some(Err(u)) => result = Err(u),
             }
         }
-        let costs = self.shared.ctx.store.episode_costs(episode_id).await?;
-        let paid = ledger::episode_paid(&costs.calls, &costs.attempts);
-        finish(
-            &self.shared,
-            episode_id,
-            task,
-            result,
-            llm,
-            forked + paid,
-            paid,
-        )
-        .await?;
+        let costs = finish(&self.shared, episode_id, task, result, llm, forked).await?;
         Ok(costs.attempts)
     }
 

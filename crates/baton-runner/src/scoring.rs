@@ -143,20 +143,21 @@ fn score(
 /// outcome: its final reply through the family's deterministic extraction, or, with
 /// `llm`, the answer LiC's LLM extraction accepted. An evaluator that is missing leaves the episode `unscored`, one that
 /// cannot run leaves it `errored`; neither is a score of 0.
+///
+/// What it paid is counted by the store as it stores the outcome, from the calls and
+/// attempts it stored ([`crate::ledger::episode_paid`]); its attributed cost is that plus
+/// `forked`, the cost of a prefix taken from its anchor. Returns the costs counted.
 pub(crate) async fn finish(
     shared: &Shared,
     episode_id: i64,
     task: &Arc<Task>,
     result: Result<String, Unfinished>,
     llm: Option<LlmAnswer>,
-    cost_attributed: Cost,
-    cost_paid: Cost,
-) -> Result<EpisodeStatus, RunError> {
+    forked: Cost,
+) -> Result<baton_store::EpisodeCosts, RunError> {
     let outcome = match result {
         Err(Unfinished(reason)) => Outcome {
             reason: Some(reason),
-            cost_attributed,
-            cost_paid,
             ..Outcome::unfinished()
         },
         Ok(response) => {
@@ -192,15 +193,22 @@ pub(crate) async fn finish(
                 extracted,
                 verdict,
                 reason,
-                cost_attributed,
-                cost_paid,
+                // counted by the store (below)
+                cost_attributed: Cost::ZERO,
+                cost_paid: Cost::ZERO,
             }
         }
     };
     let status = outcome.status;
-    shared.ctx.store.finish(episode_id, outcome).await?;
+    let costs = shared
+        .ctx
+        .store
+        .finish_counted(episode_id, outcome, forked, |c| {
+            crate::ledger::episode_paid(&c.calls, &c.attempts)
+        })
+        .await?;
     shared.ctx.observer.episode(status);
-    Ok(status)
+    Ok(costs)
 }
 
 #[cfg(test)]

@@ -25,12 +25,13 @@
 //! A price card that changed re-prices stored usage ([`Store::reprice`]) instead of
 //! running anything again.
 
+use baton_types::Cost;
 use rusqlite::{OptionalExtension, params};
 
 use crate::connect::{Cached, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{Reader, calls_of, episode_by_id};
-use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, TaskMeta};
+use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, Outcome, TaskMeta};
 use crate::writer::{Db, NOW, Store};
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
@@ -90,6 +91,16 @@ pub(crate) enum IdentityCommand {
     Retire(Vec<(String, String, u32)>, Reply<u64>),
     Reprice(Box<Repricing>, Reply<()>),
     Costs(i64, Reply<EpisodeCosts>),
+    Finish(Box<Counted>, Reply<EpisodeCosts>),
+}
+
+/// An episode's outcome to store with its cost counted from what it stored
+/// ([`Store::finish_counted`]).
+pub(crate) struct Counted {
+    episode_id: i64,
+    outcome: Outcome,
+    forked: Cost,
+    paid: fn(&EpisodeCosts) -> Cost,
 }
 
 /// An identity command's result, held until its group is committed (see `writer`).
@@ -121,7 +132,9 @@ impl IdentityCommand {
         match self {
             IdentityCommand::Episode(..) => IdentityAnswer::Episode(Box::new(Err(e))),
             IdentityCommand::Retire(..) => IdentityAnswer::Count(Err(e)),
-            IdentityCommand::Costs(..) => IdentityAnswer::Costs(Err(e)),
+            IdentityCommand::Costs(..) | IdentityCommand::Finish(..) => {
+                IdentityAnswer::Costs(Err(e))
+            }
             _ => IdentityAnswer::Unit(Err(e)),
         }
     }
@@ -135,7 +148,8 @@ impl IdentityCommand {
             | (IdentityCommand::Reprice(_, tx), IdentityAnswer::Unit(r)) => drop(tx.send(r)),
             (IdentityCommand::Episode(.., tx), IdentityAnswer::Episode(r)) => drop(tx.send(*r)),
             (IdentityCommand::Retire(_, tx), IdentityAnswer::Count(r)) => drop(tx.send(r)),
-            (IdentityCommand::Costs(_, tx), IdentityAnswer::Costs(r)) => drop(tx.send(r)),
+            (IdentityCommand::Costs(_, tx), IdentityAnswer::Costs(r))
+            | (IdentityCommand::Finish(_, tx), IdentityAnswer::Costs(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::identity answers each command with its own kind"),
         }
     }
@@ -147,6 +161,28 @@ impl Store {
     /// counts money.
     pub async fn episode_costs(&self, episode_id: i64) -> Result<EpisodeCosts> {
         self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::Costs(episode_id, tx)))
+            .await
+    }
+
+    /// Store how an episode ended, its paid cost counted in the same transaction from
+    /// what it stored: `paid` of its calls' and unusable attempts' costs (as
+    /// [`Store::episode_costs`] reads them), and its attributed cost that plus `forked`
+    /// (`outcome`'s own two costs are replaced). Returns the costs it counted. One
+    /// request instead of reading the costs and then storing the outcome.
+    pub async fn finish_counted(
+        &self,
+        episode_id: i64,
+        outcome: Outcome,
+        forked: Cost,
+        paid: fn(&EpisodeCosts) -> Cost,
+    ) -> Result<EpisodeCosts> {
+        let counted = Box::new(Counted {
+            episode_id,
+            outcome,
+            forked,
+            paid,
+        });
+        self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::Finish(counted, tx)))
             .await
     }
 
@@ -360,15 +396,32 @@ impl Db {
                 IdentityAnswer::Count(self.retire_removed(planned))
             }
             IdentityCommand::Reprice(r, _) => IdentityAnswer::Unit(self.reprice(r)),
-            IdentityCommand::Costs(id, _) => {
-                IdentityAnswer::Costs(call_costs(&self.conn, &self.path, *id).and_then(|calls| {
-                    Ok(EpisodeCosts {
-                        calls,
-                        attempts: attempt_costs(&self.conn, &self.path, *id)?,
-                    })
-                }))
+            IdentityCommand::Costs(id, _) => IdentityAnswer::Costs(self.episode_costs(*id)),
+            IdentityCommand::Finish(counted, _) => {
+                IdentityAnswer::Costs(self.finish_counted(counted))
             }
         }
+    }
+
+    fn episode_costs(&self, episode_id: i64) -> Result<EpisodeCosts> {
+        Ok(EpisodeCosts {
+            calls: call_costs(&self.conn, &self.path, episode_id)?,
+            attempts: attempt_costs(&self.conn, &self.path, episode_id)?,
+        })
+    }
+
+    fn finish_counted(&self, c: &Counted) -> Result<EpisodeCosts> {
+        let costs = self.episode_costs(c.episode_id)?;
+        let paid = (c.paid)(&costs);
+        crate::writer::update_outcome_costing(
+            &self.conn,
+            &self.path,
+            c.episode_id,
+            &c.outcome,
+            c.forked + paid,
+            paid,
+        )?;
+        Ok(costs)
     }
 
     fn put_experiment(&mut self, m: &ExperimentMeta, json: &str) -> Result<()> {

@@ -929,6 +929,18 @@ pub(crate) fn uncut_text(cut: &str, at: usize, text: &str) -> Option<String> {
 
 /// Store how episode `id` ended.
 pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcome) -> Result<()> {
+    update_outcome_costing(conn, path, id, o, o.cost_attributed, o.cost_paid)
+}
+
+/// Store how episode `id` ended, with these costs instead of `o`'s.
+pub(crate) fn update_outcome_costing(
+    conn: &Connection,
+    path: &Path,
+    id: i64,
+    o: &Outcome,
+    attributed: baton_types::Cost,
+    paid: baton_types::Cost,
+) -> Result<()> {
     let v = o.verdict.as_ref();
     conn.exec(
         &format!(
@@ -947,8 +959,8 @@ pub(crate) fn update_outcome(conn: &Connection, path: &Path, id: i64, o: &Outcom
             v.and_then(|v| v.error.clone()),
             v.map(|v| v.details.to_string()),
             o.reason,
-            o.cost_attributed.0,
-            o.cost_paid.0,
+            attributed.0,
+            paid.0,
             v.and_then(|v| v.rule.clone()),
             v.is_some_and(|v| v.no_answer)
         ],

@@ -546,6 +546,48 @@ async fn episode_costs_are_the_money_fields_of_calls_in_the_same_order() {
 }
 
 #[tokio::test]
+async fn an_outcome_stored_counted_pays_what_the_calls_it_stored_cost() {
+    let cx = TestContext::new();
+    let store = cx.store().await;
+    store.episode(init("t1", "single(lc)")).await.unwrap();
+    store.episode(init("t1", "single(hc)")).await.unwrap();
+    for (episode, turn, cost) in [(1, 1, 300), (2, 1, 9_000), (1, 2, 40)] {
+        let mut c = call(
+            episode,
+            turn,
+            Phase::Prefix,
+            request_json(&conversation(turn as usize), cost as u64),
+        );
+        c.cost = Cost(cost);
+        store.record_call(c).await.unwrap();
+    }
+    // the outcome's own costs are replaced by what the store counts
+    let outcome = Outcome {
+        reason: Some("stopped".into()),
+        cost_paid: Cost(1),
+        cost_attributed: Cost(1),
+        ..Outcome::unfinished()
+    };
+    let costs = store
+        .finish_counted(1, outcome, Cost(5), |c| {
+            c.calls.iter().map(|c| c.cost).sum()
+        })
+        .await
+        .unwrap();
+    assert_eq!(costs, store.episode_costs(1).await.unwrap());
+    assert_eq!(costs.calls.len(), 2);
+    let rows = Reader::open(&cx.path()).unwrap().all_episodes().unwrap();
+    let row = rows.iter().find(|r| r.id == 1).unwrap();
+    assert_eq!(row.outcome.cost_paid, Cost(340));
+    assert_eq!(row.outcome.cost_attributed, Cost(345));
+    assert_eq!(row.outcome.reason.as_deref(), Some("stopped"));
+    assert_eq!(row.status(), EpisodeStatus::Incomplete);
+    // the other episode is untouched
+    let other = rows.iter().find(|r| r.id == 2).unwrap();
+    assert_eq!(other.outcome.cost_paid, Cost(0));
+}
+
+#[tokio::test]
 async fn a_refused_call_leaves_no_message_behind_for_the_next_to_point_at() {
     let cx = TestContext::new();
     let store = cx.store().await;
