@@ -382,20 +382,20 @@ fn floor(args: FloorBenchArgs, printer: &Printer) -> Result<Outcome> {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    let text = std::fs::read_to_string(&args.requests)
+    #[derive(serde::Deserialize)]
+    struct Line {
+        model: String,
+        body: String,
+    }
+    let file = std::fs::File::open(&args.requests)
         .with_context(|| format!("cannot read {}", args.requests.display()))?;
     let mut by_model: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
-        #[derive(serde::Deserialize)]
-        struct Line {
-            model: String,
-            body: String,
-        }
-        let Line { model, body } = serde_json::from_str(line)
-            .with_context(|| format!("{} line {}", args.requests.display(), i + 1))?;
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let at = || format!("{} line {}", args.requests.display(), i + 1);
+        let Line { model, body } =
+            serde_json::from_str(&line.with_context(at)?).with_context(at)?;
         by_model.entry(model).or_default().push(body);
     }
-    drop(text);
     let calls: usize = by_model.values().map(Vec::len).sum();
     let url = format!("{}/chat/completions", args.base_url.trim_end_matches('/'));
     let key = std::env::var(KEY_ENV).unwrap_or_default();
