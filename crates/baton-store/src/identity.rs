@@ -90,7 +90,6 @@ pub(crate) enum IdentityCommand {
     Episode(Box<EpisodeInit>, String, Reply<OpenEpisode>),
     Retire(Vec<(String, String, u32)>, Reply<u64>),
     Reprice(Box<Repricing>, Reply<()>),
-    Costs(i64, Reply<EpisodeCosts>),
     Finish(Box<Counted>, Reply<EpisodeCosts>),
 }
 
@@ -132,9 +131,7 @@ impl IdentityCommand {
         match self {
             IdentityCommand::Episode(..) => IdentityAnswer::Episode(Box::new(Err(e))),
             IdentityCommand::Retire(..) => IdentityAnswer::Count(Err(e)),
-            IdentityCommand::Costs(..) | IdentityCommand::Finish(..) => {
-                IdentityAnswer::Costs(Err(e))
-            }
+            IdentityCommand::Finish(..) => IdentityAnswer::Costs(Err(e)),
             _ => IdentityAnswer::Unit(Err(e)),
         }
     }
@@ -148,27 +145,17 @@ impl IdentityCommand {
             | (IdentityCommand::Reprice(_, tx), IdentityAnswer::Unit(r)) => drop(tx.send(r)),
             (IdentityCommand::Episode(.., tx), IdentityAnswer::Episode(r)) => drop(tx.send(*r)),
             (IdentityCommand::Retire(_, tx), IdentityAnswer::Count(r)) => drop(tx.send(r)),
-            (IdentityCommand::Costs(_, tx), IdentityAnswer::Costs(r))
-            | (IdentityCommand::Finish(_, tx), IdentityAnswer::Costs(r)) => drop(tx.send(r)),
+            (IdentityCommand::Finish(_, tx), IdentityAnswer::Costs(r)) => drop(tx.send(r)),
             _ => unreachable!("Db::identity answers each command with its own kind"),
         }
     }
 }
 
 impl Store {
-    /// What each call and each unusable billed attempt stored for an episode cost,
-    /// without reading back (and checking) any request or reply: for a caller that only
-    /// counts money.
-    pub async fn episode_costs(&self, episode_id: i64) -> Result<EpisodeCosts> {
-        self.ask(|tx| crate::writer::Command::Identity(IdentityCommand::Costs(episode_id, tx)))
-            .await
-    }
-
     /// Store how an episode ended, its paid cost counted in the same transaction from
-    /// what it stored: `paid` of its calls' and unusable attempts' costs (as
-    /// [`Store::episode_costs`] reads them), and its attributed cost that plus `forked`
-    /// (`outcome`'s own two costs are replaced). Returns the costs it counted. One
-    /// request instead of reading the costs and then storing the outcome.
+    /// what it stored: `paid` of what each of its calls and unusable billed attempts cost
+    /// (no request or reply is read back), and its attributed cost that plus `forked`
+    /// (`outcome`'s own two costs are replaced). Returns the costs it counted.
     pub async fn finish_counted(
         &self,
         episode_id: i64,
@@ -259,7 +246,7 @@ pub struct OpenEpisode {
     pub attempts: Vec<AttemptCost>,
 }
 
-/// What an episode's stored calls and unusable attempts cost ([`Store::episode_costs`]).
+/// What an episode's stored calls and unusable attempts cost ([`Store::finish_counted`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EpisodeCosts {
     /// Its calls, in the order of [`Store::calls`].
@@ -280,7 +267,7 @@ pub struct AttemptCost {
     pub cost: baton_types::Cost,
 }
 
-/// What a stored call cost ([`Store::episode_costs`]): the money fields of its
+/// What a stored call cost ([`Store::finish_counted`]): the money fields of its
 /// [`crate::NewCall`], without its request and reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallCost {
@@ -396,22 +383,17 @@ impl Db {
                 IdentityAnswer::Count(self.retire_removed(planned))
             }
             IdentityCommand::Reprice(r, _) => IdentityAnswer::Unit(self.reprice(r)),
-            IdentityCommand::Costs(id, _) => IdentityAnswer::Costs(self.episode_costs(*id)),
             IdentityCommand::Finish(counted, _) => {
                 IdentityAnswer::Costs(self.finish_counted(counted))
             }
         }
     }
 
-    fn episode_costs(&self, episode_id: i64) -> Result<EpisodeCosts> {
-        Ok(EpisodeCosts {
-            calls: call_costs(&self.conn, &self.path, episode_id)?,
-            attempts: attempt_costs(&self.conn, &self.path, episode_id)?,
-        })
-    }
-
     fn finish_counted(&self, c: &Counted) -> Result<EpisodeCosts> {
-        let costs = self.episode_costs(c.episode_id)?;
+        let costs = EpisodeCosts {
+            calls: call_costs(&self.conn, &self.path, c.episode_id)?,
+            attempts: attempt_costs(&self.conn, &self.path, c.episode_id)?,
+        };
         let paid = (c.paid)(&costs);
         crate::writer::update_outcome_costing(
             &self.conn,

@@ -79,7 +79,7 @@ async fn issue_23_a_full_disk_keeps_every_answered_reply_and_stops_the_store() {
     }
     assert!(store.failure().is_some(), "the store stopped");
     // a read is refused too: only a paid record is still taken (and kept)
-    let err = store.episode_costs(episode.id).await.unwrap_err();
+    let err = store.calls(episode.id).await.unwrap_err();
     assert!(matches!(err, StoreError::Stopped { .. }), "{err}");
     drop(store);
     let spooled = std::fs::read(&spool).unwrap();
