@@ -269,7 +269,7 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
     let (usage, wall) = run_child(out, "bench.toml", "run")?;
     let store = baton_store::Reader::open(&out.join("run").join(baton_runner::STORE_FILE))?;
     let requests = out.join("floor-requests.jsonl");
-    write_floor_requests(&store, &requests)?;
+    write_floor_requests(&store, &server.base_url, &requests)?;
     let floor = run_floor(&exe, &requests, &server.base_url, args.model_concurrency)?;
     drop(server);
     let _ = std::fs::remove_file(&requests);
@@ -292,12 +292,11 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
     printer.line(&format!(
         "CPU {:.1} s = {:.0} µs per call (goal ≤ 150); peak RSS {:.0} MB; store {:.1} MB = {:.2} KB per call (goal ≤ 1.6)",
         usage.cpu_secs,
-        usage.cpu_secs * 1e6 / calls.max(1) as f64,
+        per_call(usage.cpu_secs, calls),
         usage.peak_rss_kb as f64 / 1024.0,
         store_mb,
         store_mb * 1e3 / calls.max(1) as f64
     ))?;
-    let per_call = |secs: f64, n: u64| secs * 1e6 / n.max(1) as f64;
     printer.line(&format!(
         "a bare HTTP client sending the same {} requests against the same server ({} in flight per model): CPU {:.1} s = {:.0} µs per call; baton's run above it: {:.0} µs per call",
         floor.calls,
@@ -309,24 +308,33 @@ fn harness(args: HarnessBenchArgs, printer: &Printer) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Every request the run stored, as the body a bare client sends for it: the model, the
-/// messages, the output cap and the seed (one JSON line each, with the model apart).
-fn write_floor_requests(store: &baton_store::Reader, path: &Path) -> Result<()> {
+/// Microseconds of CPU per call: `secs` over `calls` (none counts as one).
+fn per_call(secs: f64, calls: u64) -> f64 {
+    secs * 1e6 / calls.max(1) as f64
+}
+
+/// Every request the run stored, as the body the run's `openai` provider sent for it
+/// (built by that provider, [`baton_http::HttpProvider::body`]), one JSON line each with
+/// its model apart.
+fn write_floor_requests(store: &baton_store::Reader, base_url: &str, path: &Path) -> Result<()> {
     use std::io::Write;
+    let provider = baton_http::HttpProvider::new(
+        baton_http::Wire::OpenAiChat,
+        base_url,
+        None,
+        reqwest::Client::new(),
+        baton_http::DEFAULT_TIMEOUT,
+        false,
+    );
     let file =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut file = std::io::BufWriter::new(file);
     for episode in store.all_episodes()? {
         for row in store.calls(episode.id)? {
-            let request: serde_json::Value = serde_json::from_str(&row.call.request_json)
+            let request: baton_models::Request = serde_json::from_str(&row.call.request_json)
                 .with_context(|| format!("call {}: its stored request", row.id))?;
-            let body = serde_json::json!({
-                "model": row.call.model,
-                "messages": request["messages"],
-                "max_tokens": request["config"]["max_tokens"],
-                "seed": request["seed"],
-            });
-            let line = serde_json::json!({ "model": row.call.model, "body": body.to_string() });
+            let body = provider.body(&request).to_string();
+            let line = serde_json::json!({ "model": row.call.model, "body": body });
             writeln!(file, "{line}").with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
@@ -733,8 +741,8 @@ fn batch(args: BatchBenchArgs, printer: &Printer) -> Result<Outcome> {
         wall.as_secs_f64(),
         direct_wall.as_secs_f64(),
         usage.cpu_secs,
-        usage.cpu_secs * 1e6 / calls.max(1) as f64,
-        direct_usage.cpu_secs * 1e6 / direct.call_count()?.max(1) as f64,
+        per_call(usage.cpu_secs, calls),
+        per_call(direct_usage.cpu_secs, direct.call_count()?),
         usage.peak_rss_kb as f64 / 1024.0,
         direct_usage.peak_rss_kb as f64 / 1024.0
     ))?;
