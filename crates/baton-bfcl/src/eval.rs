@@ -279,15 +279,17 @@ fn unsupported(a: &Value, op: BinOp, b: &Value) -> BfclError {
 
 /// `int` → `float` as CPython converts (raising on overflow).
 fn int_to_f64(i: &Int) -> Result<f64, BfclError> {
-    match i.to_f64() {
-        Some(f) if f.is_finite() => Ok(f),
-        _ => Err(raise("OverflowError", "int too large to convert to float")),
-    }
+    finite_float(i.to_f64())
 }
 
 /// [`int_to_f64`] of a `BigInt`.
 fn big_to_f64(i: &BigInt) -> Result<f64, BfclError> {
-    match i.to_f64() {
+    finite_float(i.to_f64())
+}
+
+/// An int's nearest float, or CPython's error when it has none.
+fn finite_float(f: Option<f64>) -> Result<f64, BfclError> {
+    match f {
         Some(f) if f.is_finite() => Ok(f),
         _ => Err(raise("OverflowError", "int too large to convert to float")),
     }
