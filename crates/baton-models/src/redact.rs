@@ -59,6 +59,10 @@ pub fn redact_secrets(text: &str, secrets: &[String]) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
     keys: Vec<Key>,
+    /// The fewest bytes any form of any key takes (its own text or a base64 core): a
+    /// shorter text holds none, and is given back without a scan (most strings of a
+    /// reply's raw body are short: its object keys, ids, roles).
+    shortest: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -86,8 +90,16 @@ impl Secrets {
                     .collect(),
                 text,
             })
-            .collect();
-        Secrets { keys }
+            .collect::<Vec<Key>>();
+        let shortest = keys
+            .iter()
+            .flat_map(|k| {
+                let cores = k.cores.iter().map(|c| c.needle().len());
+                std::iter::once(k.text.len()).chain(cores)
+            })
+            .min()
+            .unwrap_or(usize::MAX);
+        Secrets { keys, shortest }
     }
 
     /// Whether there is no key to redact.
@@ -99,6 +111,9 @@ impl Secrets {
     /// borrowed when it holds none.
     pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
         let mut out = std::borrow::Cow::Borrowed(text);
+        if text.len() < self.shortest {
+            return out;
+        }
         for key in &self.keys {
             if let Some(redacted) = redact_escaped(&out, key) {
                 out = redacted.into();
@@ -192,7 +207,8 @@ fn redact_escaped(text: &str, key: &Key) -> Option<String> {
     let mut i = 0;
     while let Some(found) = memchr::memchr3(key.first, b'\\', b'%', &bytes[i..]) {
         let at = i + found;
-        match match_at(&text[at..], &key.text) {
+        let candidate = could_start(&bytes[at..], key).then(|| match_at(&text[at..], &key.text));
+        match candidate.flatten() {
             Some(len) => {
                 let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
                 o.push_str(&text[copied..at]);
@@ -209,6 +225,17 @@ fn redact_escaped(text: &str, key: &Key) -> Option<String> {
     let mut out = out?;
     out.push_str(&text[copied..]);
     Some(out)
+}
+
+/// Whether a form of `key` can start at `t[0]` (one of the key's first byte, `\` and
+/// `%`), from the byte after it alone: the key's own first byte must be followed by its
+/// second byte or an escape, a `\` by `u`. Most places the scan stops at fail this (the
+/// first byte of an `sk-…` key is every `s` of a text), without trying a match.
+fn could_start(t: &[u8], key: &Key) -> bool {
+    let next = t.get(1).copied();
+    let own = t[0] == key.first
+        && next.is_some_and(|b| b == key.text.as_bytes()[1] || b == b'\\' || b == b'%');
+    own || (t[0] == b'\\' && next == Some(b'u')) || t[0] == b'%'
 }
 
 /// The length of the form of `secret` that `text` starts with, if it starts with one.
@@ -354,6 +381,11 @@ mod tests {
         assert_eq!(redact(&format!("?key={percent}&x")), "?key=****&x");
         let partly = KEY.replace('-', "%2d");
         assert_eq!(redact(&partly), "****");
+        // the second character escaped: a form that starts with the key's own first byte
+        for second in ["\\u006b", "\\u006B", "%6b", "%6B"] {
+            let form = format!("s{second}{}", &KEY[2..]);
+            assert_eq!(redact(&format!("ss {form}s")), "ss ****s", "{form}");
+        }
         // base64, at every alignment, in both alphabets
         for prefix in ["", "a", "ab", "Bearer "] {
             for alphabet in [STANDARD, URL_SAFE] {
@@ -393,6 +425,13 @@ mod tests {
             "**** **** short"
         );
         assert!(Secrets::new(["short".to_string()]).is_empty());
+        // no form of a key is shorter than the key itself or its shortest base64 core
+        // (31 characters for this 24-byte key): a shorter text is not scanned
+        let one = Secrets::new([KEY.to_string()]);
+        let cores = base64_cores(KEY.as_bytes());
+        assert_eq!(cores.iter().map(String::len).min(), Some(31));
+        assert_eq!(one.shortest, KEY.len());
+        assert_eq!(one.redact(&cores[0]), "****");
     }
 
     #[test]

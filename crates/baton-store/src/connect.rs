@@ -306,6 +306,52 @@ pub(crate) trait Cached {
         F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>;
 }
 
+/// A savepoint whose statements [`in_savepoint`] prepares once.
+pub(crate) struct Savepoint {
+    begin: &'static str,
+    release: &'static str,
+    undo: &'static str,
+}
+
+/// The savepoint of one call's writes.
+pub(crate) const CALL: Savepoint = Savepoint {
+    begin: "SAVEPOINT call",
+    release: "RELEASE call",
+    undo: "ROLLBACK TO call",
+};
+
+/// The savepoint of opening an episode.
+pub(crate) const EPISODE: Savepoint = Savepoint {
+    begin: "SAVEPOINT episode",
+    release: "RELEASE episode",
+    undo: "ROLLBACK TO episode",
+};
+
+/// Run `f` inside savepoint `sp` (a transaction of its own outside one, nested in a
+/// group's command savepoint inside one), its writes undone when it fails or its
+/// release does (a release that commits can fail on a full disk, and would leave the
+/// transaction open). rusqlite's `Connection::savepoint` formats and parses its
+/// SAVEPOINT and RELEASE text at every use; these are prepared once, which the writes
+/// of every call go through.
+pub(crate) fn in_savepoint<T>(
+    conn: &Connection,
+    path: &Path,
+    sp: &Savepoint,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let err = sqlite_err(path);
+    conn.exec(sp.begin, []).map_err(&err)?;
+    let done = f().and_then(|v| conn.exec(sp.release, []).map(|_| v).map_err(&err));
+    if done.is_err() {
+        // as rusqlite's savepoint does when dropped unreleased; the error says what
+        // went wrong, and an undo that fails too leaves it to the enclosing rollback
+        if conn.exec(sp.undo, []).is_ok() {
+            let _ = conn.exec(sp.release, []);
+        }
+    }
+    done
+}
+
 impl Cached for Connection {
     fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
         self.prepare_cached(sql)?.execute(params)

@@ -28,7 +28,7 @@
 use baton_types::Cost;
 use rusqlite::{OptionalExtension, params};
 
-use crate::connect::{Cached, sqlite_err};
+use crate::connect::{Cached, EPISODE, in_savepoint, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{Reader, calls_of, episode_by_id};
 use crate::rows::{CallRow, EpisodeInit, EpisodeRow, ExperimentMeta, Outcome, TaskMeta};
@@ -474,8 +474,15 @@ impl Db {
     }
 
     fn episode_as(&mut self, init: &EpisodeInit, identity: &str) -> Result<OpenEpisode> {
+        in_savepoint(&self.conn, &self.path, &EPISODE, || {
+            self.open_as(init, identity)
+        })
+    }
+
+    /// [`Db::episode_as`] inside its savepoint.
+    fn open_as(&self, init: &EpisodeInit, identity: &str) -> Result<OpenEpisode> {
         let err = sqlite_err(&self.path);
-        let tx = self.conn.savepoint().map_err(&err)?;
+        let tx = &self.conn;
         let stored: Option<(i64, Option<String>)> = tx
             .row(
                 "SELECT id, identity FROM episodes
@@ -525,7 +532,7 @@ impl Db {
                 tx.last_insert_rowid()
             }
         };
-        let row = episode_by_id(&tx, &self.path, id)?;
+        let row = episode_by_id(tx, &self.path, id)?;
         if row.init.schedule_sha256 != init.schedule_sha256 {
             // the same identity with another schedule: the identity left the schedule out
             return Err(StoreError::ScheduleMismatch {
@@ -534,9 +541,8 @@ impl Db {
                 current: init.schedule_sha256.clone(),
             });
         }
-        let calls = calls_of(&tx, &self.path, id)?;
-        let attempts = attempt_costs(&tx, &self.path, id)?;
-        tx.commit().map_err(&err)?;
+        let calls = calls_of(tx, &self.path, id)?;
+        let attempts = attempt_costs(tx, &self.path, id)?;
         Ok(OpenEpisode {
             row,
             calls,

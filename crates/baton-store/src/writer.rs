@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::connect::{Cached, open_rw, sqlite_err};
+use crate::connect::{CALL, Cached, in_savepoint, open_rw, sqlite_err};
 use crate::error::{Result, StoreError};
 use crate::reader::{calls_of, episode_by_id};
 use crate::request::{Edges, intern_list, split};
@@ -690,13 +690,9 @@ impl Db {
     /// One savepoint (a transaction of its own outside a group): the call's new messages
     /// and list nodes, then the call row.
     pub(crate) fn record_call(&mut self, c: &NewCall) -> Result<i64> {
-        let id = {
-            let err = sqlite_err(&self.path);
-            let tx = self.conn.savepoint().map_err(&err)?;
-            let id = insert_call(&tx, &self.path, &mut self.edges, c)?;
-            tx.commit().map_err(&err)?;
-            id
-        };
+        let id = in_savepoint(&self.conn, &self.path, &CALL, || {
+            insert_call(&self.conn, &self.path, &mut self.edges, c)
+        })?;
         if let (Some(batch), Some(item)) = (&c.batch_id, &c.batch_item) {
             self.batched_item_stored(batch, item)?;
         }

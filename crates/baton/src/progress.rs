@@ -108,8 +108,13 @@ impl Progress {
         self.shared.done.notify_all();
     }
 
+    /// The bar's message, only when the bar is drawn: the lines written without a
+    /// terminal read the counts themselves, and formatting them at every call of a run
+    /// nobody watches is work for nothing.
     fn refresh(&self, s: &State) {
-        self.bar.set_message(s.counts());
+        if !self.bar.is_hidden() {
+            self.bar.set_message(s.counts());
+        }
     }
 }
 
