@@ -9,7 +9,8 @@ use baton_data::Schedule;
 use baton_models::{Model, ProviderFactory};
 use baton_store::{CallRow, EpisodeInit, ExperimentMeta, OpenEpisode, Reader, Store, TaskMeta};
 use baton_types::{Baseline, Cell, Cost, EpisodeStatus, Interface, Phase, Spend, Task};
-use futures::future::join_all;
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
 
 use crate::RunError;
 use crate::budget::Budget;
@@ -543,8 +544,8 @@ impl Runner {
     }
 
     async fn run_group(&self, g: &TaskGroup) -> Result<(), RunError> {
-        let baselines = join_all(g.baselines.iter().map(|c| self.run_baseline(g, c)));
-        let anchors = join_all(g.anchors.iter().map(|m| self.run_single(g, m)));
+        let baselines = join_each(g.baselines.iter().map(|c| self.run_baseline(g, c)));
+        let anchors = join_each(g.anchors.iter().map(|m| self.run_single(g, m)));
         let (baselines, anchors) = futures::join!(baselines, anchors);
         for b in baselines {
             b?;
@@ -559,7 +560,7 @@ impl Runner {
             };
             self.run_handoff(g, cell, *k, &by_model[sender])
         });
-        for r in join_all(handoffs).await {
+        for r in join_each(handoffs).await {
             r?;
         }
         Ok(())
@@ -891,6 +892,18 @@ pub(crate) fn price_keys(spec: &ExperimentSpec) -> BTreeMap<String, String> {
                 .map(|m| ("extractor".to_string(), m.price_key())),
         )
         .collect()
+}
+
+/// Every future of `futures`, run at once to its end, with their outputs in the order
+/// given. `join_all` of fewer than 30 futures polls every one of them whenever any is
+/// woken: a task group's handoff episodes (about 30) were each polled at every event
+/// of every other (each call's reply, each store answer).
+async fn join_each<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    futures
+        .into_iter()
+        .collect::<FuturesOrdered<F>>()
+        .collect()
+        .await
 }
 
 #[cfg(test)]
