@@ -902,7 +902,8 @@ pub(crate) fn cut_text(raw: &str, text: &str) -> Option<(String, usize)> {
         return None;
     }
     let quoted = serde_json::to_string(text).ok()?;
-    let at = raw.find(&quoted)?;
+    // the first match, as `str::find`; a match begins with `"`, so on a char boundary
+    let at = memchr::memmem::find(raw.as_bytes(), quoted.as_bytes())?;
     let mut cut = String::with_capacity(raw.len() - quoted.len());
     cut.push_str(&raw[..at]);
     cut.push_str(&raw[at + quoted.len()..]);
