@@ -62,6 +62,7 @@ pub(crate) fn pre_stripped(input: &str) -> Cow<'_, str> {
     const PREFIXES: [&str; 5] = ["```tool_code", "```python", "```json", "```", "`"];
     const SUFFIXES: [&str; 2] = ["```", "`"];
     let mut s = baton_py::strip(input);
+    let stripped_len = s.len();
     for prefix in PREFIXES {
         if let Some(rest) = s.strip_prefix(prefix) {
             s = rest;
@@ -72,7 +73,10 @@ pub(crate) fn pre_stripped(input: &str) -> Cow<'_, str> {
             s = rest;
         }
     }
-    let s = baton_py::strip(s);
+    // `strip` again only where a fence came off: a stripped text strips to itself.
+    if s.len() != stripped_len {
+        s = baton_py::strip(s);
+    }
     if memchr::memchr(b'\n', s.as_bytes()).is_some() {
         Cow::Owned(s.replace('\n', " "))
     } else {
@@ -140,11 +144,27 @@ fn parse_parts(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
 }
 
 fn parse_parts_unbudgeted(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
-    let cleaned = stripped.trim_matches(['[', ']', '\'']);
+    let cleaned = trim_brackets_and_quotes(stripped);
     if let Some(calls) = crate::fast::parse_calls(cleaned) {
         return Ok(calls);
     }
     parse_calls_fully(cleaned)
+}
+
+/// `stripped.strip("[]'")`, byte by byte: the three are ASCII, so a cut next to them is a
+/// char boundary, and no char is decoded as a char-pattern `trim_matches` decodes each.
+fn trim_brackets_and_quotes(stripped: &str) -> &str {
+    let trimmed = |b: &u8| matches!(b, b'[' | b']' | b'\'');
+    let bytes = stripped.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|b| !trimmed(b))
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !trimmed(b))
+        .map_or(start, |i| i + 1);
+    &stripped[start..end]
 }
 
 /// `ast.parse(cleaned, mode="eval")` and the resolution of its calls: every answer the
@@ -175,14 +195,15 @@ fn resolve_call(call: &Expr) -> Result<CallParts<'static>, BfclError> {
     let Expr::Call { func, keywords, .. } = call else {
         return Err(BfclError::not_reproduced("resolve_call on a non-call"));
     };
-    let mut parts = Vec::new();
+    // The parts borrowed from the tree and joined once: only the name is a new text.
+    let mut parts: Vec<&str> = Vec::new();
     let mut part = &**func;
     while let Expr::Attribute(value, attr) = part {
-        parts.push(attr.clone());
+        parts.push(attr);
         part = value;
     }
     if let Expr::Name(n) = part {
-        parts.push(n.clone());
+        parts.push(n);
     }
     parts.reverse();
     let mut args: Vec<(Value<'static>, Value<'static>)> = Vec::new();

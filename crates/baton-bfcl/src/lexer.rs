@@ -5,6 +5,8 @@
 //! rules (underscores, leading zeros, the keyword-after-number allowance), string prefixes
 //! and escapes, identifier validation (XID) and NFKC normalisation of non-ASCII names.
 
+use std::borrow::Cow;
+
 use num_bigint::BigInt;
 use unicode_normalization::UnicodeNormalization;
 
@@ -84,11 +86,13 @@ pub(crate) enum StrPiece {
     FStr { body: Vec<char>, raw: bool },
 }
 
-/// Token kinds.
+/// Token kinds; a name borrows its text from the source where it can.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Tok {
-    /// A (normalised) identifier that is not a keyword.
-    Name(String),
+pub(crate) enum Tok<'a> {
+    /// A (normalised) identifier that is not a keyword: borrowed from an ASCII source,
+    /// so that the names of an answer that fails to parse (most of prose, say) are never
+    /// copied, and a name is copied only when it becomes a node.
+    Name(Cow<'a, str>),
     /// A hard keyword.
     Kw(&'static str),
     /// A numeric literal.
@@ -105,8 +109,8 @@ pub(crate) enum Tok {
 
 /// A token and its character offset.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub pos: usize,
 }
 
@@ -126,7 +130,7 @@ fn is_string_prefix(word: &str) -> bool {
 }
 
 /// Tokenize `src` as CPython does for `compile(src, ..., "eval")`.
-pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, BfclError> {
+pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, BfclError> {
     if memchr::memchr(0, src.as_bytes()).is_some() {
         return Err(BfclError::syntax(
             0,
@@ -164,11 +168,11 @@ struct Lexer<'a> {
     /// text is sliced from it instead of encoded back char by char.
     ascii: Option<&'a str>,
     pos: usize,
-    tokens: Vec<Token>,
+    tokens: Vec<Token<'a>>,
     brackets: Vec<(char, usize)>,
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
     fn peek(&self, ahead: usize) -> Option<char> {
         self.chars.get(self.pos + ahead).copied()
     }
@@ -181,11 +185,19 @@ impl Lexer<'_> {
         }
     }
 
-    fn push(&mut self, tok: Tok, pos: usize) {
+    /// The text of `chars[from..to]`, borrowed from an ASCII source.
+    fn text_ref(&self, from: usize, to: usize) -> Cow<'a, str> {
+        match self.ascii {
+            Some(src) => Cow::Borrowed(&src[from..to]),
+            None => Cow::Owned(self.chars[from..to].iter().collect()),
+        }
+    }
+
+    fn push(&mut self, tok: Tok<'a>, pos: usize) {
         self.tokens.push(Token { tok, pos });
     }
 
-    fn run(mut self) -> Result<Vec<Token>, BfclError> {
+    fn run(mut self) -> Result<Vec<Token<'a>>, BfclError> {
         let mut at_line_start = true;
         let mut ended_line = false;
         loop {
@@ -285,7 +297,7 @@ impl Lexer<'_> {
         while self.peek(0).is_some_and(is_ident_char) {
             self.pos += 1;
         }
-        let word = self.text(start, self.pos);
+        let word = self.text_ref(start, self.pos);
         if matches!(self.peek(0), Some('\'' | '"')) && is_string_prefix(&word) {
             let lower = word.to_ascii_lowercase();
             let piece = self.string(
@@ -319,7 +331,7 @@ impl Lexer<'_> {
         } else if word.is_ascii() {
             self.push(Tok::Name(word), start);
         } else {
-            self.push(Tok::Name(word.nfkc().collect()), start);
+            self.push(Tok::Name(Cow::Owned(word.nfkc().collect())), start);
         }
         Ok(())
     }
@@ -737,7 +749,7 @@ pub(crate) fn decode_escapes(
 mod tests {
     use super::*;
 
-    fn toks(src: &str) -> Result<Vec<Tok>, BfclError> {
+    fn toks(src: &str) -> Result<Vec<Tok<'_>>, BfclError> {
         tokenize(src).map(|t| t.into_iter().map(|t| t.tok).collect())
     }
 

@@ -315,7 +315,8 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     // The decoded calls borrow their names and strings from the pre-stripped answer.
     let stripped;
     let decoded = if language.as_str() == Some("Python") {
-        stripped = decode::pre_stripped(baton_py::strip(response));
+        // `pre_stripped` strips first, as LiC's `strip()` before `ast_parse` does.
+        stripped = decode::pre_stripped(response);
         decode::parse_call_values(&stripped)
     } else {
         Err(BfclError::from(value::Raise::new(

@@ -243,8 +243,8 @@ pub(crate) mod stack_probe {
     }
 }
 
-struct Parser {
-    toks: Vec<Token>,
+struct Parser<'a> {
+    toks: Vec<Token<'a>>,
     i: usize,
     /// The depth of the expression (or, for the few helpers that return several, the
     /// deepest of them) returned last; see [`MAX_AST_DEPTH`].
@@ -269,8 +269,8 @@ fn binop_for(op: &str) -> Option<BinOp> {
     })
 }
 
-impl Parser {
-    fn new(toks: Vec<Token>) -> Self {
+impl<'a> Parser<'a> {
+    fn new(toks: Vec<Token<'a>>) -> Self {
         Parser {
             toks,
             i: 0,
@@ -303,11 +303,11 @@ impl Parser {
         Ok(e)
     }
 
-    fn peek(&self) -> &Tok {
+    fn peek(&self) -> &Tok<'a> {
         self.peek_at(0)
     }
 
-    fn peek_at(&self, n: usize) -> &Tok {
+    fn peek_at(&self, n: usize) -> &Tok<'a> {
         let last = self.toks.len() - 1;
         &self.toks[(self.i + n).min(last)].tok
     }
@@ -315,7 +315,7 @@ impl Parser {
     /// The current token, moved out of the list as it is consumed, and the parser moved
     /// past it: the parser reads no token again once past it (it never steps back), so
     /// names, numbers and str pieces need not be copied.
-    fn take(&mut self) -> Tok {
+    fn take(&mut self) -> Tok<'a> {
         let last = self.toks.len() - 1;
         let at = self.i.min(last);
         self.i += 1;
@@ -376,7 +376,7 @@ impl Parser {
     fn name(&mut self) -> Result<String, BfclError> {
         match self.peek() {
             Tok::Name(_) => match self.take() {
-                Tok::Name(n) => Ok(n),
+                Tok::Name(n) => Ok(n.into_owned()),
                 _ => Err(self.error("expected a name")),
             },
             _ => Err(self.error("expected a name")),
@@ -447,7 +447,7 @@ impl Parser {
         if let Tok::Name(n) = self.peek()
             && self.is_op_at(1, ":=")
         {
-            let n = n.clone();
+            let n = n.to_string();
             self.i += 2;
             let value = self.expression()?;
             let depth = self.depth;
@@ -786,7 +786,7 @@ impl Parser {
     fn atom(&mut self) -> Result<Expr, BfclError> {
         match self.peek() {
             Tok::Name(_) => match self.take() {
-                Tok::Name(n) => self.leaf(Expr::Name(n)),
+                Tok::Name(n) => self.leaf(Expr::Name(n.into_owned())),
                 _ => Err(self.error("invalid syntax")),
             },
             Tok::Kw("True") => {
