@@ -77,9 +77,10 @@ pub const MAX_TOKENS: usize = 1 << 20;
 
 /// One string literal piece, before implicit concatenation.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum StrPiece {
-    /// A `str` literal; `u` records a `u` prefix.
-    Str { value: String, u: bool },
+pub(crate) enum StrPiece<'a> {
+    /// A `str` literal; `u` records a `u` prefix. Without escapes in an ASCII source, its
+    /// text is borrowed, like a name's.
+    Str { value: Cow<'a, str>, u: bool },
     /// A `bytes` literal.
     Bytes(Vec<u8>),
     /// An f-string: its raw body (between the quotes) and whether it is raw.
@@ -98,7 +99,7 @@ pub(crate) enum Tok<'a> {
     /// A numeric literal.
     Num(Constant),
     /// A string literal piece.
-    Str(StrPiece),
+    Str(StrPiece<'a>),
     /// An operator or delimiter.
     Op(&'static str),
     /// End of a logical line.
@@ -177,16 +178,8 @@ impl<'a> Lexer<'a> {
         self.chars.get(self.pos + ahead).copied()
     }
 
-    /// The text of `chars[from..to]`.
-    fn text(&self, from: usize, to: usize) -> String {
-        match self.ascii {
-            Some(src) => src[from..to].to_owned(),
-            None => self.chars[from..to].iter().collect(),
-        }
-    }
-
     /// The text of `chars[from..to]`, borrowed from an ASCII source.
-    fn text_ref(&self, from: usize, to: usize) -> Cow<'a, str> {
+    fn text(&self, from: usize, to: usize) -> Cow<'a, str> {
         match self.ascii {
             Some(src) => Cow::Borrowed(&src[from..to]),
             None => Cow::Owned(self.chars[from..to].iter().collect()),
@@ -297,7 +290,7 @@ impl<'a> Lexer<'a> {
         while self.peek(0).is_some_and(is_ident_char) {
             self.pos += 1;
         }
-        let word = self.text_ref(start, self.pos);
+        let word = self.text(start, self.pos);
         if matches!(self.peek(0), Some('\'' | '"')) && is_string_prefix(&word) {
             let lower = word.to_ascii_lowercase();
             let piece = self.string(
@@ -533,7 +526,7 @@ impl<'a> Lexer<'a> {
         bytes: bool,
         fstr: bool,
         u: bool,
-    ) -> Result<StrPiece, BfclError> {
+    ) -> Result<StrPiece<'a>, BfclError> {
         let start = self.pos;
         let quote = self.chars[self.pos];
         let triple = self.peek(1) == Some(quote) && self.peek(2) == Some(quote);
@@ -595,7 +588,7 @@ impl<'a> Lexer<'a> {
             StrPiece::Bytes(decoded.iter().map(|&c| c as u8).collect())
         } else {
             StrPiece::Str {
-                value: decoded.into_iter().collect(),
+                value: Cow::Owned(decoded.into_iter().collect()),
                 u,
             }
         })
@@ -788,10 +781,12 @@ mod tests {
 
     #[test]
     fn strings() {
-        let s = |src: &str| match toks(src).unwrap().remove(0) {
-            Tok::Str(p) => p,
-            other => panic!("{other:?}"),
-        };
+        fn s(src: &str) -> StrPiece<'_> {
+            match toks(src).unwrap().remove(0) {
+                Tok::Str(p) => p,
+                other => panic!("{other:?}"),
+            }
+        }
         assert_eq!(
             s(r"'a\tb'"),
             StrPiece::Str {

@@ -870,12 +870,20 @@ impl<'a> Parser<'a> {
             let depth = fparts_depth(&parts);
             return self.node(Expr::JoinedStr(parts), depth);
         }
-        let mut value = String::new();
-        for p in pieces {
-            if let StrPiece::Str { value: v, .. } = p {
-                value.push_str(&v);
+        // One piece (the usual literal) is taken as it is, copied once if borrowed.
+        let value = if pieces.len() == 1
+            && let Some(StrPiece::Str { value, .. }) = pieces.pop()
+        {
+            value.into_owned()
+        } else {
+            let mut value = String::new();
+            for p in pieces {
+                if let StrPiece::Str { value: v, .. } = p {
+                    value.push_str(&v);
+                }
             }
-        }
+            value
+        };
         self.leaf(Expr::Constant {
             value: Constant::Str(value),
             kind_u,
