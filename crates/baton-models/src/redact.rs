@@ -59,9 +59,10 @@ pub fn redact_secrets(text: &str, secrets: &[String]) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
     keys: Vec<Key>,
-    /// The fewest bytes any form of any key takes (its own text or a base64 core): a
-    /// shorter text holds none, and is given back without a scan (most strings of a
-    /// reply's raw body are short: its object keys, ids, roles).
+    /// The bytes of the shortest key: no form of a key is shorter than the key (escapes
+    /// lengthen it, and its base64 cores are about 4/3 as long), so a shorter text holds
+    /// none and is given back without a scan (most strings of a reply's raw body are
+    /// short: its object keys, ids, roles).
     shortest: usize,
 }
 
@@ -93,10 +94,7 @@ impl Secrets {
             .collect::<Vec<Key>>();
         let shortest = keys
             .iter()
-            .flat_map(|k| {
-                let cores = k.cores.iter().map(|c| c.needle().len());
-                std::iter::once(k.text.len()).chain(cores)
-            })
+            .map(|k| k.text.len())
             .min()
             .unwrap_or(usize::MAX);
         Secrets { keys, shortest }
@@ -425,13 +423,15 @@ mod tests {
             "**** **** short"
         );
         assert!(Secrets::new(["short".to_string()]).is_empty());
-        // no form of a key is shorter than the key itself or its shortest base64 core
-        // (31 characters for this 24-byte key): a shorter text is not scanned
-        let one = Secrets::new([KEY.to_string()]);
+        // no form of a key is shorter than the key: its base64 cores are longer (31
+        // characters at least for this 24-byte key), so the shortest key bounds the scan
         let cores = base64_cores(KEY.as_bytes());
         assert_eq!(cores.iter().map(String::len).min(), Some(31));
-        assert_eq!(one.shortest, KEY.len());
-        assert_eq!(one.redact(&cores[0]), "****");
+        assert_eq!(two.shortest, "other-secret-42".len());
+        // a text exactly as long as a key is still scanned
+        assert_eq!(two.redact("other-secret-42"), "****");
+        assert_eq!(two.redact(KEY), "****");
+        assert_eq!(two.redact(&cores[0]), "****");
     }
 
     #[test]
