@@ -397,12 +397,13 @@ fn floor(args: FloorBenchArgs, printer: &Printer) -> Result<Outcome> {
     }
     let file = std::fs::File::open(&args.requests)
         .with_context(|| format!("cannot read {}", args.requests.display()))?;
-    let mut by_model: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // a body is shared by reference, not copied, when handed to the request
+    let mut by_model: BTreeMap<String, Vec<bytes::Bytes>> = BTreeMap::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let at = || format!("{} line {}", args.requests.display(), i + 1);
         let Line { model, body } =
             serde_json::from_str(&line.with_context(at)?).with_context(at)?;
-        by_model.entry(model).or_default().push(body);
+        by_model.entry(model).or_default().push(body.into());
     }
     let calls: usize = by_model.values().map(Vec::len).sum();
     let url = format!("{}/chat/completions", args.base_url.trim_end_matches('/'));
