@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde_json::Value as Json;
 
 use crate::error::BfclError;
+use crate::object::Object;
 use crate::value::{
     PyType, Raise, Value, dict_get_str, lookups_left, py_contains, py_eq, py_getitem,
     py_getitem_str, py_index_iter, py_iter, py_len, set_lookups_left, standardize_string,
@@ -488,6 +489,14 @@ fn multiple_function_checker(
     )
 }
 
+/// One failed attempt of the parallel checker, as its `errors` list it.
+static SUB_ERROR: Object<4> = Object::new([
+    "model_index",
+    "sub_error",
+    "sub_error_type",
+    "model_output_item",
+]);
+
 fn parallel_function_checker_no_order(
     descriptions: &Json,
     model_output: &[Value],
@@ -567,13 +576,12 @@ fn parallel_function_checker_no_order(
                 .into_iter()
                 .map(|(index, result)| {
                     // Built in place: json! would serialize the errors to copy them.
-                    // Sized for its four keys: growing it rehashed them.
-                    let mut sub = serde_json::Map::with_capacity(4);
-                    sub.insert("model_index".into(), index.into());
-                    sub.insert("sub_error".into(), result.errors.into());
-                    sub.insert("sub_error_type".into(), result.error_type.into());
-                    sub.insert("model_output_item".into(), model_output[index].to_json());
-                    serde_json::Value::Object(sub)
+                    SUB_ERROR.with([
+                        index.into(),
+                        result.errors.into(),
+                        result.error_type.into(),
+                        model_output[index].to_json(),
+                    ])
                 })
                 .collect();
             let considered: Vec<usize> = (0..model_output.len())

@@ -90,6 +90,7 @@ mod eval;
 mod fast;
 mod fstring;
 mod lexer;
+mod object;
 mod parser;
 mod unparse;
 pub mod value;
@@ -206,19 +207,18 @@ pub const NOT_REPRODUCED: &str = "not_reproduced";
 /// The `error` prefix of a verdict for a sample missing a key LiC reads.
 pub const MALFORMED_SAMPLE: &str = "malformed_sample";
 
+/// The `details` of a verdict whose answer raised upstream.
+static RAISED: object::Object<2> = object::Object::new(["exception", "message"]);
+/// The `details` of a verdict refused for any other reason.
+static REFUSED: object::Object<1> = object::Object::new(["message"]);
+/// The `details` of a verdict the checker failed.
+static CHECKED: object::Object<2> = object::Object::new(["error_type", "errors"]);
+
 fn error_details(e: &BfclError) -> serde_json::Value {
-    // Built in place and sized for its keys, as json! would grow the map key by key.
-    let mut details = serde_json::Map::with_capacity(2);
     match e {
-        BfclError::Raise { kind, message } => {
-            details.insert("exception".into(), (*kind).into());
-            details.insert("message".into(), message.clone().into());
-        }
-        other => {
-            details.insert("message".into(), other.to_string().into());
-        }
+        BfclError::Raise { kind, message } => RAISED.with([(*kind).into(), message.clone().into()]),
+        other => REFUSED.with([other.to_string().into()]),
     }
-    details.into()
 }
 
 /// The four keys LiC reads of a sample, in the order they are checked.
@@ -347,10 +347,8 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
         Ok(result) if result.valid => Verdict::new(1.0, Some(true)),
         Ok(result) => {
             // Built in place: json! would serialize the errors to copy them.
-            let mut details = serde_json::Map::with_capacity(2);
-            details.insert("error_type".into(), result.error_type.into());
-            details.insert("errors".into(), result.errors.into());
-            Verdict::fail(Some(false), result.error_type).with_details(details.into())
+            let details = CHECKED.with([result.error_type.into(), result.errors.into()]);
+            Verdict::fail(Some(false), result.error_type).with_details(details)
         }
         Err(e) => {
             let error = match e {
