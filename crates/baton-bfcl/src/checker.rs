@@ -8,11 +8,12 @@ use std::borrow::Cow;
 
 use serde_json::Value as Json;
 
+use crate::decode::CallParts;
 use crate::error::BfclError;
 use crate::object::Object;
 use crate::value::{
     PyType, Raise, Value, dict_get_str, lookups_left, py_contains, py_eq, py_getitem,
-    py_getitem_str, py_index_iter, py_iter, py_len, set_lookups_left, standardize_string,
+    py_getitem_str, py_index_iter, py_iter, py_len, set_lookups_left, spend, standardize_string,
     standardized_equal,
 };
 
@@ -259,6 +260,56 @@ impl CheckResult {
 
 type Checked = Result<CheckResult, BfclError>;
 
+/// One item of the model's output, the dict `{name: {param: value}}` LiC's `ast_parse`
+/// returns: a [`Value`] (the public [`ast_checker`]) or a decoded [`CallParts`], read alike.
+pub(crate) trait ModelOutput {
+    /// `self[name]` if `name in self`, looked up as [`dict_get_str`] looks (spending the
+    /// same lookups); `None` where `self` is not a dict and must be read as a Python object.
+    fn get_str(&self, name: &str) -> Option<Option<&Value<'_>>>;
+
+    /// The item as a Python object.
+    fn value(&self) -> Cow<'_, Value<'_>>;
+
+    /// [`Value::to_json`] of [`ModelOutput::value`].
+    fn to_json(&self) -> Json;
+}
+
+impl ModelOutput for Value<'_> {
+    fn get_str(&self, name: &str) -> Option<Option<&Value<'_>>> {
+        match self {
+            Value::Dict(items) => Some(dict_get_str(items, name)),
+            _ => None,
+        }
+    }
+
+    fn value(&self) -> Cow<'_, Value<'_>> {
+        Cow::Borrowed(self)
+    }
+
+    fn to_json(&self) -> Json {
+        Value::to_json(self)
+    }
+}
+
+impl ModelOutput for CallParts<'_> {
+    /// The dict's one key compared, after spending one lookup as [`dict_get_str`] does.
+    fn get_str(&self, name: &str) -> Option<Option<&Value<'_>>> {
+        Some((spend(1) && self.name == name).then_some(&self.params))
+    }
+
+    fn value(&self) -> Cow<'_, Value<'_>> {
+        Cow::Owned(Value::Dict(vec![(
+            Value::Str(Cow::Borrowed(&self.name)),
+            self.params.clone(),
+        )]))
+    }
+
+    /// As [`Value::to_json`] renders the dict, without building it.
+    fn to_json(&self) -> Json {
+        Json::Object(std::iter::once((self.name.to_string(), self.params.to_json())).collect())
+    }
+}
+
 /// Whether a failing check writes its messages. A parallel answer is first checked against
 /// the calls without them: most attempts fail on the way to a match and are dropped, and
 /// writing each one's messages (the reprs of the value and its candidates) was a fifth of
@@ -410,7 +461,7 @@ pub fn ast_checker(
 /// copied into a [`Value`].
 pub(crate) fn ast_checker_for(
     func_description: &Json,
-    model_output: &[Value],
+    model_output: &[CallParts<'_>],
     possible_answer: &Json,
     test_category: &str,
 ) -> Checked {
@@ -426,7 +477,7 @@ pub(crate) fn ast_checker_for(
 /// The simple category's branch of `ast_checker`.
 fn single_function_checker(
     func_description: &Json,
-    model_output: &[Value],
+    model_output: &[impl ModelOutput],
     possible_answer: &Json,
 ) -> Checked {
     if model_output.len() != 1 {
@@ -467,7 +518,7 @@ fn find_description<'a>(descriptions: &'a Json, name: &Key<'_>) -> Result<Doc<'a
 
 fn multiple_function_checker(
     descriptions: &Json,
-    model_output: &[Value],
+    model_output: &[impl ModelOutput],
     answers: &Json,
 ) -> Checked {
     let answers = Doc::Json(answers);
@@ -499,7 +550,7 @@ static SUB_ERROR: Object<4> = Object::new([
 
 fn parallel_function_checker_no_order(
     descriptions: &Json,
-    model_output: &[Value],
+    model_output: &[impl ModelOutput],
     answers: &Json,
 ) -> Checked {
     let answers = Doc::Json(answers);
@@ -642,7 +693,7 @@ impl<'a> Expected<'a> {
 /// answer, its description's and answer's parts read by [`Expected::read`].
 fn simple_function_checker(
     expected: &Expected<'_>,
-    model_output: &Value,
+    model_output: &impl ModelOutput,
     messages: Messages,
 ) -> Checked {
     let Expected {
@@ -658,12 +709,16 @@ fn simple_function_checker(
 
     // `func_name in model_output` and `model_output[func_name]`, a str name looked up in
     // place.
-    let model_params = match (func_name.as_str(), model_output) {
-        (Some(name), Value::Dict(items)) => dict_get_str(items, name).map(Cow::Borrowed),
-        _ => {
+    let looked_up = func_name
+        .as_str()
+        .and_then(|name| model_output.get_str(name));
+    let model_params = match looked_up {
+        Some(found) => found.map(Cow::Borrowed),
+        None => {
             let name = func_name.value();
-            if py_contains(model_output, &name)? {
-                Some(py_getitem(model_output, &name)?)
+            let model_output = model_output.value();
+            if py_contains(&model_output, &name)? {
+                Some(Cow::Owned(py_getitem(&model_output, &name)?.into_owned()))
             } else {
                 None
             }

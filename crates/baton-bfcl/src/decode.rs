@@ -84,23 +84,39 @@ pub(crate) fn pre_stripped(input: &str) -> Cow<'_, str> {
     }
 }
 
-/// A decoded call as the decoders build it: its name and its keyword arguments as the
-/// items of LiC's parameter dict (a str key, or `None` for `**mapping`), which the checker
-/// takes as they are, without a [`Call`] in between. The fast path's names and strings
-/// borrow the answer's text; the full decoder's are owned.
+/// A decoded call as the decoders build it and the checker reads it: LiC's
+/// `{name: {kwarg: value}}` held as its name and its parameter dict, since the outer dict
+/// always has that one key. The parameters are the items of LiC's parameter dict (a str
+/// key, or `None` for `**mapping`). Building the outer dict was an allocation per call (and
+/// its drop a level of recursion) for a dict that is looked into once; the checker reads a
+/// call through [`crate::checker::ModelOutput`] exactly as it read that dict, and builds
+/// the dict only where it must treat it as a Python object. The fast path's names and
+/// strings borrow the answer's text; the full decoder's are owned.
 #[derive(Debug)]
 pub(crate) struct CallParts<'a> {
     pub(crate) name: Cow<'a, str>,
-    pub(crate) args: Vec<(Value<'a>, Value<'a>)>,
+    /// Always a [`Value::Dict`].
+    pub(crate) params: Value<'a>,
 }
 
 impl<'a> CallParts<'a> {
+    /// A call of these keyword arguments.
+    pub(crate) fn new(name: Cow<'a, str>, args: Vec<(Value<'a>, Value<'a>)>) -> Self {
+        CallParts {
+            name,
+            params: Value::Dict(args),
+        }
+    }
+
     /// The public form: keys as `Option<String>`.
     pub(crate) fn into_call(self) -> Call {
+        let args = match self.params {
+            Value::Dict(args) => args,
+            _ => Vec::new(),
+        };
         Call {
             name: self.name.into_owned(),
-            args: self
-                .args
+            args: args
                 .into_iter()
                 .map(|(k, v)| match k {
                     Value::Str(s) => (Some(s.into_owned()), v.into_owned()),
@@ -112,7 +128,7 @@ impl<'a> CallParts<'a> {
 
     /// `{name: {kwarg: value}}`, as [`Call::into_value`] builds it.
     pub(crate) fn into_value(self) -> Value<'a> {
-        Value::Dict(vec![(Value::Str(self.name), Value::Dict(self.args))])
+        Value::Dict(vec![(Value::Str(self.name), self.params)])
     }
 }
 
@@ -125,16 +141,9 @@ pub(crate) fn parse_calls(input: &str) -> Result<Vec<Call>, BfclError> {
         .collect())
 }
 
-/// [`parse_calls`] of a text [`pre_stripped`] already, each call as the dict
-/// `{name: {kwarg: value}}` the checker reads, borrowing the text where it can.
-pub(crate) fn parse_call_values(stripped: &str) -> Result<Vec<Value<'_>>, BfclError> {
-    Ok(parse_parts(stripped)?
-        .into_iter()
-        .map(CallParts::into_value)
-        .collect())
-}
-
-fn parse_parts(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
+/// [`parse_calls`] of a text [`pre_stripped`] already, each call as the checker reads it,
+/// borrowing the text where it can.
+pub(crate) fn parse_parts(stripped: &str) -> Result<Vec<CallParts<'_>>, BfclError> {
     let budget = LookupBudget::start();
     let calls = parse_parts_unbudgeted(stripped);
     if budget.exhausted() {
@@ -215,10 +224,7 @@ fn resolve_call(call: &Expr) -> Result<CallParts<'static>, BfclError> {
             .map_or(Value::None, |s| Value::str(s.clone()));
         dict_insert(&mut args, key, value);
     }
-    Ok(CallParts {
-        name: Cow::Owned(parts.join(".")),
-        args,
-    })
+    Ok(CallParts::new(Cow::Owned(parts.join(".")), args))
 }
 
 /// `resolve_ast_by_type`.

@@ -236,7 +236,7 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
         }
-        Some(CallParts { name, args })
+        Some(CallParts::new(name, args))
     }
 
     /// One value, followed by nothing but spaces before the next delimiter.
@@ -388,8 +388,10 @@ mod tests {
             for (a, b) in calls.iter().zip(&full) {
                 assert_eq!(a.name, b.name, "{src}");
                 let items = |c: &CallParts| -> Vec<_> {
-                    c.args
-                        .iter()
+                    let Value::Dict(args) = &c.params else {
+                        panic!("{src}: parameters that are not a dict")
+                    };
+                    args.iter()
                         .map(|(k, v)| (k.repr(), v.repr(), v.py_type()))
                         .collect()
                 };

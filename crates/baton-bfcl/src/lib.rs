@@ -317,7 +317,7 @@ fn evaluate(response: &str, sample: &serde_json::Value) -> Verdict {
     let decoded = if language.as_str() == Some("Python") {
         // `pre_stripped` strips first, as LiC's `strip()` before `ast_parse` does.
         stripped = decode::pre_stripped(response);
-        decode::parse_call_values(&stripped)
+        decode::parse_parts(&stripped)
     } else {
         Err(BfclError::from(value::Raise::new(
             "NotImplementedError",
